@@ -1,0 +1,138 @@
+// Package report writes the CSV files that finance staff open in a
+// spreadsheet: rejects, results, status, settlement and exceptions.
+//
+// Every cell is treated as untrusted text, because most of them came from a
+// payment file or from the API. Following OWASP's CSV injection guidance, a
+// cell whose first character could start a formula (=, +, -, @, tab,
+// carriage return, or their full-width forms) is prefixed with a single
+// quote, and every cell is enclosed in double quotes with embedded quotes
+// doubled. Files are UTF-8 with a byte-order mark, so that Excel reads
+// non-ASCII names correctly, and CRLF line ends, as RFC 4180 prescribes.
+package report
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"unicode/utf8"
+)
+
+// BOM is the UTF-8 byte-order mark written at the start of every report.
+const BOM = "\ufeff"
+
+// Writer writes one CSV report. It buffers; call Flush (or use WriteFile).
+type Writer struct {
+	w   *bufio.Writer
+	err error
+}
+
+// NewWriter starts a report on w, beginning with the byte-order mark.
+func NewWriter(w io.Writer) *Writer {
+	rw := &Writer{w: bufio.NewWriter(w)}
+	_, rw.err = rw.w.WriteString(BOM)
+	return rw
+}
+
+// Write writes one record. Each cell is neutralised with Safe and quoted.
+func (w *Writer) Write(cells ...string) error {
+	if w.err != nil {
+		return w.err
+	}
+	var b strings.Builder
+	for i, c := range cells {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteByte('"')
+		b.WriteString(strings.ReplaceAll(Safe(c), `"`, `""`))
+		b.WriteByte('"')
+	}
+	b.WriteString("\r\n")
+	_, w.err = w.w.WriteString(b.String())
+	return w.err
+}
+
+// Flush writes any buffered data and reports the first error seen.
+func (w *Writer) Flush() error {
+	if w.err != nil {
+		return w.err
+	}
+	w.err = w.w.Flush()
+	return w.err
+}
+
+// Safe returns s prefixed with a single quote when a spreadsheet could read
+// it as a formula: when its first character, after any leading spaces, is
+// one that starts a formula or a DDE call. Invalid UTF-8 is replaced, so a
+// report is always valid UTF-8.
+func Safe(s string) string {
+	if !utf8.ValidString(s) {
+		s = strings.ToValidUTF8(s, "\uFFFD")
+	}
+	t := strings.TrimLeft(s, " ")
+	if t == "" {
+		return s
+	}
+	r, _ := utf8.DecodeRuneInString(t)
+	switch r {
+	case '=', '+', '-', '@', '\t', '\r', '\n', '＝', '＋', '－', '＠':
+		return "'" + s
+	}
+	return s
+}
+
+// WriteFile writes a report to path atomically: it writes a temporary file
+// in the same directory, syncs it, and renames it over path, so that a
+// reader sees the old report or the new one, never half of one. The file is
+// created with mode 0640, since reports carry names and amounts.
+func WriteFile(path string, fill func(*Writer) error) error {
+	dir := filepath.Dir(path)
+	if err := os.MkdirAll(dir, 0o750); err != nil {
+		return fmt.Errorf("write report %s: %w", path, err)
+	}
+	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".*.tmp")
+	if err != nil {
+		return fmt.Errorf("write report %s: %w", path, err)
+	}
+	tmp := f.Name()
+	defer os.Remove(tmp) // a no-op once renamed
+	if err := f.Chmod(0o640); err != nil {
+		f.Close()
+		return fmt.Errorf("write report %s: %w", path, err)
+	}
+	w := NewWriter(f)
+	if err := fill(w); err != nil {
+		f.Close()
+		return fmt.Errorf("write report %s: %w", path, err)
+	}
+	if err := w.Flush(); err != nil {
+		f.Close()
+		return fmt.Errorf("write report %s: %w", path, err)
+	}
+	if err := f.Sync(); err != nil {
+		f.Close()
+		return fmt.Errorf("write report %s: sync: %w", path, err)
+	}
+	if err := f.Close(); err != nil {
+		return fmt.Errorf("write report %s: %w", path, err)
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		return fmt.Errorf("write report %s: %w", path, err)
+	}
+	return syncDir(dir)
+}
+
+func syncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return fmt.Errorf("sync dir %s: %w", dir, err)
+	}
+	defer d.Close()
+	if err := d.Sync(); err != nil {
+		return fmt.Errorf("sync dir %s: %w", dir, err)
+	}
+	return nil
+}

@@ -1,0 +1,321 @@
+package state
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/batchd/batchd/internal/payment"
+	bolt "go.etcd.io/bbolt"
+)
+
+// BatchStatus is where an ingested file's batch stands.
+type BatchStatus string
+
+// Batch statuses. Only BatchReady batches have rows that submit may send.
+const (
+	BatchLoading  BatchStatus = "loading"  // rows being written; invisible to submit
+	BatchReady    BatchStatus = "ready"    // accepted; its rows are submitted
+	BatchRejected BatchStatus = "rejected" // the file was refused; it has no rows
+)
+
+// Batch is one ingested file.
+type Batch struct {
+	ID      uint64      `json:"id"`
+	File    string      `json:"file"` // the name the file had in the inbox
+	SHA256  string      `json:"sha256"`
+	Label   string      `json:"label"` // the label given to rows whose CSV had none
+	Status  BatchStatus `json:"status"`
+	Created time.Time   `json:"created"`
+	Note    string      `json:"note,omitempty"` // why a file was rejected
+
+	Rows    int `json:"rows"`    // data rows in the file
+	Invalid int `json:"invalid"` // rows that failed validation (not stored)
+
+	Counts map[RowState]int `json:"counts"` // stored rows by state
+
+	ResultsReported time.Time `json:"results_reported,omitzero"`
+}
+
+// OpenRows counts the batch's rows that have no check yet.
+func (b *Batch) OpenRows() int { return b.Counts[Pending] + b.Counts[InFlight] + b.Counts[InDoubt] }
+
+// File is the ledger's memory of a file's content, by SHA-256, so that the
+// same content dropped twice is recognised.
+type File struct {
+	SHA256   string    `json:"sha256"`
+	Name     string    `json:"name"`
+	Size     int64     `json:"size"`
+	BatchID  uint64    `json:"batch_id"`
+	Seen     time.Time `json:"seen"`
+	Accepted bool      `json:"accepted"`
+	// Moved is the remote path the file was moved to (archive or failed);
+	// empty while it still sits in the inbox, which after a crash tells
+	// ingest to finish the move rather than call the file a duplicate.
+	Moved string `json:"moved,omitempty"`
+}
+
+// FileMeta describes a downloaded file about to be ingested.
+type FileMeta struct {
+	Name   string
+	SHA256 string
+	Size   int64
+}
+
+// ErrDuplicate is returned by BeginBatch for content already ingested.
+var ErrDuplicate = errors.New("file content already ingested")
+
+// Loader writes one file's rows in chunks. The batch stays Loading, and so
+// invisible to submit, until Commit; a crash before then leaves a Loading
+// batch that the next Open discards.
+type Loader struct {
+	d     *DB
+	batch Batch
+	meta  FileMeta
+	buf   []pendingRow
+	n     int
+}
+
+type pendingRow struct {
+	line uint32
+	p    payment.Payment
+}
+
+// BeginBatch starts loading a file. It returns ErrDuplicate (wrapped, with
+// the earlier File available through DuplicateOf) when the content is known.
+func (d *DB) BeginBatch(m FileMeta) (*Loader, error) {
+	l := &Loader{d: d, meta: m}
+	err := d.update(func(tx *bolt.Tx) error {
+		if raw := tx.Bucket(bucketFiles).Get([]byte(m.SHA256)); raw != nil {
+			return fmt.Errorf("%s: %w", m.Name, ErrDuplicate)
+		}
+		b := tx.Bucket(bucketBatches)
+		id, err := b.NextSequence()
+		if err != nil {
+			return err
+		}
+		l.batch = Batch{
+			ID: id, File: m.Name, SHA256: m.SHA256, Status: BatchLoading,
+			Label:   "batchd-" + d.instance + "-" + strconv.FormatUint(id, 10),
+			Created: d.now().UTC(), Counts: map[RowState]int{},
+		}
+		return putBatch(tx, &l.batch)
+	})
+	if err != nil {
+		return nil, fmt.Errorf("begin batch for %s: %w", m.Name, err)
+	}
+	return l, nil
+}
+
+// Batch is the batch being loaded.
+func (l *Loader) Batch() Batch { return l.batch }
+
+// Add queues one valid row; it is written with the next chunk.
+func (l *Loader) Add(line int, p payment.Payment) error {
+	l.buf = append(l.buf, pendingRow{uint32(line), p})
+	if len(l.buf) >= l.d.chunk {
+		return l.flush()
+	}
+	return nil
+}
+
+// flush writes the buffered rows in one transaction, giving each its
+// identity: the CSV's label and number where given, else the batch label
+// and the next number of the ledger's sequence.
+func (l *Loader) flush() error {
+	if len(l.buf) == 0 {
+		return nil
+	}
+	at := l.d.now().UTC()
+	err := l.d.update(func(tx *bolt.Tx) error {
+		rows, open, nums := tx.Bucket(bucketRows), tx.Bucket(bucketOpen), tx.Bucket(bucketNumbers)
+		for _, pr := range l.buf {
+			r := Row{Key: RowKey{l.batch.ID, pr.line}, State: Pending, Payment: pr.p,
+				Label: pr.p.Label, Number: pr.p.Number,
+				History: []Step{{At: at, State: Pending, Note: "ingested"}}}
+			if r.Label == "" {
+				r.Label = l.batch.Label
+			}
+			if r.Number == "" {
+				n, err := nums.NextSequence()
+				if err != nil {
+					return err
+				}
+				r.Number = strconv.FormatUint(n, 10)
+			}
+			raw, err := json.Marshal(&r)
+			if err != nil {
+				return fmt.Errorf("encode row %s: %w", r.Key, err)
+			}
+			k := r.Key.bytes()
+			if err := rows.Put(k, raw); err != nil {
+				return err
+			}
+			if err := open.Put(k, []byte(Pending)); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("load rows of %s: %w", l.meta.Name, err)
+	}
+	l.n += len(l.buf)
+	l.buf = l.buf[:0]
+	return nil
+}
+
+// Commit writes the remaining rows and makes the batch Ready and the file
+// known, in one transaction: from that instant the rows are submitted and
+// the content is never ingested again.
+func (l *Loader) Commit(rows, invalid int) (Batch, error) {
+	if err := l.flush(); err != nil {
+		return Batch{}, err
+	}
+	l.batch.Status = BatchReady
+	l.batch.Rows, l.batch.Invalid = rows, invalid
+	l.batch.Counts = map[RowState]int{Pending: l.n}
+	err := l.d.update(func(tx *bolt.Tx) error {
+		if err := putBatch(tx, &l.batch); err != nil {
+			return err
+		}
+		return putFile(tx, &File{SHA256: l.meta.SHA256, Name: l.meta.Name, Size: l.meta.Size,
+			BatchID: l.batch.ID, Seen: l.d.now().UTC(), Accepted: true})
+	})
+	if err != nil {
+		return Batch{}, fmt.Errorf("commit batch %d (%s): %w", l.batch.ID, l.meta.Name, err)
+	}
+	return l.batch, nil
+}
+
+// Reject discards any rows written and records the file as refused, with
+// the reason, so the same content is recognised if dropped again.
+func (l *Loader) Reject(rows, invalid int, reason string) (Batch, error) {
+	l.buf = nil
+	if err := l.d.deleteRows(l.batch.ID); err != nil {
+		return Batch{}, err
+	}
+	l.batch.Status, l.batch.Note = BatchRejected, reason
+	l.batch.Rows, l.batch.Invalid = rows, invalid
+	l.batch.Counts = map[RowState]int{}
+	err := l.d.update(func(tx *bolt.Tx) error {
+		if err := putBatch(tx, &l.batch); err != nil {
+			return err
+		}
+		return putFile(tx, &File{SHA256: l.meta.SHA256, Name: l.meta.Name, Size: l.meta.Size,
+			BatchID: l.batch.ID, Seen: l.d.now().UTC()})
+	})
+	if err != nil {
+		return Batch{}, fmt.Errorf("reject batch %d (%s): %w", l.batch.ID, l.meta.Name, err)
+	}
+	return l.batch, nil
+}
+
+// deleteRows removes a batch's rows in chunked transactions.
+func (d *DB) deleteRows(batch uint64) error {
+	prefix := u64(batch)
+	for {
+		n := 0
+		err := d.update(func(tx *bolt.Tx) error {
+			c := tx.Bucket(bucketRows).Cursor()
+			open := tx.Bucket(bucketOpen)
+			for k, _ := c.Seek(prefix); k != nil && hasPrefix(k, prefix) && n < d.chunk; k, _ = c.Seek(prefix) {
+				if err := open.Delete(k); err != nil {
+					return err
+				}
+				if err := c.Delete(); err != nil {
+					return err
+				}
+				n++
+			}
+			return nil
+		})
+		if err != nil {
+			return fmt.Errorf("delete rows of batch %d: %w", batch, err)
+		}
+		if n == 0 {
+			return nil
+		}
+	}
+}
+
+// discardLoading removes batches a crash left half-loaded. Open calls it:
+// holding the file lock, no other loader can be running.
+func (d *DB) discardLoading() error {
+	var ids []uint64
+	err := d.bolt.View(func(tx *bolt.Tx) error {
+		return tx.Bucket(bucketBatches).ForEach(func(k, v []byte) error {
+			var b Batch
+			if err := json.Unmarshal(v, &b); err != nil {
+				return err
+			}
+			if b.Status == BatchLoading {
+				ids = append(ids, b.ID)
+			}
+			return nil
+		})
+	})
+	if err != nil {
+		return err
+	}
+	for _, id := range ids {
+		if err := d.deleteRows(id); err != nil {
+			return err
+		}
+		if err := d.update(func(tx *bolt.Tx) error { return tx.Bucket(bucketBatches).Delete(u64(id)) }); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func putBatch(tx *bolt.Tx, b *Batch) error {
+	raw, err := json.Marshal(b)
+	if err != nil {
+		return err
+	}
+	return tx.Bucket(bucketBatches).Put(u64(b.ID), raw)
+}
+
+func getBatch(tx *bolt.Tx, id uint64) (*Batch, error) {
+	raw := tx.Bucket(bucketBatches).Get(u64(id))
+	if raw == nil {
+		return nil, fmt.Errorf("batch %d: %w", id, ErrNotFound)
+	}
+	b := &Batch{}
+	if err := json.Unmarshal(raw, b); err != nil {
+		return nil, fmt.Errorf("decode batch %d: %w", id, err)
+	}
+	if b.Counts == nil {
+		b.Counts = map[RowState]int{}
+	}
+	return b, nil
+}
+
+func putFile(tx *bolt.Tx, f *File) error {
+	raw, err := json.Marshal(f)
+	if err != nil {
+		return err
+	}
+	return tx.Bucket(bucketFiles).Put([]byte(f.SHA256), raw)
+}
+
+// bumpCounts moves one row from one state's count to another's.
+func bumpCounts(tx *bolt.Tx, id uint64, from, to RowState) error {
+	b, err := getBatch(tx, id)
+	if err != nil {
+		return err
+	}
+	b.Counts[from]--
+	if b.Counts[from] <= 0 {
+		delete(b.Counts, from)
+	}
+	b.Counts[to]++
+	return putBatch(tx, b)
+}
+
+func hasPrefix(b, prefix []byte) bool {
+	return len(b) >= len(prefix) && string(b[:len(prefix)]) == string(prefix)
+}

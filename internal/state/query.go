@@ -1,0 +1,245 @@
+package state
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	bolt "go.etcd.io/bbolt"
+)
+
+// errStop ends an iteration early without an error.
+var errStop = errors.New("stop")
+
+// Row returns one row.
+func (d *DB) Row(k RowKey) (*Row, error) {
+	var r *Row
+	err := d.bolt.View(func(tx *bolt.Tx) (err error) {
+		r, err = getRow(tx, k)
+		return err
+	})
+	return r, err
+}
+
+// RowByCheck returns the row whose check has the given id.
+func (d *DB) RowByCheck(checkID string) (*Row, error) {
+	var r *Row
+	err := d.bolt.View(func(tx *bolt.Tx) error {
+		k := tx.Bucket(bucketChecks).Get([]byte(checkID))
+		if k == nil {
+			return fmt.Errorf("check %s: %w", checkID, ErrNotFound)
+		}
+		var err error
+		r, err = getRow(tx, keyFrom(k))
+		return err
+	})
+	return r, err
+}
+
+// CheckOwner returns the row that owns checkID, if any. Submit uses it so
+// that a lookup never binds a check that already belongs to another row.
+func (d *DB) CheckOwner(checkID string) (RowKey, bool, error) {
+	var (
+		k  RowKey
+		ok bool
+	)
+	err := d.bolt.View(func(tx *bolt.Tx) error {
+		if raw := tx.Bucket(bucketChecks).Get([]byte(checkID)); raw != nil {
+			k, ok = keyFrom(raw), true
+		}
+		return nil
+	})
+	return k, ok, err
+}
+
+// Batch returns one batch.
+func (d *DB) Batch(id uint64) (*Batch, error) {
+	var b *Batch
+	err := d.bolt.View(func(tx *bolt.Tx) (err error) {
+		b, err = getBatch(tx, id)
+		return err
+	})
+	return b, err
+}
+
+// Batches returns every batch, oldest first.
+func (d *DB) Batches() ([]Batch, error) {
+	var out []Batch
+	err := d.bolt.View(func(tx *bolt.Tx) error {
+		return tx.Bucket(bucketBatches).ForEach(func(k, v []byte) error {
+			var b Batch
+			if err := json.Unmarshal(v, &b); err != nil {
+				return fmt.Errorf("decode batch: %w", err)
+			}
+			if b.Counts == nil {
+				b.Counts = map[RowState]int{}
+			}
+			out = append(out, b)
+			return nil
+		})
+	})
+	return out, err
+}
+
+// File returns what the ledger knows of a file's content.
+func (d *DB) File(sha256 string) (*File, error) {
+	var f *File
+	err := d.bolt.View(func(tx *bolt.Tx) error {
+		raw := tx.Bucket(bucketFiles).Get([]byte(sha256))
+		if raw == nil {
+			return fmt.Errorf("file %s: %w", sha256, ErrNotFound)
+		}
+		f = &File{}
+		return json.Unmarshal(raw, f)
+	})
+	return f, err
+}
+
+// FileMoved records where the remote file went after its batch was
+// committed, so that a restart does not try to move it again.
+func (d *DB) FileMoved(sha256, path string) error {
+	err := d.update(func(tx *bolt.Tx) error {
+		b := tx.Bucket(bucketFiles)
+		raw := b.Get([]byte(sha256))
+		if raw == nil {
+			return fmt.Errorf("file %s: %w", sha256, ErrNotFound)
+		}
+		var f File
+		if err := json.Unmarshal(raw, &f); err != nil {
+			return err
+		}
+		f.Moved = path
+		return putFile(tx, &f)
+	})
+	if err != nil {
+		return fmt.Errorf("record move of %s: %w", path, err)
+	}
+	return nil
+}
+
+// ResultsReported stamps a batch whose results report has been delivered.
+func (d *DB) ResultsReported(id uint64) error {
+	at := d.now().UTC()
+	err := d.update(func(tx *bolt.Tx) error {
+		b, err := getBatch(tx, id)
+		if err != nil {
+			return err
+		}
+		b.ResultsReported = at
+		return putBatch(tx, b)
+	})
+	if err != nil {
+		return fmt.Errorf("stamp results of batch %d: %w", id, err)
+	}
+	return nil
+}
+
+// Rows calls fn for each row of a batch in line order, until fn returns
+// false or an error.
+func (d *DB) Rows(batch uint64, fn func(*Row) (bool, error)) error {
+	prefix := u64(batch)
+	return d.scan(bucketRows, prefix, func(tx *bolt.Tx, k, v []byte) (bool, error) {
+		r, err := decodeRow(keyFrom(k), v)
+		if err != nil {
+			return false, err
+		}
+		return fn(r)
+	})
+}
+
+// OpenRows calls fn for each row without a check, in batch and line order,
+// skipping batches that are not Ready. Rows are read in chunks of short
+// read transactions, so a long walk never pins the database.
+func (d *DB) OpenRows(fn func(*Row) (bool, error)) error {
+	return d.scanIndex(bucketOpen, fn)
+}
+
+// TrackedRows calls fn for each submitted row whose check is not final, in
+// batch and line order.
+func (d *DB) TrackedRows(fn func(*Row) (bool, error)) error {
+	return d.scanIndex(bucketTrack, fn)
+}
+
+// scanIndex walks an index bucket and yields the rows it names.
+func (d *DB) scanIndex(index []byte, fn func(*Row) (bool, error)) error {
+	ready := map[uint64]bool{}
+	return d.scan(index, nil, func(tx *bolt.Tx, k, _ []byte) (bool, error) {
+		key := keyFrom(k)
+		ok, seen := ready[key.Batch]
+		if !seen {
+			b, err := getBatch(tx, key.Batch)
+			if err != nil {
+				return false, err
+			}
+			ok = b.Status == BatchReady
+			ready[key.Batch] = ok
+		}
+		if !ok {
+			return true, nil
+		}
+		r, err := getRow(tx, key)
+		if err != nil {
+			return false, err
+		}
+		return fn(r)
+	})
+}
+
+// scan iterates a bucket from prefix in chunks of short read transactions,
+// resuming after the last key, so that callers may write between chunks.
+func (d *DB) scan(bucket, prefix []byte, fn func(tx *bolt.Tx, k, v []byte) (bool, error)) error {
+	after := []byte(nil)
+	const chunk = 1000
+	for {
+		n := 0
+		err := d.bolt.View(func(tx *bolt.Tx) error {
+			c := tx.Bucket(bucket).Cursor()
+			var k, v []byte
+			if after == nil {
+				k, v = c.Seek(prefix)
+			} else {
+				k, v = c.Seek(after)
+				if k != nil && string(k) == string(after) {
+					k, v = c.Next()
+				}
+			}
+			for ; k != nil && hasPrefix(k, prefix) && n < chunk; k, v = c.Next() {
+				n++
+				after = append(after[:0], k...)
+				more, err := fn(tx, k, v)
+				if err != nil {
+					return err
+				}
+				if !more {
+					return errStop
+				}
+			}
+			if k == nil || !hasPrefix(k, prefix) {
+				n = -1 // the end
+			}
+			return nil
+		})
+		if errors.Is(err, errStop) {
+			return nil
+		}
+		if err != nil || n < chunk {
+			return err
+		}
+	}
+}
+
+// OldestTracked returns the creation time of the oldest check not yet
+// final, or false when every check is final. Reconcile starts its default
+// window there.
+func (d *DB) OldestTracked() (time.Time, bool, error) {
+	var oldest time.Time
+	found := false
+	err := d.TrackedRows(func(r *Row) (bool, error) {
+		if !r.CheckCreated.IsZero() && (!found || r.CheckCreated.Before(oldest)) {
+			oldest, found = r.CheckCreated, true
+		}
+		return true, nil
+	})
+	return oldest, found, err
+}
