@@ -83,13 +83,21 @@ type pendingRow struct {
 	p    payment.Payment
 }
 
-// BeginBatch starts loading a file. It returns ErrDuplicate (wrapped, with
-// the earlier File available through DuplicateOf) when the content is known.
+// BeginBatch starts loading a file. It returns ErrDuplicate (wrapped) when
+// the same content was already accepted; File tells which file that was.
 func (d *DB) BeginBatch(m FileMeta) (*Loader, error) {
 	l := &Loader{d: d, meta: m}
 	err := d.update(func(tx *bolt.Tx) error {
 		if raw := tx.Bucket(bucketFiles).Get([]byte(m.SHA256)); raw != nil {
-			return fmt.Errorf("%s: %w", m.Name, ErrDuplicate)
+			var f File
+			if err := json.Unmarshal(raw, &f); err != nil {
+				return fmt.Errorf("decode file %s: %w", m.SHA256, err)
+			}
+			if f.Accepted {
+				return fmt.Errorf("%s: %w", m.Name, ErrDuplicate)
+			}
+			// A refused file may come back unchanged; it is read (and
+			// refused) again rather than called a duplicate.
 		}
 		b := tx.Bucket(bucketBatches)
 		id, err := b.NextSequence()
@@ -211,6 +219,20 @@ func (l *Loader) Reject(rows, invalid int, reason string) (Batch, error) {
 		return Batch{}, fmt.Errorf("reject batch %d (%s): %w", l.batch.ID, l.meta.Name, err)
 	}
 	return l.batch, nil
+}
+
+// Abort discards the batch and any rows written: the file could not be
+// read to the end (an I/O error, a cancelled run) and will be read again.
+func (l *Loader) Abort() error {
+	l.buf = nil
+	if err := l.d.deleteRows(l.batch.ID); err != nil {
+		return err
+	}
+	err := l.d.update(func(tx *bolt.Tx) error { return tx.Bucket(bucketBatches).Delete(u64(l.batch.ID)) })
+	if err != nil {
+		return fmt.Errorf("abort batch %d (%s): %w", l.batch.ID, l.meta.Name, err)
+	}
+	return nil
 }
 
 // deleteRows removes a batch's rows in chunked transactions.

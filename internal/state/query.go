@@ -2,15 +2,11 @@ package state
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
 	"time"
 
 	bolt "go.etcd.io/bbolt"
 )
-
-// errStop ends an iteration early without an error.
-var errStop = errors.New("stop")
 
 // Row returns one row.
 func (d *DB) Row(k RowKey) (*Row, error) {
@@ -138,19 +134,13 @@ func (d *DB) ResultsReported(id uint64) error {
 // Rows calls fn for each row of a batch in line order, until fn returns
 // false or an error.
 func (d *DB) Rows(batch uint64, fn func(*Row) (bool, error)) error {
-	prefix := u64(batch)
-	return d.scan(bucketRows, prefix, func(tx *bolt.Tx, k, v []byte) (bool, error) {
-		r, err := decodeRow(keyFrom(k), v)
-		if err != nil {
-			return false, err
-		}
-		return fn(r)
-	})
+	return d.scan(bucketRows, u64(batch), func(_ *bolt.Tx, k, v []byte) (*Row, error) {
+		return decodeRow(keyFrom(k), v)
+	}, fn)
 }
 
 // OpenRows calls fn for each row without a check, in batch and line order,
-// skipping batches that are not Ready. Rows are read in chunks of short
-// read transactions, so a long walk never pins the database.
+// skipping batches that are not Ready.
 func (d *DB) OpenRows(fn func(*Row) (bool, error)) error {
 	return d.scanIndex(bucketOpen, fn)
 }
@@ -164,67 +154,69 @@ func (d *DB) TrackedRows(fn func(*Row) (bool, error)) error {
 // scanIndex walks an index bucket and yields the rows it names.
 func (d *DB) scanIndex(index []byte, fn func(*Row) (bool, error)) error {
 	ready := map[uint64]bool{}
-	return d.scan(index, nil, func(tx *bolt.Tx, k, _ []byte) (bool, error) {
+	return d.scan(index, nil, func(tx *bolt.Tx, k, _ []byte) (*Row, error) {
 		key := keyFrom(k)
 		ok, seen := ready[key.Batch]
 		if !seen {
 			b, err := getBatch(tx, key.Batch)
 			if err != nil {
-				return false, err
+				return nil, err
 			}
 			ok = b.Status == BatchReady
 			ready[key.Batch] = ok
 		}
 		if !ok {
-			return true, nil
+			return nil, nil
 		}
-		r, err := getRow(tx, key)
-		if err != nil {
-			return false, err
-		}
-		return fn(r)
-	})
+		return getRow(tx, key)
+	}, fn)
 }
 
-// scan iterates a bucket from prefix in chunks of short read transactions,
-// resuming after the last key, so that callers may write between chunks.
-func (d *DB) scan(bucket, prefix []byte, fn func(tx *bolt.Tx, k, v []byte) (bool, error)) error {
-	after := []byte(nil)
+// scan walks a bucket from prefix in chunks. Each chunk is read in its own
+// short read transaction and handed to fn only after that transaction has
+// ended. fn may therefore write, or wait for a writer: bbolt cannot grow
+// its memory map while any read transaction is open, so calling out from
+// inside one would deadlock a writer that needs to grow the file.
+func (d *DB) scan(bucket, prefix []byte, load func(tx *bolt.Tx, k, v []byte) (*Row, error), fn func(*Row) (bool, error)) error {
 	const chunk = 1000
+	var after []byte
 	for {
-		n := 0
+		var rows []*Row
+		end := false
 		err := d.bolt.View(func(tx *bolt.Tx) error {
 			c := tx.Bucket(bucket).Cursor()
-			var k, v []byte
-			if after == nil {
-				k, v = c.Seek(prefix)
-			} else {
+			k, v := c.Seek(prefix)
+			if after != nil {
 				k, v = c.Seek(after)
 				if k != nil && string(k) == string(after) {
 					k, v = c.Next()
 				}
 			}
-			for ; k != nil && hasPrefix(k, prefix) && n < chunk; k, v = c.Next() {
+			for n := 0; k != nil && hasPrefix(k, prefix) && n < chunk; k, v = c.Next() {
 				n++
 				after = append(after[:0], k...)
-				more, err := fn(tx, k, v)
+				r, err := load(tx, k, v)
 				if err != nil {
 					return err
 				}
-				if !more {
-					return errStop
+				if r != nil {
+					rows = append(rows, r)
 				}
 			}
-			if k == nil || !hasPrefix(k, prefix) {
-				n = -1 // the end
-			}
+			end = k == nil || !hasPrefix(k, prefix)
 			return nil
 		})
-		if errors.Is(err, errStop) {
-			return nil
-		}
-		if err != nil || n < chunk {
+		if err != nil {
 			return err
+		}
+		for _, r := range rows {
+			more, err := fn(r)
+			if err != nil || !more {
+				return err
+			}
+		}
+		if end {
+			return nil
 		}
 	}
 }

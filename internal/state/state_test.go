@@ -255,6 +255,26 @@ func TestReject(t *testing.T) {
 	if err != nil || f.Accepted {
 		t.Fatalf("file record %+v %v", f, err)
 	}
+	if _, err := d.BeginBatch(FileMeta{Name: "bad.csv", SHA256: "z"}); err != nil {
+		t.Fatalf("a refused file dropped again must be read again: %v", err)
+	}
+}
+
+func TestAbort(t *testing.T) {
+	d := open(t, t.TempDir())
+	l, _ := d.BeginBatch(FileMeta{Name: "a.csv", SHA256: "q"})
+	for i := 0; i < 7; i++ {
+		l.Add(i+2, pay("1111000016", 1))
+	}
+	if err := l.Abort(); err != nil {
+		t.Fatal(err)
+	}
+	bs, _ := d.Batches()
+	n := 0
+	d.OpenRows(func(*Row) (bool, error) { n++; return true, nil })
+	if len(bs) != 0 || n != 0 {
+		t.Fatalf("aborted batch left %d batches, %d rows", len(bs), n)
+	}
 }
 
 func TestConcurrentSendsGroupCommit(t *testing.T) {

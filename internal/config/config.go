@@ -1,0 +1,260 @@
+// Package config is batchd's typed configuration: the YAML schema, its
+// defaults, its validation and the loading of the API key, all in one place
+// so that every other package reads plain, already-checked fields.
+//
+// A configuration is read with Load (or Parse, for tests). Both expand
+// ${VAR} in scalar values, reject unknown keys, values of the wrong type and
+// invalid values, and report every finding at once, each with the YAML line
+// and the dotted key path (such as api.rate), so that an administrator can
+// fix a file in one pass.
+//
+// The API key is never part of the YAML. It comes from the file named by
+// api.key_file (systemd's LoadCredential puts it under
+// $CREDENTIALS_DIRECTORY) or from $BATCHD_API_KEY, and it is kept in a
+// Secret that does not print.
+package config
+
+import (
+	"time"
+
+	_ "time/tzdata" // schedule.timezone must load on machines without a zoneinfo database
+)
+
+// DefaultPath is the configuration file used when neither the --config flag
+// nor $BATCHD_CONFIG names one.
+const DefaultPath = "/etc/batchd/batchd.yaml"
+
+// Names of the environment variables batchd itself reads.
+const (
+	EnvConfig = "BATCHD_CONFIG"  // path of the configuration file
+	EnvAPIKey = "BATCHD_API_KEY" // the API key, when api.key_file is empty
+)
+
+// Values of api.mode. The mode must agree with the API key's prefix, so
+// that a test deployment can never move real money and a live one never
+// silently talks to the sandbox.
+const (
+	ModeTest = "test"
+	ModeLive = "live"
+)
+
+// Values of ingest.on_invalid.
+const (
+	// OnInvalidRejectFile rejects the whole file when any row is invalid.
+	OnInvalidRejectFile = "reject_file"
+	// OnInvalidSkipRows submits the valid rows and reports the invalid ones.
+	OnInvalidSkipRows = "skip_rows"
+)
+
+// Config is the whole of batchd's configuration. Field names follow the
+// YAML keys; every field has been validated when Load or Parse returns it.
+// Durations are Duration values; convert with Std.
+//
+// The zero Config is not useful: start from Default.
+type Config struct {
+	// StateDir holds the ledger database and the spool. Absolute path.
+	StateDir string `yaml:"state_dir"`
+	// ShutdownTimeout bounds how long a stop waits for in-flight work.
+	ShutdownTimeout Duration `yaml:"shutdown_timeout"`
+
+	// The sections, one per concern; each type documents its keys.
+	Log       LogConfig       `yaml:"log"`       // logging
+	API       APIConfig       `yaml:"api"`       // the eCheck API
+	SFTP      SFTPConfig      `yaml:"sftp"`      // the partner's SFTP server
+	Ingest    IngestConfig    `yaml:"ingest"`    // picking up payment files
+	Submit    SubmitConfig    `yaml:"submit"`    // creating checks
+	Reconcile ReconcileConfig `yaml:"reconcile"` // following checks to the end
+	Schedule  ScheduleConfig  `yaml:"schedule"`  // when each job runs
+	Admin     AdminConfig     `yaml:"admin"`     // health and metrics endpoint
+
+	apiKey Secret         // from api.key_file or $BATCHD_API_KEY, never YAML
+	loc    *time.Location // schedule.timezone, resolved by Validate
+}
+
+// LogConfig is the log section.
+type LogConfig struct {
+	// Level is debug, info, warn or error.
+	Level string `yaml:"level"`
+	// Format is json, text, or auto (text on a terminal, json otherwise).
+	Format string `yaml:"format"`
+}
+
+// APIConfig is the api section: where the eCheck API is and how hard batchd
+// may use it.
+type APIConfig struct {
+	// BaseURL is the API's base URL; https, or http to a loopback host only.
+	BaseURL string `yaml:"base_url"`
+	// Mode is ModeTest or ModeLive and must match the key's prefix.
+	Mode string `yaml:"mode"`
+	// KeyFile names the file holding the API key. Empty means $BATCHD_API_KEY.
+	KeyFile string `yaml:"key_file"`
+	// Rate is the ceiling of requests per second across all workers.
+	Rate float64 `yaml:"rate"`
+	// Burst is the token bucket's size.
+	Burst int `yaml:"burst"`
+	// Concurrency is the number of submit workers (1..256).
+	Concurrency int `yaml:"concurrency"`
+	// Timeout bounds one HTTP request.
+	Timeout Duration `yaml:"timeout"`
+}
+
+// SFTPConfig is the sftp section. An empty Address means no SFTP server is
+// configured; when Address is set, User, IdentityFile and KnownHosts are
+// required, because batchd always verifies the server's host key.
+type SFTPConfig struct {
+	Address      string   `yaml:"address"`       // host:port
+	User         string   `yaml:"user"`          // login name
+	IdentityFile string   `yaml:"identity_file"` // private key, absolute path
+	KnownHosts   string   `yaml:"known_hosts"`   // known_hosts file, absolute path
+	Inbox        string   `yaml:"inbox"`         // where payment files arrive
+	Archive      string   `yaml:"archive"`       // where committed files go
+	Failed       string   `yaml:"failed"`        // where rejected files go
+	Outbox       string   `yaml:"outbox"`        // where reports are written
+	DialTimeout  Duration `yaml:"dial_timeout"`  // TCP connect and SSH handshake
+	Keepalive    Duration `yaml:"keepalive"`     // 0 disables keepalives
+}
+
+// IngestConfig is the ingest section: which files are picked up, when, and
+// what happens to invalid rows.
+type IngestConfig struct {
+	// Pattern is a path.Match pattern for file names in the inbox.
+	Pattern string `yaml:"pattern"`
+	// StableFor is how long size and modification time must stay unchanged
+	// before a file is read.
+	StableFor Duration `yaml:"stable_for"`
+	// DoneMarker, when true, reads a file only once "<name>.done" exists.
+	DoneMarker bool `yaml:"done_marker"`
+	// OnInvalid is OnInvalidRejectFile or OnInvalidSkipRows.
+	OnInvalid string `yaml:"on_invalid"`
+	// IgnoreColumns are CSV headers accepted and ignored rather than
+	// rejected as unknown.
+	IgnoreColumns []string `yaml:"ignore_columns"`
+	// MaxFileBytes is the largest file accepted, in bytes.
+	MaxFileBytes int64 `yaml:"max_file_bytes"`
+}
+
+// SubmitConfig is the submit section.
+type SubmitConfig struct {
+	// ResolveAfter is how long a row whose create answer was lost waits
+	// before batchd looks it up by label and number.
+	ResolveAfter Duration `yaml:"resolve_after"`
+	// VoidOnRisk lists basic-verification results (Pass, Fail, Risky) whose
+	// checks batchd voids right after creating them.
+	VoidOnRisk []string `yaml:"void_on_risk"`
+	// MaxAttempts bounds the tries of one request on retryable errors.
+	MaxAttempts int `yaml:"max_attempts"`
+	// BackoffMax caps the delay between retries.
+	BackoffMax Duration `yaml:"backoff_max"`
+	// ProgressInterval is how often a running submit logs its progress.
+	ProgressInterval Duration `yaml:"progress_interval"`
+}
+
+// ReconcileConfig is the reconcile section. All values are counts of days.
+type ReconcileConfig struct {
+	// LookbackDays is how far back the check listing reaches.
+	LookbackDays int `yaml:"lookback_days"`
+	// StuckAfterBusinessDays flags a check without progress for this long.
+	StuckAfterBusinessDays int `yaml:"stuck_after_business_days"`
+	// KeepDays is how long final rows are kept in the ledger.
+	KeepDays int `yaml:"keep_days"`
+}
+
+// ScheduleConfig is the schedule section. Each job's spec is a standard
+// five-field cron expression or a descriptor such as "@every 5m" or
+// "@daily", evaluated in Timezone.
+type ScheduleConfig struct {
+	Timezone  string `yaml:"timezone"`  // IANA zone name; see Config.Location
+	Ingest    string `yaml:"ingest"`    // spec of the ingest job
+	Submit    string `yaml:"submit"`    // spec of the submit job
+	Reconcile string `yaml:"reconcile"` // spec of the reconcile job
+}
+
+// AdminConfig is the admin section: the HTTP listener for health checks and
+// metrics.
+type AdminConfig struct {
+	// Listen is host:port; empty disables the admin server.
+	Listen string `yaml:"listen"`
+}
+
+// Default returns a Config holding every default. It has no api.base_url
+// and no API key, so it does not validate until those are set.
+func Default() *Config {
+	return &Config{
+		StateDir:        "/var/lib/batchd",
+		ShutdownTimeout: Duration(30 * time.Second),
+		Log:             LogConfig{Level: "info", Format: "auto"},
+		API: APIConfig{
+			Mode:        ModeTest,
+			Rate:        10,
+			Burst:       10,
+			Concurrency: 4,
+			Timeout:     Duration(30 * time.Second),
+		},
+		SFTP: SFTPConfig{
+			Inbox:       "/inbox",
+			Archive:     "/archive",
+			Failed:      "/failed",
+			Outbox:      "/outbox",
+			DialTimeout: Duration(10 * time.Second),
+			Keepalive:   Duration(15 * time.Second),
+		},
+		Ingest: IngestConfig{
+			Pattern:       "*.csv",
+			StableFor:     Duration(30 * time.Second),
+			OnInvalid:     OnInvalidRejectFile,
+			IgnoreColumns: []string{},
+			MaxFileBytes:  256 << 20,
+		},
+		Submit: SubmitConfig{
+			ResolveAfter:     Duration(2 * time.Minute),
+			VoidOnRisk:       []string{},
+			MaxAttempts:      10,
+			BackoffMax:       Duration(time.Minute),
+			ProgressInterval: Duration(10 * time.Second),
+		},
+		Reconcile: ReconcileConfig{LookbackDays: 60, StuckAfterBusinessDays: 5, KeepDays: 90},
+		Schedule: ScheduleConfig{
+			Timezone:  "UTC",
+			Ingest:    "@every 5m",
+			Submit:    "@every 5m",
+			Reconcile: "0 6 * * *",
+		},
+		Admin: AdminConfig{Listen: "127.0.0.1:9464"},
+	}
+}
+
+// Path chooses the configuration file: the --config flag's value when set,
+// else $BATCHD_CONFIG, else DefaultPath. getenv is os.Getenv in main and a
+// stub in tests.
+func Path(flagValue string, getenv func(string) string) string {
+	if flagValue != "" {
+		return flagValue
+	}
+	if getenv != nil {
+		if p := getenv(EnvConfig); p != "" {
+			return p
+		}
+	}
+	return DefaultPath
+}
+
+// APIKey returns the API key for the Authorization header. Never log it.
+func (c *Config) APIKey() string { return c.apiKey.Reveal() }
+
+// SetAPIKey sets the API key of a Config built in code (Default and field
+// assignments) rather than by Load; Validate then checks it against
+// api.mode. Surrounding whitespace is trimmed.
+func (c *Config) SetAPIKey(key string) { c.apiKey = NewSecret(key) }
+
+// Location is schedule.timezone as a *time.Location, for the scheduler and
+// for business-day arithmetic. It falls back to UTC only for a Config that
+// was never validated and has an unloadable zone.
+func (c *Config) Location() *time.Location {
+	if c.loc != nil {
+		return c.loc
+	}
+	if loc, err := time.LoadLocation(c.Schedule.Timezone); err == nil {
+		return loc
+	}
+	return time.UTC
+}

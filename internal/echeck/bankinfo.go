@@ -1,0 +1,58 @@
+package echeck
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"net/url"
+)
+
+// BankInfo describes the bank of a routing number. The spec does not show
+// this answer. The client assumes the check envelope's habits: the fields
+// under one of "bank_info", "bankinfo", "bank" or "data", or at the top
+// level, spelled as on a check ("bank_name", "bank_address", ...) or bare
+// ("name", "address", ...). Raw keeps the object the fields were read
+// from, so a caller can reach a field the client does not know.
+type BankInfo struct {
+	Routing string
+	Name    string
+	Address string
+	City    string
+	State   string
+	Zip     string
+	Raw     map[string]json.RawMessage
+}
+
+// BankInfo looks up the bank of a 9-digit routing number.
+func (c *Client) BankInfo(ctx context.Context, routing string) (*BankInfo, error) {
+	k := call{op: OpCheckBankInfo, method: "GET", path: "/v1/check/bankinfo",
+		query: url.Values{"bank_routing": {routing}}}
+	if len(routing) != 9 || !isDigits(routing) {
+		return nil, c.fail(k, 0, Permanent, "not sent", errors.New("routing number is not 9 digits"))
+	}
+	a, err := c.do(ctx, k)
+	if err != nil {
+		return nil, err
+	}
+	m := a.m
+	for _, key := range []string{"bank_info", "bankinfo", "bank", "data"} {
+		if v, ok := objectOf(a.m[key]); ok {
+			m = v
+			break
+		}
+	}
+	f := fields{m: m}
+	info := &BankInfo{
+		Routing: f.firstStr("bank_routing", "routing", "routing_number"),
+		Name:    f.firstStr("bank_name", "name", "bank"),
+		Address: f.firstStr("bank_address", "address"),
+		City:    f.firstStr("bank_city", "city"),
+		State:   f.firstStr("bank_state", "state"),
+		Zip:     f.firstStr("bank_zip", "zip"),
+		Raw:     raw(m),
+	}
+	if info.Routing == "" {
+		info.Routing = routing
+	}
+	return info, nil
+}

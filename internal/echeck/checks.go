@@ -1,0 +1,353 @@
+package echeck
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/url"
+	"strings"
+
+	"github.com/batchd/batchd/internal/money"
+	"github.com/batchd/batchd/internal/redact"
+)
+
+// CheckRequest holds the fields of a check create or edit (spec 2.1).
+// A zero string, false or nil is not sent, so the service applies its
+// default. Amount is always sent, as an exact JSON number (1234.56).
+// Either BankAccount and BankRouting, or Token and Store, identify the
+// account; the service enforces that rule.
+type CheckRequest struct {
+	Number            string // digits, 1 to 10; the service fills it in when empty
+	Amount            money.Cents
+	Memo              string
+	Name              string
+	Email             string
+	AuthorizationDate string // YYYY-MM-DD
+	Label             string
+	Phone             string
+	Address           string
+	City              string
+	State             string
+	Zip               string
+	BankAccount       string
+	BankRouting       string
+	Token             string
+	Store             string
+	TypeInfo          string
+	// Recurring is sent as recurring=1; false sends nothing (not recurring).
+	Recurring          bool
+	RecurringCycle     string // day, week, bi-weekly, month
+	RecurringStartDate string // YYYY-MM-DD; empty starts on the creation day
+	// RecurringInstallments is a pointer because 0 means "indefinitely".
+	RecurringInstallments *int
+	VerifyBeforeSave      bool
+	FundConfirmation      bool
+}
+
+// checkRequestWire is CheckRequest as the service reads it.
+type checkRequestWire struct {
+	Number                string      `json:"number,omitempty"`
+	Amount                money.Cents `json:"amount"`
+	Memo                  string      `json:"memo,omitempty"`
+	Name                  string      `json:"name,omitempty"`
+	Email                 string      `json:"email,omitempty"`
+	AuthorizationDate     string      `json:"authorization_date,omitempty"`
+	Label                 string      `json:"label,omitempty"`
+	Phone                 string      `json:"phone,omitempty"`
+	Address               string      `json:"address,omitempty"`
+	City                  string      `json:"city,omitempty"`
+	State                 string      `json:"state,omitempty"`
+	Zip                   string      `json:"zip,omitempty"`
+	BankAccount           string      `json:"bank_account,omitempty"`
+	BankRouting           string      `json:"bank_routing,omitempty"`
+	Token                 string      `json:"token,omitempty"`
+	Store                 string      `json:"store,omitempty"`
+	TypeInfo              string      `json:"type_info,omitempty"`
+	Recurring             *int        `json:"recurring,omitempty"`
+	RecurringCycle        string      `json:"recurring_cycle,omitempty"`
+	RecurringStartDate    string      `json:"recurring_start_date,omitempty"`
+	RecurringInstallments *int        `json:"recurring_installments,omitempty"`
+	VerifyBeforeSave      bool        `json:"verify_before_save,omitempty"`
+	FundConfirmation      bool        `json:"fund_confirmation,omitempty"`
+}
+
+func (r CheckRequest) wire() checkRequestWire {
+	return checkRequestWire{
+		Number: r.Number, Amount: r.Amount, Memo: r.Memo, Name: r.Name, Email: r.Email,
+		AuthorizationDate: r.AuthorizationDate, Label: r.Label, Phone: r.Phone,
+		Address: r.Address, City: r.City, State: r.State, Zip: r.Zip,
+		BankAccount: r.BankAccount, BankRouting: r.BankRouting, Token: r.Token, Store: r.Store,
+		TypeInfo: r.TypeInfo, Recurring: flag01(r.Recurring), RecurringCycle: r.RecurringCycle,
+		RecurringStartDate: r.RecurringStartDate, RecurringInstallments: r.RecurringInstallments,
+		VerifyBeforeSave: r.VerifyBeforeSave, FundConfirmation: r.FundConfirmation,
+	}
+}
+
+// flag01 encodes a true flag as the number 1, the spec's "enum 0, 1".
+func flag01(b bool) *int {
+	if !b {
+		return nil
+	}
+	one := 1
+	return &one
+}
+
+// Check is a check as the service returns it. It decodes leniently:
+// unknown fields are ignored, numbers may arrive as strings and strings as
+// numbers. CheckID, Number, Amount, Label and Status, which batchd acts on,
+// must be readable or the decoding fails; any other field of an unexpected
+// type is left empty. It encodes back to the service's field names, so a
+// stored Check decodes to the same value.
+type Check struct {
+	CheckID           string      `json:"check_id"`
+	Date              string      `json:"date,omitempty"` // creation time, "YYYY-MM-DD HH:MM:SS"
+	Number            string      `json:"number,omitempty"`
+	Amount            money.Cents `json:"amount"`
+	Memo              string      `json:"memo,omitempty"`
+	Name              string      `json:"name,omitempty"`
+	Email             string      `json:"email,omitempty"`
+	Phone             string      `json:"phone,omitempty"`
+	Address           string      `json:"address,omitempty"`
+	City              string      `json:"city,omitempty"`
+	State             string      `json:"state,omitempty"`
+	Zip               string      `json:"zip,omitempty"`
+	Label             string      `json:"label,omitempty"`
+	AuthorizationDate string      `json:"authorization_date,omitempty"`
+	Status            string      `json:"status,omitempty"` // in_process, in_review, printed, deposited, failed, void, deleted
+	// BankAccount is masked: the service masks it, and a value that still
+	// shows more than four digits is masked again with redact.Account.
+	BankAccount           string             `json:"bank_account,omitempty"`
+	BankRouting           string             `json:"bank_routing,omitempty"`
+	BankName              string             `json:"bank_name,omitempty"`
+	BankAddress           string             `json:"bank_address,omitempty"`
+	BankCity              string             `json:"bank_city,omitempty"`
+	BankState             string             `json:"bank_state,omitempty"`
+	BankZip               string             `json:"bank_zip,omitempty"`
+	Recurring             bool               `json:"recurring,omitempty"`
+	RecurringCycle        string             `json:"recurring_cycle,omitempty"`
+	RecurringStartDate    string             `json:"recurring_start_date,omitempty"`
+	RecurringInstallments int                `json:"recurring_installments,omitempty"`
+	BasicVerification     *BasicVerification `json:"basic_verification,omitempty"`
+	FundsConfirmation     *FundsConfirmation `json:"funds_confirmation,omitempty"`
+}
+
+// BasicVerification is the result of verify_before_save.
+type BasicVerification struct {
+	Risk         string `json:"risk_bv,omitempty"` // Pass, Fail, Risky
+	Pass         bool   `json:"pass_bv"`
+	Code         string `json:"code_bv,omitempty"` // such as RT01
+	Description  string `json:"description_bv,omitempty"`
+	Verification string `json:"verification_bv,omitempty"`
+}
+
+// FundsConfirmation is the result of fund_confirmation.
+type FundsConfirmation struct {
+	Verification string `json:"verification_fc,omitempty"` // SufficientFunds, InsufficientFunds, ...
+	Pass         bool   `json:"pass_fc"`
+	Description  string `json:"description_fc,omitempty"`
+}
+
+// UnmarshalJSON decodes a check leniently; see Check.
+func (c *Check) UnmarshalJSON(b []byte) error {
+	m, err := decodeObject(b)
+	if err != nil {
+		return err
+	}
+	v, err := checkFrom(m)
+	if err != nil {
+		return err
+	}
+	*c = v
+	return nil
+}
+
+func checkFrom(m object) (Check, error) {
+	f := fields{m: m}
+	c := Check{
+		CheckID: f.strictStr("check_id"), Number: f.strictStr("number"),
+		Amount: f.strictCents("amount"), Label: f.strictStr("label"), Status: f.strictStr("status"),
+		Date: f.str("date"), Memo: f.str("memo"), Name: f.str("name"), Email: f.str("email"),
+		Phone: f.str("phone"), Address: f.str("address"), City: f.str("city"),
+		State: f.str("state"), Zip: f.str("zip"), AuthorizationDate: f.str("authorization_date"),
+		BankAccount: maskAccount(f.str("bank_account")), BankRouting: f.str("bank_routing"),
+		BankName: f.str("bank_name"), BankAddress: f.str("bank_address"), BankCity: f.str("bank_city"),
+		BankState: f.str("bank_state"), BankZip: f.str("bank_zip"),
+		Recurring: f.boolean("recurring"), RecurringCycle: f.str("recurring_cycle"),
+		RecurringStartDate: f.str("recurring_start_date"), RecurringInstallments: f.integer("recurring_installments"),
+	}
+	if v, ok := objectOf(m["basic_verification"]); ok {
+		bv := basicVerificationFrom(v)
+		c.BasicVerification = &bv
+	}
+	fc, ok := objectOf(m["funds_confirmation"])
+	if !ok {
+		fc, ok = objectOf(m["fund_confirmation"])
+	}
+	if ok {
+		v := fundsConfirmationFrom(fc)
+		c.FundsConfirmation = &v
+	}
+	return c, f.err
+}
+
+// UnmarshalJSON decodes leniently: pass_bv may be 0/1, "1" or true.
+func (v *BasicVerification) UnmarshalJSON(b []byte) error {
+	m, err := decodeObject(b)
+	if err != nil {
+		return err
+	}
+	*v = basicVerificationFrom(m)
+	return nil
+}
+
+func basicVerificationFrom(m object) BasicVerification {
+	f := fields{m: m}
+	return BasicVerification{Risk: f.str("risk_bv"), Pass: f.boolean("pass_bv"), Code: f.str("code_bv"),
+		Description: f.str("description_bv"), Verification: f.str("verification_bv")}
+}
+
+// UnmarshalJSON decodes leniently: pass_fc may be 0/1, "1" or true.
+func (v *FundsConfirmation) UnmarshalJSON(b []byte) error {
+	m, err := decodeObject(b)
+	if err != nil {
+		return err
+	}
+	*v = fundsConfirmationFrom(m)
+	return nil
+}
+
+func fundsConfirmationFrom(m object) FundsConfirmation {
+	f := fields{m: m}
+	return FundsConfirmation{Verification: f.str("verification_fc"), Pass: f.boolean("pass_fc"),
+		Description: f.str("description_fc")}
+}
+
+// maskAccount keeps a masked account number as the service wrote it, and
+// masks one that still shows more than four digits.
+func maskAccount(s string) string {
+	digits := strings.Map(func(r rune) rune {
+		if r >= '0' && r <= '9' {
+			return r
+		}
+		return -1
+	}, s)
+	if len(digits) > 4 {
+		return redact.Account(digits)
+	}
+	return s
+}
+
+// CreateCheck creates one check. On success the Check carries the new
+// CheckID. An error whose class is Ambiguous means the check may exist: look
+// it up (by Label and Number) before creating it again.
+func (c *Client) CreateCheck(ctx context.Context, r CheckRequest) (*Check, error) {
+	k := call{op: OpCheckCreate, method: "POST", path: "/v1/check/create", body: r.wire(),
+		create: true, result: "check", secrets: []string{r.BankAccount, r.Token}}
+	if r.Amount <= 0 {
+		return nil, c.fail(k, 0, Permanent, fmt.Sprintf("not sent: amount %s is not positive", r.Amount), nil)
+	}
+	return c.checkCall(ctx, k, "")
+}
+
+// GetCheck fetches one check by its identifier.
+func (c *Client) GetCheck(ctx context.Context, id string) (*Check, error) {
+	k := call{op: OpCheckGet, method: "GET", path: "/v1/check/" + url.PathEscape(id), result: "check"}
+	if err := validID(id); err != nil {
+		return nil, c.fail(k, 0, Permanent, "not sent: check id", err)
+	}
+	return c.checkCall(ctx, k, id)
+}
+
+// EditCheck replaces the fields of check id (only a check in_process can be
+// edited). The request sends check_id with r's fields. It is not a create:
+// sending the same edit twice leaves the same check, so a lost answer is
+// Retryable.
+func (c *Client) EditCheck(ctx context.Context, id string, r CheckRequest) (*Check, error) {
+	body := struct {
+		CheckID string `json:"check_id"`
+		checkRequestWire
+	}{id, r.wire()}
+	k := call{op: OpCheckEdit, method: "POST", path: "/v1/check/edit", body: body,
+		result: "check", secrets: []string{r.BankAccount, r.Token}}
+	if err := validID(id); err != nil {
+		return nil, c.fail(k, 0, Permanent, "not sent: check id", err)
+	}
+	if r.Amount <= 0 {
+		return nil, c.fail(k, 0, Permanent, fmt.Sprintf("not sent: amount %s is not positive", r.Amount), nil)
+	}
+	return c.checkCall(ctx, k, id)
+}
+
+// DeleteCheck voids check id (only a check in_process can be voided). A
+// lost answer is Retryable; a second delete of a voided check is refused by
+// the service, which the caller should then confirm with GetCheck.
+func (c *Client) DeleteCheck(ctx context.Context, id string) error {
+	k := call{op: OpCheckDelete, method: "DELETE", path: "/v1/check/" + url.PathEscape(id)}
+	if err := validID(id); err != nil {
+		return c.fail(k, 0, Permanent, "not sent: check id", err)
+	}
+	_, err := c.do(ctx, k)
+	return err
+}
+
+// checkCall sends k and reads the check from its answer. When want is
+// set, the answer must be about that check.
+func (c *Client) checkCall(ctx context.Context, k call, want string) (*Check, error) {
+	a, err := c.do(ctx, k)
+	if err != nil {
+		return nil, err
+	}
+	ch, err := checkFrom(envelopeOf(a.m, "check", "check_id"))
+	if err != nil {
+		return nil, c.badAnswer(k, a.status, err)
+	}
+	switch {
+	case ch.CheckID == "":
+		return nil, c.badAnswer(k, a.status, errors.New("no check_id in the answer"))
+	case want != "" && !strings.EqualFold(ch.CheckID, want):
+		return nil, c.badAnswer(k, a.status, fmt.Errorf("answer is about check %q, not %q", ch.CheckID, want))
+	}
+	return &ch, nil
+}
+
+// envelopeOf returns the object under key (the documented envelope), or,
+// when there is none, the top level itself if it has idField: some
+// services answer with the bare object.
+func envelopeOf(m object, key, idField string) object {
+	if v, ok := objectOf(m[key]); ok {
+		return v
+	}
+	if _, ok := m[idField]; ok {
+		return m
+	}
+	if v, ok := objectOf(m["data"]); ok {
+		return v
+	}
+	return object{}
+}
+
+// validID accepts the identifiers the service issues (36-character UUIDs
+// and tokens) and anything of the same alphabet up to 128 characters, and
+// refuses whatever could change the path, such as "/" or "..".
+func validID(id string) error {
+	if id == "" || len(id) > 128 {
+		return fmt.Errorf("%q: want 1 to 128 characters", excerpt([]byte(id)))
+	}
+	for i := 0; i < len(id); i++ {
+		ch := id[i]
+		if !(ch >= 'a' && ch <= 'z' || ch >= 'A' && ch <= 'Z' || ch >= '0' && ch <= '9' || ch == '-' || ch == '_') {
+			return fmt.Errorf("%q: only letters, digits, '-' and '_' are allowed", excerpt([]byte(id)))
+		}
+	}
+	return nil
+}
+
+// raw copies m for a Raw field, so callers cannot alter the decoder's map.
+func raw(m object) map[string]json.RawMessage {
+	out := make(map[string]json.RawMessage, len(m))
+	for k, v := range m {
+		out[k] = v
+	}
+	return out
+}

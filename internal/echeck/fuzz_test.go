@@ -1,0 +1,76 @@
+package echeck
+
+import (
+	"encoding/json"
+	"net/http"
+	"reflect"
+	"testing"
+	"time"
+)
+
+func FuzzParseRetryAfter(f *testing.F) {
+	now := time.Date(2026, 11, 22, 3, 0, 0, 0, time.UTC)
+	for _, s := range []string{"0", "120", "-1", "1.5", "", " 7 ", "99999999999999999999",
+		now.Add(time.Minute).Format(http.TimeFormat), "Sunday, 22-Nov-26 03:00:30 GMT",
+		"Sun Nov 22 03:00:10 2026", "Mon, 01 Jan 0001 00:00:00 GMT", "Fri, 31 Dec 9999 23:59:59 GMT"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		d, ok := parseRetryAfter(s, now)
+		if d < 0 || d > maxRetryAfter {
+			t.Fatalf("parseRetryAfter(%q) = %s out of [0, %s]", s, d, maxRetryAfter)
+		}
+		if !ok && d != 0 {
+			t.Fatalf("parseRetryAfter(%q) = %s without ok", s, d)
+		}
+	})
+}
+
+// FuzzDecodeAnswer feeds arbitrary bodies to every decoder the client runs
+// on an answer. None may panic, an error excerpt stays bounded, and a check
+// that decodes encodes back to itself.
+func FuzzDecodeAnswer(f *testing.F) {
+	for _, s := range []string{
+		`{"success":true,"check":` + checkJSON("12.34", `"1001"`) + `}`,
+		`{"list":{"current_page":"1","last_page":"7","per_page":"15","total":"93","data":[` + checkJSON(`"0.29"`, `1`) + `]}}`,
+		`{"list":{"data":{"1":{"check_id":"a"},"0":{"check_id":"b"}}}}`,
+		`{"error":true,"message":"x","code":12,"errors":{"amount":["bad"]}}`,
+		`{"check":{"basic_verification":{"pass_bv":"1"},"funds_confirmation":[]}}`,
+		`{"tokenization":{"token":"t","last4":"123456"}}`,
+		`{"checkout_link":{"checkout_token":"t","amount":"1e3"}}`,
+		`{"check":{"amount":"1e999999"}}`,
+		`<html>`, ``, `[]`, `null`, `{"a":`, "\xff\xfe",
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, body []byte) {
+		if msg, code := apiMessage(body, 500); len(msg) > 4*maxExcerpt || len(code) > 4*maxExcerpt {
+			t.Fatalf("message of %d bytes", len(msg))
+		}
+		var c Check
+		if json.Unmarshal(body, &c) == nil {
+			out, err := json.Marshal(c)
+			if err != nil {
+				t.Fatalf("marshal %+v: %v", c, err)
+			}
+			var back Check
+			if err := json.Unmarshal(out, &back); err != nil || !reflect.DeepEqual(c, back) {
+				t.Fatalf("round trip of %q:\n%+v\n%s\n%+v, %v", body, c, out, back, err)
+			}
+		}
+		m, err := decodeObject(body)
+		if err != nil {
+			return
+		}
+		errorFlagged(m)
+		checkFrom(envelopeOf(m, "check", "check_id"))
+		paymentLinkFrom(envelopeOf(m, "checkout_link", "checkout_token"))
+		if _, items, err := pageOf(m); err == nil {
+			for _, it := range items {
+				if o, ok := objectOf(it); ok {
+					checkFrom(o)
+				}
+			}
+		}
+	})
+}

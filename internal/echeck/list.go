@@ -1,0 +1,141 @@
+package echeck
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/url"
+	"strconv"
+	"time"
+)
+
+// ListParams selects a page of a list. Only non-zero fields are sent, so
+// the service's defaults apply (15 per page, first page, newest first).
+type ListParams struct {
+	Limit     int    // 1 to 100
+	Page      int    // from 1
+	Sort      string // date, number or name
+	Direction string // ASC or DESC
+	// FromDate and ToDate (YYYY-MM-DD, as time.DateOnly formats them),
+	// Label and LinkID filter the check list. The payment link list has
+	// no such filters; setting them there is an error.
+	FromDate string
+	ToDate   string
+	Label    string
+	LinkID   string
+}
+
+// query encodes p; withFilters allows the check list's filters.
+func (p ListParams) query(withFilters bool) (url.Values, error) {
+	q := url.Values{}
+	if p.Limit != 0 {
+		q.Set("limit", strconv.Itoa(p.Limit))
+	}
+	if p.Page != 0 {
+		q.Set("page", strconv.Itoa(p.Page))
+	}
+	set := func(key, v string) {
+		if v != "" {
+			q.Set(key, v)
+		}
+	}
+	set("sort", p.Sort)
+	set("direction", p.Direction)
+	if !withFilters {
+		if p.FromDate != "" || p.ToDate != "" || p.Label != "" || p.LinkID != "" {
+			return nil, errors.New("the payment link list takes no date, label or link filter")
+		}
+		return q, nil
+	}
+	for _, d := range []string{p.FromDate, p.ToDate} {
+		if _, err := time.Parse(time.DateOnly, d); d != "" && err != nil {
+			return nil, fmt.Errorf("date %q is not YYYY-MM-DD", excerpt([]byte(d)))
+		}
+	}
+	set("from_date", p.FromDate)
+	set("to_date", p.ToDate)
+	set("label", p.Label)
+	set("link_id", p.LinkID)
+	return q, nil
+}
+
+// Paging is the position of a page in a list (spec 2.7). The service sends
+// these numbers as strings or as numbers; both are read. A field the
+// service leaves out is 0.
+type Paging struct {
+	CurrentPage int
+	LastPage    int
+	PerPage     int
+	Total       int
+}
+
+// CheckPage is one page of the check list.
+type CheckPage struct {
+	Paging
+	Checks []Check
+}
+
+// ListChecks returns one page of checks. It does not follow pages: the
+// caller asks for Page+1 while CurrentPage < LastPage, and should also stop
+// at a page with no checks, whatever the paging numbers say (a field the
+// service leaves out reads as 0).
+func (c *Client) ListChecks(ctx context.Context, p ListParams) (*CheckPage, error) {
+	k := call{op: OpCheckList, method: "GET", path: "/v1/check/list"}
+	q, err := p.query(true)
+	if err != nil {
+		return nil, c.fail(k, 0, Permanent, "not sent", err)
+	}
+	k.query = q
+	a, err := c.do(ctx, k)
+	if err != nil {
+		return nil, err
+	}
+	pg, items, err := pageOf(a.m)
+	if err != nil {
+		return nil, c.badAnswer(k, a.status, err)
+	}
+	page := &CheckPage{Paging: pg, Checks: make([]Check, 0, len(items))}
+	for i, it := range items {
+		m, ok := objectOf(it)
+		if !ok {
+			return nil, c.badAnswer(k, a.status, fmt.Errorf("entry %d is not an object", i))
+		}
+		ch, err := checkFrom(m)
+		if err != nil {
+			return nil, c.badAnswer(k, a.status, fmt.Errorf("entry %d: %w", i, err))
+		}
+		page.Checks = append(page.Checks, ch)
+	}
+	return page, nil
+}
+
+// pageOf finds the paging numbers and the entries of a list answer. The
+// documented shape is {"list": {"current_page": ..., "data": [...]}}; the
+// paging fields and "data" are also accepted at the top level, and "list"
+// may itself be the array of entries. An entry list that is a PHP object
+// keyed "0", "1", ... is read in key order.
+func pageOf(m object) (Paging, []json.RawMessage, error) {
+	src, data := m, m["data"]
+	if l, ok := objectOf(m["list"]); ok {
+		src, data = l, l["data"]
+	} else if raw := m["list"]; bytes.HasPrefix(bytes.TrimSpace(raw), []byte("[")) {
+		data = raw
+	}
+	f := fields{m: src}
+	pg := Paging{
+		CurrentPage: f.strictInt("current_page"),
+		LastPage:    f.strictInt("last_page"),
+		PerPage:     f.strictInt("per_page"),
+		Total:       f.strictInt("total"),
+	}
+	if f.err != nil {
+		return Paging{}, nil, f.err
+	}
+	items, err := listOf(data)
+	if err != nil {
+		return Paging{}, nil, fmt.Errorf("field \"data\": %w", err)
+	}
+	return pg, items, nil
+}

@@ -1,0 +1,171 @@
+package submit
+
+import (
+	"bufio"
+	"net"
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/batchd/batchd/internal/echeck"
+	"github.com/batchd/batchd/internal/money"
+	"github.com/batchd/batchd/internal/payment"
+	"github.com/batchd/batchd/internal/sandbox"
+	"github.com/batchd/batchd/internal/state"
+)
+
+const testKey = "sk_test_submit_harness_0123456789"
+
+// rig is a ledger, a sandbox served over loopback HTTP, and a client.
+type rig struct {
+	t   *testing.T
+	db  *state.DB
+	sb  *sandbox.Server
+	srv *httptest.Server
+	api *echeck.Client
+	log *requestLog
+}
+
+// requestLog records what reached the sandbox, for assertions on timing.
+type requestLog struct {
+	mu      sync.Mutex
+	entries []logEntry
+}
+
+type logEntry struct {
+	at     time.Time
+	method string
+	path   string
+	status int
+}
+
+func newRig(t *testing.T, sbOpts sandbox.Options, key string) *rig {
+	t.Helper()
+	db, err := state.Open(t.TempDir(), state.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	sb := sandbox.New(sbOpts)
+	rl := &requestLog{}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		rec := &recordingWriter{ResponseWriter: w, status: 200}
+		sb.ServeHTTP(rec, r)
+		rl.mu.Lock()
+		rl.entries = append(rl.entries, logEntry{time.Now(), r.Method, r.URL.Path, rec.status})
+		rl.mu.Unlock()
+	}))
+	t.Cleanup(srv.Close)
+	api, err := echeck.New(echeck.Options{BaseURL: srv.URL, Key: key, Timeout: 5 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &rig{t: t, db: db, sb: sb, srv: srv, api: api, log: rl}
+}
+
+// fixture returns a payment on sandbox fixture account n.
+func fixture(n int, cents money.Cents) payment.Payment {
+	return payment.Payment{
+		Amount: cents, Memo: "invoice", Name: "Payer Name", Email: "payer@example.com",
+		BankRouting: "999900001", BankAccount: fmt.Sprintf("11110000%02d", n),
+	}
+}
+
+// load commits a batch with the given payments on lines 2, 3, ...
+func (r *rig) load(name string, ps ...payment.Payment) state.Batch {
+	r.t.Helper()
+	l, err := r.db.BeginBatch(state.FileMeta{Name: name, SHA256: "sha-" + name})
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	for i, p := range ps {
+		if err := l.Add(i+2, p); err != nil {
+			r.t.Fatal(err)
+		}
+	}
+	b, err := l.Commit(len(ps), 0)
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	return b
+}
+
+// serviceChecks lists every check the sandbox holds for the rig's key.
+func (r *rig) serviceChecks() []echeck.Check {
+	r.t.Helper()
+	var out []echeck.Check
+	for page := 1; ; page++ {
+		p, err := r.api.ListChecks(context.Background(), echeck.ListParams{Limit: 100, Page: page, Sort: "date", Direction: "ASC"})
+		var apiErr *echeck.Error
+		if errors.As(err, &apiErr) && apiErr.Status == 429 {
+			time.Sleep(apiErr.RetryAfter) // the service asked for exactly this wait
+			page--
+			continue
+		}
+		if err != nil {
+			r.t.Fatal(err)
+		}
+		out = append(out, p.Checks...)
+		if page >= p.LastPage || len(p.Checks) == 0 {
+			return out
+		}
+	}
+}
+
+// rows returns every row of a batch.
+func (r *rig) rows(batch uint64) []*state.Row {
+	r.t.Helper()
+	var out []*state.Row
+	if err := r.db.Rows(batch, func(row *state.Row) (bool, error) { out = append(out, row); return true, nil }); err != nil {
+		r.t.Fatal(err)
+	}
+	return out
+}
+
+// assertExactlyOnce checks that every row of the batch has a distinct check
+// at the service whose label, number and amount match the row, and that
+// the service holds no other check.
+func (r *rig) assertExactlyOnce(batch uint64, wantRows int) {
+	r.t.Helper()
+	checks := r.serviceChecks()
+	byID := map[string]echeck.Check{}
+	for _, c := range checks {
+		byID[c.CheckID] = c
+	}
+	if len(checks) != wantRows || len(byID) != wantRows {
+		r.t.Fatalf("service holds %d checks (%d distinct), want exactly %d", len(checks), len(byID), wantRows)
+	}
+	seen := map[string]bool{}
+	for _, row := range r.rows(batch) {
+		if row.State != state.Submitted {
+			r.t.Fatalf("row %s is %s, want submitted (error %q)", row.Key, row.State, row.Error)
+		}
+		c, ok := byID[row.CheckID]
+		if !ok || seen[row.CheckID] {
+			r.t.Fatalf("row %s: check %q missing at the service or shared", row.Key, row.CheckID)
+		}
+		seen[row.CheckID] = true
+		if c.Label != row.Label || c.Number != row.Number || c.Amount != row.Payment.Amount {
+			r.t.Fatalf("row %s: check has label %q number %q amount %s; row has %q %q %s",
+				row.Key, c.Label, c.Number, c.Amount, row.Label, row.Number, row.Payment.Amount)
+		}
+	}
+}
+
+type recordingWriter struct {
+	http.ResponseWriter
+	status int
+}
+
+func (w *recordingWriter) WriteHeader(c int) { w.status = c; w.ResponseWriter.WriteHeader(c) }
+
+// Hijack passes the sandbox's drop fault through to the connection.
+func (w *recordingWriter) Hijack() (net.Conn, *bufio.ReadWriter, error) {
+	w.status = 0 // no answer
+	return w.ResponseWriter.(http.Hijacker).Hijack()
+}
