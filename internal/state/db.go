@@ -42,6 +42,7 @@ var (
 	bucketTrack   = []byte("track")   // RowKey -> nil, rows whose check is not final
 	bucketChecks  = []byte("checks")  // check_id -> RowKey
 	bucketNumbers = []byte("numbers") // sequence of assigned check numbers
+	bucketJobs    = []byte("jobs")    // job name -> last successful run (RFC 3339)
 
 	keySchema   = []byte("schema")
 	keyInstance = []byte("instance")
@@ -122,7 +123,7 @@ func Open(dir string, opts Options) (*DB, error) {
 // initSchema creates the buckets, stamps or checks the schema version and
 // runs any migrations, all in one transaction.
 func (d *DB) initSchema(tx *bolt.Tx) error {
-	for _, name := range [][]byte{bucketMeta, bucketFiles, bucketBatches, bucketRows, bucketOpen, bucketTrack, bucketChecks, bucketNumbers} {
+	for _, name := range [][]byte{bucketMeta, bucketFiles, bucketBatches, bucketRows, bucketOpen, bucketTrack, bucketChecks, bucketNumbers, bucketJobs} {
 		if _, err := tx.CreateBucketIfNotExists(name); err != nil {
 			return err
 		}

@@ -300,3 +300,21 @@ func TestConcurrentSendsGroupCommit(t *testing.T) {
 		t.Fatalf("%d commits for 200 concurrent sends: group commit not working", commits)
 	}
 }
+
+func TestLastSuccess(t *testing.T) {
+	dir := t.TempDir()
+	d, _ := Open(dir, Options{})
+	if _, ok, err := d.LastSuccess("ingest"); ok || err != nil {
+		t.Fatalf("fresh ledger has a last success: %v %v", ok, err)
+	}
+	at := time.Date(2026, 11, 21, 6, 0, 0, 0, time.UTC)
+	if err := d.RecordSuccess("ingest", at); err != nil {
+		t.Fatal(err)
+	}
+	d.Close()
+	d = open(t, dir)
+	got, ok, err := d.LastSuccess("ingest")
+	if !ok || err != nil || !got.Equal(at) {
+		t.Fatalf("LastSuccess = %v %v %v", got, ok, err)
+	}
+}

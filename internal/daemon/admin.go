@@ -1,0 +1,169 @@
+package daemon
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"time"
+)
+
+// AdminOptions configures the admin HTTP handler.
+type AdminOptions struct {
+	// Check reports whether batchd can do its work: nil when the ledger is
+	// open. Nil means always healthy as far as state goes.
+	Check func() error
+	// Errors supplies the last SFTP and API errors shown by /healthz; nil
+	// shows none.
+	Errors *ErrorRecorder
+}
+
+// healthzBody is the JSON of GET /healthz.
+type healthzBody struct {
+	Status    string                   `json:"status"` // "ok" or "unavailable"
+	State     string                   `json:"state"`  // "open", or why the check failed
+	Alive     bool                     `json:"alive"`  // the scheduler is running
+	Jobs      []JobHealth              `json:"jobs"`
+	LastError *RunError                `json:"last_job_error,omitempty"`
+	Errors    map[string]RecordedError `json:"errors,omitempty"` // by source: "sftp", "api"
+}
+
+// AdminHandler returns the admin API:
+//
+//	GET  /healthz         200 when the state check passes and the scheduler
+//	                      is alive, else 503; JSON with every job's last run,
+//	                      outcome and next run, and the last SFTP/API errors.
+//	                      A failing job does not make batchd unhealthy.
+//	GET  /metrics         Prometheus metrics from Options.Metrics.
+//	GET  /v1/status       JSON from Options.Status (`batchd status --json`).
+//	POST /v1/jobs/{name}  start a run now: 202 started, 409 already running,
+//	                      404 unknown job, 503 stopping; other methods 405.
+//
+// Cross-origin browser requests to the POST endpoint are refused (403), so
+// a web page cannot trigger jobs through a browser on the admin host; curl
+// and other non-browser clients are not affected. The handler has no
+// authentication: keep it on a loopback or otherwise protected address.
+func (s *Scheduler) AdminHandler(opts AdminOptions) http.Handler {
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
+		s.serveHealthz(w, opts)
+	})
+	if s.opts.Metrics != nil {
+		mux.Handle("GET /metrics", s.opts.Metrics.Handler())
+	}
+	mux.HandleFunc("GET /v1/status", s.serveStatus)
+	mux.Handle("POST /v1/jobs/{name}", http.NewCrossOriginProtection().Handler(http.HandlerFunc(s.serveTrigger)))
+	return mux
+}
+
+func (s *Scheduler) serveHealthz(w http.ResponseWriter, opts AdminOptions) {
+	h := s.Health()
+	body := healthzBody{State: "open", Alive: h.Alive, Jobs: h.Jobs, LastError: h.LastError, Errors: opts.Errors.Last()}
+	ok := h.Alive
+	if opts.Check != nil {
+		if err := opts.Check(); err != nil {
+			body.State, ok = err.Error(), false
+		}
+	}
+	code := http.StatusOK
+	body.Status = "ok"
+	if !ok {
+		code, body.Status = http.StatusServiceUnavailable, "unavailable"
+	}
+	writeJSON(w, code, body)
+}
+
+func (s *Scheduler) serveStatus(w http.ResponseWriter, r *http.Request) {
+	if s.opts.Status == nil {
+		writeJSON(w, http.StatusNotFound, errorBody{"status is not available"})
+		return
+	}
+	v, err := s.opts.Status(r.Context())
+	if err != nil {
+		s.log.Error("admin status", "error", err.Error())
+		writeJSON(w, http.StatusInternalServerError, errorBody{err.Error()})
+		return
+	}
+	writeJSON(w, http.StatusOK, v)
+}
+
+func (s *Scheduler) serveTrigger(w http.ResponseWriter, r *http.Request) {
+	name := r.PathValue("name")
+	err := s.Trigger(name)
+	switch {
+	case err == nil:
+		s.log.Info("job started through the admin API", "job", name, "remote", r.RemoteAddr)
+		writeJSON(w, http.StatusAccepted, map[string]string{"job": name, "status": "started"})
+	case errors.Is(err, ErrRunning):
+		writeJSON(w, http.StatusConflict, errorBody{err.Error()})
+	case errors.Is(err, ErrUnknownJob):
+		writeJSON(w, http.StatusNotFound, errorBody{err.Error()})
+	case errors.Is(err, ErrNotRunning):
+		writeJSON(w, http.StatusServiceUnavailable, errorBody{err.Error()})
+	default:
+		writeJSON(w, http.StatusInternalServerError, errorBody{err.Error()})
+	}
+}
+
+type errorBody struct {
+	Error string `json:"error"`
+}
+
+func writeJSON(w http.ResponseWriter, code int, v any) {
+	b, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		http.Error(w, "encode response: "+err.Error(), http.StatusInternalServerError)
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Cache-Control", "no-store")
+	w.WriteHeader(code)
+	_, _ = w.Write(append(b, '\n'))
+}
+
+// Serve listens on listen (host:port) and serves h until ctx is done, then
+// shuts down gracefully. Prefer net.Listen plus ServeListener when a bind
+// failure must stop start-up before READY=1.
+func Serve(ctx context.Context, listen string, h http.Handler) error {
+	ln, err := net.Listen("tcp", listen)
+	if err != nil {
+		return fmt.Errorf("admin listen %s: %w", listen, err)
+	}
+	return ServeListener(ctx, ln, h)
+}
+
+// shutdownGrace bounds how long Serve waits for admin requests in
+// progress (a /metrics scrape) once ctx is done.
+const shutdownGrace = 5 * time.Second
+
+// ServeListener serves h on ln until ctx is done, then stops accepting,
+// waits up to 5s for requests in progress and returns nil. It returns
+// early with an error if serving fails. It closes ln.
+func ServeListener(ctx context.Context, ln net.Listener, h http.Handler) error {
+	srv := &http.Server{
+		Handler:           h,
+		ReadHeaderTimeout: 5 * time.Second,
+		ReadTimeout:       10 * time.Second,
+		WriteTimeout:      30 * time.Second,
+		IdleTimeout:       60 * time.Second,
+	}
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(ln) }()
+	select {
+	case err := <-errc:
+		return fmt.Errorf("admin serve %s: %w", ln.Addr(), err)
+	case <-ctx.Done():
+	}
+	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), shutdownGrace)
+	defer cancel()
+	if err := srv.Shutdown(sctx); err != nil {
+		_ = srv.Close()
+		return fmt.Errorf("admin shutdown %s: %w", ln.Addr(), err)
+	}
+	if err := <-errc; err != nil && !errors.Is(err, http.ErrServerClosed) {
+		return fmt.Errorf("admin serve %s: %w", ln.Addr(), err)
+	}
+	return nil
+}

@@ -1,0 +1,91 @@
+package daemon
+
+import (
+	"time"
+
+	"github.com/robfig/cron/v3"
+)
+
+// Health is a snapshot of the scheduler for /healthz and the status line.
+type Health struct {
+	// Alive is true between Start and Stop while the cron loop answers.
+	Alive bool `json:"alive"`
+	// Jobs lists every job in definition order.
+	Jobs []JobHealth `json:"jobs"`
+	// LastError is the most recent failed run of any job, if any.
+	LastError *RunError `json:"last_error,omitempty"`
+}
+
+// JobHealth describes one job. Times are in the scheduler's Location;
+// zero times are omitted from JSON.
+type JobHealth struct {
+	Name     string    `json:"name"`
+	Schedule string    `json:"schedule"`
+	Running  bool      `json:"running"`
+	Since    time.Time `json:"running_since,omitzero"` // start of the run in progress
+	// The last finished run of this process.
+	LastCause   Cause     `json:"last_cause,omitempty"`
+	LastStart   time.Time `json:"last_start,omitzero"`
+	LastEnd     time.Time `json:"last_end,omitzero"`
+	LastOutcome Outcome   `json:"last_outcome,omitempty"`
+	LastSummary string    `json:"last_summary,omitempty"`
+	LastError   string    `json:"last_error,omitempty"`
+	// LastSuccess is the start of the last successful run, this process's
+	// or the one recorded in the ledger.
+	LastSuccess time.Time `json:"last_success,omitzero"`
+	NextRun     time.Time `json:"next_run,omitzero"`
+}
+
+// RunError is a failed run.
+type RunError struct {
+	Job   string    `json:"job"`
+	At    time.Time `json:"at"`
+	Error string    `json:"error"`
+}
+
+// Health returns a snapshot. Its next-run times come from the cron loop
+// itself, so Health blocks if that loop is wedged: that is deliberate, as
+// it stops the watchdog pings and lets systemd restart batchd.
+func (s *Scheduler) Health() Health {
+	entries := s.cron.Entries()
+	next := make(map[cron.EntryID]time.Time, len(entries))
+	for _, e := range entries {
+		next[e.ID] = e.Next
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	h := Health{Alive: s.state == started, Jobs: make([]JobHealth, 0, len(s.order))}
+	if s.lastErr != nil {
+		e := *s.lastErr
+		h.LastError = &e
+	}
+	loc := s.opts.Location
+	for _, name := range s.order {
+		st := s.jobs[name]
+		jh := JobHealth{Name: name, Schedule: st.job.Spec, Running: st.running, LastSuccess: inLoc(st.lastSuccess, loc)}
+		if st.running {
+			jh.Since = st.since
+		}
+		if s.state == started {
+			jh.NextRun = inLoc(next[st.entry], loc)
+		}
+		if lr := st.last; lr != nil {
+			jh.LastCause, jh.LastStart, jh.LastEnd = lr.cause, lr.start, lr.end
+			jh.LastOutcome, jh.LastSummary, jh.LastError = lr.outcome, lr.summary, lr.err
+		}
+		h.Jobs = append(h.Jobs, jh)
+	}
+	return h
+}
+
+// alive reports whether the scheduler is running and its loop answers.
+func (s *Scheduler) alive() bool {
+	return s.Health().Alive
+}
+
+func inLoc(t time.Time, loc *time.Location) time.Time {
+	if t.IsZero() {
+		return t
+	}
+	return t.In(loc)
+}

@@ -1,0 +1,221 @@
+package daemon
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"runtime/debug"
+	"time"
+)
+
+// launch starts a run of the job in its own goroutine, unless the job is
+// running or the scheduler is not.
+func (s *Scheduler) launch(name string, cause Cause) error {
+	s.mu.Lock()
+	err := s.startLocked(name, cause)
+	s.mu.Unlock()
+	if err == nil {
+		s.updateStatus()
+	}
+	return err
+}
+
+// startLocked marks the job running and starts its goroutine. A chained
+// request for a running job is remembered and served when the run ends,
+// so that work produced meanwhile (new pending rows) is not left until the
+// next scheduled run. s.mu must be held.
+func (s *Scheduler) startLocked(name string, cause Cause) error {
+	if s.state != started {
+		return ErrNotRunning
+	}
+	st := s.jobs[name]
+	if st == nil {
+		return fmt.Errorf("%w %q", ErrUnknownJob, name)
+	}
+	if st.running {
+		if cause == CauseChain {
+			st.pending = true
+		}
+		return fmt.Errorf("%s: %w", name, ErrRunning)
+	}
+	st.running, st.since = true, s.now()
+	s.wg.Add(1)
+	go s.run(s.runCtx, st, st.job, cause, st.since)
+	return nil
+}
+
+// result is what one call of Job.Run produced.
+type result struct {
+	summary string
+	err     error
+	panic   any
+	stack   []byte
+}
+
+// call runs the job, recovering a panic into the result.
+func call(ctx context.Context, job Job) (res result) {
+	defer func() {
+		if r := recover(); r != nil {
+			res = result{panic: r, stack: debug.Stack(), err: fmt.Errorf("panic: %v", r)}
+		}
+	}()
+	res.summary, res.err = job.Run(ctx)
+	return res
+}
+
+// run executes one run: calls the job, logs its one summary line, records
+// metrics and success, then serves chains.
+func (s *Scheduler) run(ctx context.Context, st *jobState, job Job, cause Cause, start time.Time) {
+	defer s.wg.Done()
+	t0 := time.Now()
+	res := call(context.WithValue(ctx, runKey{}, &runRef{s: s, job: job.Name}), job)
+	d := time.Since(t0)
+	lr := &lastRun{cause: cause, start: start, end: s.now(), summary: res.summary, outcome: outcomeOf(ctx, res)}
+	if res.err != nil {
+		lr.err = res.err.Error()
+	}
+	s.logRun(job.Name, lr, d, res)
+	s.opts.Metrics.ObserveJob(job.Name, string(lr.outcome), d)
+	if res.panic != nil {
+		s.opts.Metrics.JobPanicked(job.Name)
+	}
+	if lr.outcome == OutcomeOK {
+		s.recordSuccess(job.Name, start)
+	}
+	for _, next := range s.finish(st, job.Name, lr) {
+		s.request(next, job.Name)
+	}
+	s.updateStatus()
+}
+
+// outcomeOf classifies a finished run. An error after the run's ctx was
+// cancelled is a shutdown, not a failure worth an alert.
+func outcomeOf(ctx context.Context, res result) Outcome {
+	switch {
+	case res.panic != nil:
+		return OutcomePanic
+	case res.err == nil:
+		return OutcomeOK
+	case ctx.Err() != nil:
+		return OutcomeCanceled
+	default:
+		return OutcomeError
+	}
+}
+
+// logRun writes the one summary line of a run.
+func (s *Scheduler) logRun(name string, lr *lastRun, d time.Duration, res result) {
+	level := slog.LevelInfo
+	switch lr.outcome {
+	case OutcomeCanceled:
+		level = slog.LevelWarn
+	case OutcomeError, OutcomePanic:
+		level = slog.LevelError
+	}
+	attrs := []slog.Attr{
+		slog.String("job", name), slog.String("cause", string(lr.cause)),
+		slog.String("outcome", string(lr.outcome)),
+		slog.String("duration", d.Round(time.Millisecond).String()),
+		slog.String("summary", lr.summary),
+	}
+	if lr.err != "" {
+		attrs = append(attrs, slog.String("error", lr.err))
+	}
+	if res.stack != nil {
+		attrs = append(attrs, slog.String("stack", string(res.stack)))
+	}
+	s.log.LogAttrs(context.Background(), level, "job finished", attrs...)
+}
+
+// recordSuccess persists and exposes the start of a successful run.
+func (s *Scheduler) recordSuccess(name string, start time.Time) {
+	s.opts.Metrics.SetJobLastSuccess(name, start)
+	if s.opts.RecordSuccess == nil {
+		return
+	}
+	if err := s.opts.RecordSuccess(name, start); err != nil {
+		s.log.Error("record last successful run", "job", name, "error", err.Error())
+	}
+}
+
+// finish records the run in the job's state, ends it, restarts it at once
+// if a chained request arrived meanwhile, and returns the jobs chained to
+// a success.
+func (s *Scheduler) finish(st *jobState, name string, lr *lastRun) []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	st.running, st.last = false, lr
+	if lr.outcome == OutcomeOK {
+		st.lastSuccess = lr.start
+	} else {
+		s.lastErr = &RunError{Job: name, At: lr.end, Error: lr.err}
+	}
+	if st.pending && s.state == started {
+		st.pending = false
+		if s.jobs[name] == st { // not removed by Reload meanwhile
+			if err := s.startLocked(name, CauseChain); err != nil {
+				s.log.Warn("restart job for a chained request", "job", name, "error", err.Error())
+			}
+		}
+	}
+	if lr.outcome != OutcomeOK {
+		return nil
+	}
+	return append([]string(nil), s.chains[name]...)
+}
+
+// Chain makes every successful run of after request a run of then, as
+// RequestRun does: at once if then is idle, or again as soon as its
+// current run ends. Both jobs must exist.
+func (s *Scheduler) Chain(after, then string) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, name := range []string{after, then} {
+		if s.jobs[name] == nil {
+			return fmt.Errorf("chain %s -> %s: %w %q", after, then, ErrUnknownJob, name)
+		}
+	}
+	s.chains[after] = append(s.chains[after], then)
+	return nil
+}
+
+// request starts name on behalf of the job from, or has it run again when
+// its current run ends.
+func (s *Scheduler) request(name, from string) {
+	err := s.launch(name, CauseChain)
+	switch {
+	case err == nil:
+		s.log.Info("job started on request of another job", "job", name, "requested_by", from)
+	case errors.Is(err, ErrRunning):
+		s.log.Info("job requested while running; it will run again when this run ends", "job", name, "requested_by", from)
+	case errors.Is(err, ErrNotRunning):
+		s.log.Debug("job request ignored: scheduler stopping", "job", name, "requested_by", from)
+	default:
+		s.log.Warn("job request failed", "job", name, "requested_by", from, "error", err.Error())
+	}
+}
+
+// runKey is the context key of the run a ctx belongs to.
+type runKey struct{}
+
+// runRef identifies the scheduler and job of a run.
+type runRef struct {
+	s   *Scheduler
+	job string
+}
+
+// RequestRun asks the scheduler running the current job (ctx is the ctx
+// given to Job.Run) to run the named job: at once if it is idle, or again
+// as soon as its current run ends, so the request is never lost. It is how
+// a job hands work on, e.g. an ingest that recorded pending rows requests
+// "submit". It returns false when ctx does not come from a Scheduler run
+// (a one-shot command), where the caller simply carries on.
+func RequestRun(ctx context.Context, job string) bool {
+	ref, ok := ctx.Value(runKey{}).(*runRef)
+	if !ok {
+		return false
+	}
+	ref.s.request(job, ref.job)
+	return true
+}

@@ -1,0 +1,91 @@
+// Package csvfile reads and validates batchd payment files: CSV files with
+// one eCheck per row. It is the pure part of ingest; it knows nothing of
+// SFTP or the state store.
+//
+// # File format
+//
+// A payment file is UTF-8 text (a byte order mark is allowed), with CRLF or
+// LF line ends and RFC 4180 quoting: a field in double quotes may hold commas,
+// line breaks and doubled quotes (""). The first non-blank row is the header.
+// Its cells are the field names of a check (spec 2.1), matched without regard
+// to case or surrounding spaces, in any order:
+//
+//	number amount memo name email authorization_date label phone address city
+//	state zip bank_account bank_routing token store type_info recurring
+//	recurring_cycle recurring_start_date recurring_installments
+//	verify_before_save fund_confirmation
+//
+// The header must hold amount, memo, name, email or address, and
+// bank_routing with bank_account or token with store; other columns may be
+// left out. A column appearing twice, or a column that is not a field and is
+// not listed in Options.IgnoreColumns, rejects the file, so that a misspelt
+// column (ammount) can never drop data silently. A header cell that is empty
+// is allowed (spreadsheets add them) as long as the column holds no values.
+//
+// The whole file is rejected (a *FileError) when it is empty, has no rows
+// after the header, is not text (holds NUL bytes), is UTF-16 or invalid
+// UTF-8, has a quoting error, or has a record longer than
+// Options.MaxRecordBytes. Everything else is judged per row.
+//
+// # Rows
+//
+// A row in which every cell is empty or white space is skipped wherever it
+// appears. Every other row either becomes a Payment or gets one or more
+// Findings, each naming the physical line where the row starts (after a
+// quoted field spanning lines, too), the column and the reason. A row with a
+// different number of fields than the header gets a single finding, because
+// its columns cannot be trusted.
+//
+// Cells are trimmed of surrounding white space before they are judged and
+// stored. Lengths count characters, not bytes. Control characters are
+// refused; line breaks and tabs are allowed in memo and address only. A
+// leading apostrophe (a spreadsheet's "keep as text" mark) is not removed: a
+// digit column holding one is refused with a hint.
+//
+//   - amount, memo, name: required. amount is a plain decimal greater than 0
+//     with at most two decimals (money.Parse): no sign, currency symbol,
+//     thousands separator or decimal comma.
+//   - email: required unless address is given; at most 80 characters with one
+//     @, text on both sides, a dot in the domain and no spaces.
+//   - address given: city, state and zip are required. state is 2 letters of
+//     either case, stored upper case; zip is 5 to 10 characters.
+//   - memo, label, address, type_info, store: at most 128 characters; name
+//     80, city 40, phone 20.
+//   - number: 1 to 10 digits, unique within the file (leading zeros ignored
+//     when comparing).
+//   - bank_routing and bank_account together, or token and store together,
+//     never both pairs. bank_routing is 9 digits passing the ABA checksum
+//     (weights 3, 7, 1) with an assigned first pair; the sandbox routing
+//     number 999900001 fails the checksum and is accepted only with
+//     Options.TestMode. bank_account is 4 to 17 digits; token 36 characters.
+//   - authorization_date: empty (the API uses the creation day) or
+//     YYYY-MM-DD, at most 30 days before Options.RunDate and not after it.
+//   - recurring, verify_before_save, fund_confirmation: 1/0, true/false or
+//     yes/no in any case; empty is false.
+//   - recurring true: recurring_cycle (day, week, bi-weekly, month, any case)
+//     and recurring_installments (0 or more; 0 is indefinitely, and must be
+//     written) are required; recurring_start_date is empty or NULL (start on
+//     creation) or a date not before the run date. recurring false: those
+//     three are empty (NULL allowed for the start date).
+//   - Two rows that would create the same payment (same routing and account,
+//     or token and store; same amount; same check number, or without a number
+//     the same authorization_date) are refused: the later row gets a finding
+//     naming the earlier line. A check number used twice is refused the same
+//     way. Rows with other findings count as earlier rows too.
+//
+// Findings never hold a full account number or token: Value masks them with
+// redact, and a bank_routing value that is not 9 digits is masked as well,
+// since it may be an account number in the wrong column.
+//
+// # Decoding with gocsv
+//
+// Parse reads and checks the header with encoding/csv itself and hands gocsv
+// (UnmarshalDecoderToCallback) a decoder that yields a header of canonical
+// names and records in that column order; ignored columns never reach gocsv.
+// It sets no gocsv global. gocsv's callback API decodes on its own goroutine,
+// one record ahead of the callback, so the physical line of each record
+// travels inside the record as an extra column instead of being read from
+// the reader's current position. Should another package set
+// gocsv.FailIfUnmatchedStructTags, Parse fails with gocsv's error for files
+// that leave out optional columns; it never misplaces data.
+package csvfile

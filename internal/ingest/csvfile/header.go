@@ -1,0 +1,226 @@
+package csvfile
+
+import (
+	"encoding/csv"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+)
+
+// The columns of a payment file: the fields of a check (spec 2.1), in spec
+// order. The order is also the order of findings within a row.
+const (
+	colNumber = iota
+	colAmount
+	colMemo
+	colName
+	colEmail
+	colAuthorizationDate
+	colLabel
+	colPhone
+	colAddress
+	colCity
+	colState
+	colZip
+	colBankAccount
+	colBankRouting
+	colToken
+	colStore
+	colTypeInfo
+	colRecurring
+	colRecurringCycle
+	colRecurringStartDate
+	colRecurringInstallments
+	colVerifyBeforeSave
+	colFundConfirmation
+	numFields
+)
+
+// fieldNames are the canonical column names, indexed by the col constants.
+var fieldNames = [numFields]string{
+	"number", "amount", "memo", "name", "email", "authorization_date", "label",
+	"phone", "address", "city", "state", "zip", "bank_account", "bank_routing",
+	"token", "store", "type_info", "recurring", "recurring_cycle",
+	"recurring_start_date", "recurring_installments", "verify_before_save",
+	"fund_confirmation",
+}
+
+// Markers in header.index for raw columns that map to no field.
+const (
+	colIgnored = -1 // named in Options.IgnoreColumns
+	colUnnamed = -2 // empty header cell; its values must be empty too
+)
+
+// header is the checked header row of a file.
+type header struct {
+	index   []int // raw column -> field, colIgnored or colUnnamed
+	present [numFields]bool
+	fields  []int          // the fields present, in column order: what gocsv decodes
+	pos     [numFields]int // field -> its position in the records handed to gocsv
+	next    int            // the line after the header record
+}
+
+func fieldIndex(name string) int {
+	for i, f := range fieldNames {
+		if f == name {
+			return i
+		}
+	}
+	return -1
+}
+
+func normalizeName(s string) string { return strings.ToLower(strings.TrimSpace(s)) }
+
+// ignoreSet checks Options.IgnoreColumns and returns it normalized.
+func ignoreSet(names []string) (map[string]bool, error) {
+	set := make(map[string]bool, len(names))
+	for _, n := range names {
+		n = normalizeName(n)
+		if n == "" {
+			continue
+		}
+		if fieldIndex(n) >= 0 {
+			return nil, fmt.Errorf("csvfile: ignore column %q is a check field; ignoring it would drop payment data", n)
+		}
+		set[n] = true
+	}
+	return set, nil
+}
+
+// readHeader reads the first non-blank record and maps its columns.
+func readHeader(cr *csv.Reader, ignore map[string]bool) (*header, error) {
+	raw, err := cr.Read()
+	if errors.Is(err, io.EOF) {
+		return nil, &FileError{Reason: "empty file: a header row is required"}
+	}
+	if errors.Is(err, errRecordTooLong) {
+		return nil, &FileError{Line: 1, Reason: "the header row is too long; is a quote left open?"}
+	}
+	if err != nil {
+		return nil, readError(err)
+	}
+	line, _ := cr.FieldPos(0)
+	last, _ := cr.FieldPos(len(raw) - 1)
+	if err := checkText(cr, raw); err != nil {
+		return nil, err
+	}
+	h := &header{index: make([]int, len(raw)), next: last + strings.Count(raw[len(raw)-1], "\n") + 1}
+	seen := make(map[int]int, numFields) // field -> 1-based raw column
+	for i, cell := range raw {
+		name := normalizeName(cell)
+		switch f := fieldIndex(name); {
+		case name == "":
+			h.index[i] = colUnnamed
+		case f >= 0:
+			if prev, dup := seen[f]; dup {
+				return nil, &FileError{Line: line, Column: name,
+					Reason: fmt.Sprintf("column appears twice (columns %d and %d)", prev, i+1)}
+			}
+			seen[f] = i + 1
+			h.index[i] = f
+			h.present[f] = true
+		case ignore[name]:
+			h.index[i] = colIgnored
+		default:
+			return nil, unknownColumn(line, i+1, cell)
+		}
+	}
+	if err := h.checkRequired(line); err != nil {
+		return nil, err
+	}
+	for f := range numFields {
+		if h.present[f] {
+			h.pos[f] = len(h.fields)
+			h.fields = append(h.fields, f)
+		}
+	}
+	return h, nil
+}
+
+// unknownColumn explains a header cell that is not a field. A cell with four
+// or more digits means the file has no header row: the cell is then data,
+// perhaps an account number, and is not repeated.
+func unknownColumn(line, col int, cell string) error {
+	digits := 0
+	for i := 0; i < len(cell); i++ {
+		if cell[i] >= '0' && cell[i] <= '9' {
+			digits++
+		}
+	}
+	if digits >= 4 {
+		return &FileError{Line: line, Reason: fmt.Sprintf(
+			"the first row must be a header row of column names; column %d holds data", col)}
+	}
+	name := strings.TrimSpace(cell)
+	reason := "unknown column; fix its name or list it in ignore_columns"
+	if s := suggest(normalizeName(name)); s != "" {
+		reason = fmt.Sprintf("unknown column; did you mean %s? Fix its name or list it in ignore_columns", s)
+	}
+	return &FileError{Line: line, Column: clip(name), Reason: reason}
+}
+
+// checkRequired rejects a header that no row could satisfy.
+func (h *header) checkRequired(line int) error {
+	var missing []string
+	for _, f := range []int{colAmount, colMemo, colName} {
+		if !h.present[f] {
+			missing = append(missing, fieldNames[f])
+		}
+	}
+	if !h.present[colEmail] && !h.present[colAddress] {
+		missing = append(missing, "email or address")
+	}
+	bank := h.present[colBankRouting] && h.present[colBankAccount]
+	token := h.present[colToken] && h.present[colStore]
+	if !bank && !token {
+		missing = append(missing, "bank_routing and bank_account, or token and store")
+	}
+	if len(missing) == 0 {
+		return nil
+	}
+	return &FileError{Line: line, Reason: "header row lacks required column " + strings.Join(missing, "; ")}
+}
+
+// gocsvHeader is the header the decoder hands to gocsv: the fields present,
+// in column order, then the column that carries the decoder's facts about
+// each record. Absent fields are left out because gocsv's cost grows with
+// the number of columns.
+func (h *header) gocsvHeader() []string {
+	out := make([]string, 0, len(h.fields)+1)
+	for _, f := range h.fields {
+		out = append(out, fieldNames[f])
+	}
+	return append(out, tagMeta)
+}
+
+// suggest returns the field within edit distance 2 of name, if any.
+func suggest(name string) string {
+	best, bestD := "", 3
+	for _, f := range fieldNames {
+		if d := editDistance(name, f); d < bestD {
+			best, bestD = f, d
+		}
+	}
+	return best
+}
+
+func editDistance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
+}

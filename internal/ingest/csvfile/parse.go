@@ -1,0 +1,151 @@
+package csvfile
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"sync/atomic"
+
+	"github.com/gocarina/gocsv"
+)
+
+// Parse reads a payment file from r as a stream and validates every row. It
+// calls onRow for each valid row and onFinding for each finding, in line
+// order, on the caller's goroutine; a row with findings never reaches onRow.
+// Either callback may be nil. When a callback returns an error, Parse stops
+// reading and returns that error; a callback that wants cancellation returns
+// ctx.Err().
+//
+// Parse returns a *FileError when r cannot be read as a payment file at all:
+// then the whole file is rejected, and rows already passed to onRow must be
+// discarded by the caller (a FileError may be found after many rows, for
+// example invalid UTF-8 on line 500000). An empty file and a file with a
+// header but no rows are FileErrors. Errors reading r are returned wrapped,
+// and are not FileErrors. A panic in a callback is repeated by Parse after
+// its reading goroutine has ended.
+//
+// Memory use does not grow with the file, apart from one small map entry per
+// row (a 64-bit hash and a line number) for duplicate detection.
+func Parse(r io.Reader, opts Options, onRow func(Payment) error, onFinding func(Finding) error) (Summary, error) {
+	ignore, err := opts.check()
+	if err != nil {
+		return Summary{}, err
+	}
+	br, lim, err := openInput(r, opts.maxRecordBytes())
+	if err != nil {
+		return Summary{}, err
+	}
+	cr := newCSVReader(br)
+	hdr, err := readHeader(cr, ignore)
+	if err != nil {
+		return Summary{}, fileOrIOError(err)
+	}
+	c := &consumer{v: newValidator(opts, len(hdr.index)), onRow: onRow, onFinding: onFinding}
+	dec := &decoder{cr: cr, lim: lim, hdr: hdr, maxBytes: opts.maxRecordBytes(), stop: &c.stop, nextLine: hdr.next}
+	err = gocsv.UnmarshalDecoderToCallback(dec, c.handle)
+	if c.panicked {
+		panic(c.panicValue)
+	}
+	switch {
+	case c.err != nil:
+		return c.sum, c.err
+	case err != nil:
+		return c.sum, fileOrIOError(err)
+	case c.sum.Rows == 0:
+		return c.sum, &FileError{Reason: "no rows: the file has a header row but no payments"}
+	}
+	logger(opts).Debug("parsed payment file", "rows", c.sum.Rows, "valid", c.sum.Valid, "invalid", c.sum.Invalid)
+	return c.sum, nil
+}
+
+func fileOrIOError(err error) error {
+	var fe *FileError
+	if errors.As(err, &fe) {
+		return fe
+	}
+	return fmt.Errorf("read payment file: %w", err)
+}
+
+func (o Options) check() (map[string]bool, error) {
+	if o.RunDate.IsZero() {
+		return nil, errors.New("csvfile: Options.RunDate is required to judge authorization dates")
+	}
+	if o.MaxRecordBytes < 0 {
+		return nil, fmt.Errorf("csvfile: Options.MaxRecordBytes %d is negative", o.MaxRecordBytes)
+	}
+	return ignoreSet(o.IgnoreColumns)
+}
+
+func (o Options) maxRecordBytes() int {
+	if o.MaxRecordBytes == 0 {
+		return DefaultMaxRecordBytes
+	}
+	return o.MaxRecordBytes
+}
+
+func logger(o Options) *slog.Logger {
+	if o.Logger == nil {
+		return slog.New(slog.DiscardHandler)
+	}
+	return o.Logger
+}
+
+// consumer receives the records gocsv decodes. Its handle method runs on the
+// goroutine that called Parse; stop is the only state it shares with the
+// decoder on gocsv's goroutine.
+type consumer struct {
+	v          *validator
+	onRow      func(Payment) error
+	onFinding  func(Finding) error
+	sum        Summary
+	stop       atomic.Bool
+	err        error
+	panicked   bool
+	panicValue any
+}
+
+// handle validates one record and calls back. After a callback failed or
+// panicked it only lets gocsv drain, so that gocsv's goroutine ends; Parse
+// then returns the error or repeats the panic.
+func (c *consumer) handle(rec *record) {
+	if c.stop.Load() {
+		return
+	}
+	defer func() {
+		if p := recover(); p != nil {
+			c.panicked, c.panicValue = true, p
+			c.stop.Store(true)
+		}
+	}()
+	m, ok := parseMeta(rec.Meta)
+	if !ok {
+		c.fail(errors.New("csvfile: gocsv lost the line column; was a gocsv global such as TagName or the header normalizer changed?"))
+		return
+	}
+	c.sum.Rows++
+	p, findings := c.v.check(rec, m)
+	if len(findings) > 0 {
+		c.sum.Invalid++
+		for _, f := range findings {
+			if c.onFinding != nil {
+				if err := c.onFinding(f); err != nil {
+					c.fail(err)
+					return
+				}
+			}
+		}
+		return
+	}
+	c.sum.Valid++
+	if c.onRow != nil {
+		if err := c.onRow(p); err != nil {
+			c.fail(err)
+		}
+	}
+}
+
+func (c *consumer) fail(err error) {
+	c.err = err
+	c.stop.Store(true)
+}

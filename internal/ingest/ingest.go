@@ -1,0 +1,256 @@
+// Package ingest is the pickup job: it takes payment files from the SFTP
+// inbox, validates every row, and records each accepted file as a batch in
+// the ledger, exactly once, whatever instant the process is killed at.
+//
+// The protocol, per file:
+//
+//  1. Wait until the file is stable (size and modification time unchanged
+//     for StableFor, measured on batchd's own clock so the server's clock
+//     does not matter) and not empty, or until "<name>.done" exists.
+//  2. Download it to the spool under a temporary name, fsync, rename, and
+//     hash it (SHA-256).
+//  3. Content already accepted is not ingested again: the file goes to
+//     the failed folder with a note naming the earlier file. The one
+//     exception is the crash case: the same name and content whose batch was
+//     committed but whose move never happened is simply archived.
+//  4. Parse and validate while loading rows into the ledger in chunks; the
+//     batch becomes visible to submit only when committed.
+//  5. Upload the rejects report, if any, then commit, then move the remote
+//     file to archive/YYYY-MM-DD/ (or to failed/ with <name>.error.txt).
+//
+// batchd never deletes a finance team's file, and a name clash in archive
+// or failed gets a suffix, never an overwrite.
+package ingest
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"path"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/batchd/batchd/internal/remote"
+	"github.com/batchd/batchd/internal/retry"
+	"github.com/batchd/batchd/internal/state"
+)
+
+// Remote is what the job needs of the SFTP server. *remote.Client has it.
+type Remote interface {
+	List(ctx context.Context, dir string) ([]remote.FileInfo, error)
+	Download(ctx context.Context, remotePath, localDir string) (local, sha256hex string, size int64, err error)
+	Upload(ctx context.Context, dir, name string, r io.Reader) error
+	Move(ctx context.Context, from, toDir, name string) (string, error)
+}
+
+var _ Remote = (*remote.Client)(nil)
+
+// Policies for files with invalid rows (ingest.on_invalid).
+const (
+	RejectFile = "reject_file" // nothing of the file is submitted
+	SkipRows   = "skip_rows"   // valid rows go on; invalid ones are reported
+)
+
+// Options configures the job; the fields mirror the sftp and ingest
+// sections of the configuration.
+type Options struct {
+	Inbox, Archive, Failed, Outbox string
+
+	Pattern       string        // path.Match pattern of file names (default *.csv)
+	StableFor     time.Duration // quiet time before a file is read (default 30s)
+	MaxWait       time.Duration // how long one run waits for files to settle (default 2×StableFor)
+	DoneMarker    bool          // read a file only once <name>.done exists
+	OnInvalid     string        // RejectFile (default) or SkipRows
+	IgnoreColumns []string
+	MaxFileBytes  int64 // larger files go to failed unread (0 = no limit)
+	TestMode      bool  // accept the sandbox's fixture routing number
+
+	Location   *time.Location // the run date for authorization_date and archive folders
+	SpoolDir   string         // local downloads
+	ReportsDir string         // local copies of rejects reports
+
+	Now    func() time.Time
+	Logger *slog.Logger
+}
+
+// Outcome says what happened to one file in one run; `batchd ingest`
+// prints one line per Outcome.
+type Outcome struct {
+	File     string
+	Rows     int
+	Valid    int
+	Rejected int
+	Outcome  string // accepted, accepted-with-rejects, rejected, unreadable, duplicate, too-large, recovered, waiting, error
+	Batch    uint64
+	Detail   string
+	MovedTo  string
+}
+
+// Job is the pickup job. It remembers, between runs, what it has seen of
+// each file so that a file is read only once it has stopped changing.
+type Job struct {
+	db   *state.DB
+	opts Options
+	log  *slog.Logger
+
+	mu   sync.Mutex
+	seen map[string]observation
+}
+
+type observation struct {
+	size  int64
+	mtime time.Time
+	since time.Time // on batchd's clock
+}
+
+// New returns a pickup job over db.
+func New(db *state.DB, opts Options) *Job {
+	if opts.Pattern == "" {
+		opts.Pattern = "*.csv"
+	}
+	if opts.StableFor <= 0 {
+		opts.StableFor = 30 * time.Second
+	}
+	if opts.MaxWait <= 0 {
+		opts.MaxWait = 2 * opts.StableFor
+	}
+	if opts.OnInvalid == "" {
+		opts.OnInvalid = RejectFile
+	}
+	if opts.Location == nil {
+		opts.Location = time.UTC
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	log := opts.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	return &Job{db: db, opts: opts, log: log, seen: map[string]observation{}}
+}
+
+// Run performs one pickup cycle. It waits up to MaxWait for files that are
+// still changing; those still changing after that are left for the next
+// run (Outcome "waiting"). An error means the cycle could not go on (SFTP
+// or state); outcomes of files already handled are returned with it.
+func (j *Job) Run(ctx context.Context, rem Remote) ([]Outcome, error) {
+	deadline := j.opts.Now().Add(j.opts.MaxWait)
+	done := map[string]bool{}
+	var out []Outcome
+	for {
+		ready, waiting, err := j.scan(ctx, rem, done)
+		if err != nil {
+			return out, err
+		}
+		for _, f := range ready {
+			o, err := j.process(ctx, rem, f)
+			done[f.Name] = true
+			out = append(out, o)
+			if err != nil {
+				return out, err
+			}
+		}
+		if len(waiting) == 0 || len(ready) > 0 {
+			if len(waiting) == 0 {
+				return out, nil
+			}
+			continue // handling files took time; look again before waiting
+		}
+		next := j.nextReady(waiting)
+		if next.After(deadline) {
+			for _, f := range waiting {
+				out = append(out, Outcome{File: f.Name, Outcome: "waiting", Detail: j.waitReason(f)})
+			}
+			return out, nil
+		}
+		if err := retry.Sleep(ctx, next.Sub(j.opts.Now())); err != nil {
+			return out, err
+		}
+	}
+}
+
+// scan lists the inbox and sorts candidates into ready and waiting.
+func (j *Job) scan(ctx context.Context, rem Remote, done map[string]bool) (ready, waiting []remote.FileInfo, err error) {
+	list, err := rem.List(ctx, j.opts.Inbox)
+	if err != nil {
+		return nil, nil, fmt.Errorf("list inbox %s: %w", j.opts.Inbox, err)
+	}
+	markers := map[string]bool{}
+	for _, f := range list {
+		if strings.HasSuffix(f.Name, ".done") {
+			markers[strings.TrimSuffix(f.Name, ".done")] = true
+		}
+	}
+	now := j.opts.Now()
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	present := map[string]bool{}
+	for _, f := range list {
+		if !j.candidate(f) || done[f.Name] {
+			continue
+		}
+		present[f.Name] = true
+		o, ok := j.seen[f.Name]
+		if !ok || o.size != f.Size || !o.mtime.Equal(f.ModTime) {
+			o = observation{size: f.Size, mtime: f.ModTime, since: now}
+			j.seen[f.Name] = o
+		}
+		stable := f.Size > 0 && now.Sub(o.since) >= j.opts.StableFor
+		if j.opts.DoneMarker {
+			stable = markers[f.Name]
+		}
+		if stable {
+			ready = append(ready, f)
+		} else {
+			waiting = append(waiting, f)
+		}
+	}
+	for name := range j.seen {
+		if !present[name] && !done[name] {
+			delete(j.seen, name) // gone from the inbox: forget it
+		}
+	}
+	sort.Slice(ready, func(a, b int) bool { return ready[a].Name < ready[b].Name })
+	return ready, waiting, nil
+}
+
+// candidate reports whether a listed entry is a payment file to consider.
+func (j *Job) candidate(f remote.FileInfo) bool {
+	if f.IsDir || strings.HasPrefix(f.Name, ".") || strings.HasSuffix(f.Name, ".done") {
+		return false
+	}
+	ok, _ := path.Match(j.opts.Pattern, f.Name)
+	return ok
+}
+
+func (j *Job) nextReady(waiting []remote.FileInfo) time.Time {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	var next time.Time
+	for _, f := range waiting {
+		t := j.seen[f.Name].since.Add(j.opts.StableFor)
+		if next.IsZero() || t.Before(next) {
+			next = t
+		}
+	}
+	if j.opts.DoneMarker || next.IsZero() {
+		// A marker can appear at any time; look again soon.
+		next = j.opts.Now().Add(j.opts.StableFor / 4)
+	}
+	return next
+}
+
+func (j *Job) waitReason(f remote.FileInfo) string {
+	switch {
+	case j.opts.DoneMarker:
+		return "waiting for " + f.Name + ".done"
+	case f.Size == 0:
+		return "empty so far; read once it has content and has been unchanged for " + j.opts.StableFor.String()
+	default:
+		return "still changing; read once unchanged for " + j.opts.StableFor.String()
+	}
+}

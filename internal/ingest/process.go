@@ -1,0 +1,189 @@
+package ingest
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path"
+	"path/filepath"
+	"strings"
+
+	"github.com/batchd/batchd/internal/ingest/csvfile"
+	"github.com/batchd/batchd/internal/remote"
+	"github.com/batchd/batchd/internal/state"
+)
+
+// process takes one stable file through download, dedup, parse, commit and
+// move. The returned error is for failures that should stop the run (SFTP,
+// state); a bad file is an Outcome, not an error.
+func (j *Job) process(ctx context.Context, rem Remote, f remote.FileInfo) (Outcome, error) {
+	o := Outcome{File: f.Name}
+	src := path.Join(j.opts.Inbox, f.Name)
+	if j.opts.MaxFileBytes > 0 && f.Size > j.opts.MaxFileBytes {
+		reason := fmt.Sprintf("the file is %d bytes; ingest.max_file_bytes allows %d. Split it into smaller files.", f.Size, j.opts.MaxFileBytes)
+		return j.fail(ctx, rem, o, "too-large", src, reason)
+	}
+	if err := os.MkdirAll(j.opts.SpoolDir, 0o700); err != nil {
+		return j.errored(o, fmt.Errorf("spool %s: %w", j.opts.SpoolDir, err))
+	}
+	local, sum, size, err := rem.Download(ctx, src, j.opts.SpoolDir)
+	if err != nil {
+		return j.errored(o, fmt.Errorf("download %s: %w", src, err))
+	}
+	defer os.Remove(local)
+
+	if known, err := j.db.File(sum); err == nil && known.Accepted {
+		return j.known(ctx, rem, o, src, known)
+	} else if err != nil && !errors.Is(err, state.ErrNotFound) {
+		return j.errored(o, err)
+	}
+	return j.load(ctx, rem, o, src, local, state.FileMeta{Name: f.Name, SHA256: sum, Size: size})
+}
+
+// known handles content the ledger has accepted before: the tail of a run
+// that crashed between commit and move, or a duplicate.
+func (j *Job) known(ctx context.Context, rem Remote, o Outcome, src string, f *state.File) (Outcome, error) {
+	o.Batch = f.BatchID
+	if f.Moved == "" && f.Name == o.File {
+		to, err := j.archive(ctx, rem, src, f.SHA256)
+		if err != nil {
+			return j.errored(o, err)
+		}
+		o.Outcome, o.MovedTo = "recovered", to
+		o.Detail = fmt.Sprintf("batch %d was committed before the last run stopped; archived now", f.BatchID)
+		j.log.Info("finished an interrupted pickup", "file", o.File, "batch", f.BatchID, "moved_to", to)
+		return o, nil
+	}
+	reason := fmt.Sprintf("duplicate: the same content was already ingested as %q on %s (batch %d); it was not ingested again",
+		f.Name, f.Seen.In(j.opts.Location).Format("2006-01-02 15:04 MST"), f.BatchID)
+	return j.fail(ctx, rem, o, "duplicate", src, reason)
+}
+
+// load parses the spooled file into a new batch and settles the file.
+func (j *Job) load(ctx context.Context, rem Remote, o Outcome, src, local string, meta state.FileMeta) (Outcome, error) {
+	loader, err := j.db.BeginBatch(meta)
+	if err != nil {
+		return j.errored(o, err)
+	}
+	o.Batch = loader.Batch().ID
+	rej, sum, perr := j.parse(local, loader)
+	defer os.Remove(rej)
+	o.Rows, o.Valid, o.Rejected = sum.Rows, sum.Valid, sum.Invalid
+
+	var ferr *csvfile.FileError
+	switch {
+	case errors.As(perr, &ferr):
+		if _, err := loader.Reject(sum.Rows, sum.Invalid, ferr.Error()); err != nil {
+			return j.errored(o, err)
+		}
+		return j.fail(ctx, rem, o, "unreadable", src, "the file cannot be read as a payment file: "+ferr.Error())
+	case perr != nil:
+		if err := loader.Abort(); err != nil {
+			perr = errors.Join(perr, err)
+		}
+		return j.errored(o, fmt.Errorf("read %s: %w", o.File, perr))
+	}
+
+	if sum.Invalid > 0 {
+		if err := j.deliverRejects(ctx, rem, rej, o); err != nil {
+			if aerr := loader.Abort(); aerr != nil {
+				err = errors.Join(err, aerr)
+			}
+			return j.errored(o, err)
+		}
+	}
+	if sum.Invalid > 0 && (j.opts.OnInvalid != SkipRows || sum.Valid == 0) {
+		reason := fmt.Sprintf("%d of %d rows are invalid, so nothing in this file was submitted (ingest.on_invalid: %s). "+
+			"Every problem is listed in %s. Fix the file and upload it again.",
+			sum.Invalid, sum.Rows, j.opts.OnInvalid, path.Join(j.opts.Outbox, rejectsName(o.File)))
+		if _, err := loader.Reject(sum.Rows, sum.Invalid, reason); err != nil {
+			return j.errored(o, err)
+		}
+		o.Valid = 0
+		return j.fail(ctx, rem, o, "rejected", src, reason)
+	}
+	if _, err := loader.Commit(sum.Rows, sum.Invalid); err != nil {
+		return j.errored(o, err)
+	}
+	o.Outcome = "accepted"
+	if sum.Invalid > 0 {
+		o.Outcome = "accepted-with-rejects"
+		o.Detail = fmt.Sprintf("%d invalid rows skipped; see %s", sum.Invalid, path.Join(j.opts.Outbox, rejectsName(o.File)))
+	}
+	to, err := j.archive(ctx, rem, src, meta.SHA256)
+	if err != nil {
+		return j.errored(o, err)
+	}
+	o.MovedTo = to
+	return o, nil
+}
+
+// archive moves a committed file to archive/YYYY-MM-DD/ and records where.
+func (j *Job) archive(ctx context.Context, rem Remote, src, sha string) (string, error) {
+	day := j.opts.Now().In(j.opts.Location).Format("2006-01-02")
+	name := path.Base(src)
+	to, err := rem.Move(ctx, src, path.Join(j.opts.Archive, day), name)
+	if err != nil {
+		return "", fmt.Errorf("archive %s: %w", src, err)
+	}
+	if j.opts.DoneMarker {
+		if _, err := rem.Move(ctx, src+".done", path.Join(j.opts.Archive, day), name+".done"); err != nil {
+			j.log.Warn("move done marker", "file", name, "err", err)
+		}
+	}
+	if err := j.db.FileMoved(sha, to); err != nil {
+		return to, err
+	}
+	return to, nil
+}
+
+// fail moves a file to the failed folder with <name>.error.txt beside it.
+func (j *Job) fail(ctx context.Context, rem Remote, o Outcome, outcome, src, reason string) (Outcome, error) {
+	o.Outcome, o.Detail = outcome, reason
+	to, err := rem.Move(ctx, src, j.opts.Failed, path.Base(src))
+	if err != nil {
+		return j.errored(o, fmt.Errorf("move %s to %s: %w", src, j.opts.Failed, err))
+	}
+	o.MovedTo = to
+	if j.opts.DoneMarker {
+		if _, err := rem.Move(ctx, src+".done", j.opts.Failed, path.Base(src)+".done"); err != nil {
+			j.log.Warn("move done marker", "file", o.File, "err", err)
+		}
+	}
+	note := fmt.Sprintf("batchd could not accept %s.\r\n\r\n%s\r\n", o.File, reason)
+	if err := rem.Upload(ctx, j.opts.Failed, path.Base(to)+".error.txt", strings.NewReader(note)); err != nil {
+		return j.errored(o, fmt.Errorf("write %s.error.txt: %w", to, err))
+	}
+	j.log.Warn("file not accepted", "file", o.File, "outcome", outcome, "moved_to", to, "reason", reason)
+	return o, nil
+}
+
+func (j *Job) errored(o Outcome, err error) (Outcome, error) {
+	o.Outcome, o.Detail = "error", err.Error()
+	return o, err
+}
+
+// deliverRejects keeps a local copy of the rejects report and uploads it
+// to the outbox (atomically: Upload writes a temporary name and renames).
+func (j *Job) deliverRejects(ctx context.Context, rem Remote, local string, o Outcome) error {
+	name := rejectsName(o.File)
+	keep := filepath.Join(j.opts.ReportsDir, "rejects", fmt.Sprintf("batch-%06d-%s", o.Batch, strings.ReplaceAll(name, "/", "_")))
+	if err := os.MkdirAll(filepath.Dir(keep), 0o750); err != nil {
+		return fmt.Errorf("keep rejects report: %w", err)
+	}
+	if err := copyFile(local, keep); err != nil {
+		return fmt.Errorf("keep rejects report: %w", err)
+	}
+	f, err := os.Open(local)
+	if err != nil {
+		return fmt.Errorf("upload rejects report: %w", err)
+	}
+	defer f.Close()
+	if err := rem.Upload(ctx, j.opts.Outbox, name, f); err != nil {
+		return fmt.Errorf("upload %s: %w", name, err)
+	}
+	return nil
+}
+
+func rejectsName(file string) string { return file + ".rejects.csv" }

@@ -1,0 +1,228 @@
+// Package metrics holds batchd's Prometheus collectors on a registry of its
+// own, so that nothing else linked into the binary can add to, or collide
+// with, what /metrics exposes.
+//
+// Every label value is a fixed name chosen by batchd: a job name, a row
+// state, an API operation such as "check.create", an outcome or an HTTP
+// status code. No label ever carries an account number, a key, file content,
+// a file name or a check id, because labels are kept forever by the
+// monitoring system and are readable by anyone who can read dashboards.
+//
+// All methods are safe for concurrent use, and all are no-ops on a nil
+// *Metrics, so that a package under test can be given no metrics at all.
+package metrics
+
+import (
+	"net/http"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+)
+
+// Namespace prefixes every metric name.
+const Namespace = "batchd"
+
+// apiBuckets spans a fast API answer to the 30s default request timeout.
+var apiBuckets = []float64{0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60}
+
+// jobBuckets spans an empty ingest poll to a reconcile of many pages.
+var jobBuckets = []float64{0.1, 0.5, 1, 5, 15, 30, 60, 120, 300, 600, 1800, 3600, 7200}
+
+// Metrics is batchd's set of collectors. Create it with New.
+type Metrics struct {
+	reg *prometheus.Registry
+
+	rows          *prometheus.GaugeVec
+	checksCreated prometheus.Counter
+	apiRequests   *prometheus.CounterVec
+	apiDuration   *prometheus.HistogramVec
+	apiThrottled  prometheus.Counter
+	apiRetries    *prometheus.CounterVec
+	jobDuration   *prometheus.HistogramVec
+	jobLastOK     *prometheus.GaugeVec
+	jobRuns       *prometheus.CounterVec
+	jobSkips      *prometheus.CounterVec
+	jobPanics     *prometheus.CounterVec
+	filesIngested prometheus.Counter
+	filesRejected prometheus.Counter
+
+	limiterRate atomic.Pointer[func() float64]
+
+	rowsMu    sync.Mutex
+	rowStates map[string]bool // states ever set, so a vanished state reads 0
+}
+
+// New returns a Metrics whose collectors, plus the Go runtime and process
+// collectors, are registered on a new private registry.
+func New() *Metrics {
+	m := &Metrics{reg: prometheus.NewRegistry(), rowStates: map[string]bool{}}
+	f := factory{m.reg}
+	m.rows = f.gaugeVec("rows", "Rows in the ledger by state.", "state")
+	m.checksCreated = f.counter("checks_created_total", "eChecks created (including ones found after a lost answer).")
+	m.apiRequests = f.counterVec("api_requests_total",
+		"eCheck API requests by operation and HTTP status code (\"error\" when no response arrived).", "endpoint", "code")
+	m.apiDuration = f.histogramVec("api_request_duration_seconds",
+		"Time from sending an eCheck API request to the end of its response.", apiBuckets, "endpoint")
+	m.apiThrottled = f.counter("api_throttled_total", "eCheck API answers with status 429 Too Many Requests.")
+	m.apiRetries = f.counterVec("api_retries_total", "eCheck API requests sent again after a temporary failure.", "endpoint")
+	m.jobDuration = f.histogramVec("job_duration_seconds", "Duration of job runs.", jobBuckets, "job")
+	m.jobLastOK = f.gaugeVec("job_last_success_timestamp_seconds",
+		"Unix time at which the last successful run of the job started.", "job")
+	m.jobRuns = f.counterVec("job_runs_total", "Finished job runs by outcome (ok, error, canceled, panic).", "job", "outcome")
+	m.jobSkips = f.counterVec("job_skipped_total", "Scheduled job runs skipped because the job was still running.", "job")
+	m.jobPanics = f.counterVec("job_panics_total", "Job runs that panicked (recovered).", "job")
+	m.filesIngested = f.counter("files_ingested_total", "Payment files whose rows were recorded.")
+	m.filesRejected = f.counter("files_rejected_total", "Payment files moved to the failed directory.")
+	m.reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+		Namespace: Namespace, Name: "api_limiter_rate",
+		Help: "Current request rate (per second) allowed by the adaptive API limiter.",
+	}, m.readLimiterRate))
+	m.reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	return m
+}
+
+// Handler serves the registry in the Prometheus exposition formats. A
+// collector that fails (the process collector cannot read all of /proc
+// under the systemd sandbox) loses its own series only, never the whole
+// scrape. A nil Metrics serves 404.
+func (m *Metrics) Handler() http.Handler {
+	if m == nil {
+		return http.NotFoundHandler()
+	}
+	return promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{Registry: m.reg, ErrorHandling: promhttp.ContinueOnError})
+}
+
+// Registry returns the private registry, for tests and for gathering.
+func (m *Metrics) Registry() *prometheus.Registry {
+	if m == nil {
+		return nil
+	}
+	return m.reg
+}
+
+// SetRows sets the row counts by state. A state set by an earlier call and
+// absent now reads 0, rather than keeping its old value or vanishing.
+func (m *Metrics) SetRows(byState map[string]int) {
+	if m == nil {
+		return
+	}
+	m.rowsMu.Lock()
+	defer m.rowsMu.Unlock()
+	for state := range m.rowStates {
+		if _, ok := byState[state]; !ok {
+			m.rows.WithLabelValues(state).Set(0)
+		}
+	}
+	for state, n := range byState {
+		m.rowStates[state] = true
+		m.rows.WithLabelValues(state).Set(float64(n))
+	}
+}
+
+// ChecksCreated adds n created eChecks.
+func (m *Metrics) ChecksCreated(n int) {
+	if m == nil || n <= 0 {
+		return
+	}
+	m.checksCreated.Add(float64(n))
+}
+
+// ObserveAPI records one API request. Its signature matches the eCheck
+// client's Options.Observe hook. endpoint must be a fixed operation name;
+// status 0 (no response) is recorded as code "error". A 429 also counts in
+// batchd_api_throttled_total, so callers do not count 429s themselves.
+func (m *Metrics) ObserveAPI(endpoint string, status int, d time.Duration) {
+	if m == nil {
+		return
+	}
+	code := "error"
+	if status > 0 {
+		code = strconv.Itoa(status)
+	}
+	m.apiRequests.WithLabelValues(endpoint, code).Inc()
+	m.apiDuration.WithLabelValues(endpoint).Observe(d.Seconds())
+	if status == http.StatusTooManyRequests {
+		m.apiThrottled.Inc()
+	}
+}
+
+// APIRetry counts one request about to be sent again after a temporary
+// failure of the operation endpoint.
+func (m *Metrics) APIRetry(endpoint string) {
+	if m == nil {
+		return
+	}
+	m.apiRetries.WithLabelValues(endpoint).Inc()
+}
+
+// SetLimiterRate makes batchd_api_limiter_rate read rate at every scrape
+// (for example throttle.Limiter.Rate). Until it is set the gauge reads 0.
+// rate must be cheap and safe for concurrent use.
+func (m *Metrics) SetLimiterRate(rate func() float64) {
+	if m == nil {
+		return
+	}
+	m.limiterRate.Store(&rate)
+}
+
+func (m *Metrics) readLimiterRate() float64 {
+	if f := m.limiterRate.Load(); f != nil && *f != nil {
+		return (*f)()
+	}
+	return 0
+}
+
+// ObserveJob records one finished job run: its outcome and duration.
+func (m *Metrics) ObserveJob(job, outcome string, d time.Duration) {
+	if m == nil {
+		return
+	}
+	m.jobRuns.WithLabelValues(job, outcome).Inc()
+	m.jobDuration.WithLabelValues(job).Observe(d.Seconds())
+}
+
+// SetJobLastSuccess sets the start time of the job's last successful run.
+func (m *Metrics) SetJobLastSuccess(job string, at time.Time) {
+	if m == nil || at.IsZero() {
+		return
+	}
+	m.jobLastOK.WithLabelValues(job).Set(float64(at.UnixNano()) / 1e9)
+}
+
+// JobSkipped counts a scheduled run not started because the job was still
+// running.
+func (m *Metrics) JobSkipped(job string) {
+	if m == nil {
+		return
+	}
+	m.jobSkips.WithLabelValues(job).Inc()
+}
+
+// JobPanicked counts a job run that panicked.
+func (m *Metrics) JobPanicked(job string) {
+	if m == nil {
+		return
+	}
+	m.jobPanics.WithLabelValues(job).Inc()
+}
+
+// FilesIngested adds n payment files whose rows were recorded.
+func (m *Metrics) FilesIngested(n int) {
+	if m == nil || n <= 0 {
+		return
+	}
+	m.filesIngested.Add(float64(n))
+}
+
+// FilesRejected adds n payment files moved to the failed directory.
+func (m *Metrics) FilesRejected(n int) {
+	if m == nil || n <= 0 {
+		return
+	}
+	m.filesRejected.Add(float64(n))
+}

@@ -1,0 +1,102 @@
+package metrics
+
+import (
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+)
+
+// scrape returns the text exposition of m.
+func scrape(t *testing.T, m *Metrics) string {
+	t.Helper()
+	rec := httptest.NewRecorder()
+	m.Handler().ServeHTTP(rec, httptest.NewRequest("GET", "/metrics", nil))
+	if rec.Code != http.StatusOK {
+		t.Fatalf("scrape status %d", rec.Code)
+	}
+	b, _ := io.ReadAll(rec.Body)
+	return string(b)
+}
+
+func TestMetricsExposition(t *testing.T) {
+	t.Parallel()
+	m := New()
+	m.SetRows(map[string]int{"pending": 5, "in_doubt": 2})
+	m.SetRows(map[string]int{"pending": 3, "created": 4}) // in_doubt vanished
+	m.ChecksCreated(4)
+	m.ObserveAPI("check.create", 200, 120*time.Millisecond)
+	m.ObserveAPI("check.create", 429, 10*time.Millisecond)
+	m.ObserveAPI("check.list", 0, time.Second)
+	m.APIRetry("check.create")
+	rate := 7.5
+	m.SetLimiterRate(func() float64 { return rate })
+	m.ObserveJob("ingest", "ok", 2*time.Second)
+	m.SetJobLastSuccess("ingest", time.Unix(1700000000, 0))
+	m.JobSkipped("ingest")
+	m.JobPanicked("submit")
+	m.FilesIngested(2)
+	m.FilesRejected(1)
+
+	body := scrape(t, m)
+	for _, want := range []string{
+		`batchd_rows{state="pending"} 3`,
+		`batchd_rows{state="created"} 4`,
+		`batchd_rows{state="in_doubt"} 0`,
+		`batchd_checks_created_total 4`,
+		`batchd_api_requests_total{code="200",endpoint="check.create"} 1`,
+		`batchd_api_requests_total{code="429",endpoint="check.create"} 1`,
+		`batchd_api_requests_total{code="error",endpoint="check.list"} 1`,
+		`batchd_api_request_duration_seconds_count{endpoint="check.create"} 2`,
+		`batchd_api_throttled_total 1`,
+		`batchd_api_retries_total{endpoint="check.create"} 1`,
+		`batchd_api_limiter_rate 7.5`,
+		`batchd_job_runs_total{job="ingest",outcome="ok"} 1`,
+		`batchd_job_duration_seconds_sum{job="ingest"} 2`,
+		`batchd_job_last_success_timestamp_seconds{job="ingest"} 1.7e+09`,
+		`batchd_job_skipped_total{job="ingest"} 1`,
+		`batchd_job_panics_total{job="submit"} 1`,
+		`batchd_files_ingested_total 2`,
+		`batchd_files_rejected_total 1`,
+		`process_start_time_seconds`,
+	} {
+		if !strings.Contains(body, want) {
+			t.Errorf("exposition lacks %q", want)
+		}
+	}
+}
+
+func TestRegistriesArePrivate(t *testing.T) {
+	t.Parallel()
+	a, b := New(), New() // a shared registry would panic on duplicate registration
+	a.FilesIngested(3)
+	if strings.Contains(scrape(t, b), "batchd_files_ingested_total 3") {
+		t.Error("two Metrics share collectors")
+	}
+}
+
+func TestNilMetricsIsNoOp(t *testing.T) {
+	t.Parallel()
+	var m *Metrics
+	m.SetRows(map[string]int{"pending": 1})
+	m.ChecksCreated(1)
+	m.ObserveAPI("check.create", 200, time.Second)
+	m.APIRetry("check.create")
+	m.SetLimiterRate(func() float64 { return 1 })
+	m.ObserveJob("ingest", "ok", time.Second)
+	m.SetJobLastSuccess("ingest", time.Now())
+	m.JobSkipped("ingest")
+	m.JobPanicked("ingest")
+	m.FilesIngested(1)
+	m.FilesRejected(1)
+	if m.Registry() != nil {
+		t.Error("nil Metrics has a registry")
+	}
+	rec := httptest.NewRecorder()
+	m.Handler().ServeHTTP(rec, httptest.NewRequest("GET", "/metrics", nil))
+	if rec.Code != http.StatusNotFound {
+		t.Errorf("nil Metrics handler = %d, want 404", rec.Code)
+	}
+}

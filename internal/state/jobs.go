@@ -1,0 +1,43 @@
+package state
+
+import (
+	"fmt"
+	"time"
+
+	bolt "go.etcd.io/bbolt"
+)
+
+// LastSuccess returns when the named job last ran successfully, so that a
+// daemon started after a missed run can catch it up.
+func (d *DB) LastSuccess(job string) (time.Time, bool, error) {
+	var (
+		at time.Time
+		ok bool
+	)
+	err := d.bolt.View(func(tx *bolt.Tx) error {
+		raw := tx.Bucket(bucketJobs).Get([]byte(job))
+		if raw == nil {
+			return nil
+		}
+		ok = true
+		return at.UnmarshalText(raw)
+	})
+	if err != nil {
+		return time.Time{}, false, fmt.Errorf("last success of %s: %w", job, err)
+	}
+	return at, ok, nil
+}
+
+// RecordSuccess stores the start time of the named job's latest successful
+// run.
+func (d *DB) RecordSuccess(job string, at time.Time) error {
+	raw, err := at.UTC().MarshalText()
+	if err != nil {
+		return err
+	}
+	err = d.update(func(tx *bolt.Tx) error { return tx.Bucket(bucketJobs).Put([]byte(job), raw) })
+	if err != nil {
+		return fmt.Errorf("record success of %s: %w", job, err)
+	}
+	return nil
+}
