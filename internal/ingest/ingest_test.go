@@ -55,7 +55,7 @@ func TestRejectFilePolicy(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if out[0].Outcome != "rejected" || out[0].Rejected != 1 || out[0].Valid != 0 {
+		if out[0].Outcome != "rejected" || out[0].Rejected != 1 || out[0].Valid != 1 {
 			t.Fatalf("outcome %+v", out[0])
 		}
 		if r.pendingRows() != 0 {

@@ -100,7 +100,6 @@ func (j *Job) load(ctx context.Context, rem Remote, o Outcome, src, local string
 		if _, err := loader.Reject(sum.Rows, sum.Invalid, reason); err != nil {
 			return j.errored(o, err)
 		}
-		o.Valid = 0
 		return j.fail(ctx, rem, o, "rejected", src, reason)
 	}
 	if _, err := loader.Commit(sum.Rows, sum.Invalid); err != nil {

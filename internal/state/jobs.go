@@ -41,3 +41,13 @@ func (d *DB) RecordSuccess(job string, at time.Time) error {
 	}
 	return nil
 }
+
+// Ping checks that the database answers a read, for health checks.
+func (d *DB) Ping() error {
+	return d.bolt.View(func(tx *bolt.Tx) error {
+		if tx.Bucket(bucketMeta) == nil {
+			return fmt.Errorf("state %s: meta bucket missing", d.path)
+		}
+		return nil
+	})
+}

@@ -2,10 +2,10 @@ package submit
 
 import (
 	"bufio"
-	"net"
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"sync"

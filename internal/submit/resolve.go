@@ -150,6 +150,7 @@ func (r *Runner) listPage(ctx context.Context, p echeck.ListParams) (*echeck.Che
 		if attempt+1 >= r.opts.MaxAttempts {
 			return nil, fmt.Errorf("list checks labelled %q page %d: %d attempts: %w", p.Label, p.Page, attempt+1, err)
 		}
+		r.retried("check.list")
 		var wait time.Duration
 		var apiErr *echeck.Error
 		if errors.As(err, &apiErr) {

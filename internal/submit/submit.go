@@ -55,6 +55,7 @@ type Options struct {
 	Limiter      Pauser // optional; gets every Retry-After
 	Now          func() time.Time
 	Logger       *slog.Logger
+	OnRetry      func(endpoint string) // optional: counts retries for metrics
 }
 
 // ErrFatal is wrapped by Run when the API refused batchd itself (401/403):
@@ -112,12 +113,6 @@ func New(db *state.DB, api API, opts Options) *Runner {
 		void[r] = true
 	}
 	return &Runner{db: db, api: api, opts: opts, log: log, void: void}
-}
-
-// Progress is a snapshot for a progress line.
-type Progress struct {
-	Done      int64 // rows that reached a check or a rejection this run
-	Remaining int64 // open rows left (pending or in doubt)
 }
 
 // Done reports rows finished so far in this run; Progress displays use it.
@@ -233,4 +228,10 @@ func (r *Runner) hasPending() (bool, error) {
 func (r *Runner) skipped(k state.RowKey) bool {
 	_, ok := r.skip.Load(k)
 	return ok
+}
+
+func (r *Runner) retried(endpoint string) {
+	if r.opts.OnRetry != nil {
+		r.opts.OnRetry(endpoint)
+	}
 }

@@ -73,6 +73,7 @@ func (r *Runner) handleFailure(ctx context.Context, k state.RowKey, err error, a
 		return false
 	default: // Retryable: the service did not act on the request
 		r.release(k, "not processed: "+err.Error())
+		r.retried("check.create")
 		var wait time.Duration
 		if apiErr != nil {
 			wait = apiErr.RetryAfter

@@ -1,0 +1,41 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"text/tabwriter"
+
+	"github.com/batchd/batchd/internal/jobs"
+)
+
+func runIngest(ctx context.Context, env *environ, args []string) error {
+	fs := newFlags(env, "ingest", "[--config F]")
+	cfgPath := fs.String("config", "", "configuration file (default $BATCHD_CONFIG, else /etc/batchd/batchd.yaml)")
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	cfg, err := loadConfig(env, *cfgPath)
+	if err != nil {
+		return err
+	}
+	log := newLogger(env.stderr, cfg.Log.Level, cfg.Log.Format)
+	je, err := jobs.Open(cfg, log, jobs.Hooks{})
+	if err != nil {
+		return err
+	}
+	defer je.Close()
+	ctx, cancel := stopOnSignal(ctx, env, nil)
+	defer cancel()
+
+	outcomes, err := je.Ingest(ctx)
+	tw := tabwriter.NewWriter(env.stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "FILE\tROWS\tVALID\tREJECTED\tOUTCOME\tDETAIL")
+	for _, o := range outcomes {
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%s\t%s\n", o.File, o.Rows, o.Valid, o.Rejected, o.Outcome, o.Detail)
+	}
+	tw.Flush()
+	if len(outcomes) == 0 && err == nil {
+		fmt.Fprintln(env.stdout, "no files in", cfg.SFTP.Inbox)
+	}
+	return err
+}

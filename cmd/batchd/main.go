@@ -1,0 +1,165 @@
+// Command batchd picks up payment files from SFTP, validates them, submits
+// every valid row as an eCheck exactly once, reconciles the checks and
+// writes reports back. Run "batchd help" for the subcommands.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"golang.org/x/term"
+)
+
+// Exit codes, documented in the README.
+const (
+	exitOK          = 0
+	exitFailure     = 1 // config, SFTP, API or state failure; or validate found errors
+	exitUsage       = 2 // bad command line
+	exitInterrupted = 3 // stopped by a signal or --max-duration with work left
+)
+
+// errUsage marks a command-line mistake; the command has printed why.
+var errUsage = errors.New("usage")
+
+// errInterrupted marks a run that stopped before its work was done.
+var errInterrupted = errors.New("interrupted")
+
+// command is one subcommand. run gets the arguments after its name.
+type command struct {
+	name    string
+	summary string
+	run     func(ctx context.Context, env *environ, args []string) error
+}
+
+// environ is what every command may touch of the process, so that tests run
+// commands in-process with their own streams and environment.
+type environ struct {
+	stdout, stderr io.Writer
+	getenv         func(string) string
+	lookupEnv      func(string) (string, bool)
+	// signals delivers SIGINT/SIGTERM/SIGHUP to commands that handle
+	// them themselves (run, submit); nil in tests.
+	signals <-chan os.Signal
+	// exit ends the process at once (a second signal).
+	exit func(code int, sig os.Signal)
+}
+
+func commands() []command {
+	return []command{
+		{"demo", "run the whole job once against an in-process sandbox and SFTP server", runDemo},
+		{"run", "run the daemon: scheduled ingest, submit and reconcile", runDaemon},
+		{"ingest", "pick up new payment files from SFTP once", runIngest},
+		{"submit", "submit pending rows as eChecks", runSubmit},
+		{"reconcile", "reconcile checks and write the reports", runReconcile},
+		{"status", "list batches and their rows by state", runStatus},
+		{"validate", "check a payment file offline, as ingest would", runValidate},
+		{"sandbox", "serve an emulator of the eCheck API's test mode", runSandbox},
+		{"version", "print the version", runVersion},
+	}
+}
+
+func main() {
+	sigs := make(chan os.Signal, 2)
+	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
+	env := &environ{stdout: os.Stdout, stderr: os.Stderr, getenv: os.Getenv, lookupEnv: os.LookupEnv, signals: sigs,
+		exit: func(code int, sig os.Signal) {
+			fmt.Fprintf(os.Stderr, "batchd: second signal (%v): exiting now; rows in flight are looked up on the next start\n", sig)
+			os.Exit(code)
+		}}
+	os.Exit(Main(context.Background(), env, os.Args[1:]))
+}
+
+// Main runs one command line and returns the exit code.
+func Main(ctx context.Context, env *environ, args []string) int {
+	if len(args) == 0 || args[0] == "help" || args[0] == "-h" || args[0] == "--help" {
+		usage(env.stdout)
+		if len(args) == 0 {
+			return exitUsage
+		}
+		return exitOK
+	}
+	for _, c := range commands() {
+		if c.name != args[0] {
+			continue
+		}
+		err := c.run(ctx, env, args[1:])
+		switch {
+		case err == nil:
+			return exitOK
+		case errors.Is(err, flag.ErrHelp):
+			return exitOK
+		case errors.Is(err, errUsage):
+			return exitUsage
+		case errors.Is(err, errInterrupted):
+			fmt.Fprintf(env.stderr, "batchd %s: %v\n", c.name, err)
+			return exitInterrupted
+		default:
+			fmt.Fprintf(env.stderr, "batchd %s: %v\n", c.name, err)
+			return exitFailure
+		}
+	}
+	fmt.Fprintf(env.stderr, "batchd: unknown command %q\n\n", args[0])
+	usage(env.stderr)
+	return exitUsage
+}
+
+func usage(w io.Writer) {
+	fmt.Fprintln(w, "usage: batchd <command> [flags]\n\ncommands:")
+	for _, c := range commands() {
+		fmt.Fprintf(w, "  %-10s %s\n", c.name, c.summary)
+	}
+	fmt.Fprintln(w, "\nRun \"batchd <command> -h\" for a command's flags.")
+}
+
+// newFlags returns a FlagSet that reports errors to env.stderr and returns
+// them rather than exiting.
+func newFlags(env *environ, name, args string) *flag.FlagSet {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(env.stderr)
+	fs.Usage = func() {
+		fmt.Fprintf(env.stderr, "usage: batchd %s %s\n", name, args)
+		fs.PrintDefaults()
+	}
+	return fs
+}
+
+// parseFlags parses and maps a flag error to errUsage.
+func parseFlags(fs *flag.FlagSet, args []string) error {
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return err
+		}
+		return errUsage
+	}
+	if fs.NArg() > 0 && fs.Name() != "validate" {
+		fmt.Fprintf(fs.Output(), "batchd %s: unexpected argument %q\n", fs.Name(), fs.Arg(0))
+		return errUsage
+	}
+	return nil
+}
+
+// newLogger builds the process logger: JSON for journald (stderr not a
+// terminal), text for a person at a terminal, unless format forces one.
+func newLogger(w io.Writer, level, format string) *slog.Logger {
+	var lv slog.Level
+	if err := lv.UnmarshalText([]byte(level)); err != nil {
+		lv = slog.LevelInfo
+	}
+	opts := &slog.HandlerOptions{Level: lv}
+	if format == "text" || (format != "json" && isTerminal(w)) {
+		return slog.New(slog.NewTextHandler(w, opts))
+	}
+	return slog.New(slog.NewJSONHandler(w, opts))
+}
+
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	return ok && term.IsTerminal(int(f.Fd()))
+}

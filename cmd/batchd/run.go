@@ -1,0 +1,159 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"net"
+	"syscall"
+	"time"
+
+	"github.com/batchd/batchd/internal/config"
+	"github.com/batchd/batchd/internal/daemon"
+	"github.com/batchd/batchd/internal/jobs"
+	"github.com/batchd/batchd/internal/metrics"
+	"github.com/batchd/batchd/internal/state"
+)
+
+// runDaemon is `batchd run`: the scheduled daemon. It sends READY=1 only
+// after the ledger is open and rows left in flight are recovered, stops
+// gracefully on SIGTERM/SIGINT within shutdown_timeout (a second signal
+// exits at once), and reloads its schedules on SIGHUP.
+func runDaemon(ctx context.Context, env *environ, args []string) error {
+	fs := newFlags(env, "run", "[--config F]")
+	cfgPath := fs.String("config", "", "configuration file (default $BATCHD_CONFIG, else /etc/batchd/batchd.yaml)")
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	path := config.Path(*cfgPath, env.getenv)
+	cfg, err := loadConfig(env, *cfgPath)
+	if err != nil {
+		return err
+	}
+	log := newLogger(env.stderr, cfg.Log.Level, cfg.Log.Format)
+	m := metrics.New()
+	je, err := jobs.Open(cfg, log, jobs.Hooks{ObserveAPI: m.ObserveAPI, OnRetry: m.APIRetry})
+	if err != nil {
+		return err
+	}
+	defer je.Close()
+	m.SetLimiterRate(je.Limiter.Rate)
+	if n, err := je.DB.RecoverInFlight(); err != nil {
+		return err
+	} else if n > 0 {
+		log.Warn("rows were in flight when batchd last stopped; submit looks them up before any resend", "rows", n)
+	}
+
+	errs := daemon.NewErrorRecorder(nil)
+	var sched *daemon.Scheduler
+	build := func(c *config.Config) []daemon.Job {
+		s := jobs.Scheduled{Env: je, Metrics: m, Errors: errs, OnPending: func(ctx context.Context) {
+			daemon.RequestRun(ctx, "submit")
+		}}
+		return []daemon.Job{
+			{Name: "ingest", Spec: c.Schedule.Ingest, Run: s.Ingest},
+			{Name: "submit", Spec: c.Schedule.Submit, Run: s.Submit},
+			{Name: "reconcile", Spec: c.Schedule.Reconcile, Run: s.Reconcile},
+		}
+	}
+	sched, err = daemon.New(build(cfg), daemon.Options{
+		Location: cfg.Location(), Logger: log, Metrics: m,
+		LastSuccess: func(job string) (time.Time, bool) {
+			t, ok, err := je.DB.LastSuccess(job)
+			return t, ok && err == nil
+		},
+		RecordSuccess: je.DB.RecordSuccess,
+		Status:        func(context.Context) (any, error) { return jobs.StatusOf(je.DB) },
+		StatusNote:    func() string { return statusNote(je.DB) },
+		Notifier:      daemon.SystemdNotifier{Logger: log},
+	})
+	if err != nil {
+		return err
+	}
+	runCtx, stopRun := context.WithCancel(context.WithoutCancel(ctx))
+	defer stopRun()
+	if err := sched.Start(runCtx); err != nil {
+		return err
+	}
+	adminCtx, stopAdmin := context.WithCancel(runCtx)
+	defer stopAdmin()
+	if cfg.Admin.Listen != "" {
+		ln, err := net.Listen("tcp", cfg.Admin.Listen)
+		if err != nil {
+			sched.Stop(context.Background())
+			return fmt.Errorf("admin.listen %s: %w", cfg.Admin.Listen, err)
+		}
+		h := sched.AdminHandler(daemon.AdminOptions{Check: je.DB.Ping, Errors: errs})
+		go daemon.ServeListener(adminCtx, ln, h)
+		log.Info("admin server listening", "address", ln.Addr().String())
+	}
+	sched.Ready()
+	go sched.Watchdog(runCtx)
+	log.Info("batchd running", "config", path, "state", je.DB.Path(), "ingest", cfg.Schedule.Ingest,
+		"submit", cfg.Schedule.Submit, "reconcile", cfg.Schedule.Reconcile, "timezone", cfg.Schedule.Timezone)
+
+	return waitForStop(ctx, env, log, cfg, path, sched, build)
+}
+
+// waitForStop handles signals until a stop: SIGHUP reloads the schedules,
+// the first SIGTERM/SIGINT stops gracefully, a second one exits at once.
+func waitForStop(ctx context.Context, env *environ, log *slog.Logger, cfg *config.Config, path string,
+	sched *daemon.Scheduler, build func(*config.Config) []daemon.Job) error {
+	for {
+		var sig any
+		select {
+		case <-ctx.Done():
+			sig = "context"
+		case s := <-env.signals:
+			if s == syscall.SIGHUP {
+				reload(env, log, path, sched, build)
+				continue
+			}
+			sig = s
+		}
+		log.Info("stopping: no new runs; waiting for running jobs", "signal", fmt.Sprint(sig), "shutdown_timeout", cfg.ShutdownTimeout.String())
+		stopCtx, cancel := context.WithTimeout(context.Background(), cfg.ShutdownTimeout.Std())
+		done := make(chan error, 1)
+		go func() { done <- sched.Stop(stopCtx) }()
+		select {
+		case err := <-done:
+			cancel()
+			if err != nil {
+				log.Error("stop did not finish cleanly", "err", err)
+				return err
+			}
+			log.Info("batchd stopped")
+			return nil
+		case s := <-env.signals:
+			cancel()
+			env.exit(exitInterrupted, s)
+			return errInterrupted // reached only when exit returns (tests)
+		}
+	}
+}
+
+// reload re-reads the configuration on SIGHUP. Only the schedules take
+// effect without a restart; an invalid file is refused and the old
+// configuration stays.
+func reload(env *environ, log *slog.Logger, path string, sched *daemon.Scheduler, build func(*config.Config) []daemon.Job) {
+	c, err := config.Load(path, config.Env(env.lookupEnv))
+	if err != nil {
+		log.Error("SIGHUP: the new configuration is invalid; keeping the old one", "config", path, "err", err)
+		return
+	}
+	if err := sched.Reload(build(c)); err != nil {
+		log.Error("SIGHUP: schedules refused; keeping the old ones", "err", err)
+		return
+	}
+	log.Info("SIGHUP: schedules reloaded (other settings take effect at the next restart)",
+		"ingest", c.Schedule.Ingest, "submit", c.Schedule.Submit, "reconcile", c.Schedule.Reconcile)
+}
+
+// statusNote is the tail of systemd's STATUS= line.
+func statusNote(db *state.DB) string {
+	st, err := jobs.StatusOf(db)
+	if err != nil {
+		return "ledger unreadable"
+	}
+	return fmt.Sprintf("%d pending, %d in doubt", st.Rows[state.Pending], st.Rows[state.InDoubt])
+}

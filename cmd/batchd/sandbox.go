@@ -1,0 +1,83 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/batchd/batchd/internal/sandbox"
+)
+
+// keyList collects repeated --key flags.
+type keyList []sandbox.Key
+
+func (k *keyList) String() string { return fmt.Sprintf("%d keys", len(*k)) }
+
+func (k *keyList) Set(v string) error {
+	key, err := sandbox.ParseKey(v)
+	if err != nil {
+		return err
+	}
+	*k = append(*k, key)
+	return nil
+}
+
+func runSandbox(ctx context.Context, env *environ, args []string) error {
+	fs := newFlags(env, "sandbox", "[--listen 127.0.0.1:8080] [--key sk_test_…] [fault flags]")
+	listen := fs.String("listen", "127.0.0.1:8080", "address to serve on (port 0 picks a free port)")
+	var keys keyList
+	fs.Var(&keys, "key", "accepted API key, repeatable; `sk_test_x` or sk_test_x:basic (no fund-confirmation plan). Default: any sk_test_ key")
+	rateLimit := fs.Float64("rate-limit", 0, "requests per second per key; the excess gets 429 with Retry-After (0 = unlimited)")
+	latency := fs.Duration("latency", 0, "delay added to every request")
+	errorRate := fs.Float64("error-rate", 0, "fraction of /v1 requests answered 500 or 503 with no effect")
+	dropRate := fs.Float64("drop-rate", 0, "fraction of check creates stored and then answered by closing the connection")
+	seed := fs.Int64("seed", 1, "seed of the fault generator, to replay a run")
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	for _, f := range []struct {
+		name string
+		v    float64
+	}{{"error-rate", *errorRate}, {"drop-rate", *dropRate}} {
+		if f.v < 0 || f.v > 1 {
+			fmt.Fprintf(env.stderr, "batchd sandbox: --%s must be between 0 and 1\n", f.name)
+			return errUsage
+		}
+	}
+	log := newLogger(env.stderr, "info", "auto")
+	srv := sandbox.New(sandbox.Options{
+		Keys: keys, RateLimit: *rateLimit, Latency: *latency,
+		ErrorRate: *errorRate, DropRate: *dropRate, Seed: *seed, Logger: log,
+	})
+	ln, err := net.Listen("tcp", *listen)
+	if err != nil {
+		return fmt.Errorf("listen on %s: %w", *listen, err)
+	}
+	hs := &http.Server{Handler: srv, ReadHeaderTimeout: 10 * time.Second}
+	// The first line on stdout is the URL, so scripts and tests can read
+	// the port when --listen asked for port 0.
+	fmt.Fprintf(env.stdout, "http://%s\n", ln.Addr())
+	log.Info("sandbox serving the eCheck API test mode", "url", "http://"+ln.Addr().String(),
+		"keys", len(keys), "rate_limit", *rateLimit, "latency", *latency, "error_rate", *errorRate,
+		"drop_rate", *dropRate, "seed", *seed)
+
+	done := make(chan error, 1)
+	go func() { done <- hs.Serve(ln) }()
+	select {
+	case err := <-done:
+		return fmt.Errorf("serve: %w", err)
+	case <-ctx.Done():
+	case sig := <-env.signals:
+		log.Info("stopping sandbox", "signal", strings.ToUpper(sig.String()))
+	}
+	sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := hs.Shutdown(sctx); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		return fmt.Errorf("shutdown: %w", err)
+	}
+	return nil
+}

@@ -1,0 +1,49 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"text/tabwriter"
+
+	"github.com/batchd/batchd/internal/jobs"
+	"github.com/batchd/batchd/internal/state"
+)
+
+func runStatus(ctx context.Context, env *environ, args []string) error {
+	fs := newFlags(env, "status", "[--config F] [--json]")
+	cfgPath := fs.String("config", "", "configuration file (default $BATCHD_CONFIG, else /etc/batchd/batchd.yaml)")
+	asJSON := fs.Bool("json", false, "print JSON instead of a table")
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	cfg, err := loadConfig(env, *cfgPath)
+	if err != nil {
+		return err
+	}
+	db, err := state.Open(cfg.StateDir, state.Options{})
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	st, err := jobs.StatusOf(db)
+	if err != nil {
+		return err
+	}
+	if *asJSON {
+		enc := json.NewEncoder(env.stdout)
+		enc.SetIndent("", "  ")
+		return enc.Encode(st)
+	}
+	tw := tabwriter.NewWriter(env.stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "BATCH\tFILE\tSTATUS\tROWS\tINVALID\tPENDING\tIN_FLIGHT\tIN_DOUBT\tSUBMITTED\tREJECTED\tRESULTS")
+	for _, b := range st.Batches {
+		results := "-"
+		if b.ResultsReported != nil {
+			results = b.ResultsReported.Format("2006-01-02 15:04")
+		}
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%s\n", b.ID, b.File, b.Status, b.Rows, b.Invalid,
+			b.ByState[state.Pending], b.ByState[state.InFlight], b.ByState[state.InDoubt], b.ByState[state.Submitted], b.ByState[state.Rejected], results)
+	}
+	return tw.Flush()
+}

@@ -1,0 +1,68 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+
+	"github.com/batchd/batchd/internal/jobs"
+)
+
+func runSubmit(ctx context.Context, env *environ, args []string) error {
+	fs := newFlags(env, "submit", "[--config F] [--max-duration D]")
+	cfgPath := fs.String("config", "", "configuration file (default $BATCHD_CONFIG, else /etc/batchd/batchd.yaml)")
+	maxDur := fs.Duration("max-duration", 0, "stop gracefully after this long (0 = until done)")
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	cfg, err := loadConfig(env, *cfgPath)
+	if err != nil {
+		return err
+	}
+	log := newLogger(env.stderr, cfg.Log.Level, cfg.Log.Format)
+	je, err := jobs.Open(cfg, log, jobs.Hooks{})
+	if err != nil {
+		return err
+	}
+	defer je.Close()
+
+	ctx, cancel := stopOnSignal(ctx, env, func(sig os.Signal) {
+		log.Warn("stopping: no new creates; requests in flight finish (a second signal exits at once)", "signal", sig.String())
+	})
+	defer cancel()
+	ctx, cancelMax := withMaxDuration(ctx, *maxDur)
+	defer cancelMax()
+
+	run := je.Submitter()
+	total, err := run.OpenCount()
+	if err != nil {
+		return err
+	}
+	progCtx, stopProgress := context.WithCancel(context.Background())
+	progDone := make(chan struct{})
+	go func() {
+		defer close(progDone)
+		run.ShowProgress(progCtx, env.stderr, isTerminal(env.stderr), cfg.Submit.ProgressInterval.Std(), total)
+	}()
+	sum, runErr := run.Run(ctx)
+	stopProgress()
+	<-progDone
+
+	var delivered []string
+	if runErr == nil {
+		delivered, runErr = je.DeliverResults(context.WithoutCancel(ctx))
+	}
+	fmt.Fprintf(env.stdout, "created %d, rejected %d, voided %d, in doubt %d, pending %d, creates sent %d\n",
+		sum.Created, sum.Rejected, sum.Voided, sum.InDoubt, sum.Pending, sum.Attempts)
+	for _, name := range delivered {
+		fmt.Fprintf(env.stdout, "results report: %s\n", name)
+	}
+	log.Info("submit finished", "created", sum.Created, "rejected", sum.Rejected, "voided", sum.Voided,
+		"resent_after_lookup", sum.Resent, "in_doubt", sum.InDoubt, "pending", sum.Pending,
+		"creates_sent", sum.Attempts, "recovered_in_flight", sum.Recovered)
+	if errors.Is(runErr, context.Canceled) || errors.Is(runErr, context.DeadlineExceeded) {
+		return fmt.Errorf("%w: %d rows left pending, %d in doubt; run submit again to continue", errInterrupted, sum.Pending, sum.InDoubt)
+	}
+	return runErr
+}

@@ -1,0 +1,123 @@
+package demo
+
+import (
+	"bytes"
+	"context"
+	"encoding/csv"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/batchd/batchd/internal/money"
+	"github.com/batchd/batchd/internal/report"
+)
+
+// The embedded samples must be the files in testdata/demo, which the README
+// points finance users at.
+func TestSamplesMatchTestdata(t *testing.T) {
+	entries, err := Samples.ReadDir("samples")
+	if err != nil || len(entries) != 2 {
+		t.Fatalf("samples: %v %v", entries, err)
+	}
+	for _, e := range entries {
+		emb, _ := Samples.ReadFile("samples/" + e.Name())
+		disk, err := os.ReadFile(filepath.Join("..", "..", "testdata", "demo", e.Name()))
+		if err != nil || !bytes.Equal(emb, disk) {
+			t.Fatalf("samples/%s differs from testdata/demo/%s (%v): copy it again", e.Name(), e.Name(), err)
+		}
+	}
+}
+
+func readCSV(t *testing.T, path string) [][]string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	recs, err := csv.NewReader(strings.NewReader(strings.TrimPrefix(string(b), report.BOM))).ReadAll()
+	if err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+	return recs
+}
+
+func TestDemoRunsTheWholeJob(t *testing.T) {
+	var out bytes.Buffer
+	res, err := Run(context.Background(), Options{Dir: t.TempDir(), Out: &out})
+	if err != nil {
+		t.Fatalf("demo: %v\n%s", err, out.String())
+	}
+	text := out.String()
+	for _, want := range []string{"payroll-clean.csv", "accepted", "vendors-errors.csv", "rejected",
+		"20 checks created", "1 voided", "Checks by status:", "deposited", "total"} {
+		if !strings.Contains(text, want) {
+			t.Fatalf("summary lacks %q:\n%s", want, text)
+		}
+	}
+	entries, _ := os.ReadDir(res.Outbox)
+	var names []string
+	for _, e := range entries {
+		names = append(names, e.Name())
+	}
+	all := strings.Join(names, " ")
+	for _, want := range []string{"payroll-clean.csv.results.csv", "vendors-errors.csv.rejects.csv", "status-", "settlement-", "exceptions-"} {
+		if !strings.Contains(all, want) {
+			t.Fatalf("outbox %v lacks %s", names, want)
+		}
+	}
+
+	results := readCSV(t, filepath.Join(res.Outbox, "payroll-clean.csv.results.csv"))
+	if len(results) != 21 {
+		t.Fatalf("results report has %d lines, want header + 20", len(results))
+	}
+	rejects := readCSV(t, filepath.Join(res.Outbox, "vendors-errors.csv.rejects.csv"))
+	if len(rejects) != 5 {
+		t.Fatalf("rejects report has %d lines, want header + 4", len(rejects))
+	}
+
+	// The settlement grand total equals the status report's sum.
+	var status, settlement [][]string
+	for _, n := range names {
+		switch {
+		case strings.HasPrefix(n, "status-"):
+			status = readCSV(t, filepath.Join(res.Outbox, n))
+		case strings.HasPrefix(n, "settlement-"):
+			settlement = readCSV(t, filepath.Join(res.Outbox, n))
+		}
+	}
+	amountCol := indexOf(status[0], "amount")
+	var sum money.Cents
+	for _, rec := range status[1:] {
+		c, err := money.Parse(rec[amountCol])
+		if err != nil {
+			t.Fatal(err)
+		}
+		sum += c
+	}
+	var grand string
+	for _, rec := range settlement {
+		if rec[0] == "grand_total" {
+			grand = rec[len(rec)-1]
+		}
+	}
+	if grand != sum.String() || len(status) != 21 {
+		t.Fatalf("settlement grand total %q, status report sum %s over %d lines", grand, sum, len(status)-1)
+	}
+	// No full account number from the samples reaches any report.
+	for _, n := range names {
+		b, _ := os.ReadFile(filepath.Join(res.Outbox, n))
+		if strings.Contains(string(b), "11110000") {
+			t.Fatalf("%s contains a full account number", n)
+		}
+	}
+}
+
+func indexOf(header []string, name string) int {
+	for i, h := range header {
+		if h == name {
+			return i
+		}
+	}
+	return -1
+}

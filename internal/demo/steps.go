@@ -1,0 +1,127 @@
+package demo
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"sort"
+	"text/tabwriter"
+
+	"github.com/batchd/batchd/internal/jobs"
+	"github.com/batchd/batchd/internal/money"
+	"github.com/batchd/batchd/internal/state"
+)
+
+// steps runs the job the way a night of the daemon would, narrating.
+func steps(ctx context.Context, out io.Writer, je *jobs.Env, sbURL string) error {
+	fmt.Fprintln(out, "1. Ingest: pick up the files in the inbox, validate every row")
+	outcomes, err := je.Ingest(ctx)
+	if err != nil {
+		return fmt.Errorf("ingest: %w", err)
+	}
+	tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
+	for _, o := range outcomes {
+		fmt.Fprintf(tw, "   %s\t%d rows\t%d valid\t%d rejected\t%s\n", o.File, o.Rows, o.Valid, o.Rejected, o.Outcome)
+	}
+	tw.Flush()
+
+	fmt.Fprintln(out, "2. Submit: send each valid row as an eCheck, exactly once")
+	sum, delivered, err := je.Submit(ctx)
+	if err != nil {
+		return fmt.Errorf("submit: %w", err)
+	}
+	fmt.Fprintf(out, "   %d checks created, %d refused by the API, %d voided for their risk result (submit.void_on_risk: [Fail])\n",
+		sum.Created, sum.Rejected, sum.Voided)
+	for _, d := range delivered {
+		fmt.Fprintf(out, "   results report: %s\n", d)
+	}
+
+	ids, err := depositable(je.DB)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(out, "3. At the service: deposit %d checks (the dashboard's deposit action), then let 3 days pass\n", len(ids))
+	if err := sandboxPost(ctx, sbURL, "/_sandbox/deposit", map[string]any{"check_ids": ids}); err != nil {
+		return fmt.Errorf("deposit: %w", err)
+	}
+	if err := sandboxPost(ctx, sbURL, "/_sandbox/clock", map[string]any{"advance_days": 3}); err != nil {
+		return fmt.Errorf("advance clock: %w", err)
+	}
+
+	fmt.Fprintln(out, "4. Reconcile: list the checks, record each status, write the reports")
+	rs, err := je.Reconcile(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("reconcile: %w", err)
+	}
+	fmt.Fprintf(out, "   %d checks listed, %d status changes recorded, %d exceptions\n",
+		rs.ChecksSeen, rs.StatusChanges, rs.Unknown+rs.Missing+rs.Mismatched+rs.Stuck+rs.InDoubt)
+	for _, r := range rs.Reports {
+		fmt.Fprintf(out, "   report: %s\n", r)
+	}
+	return summary(out, je.DB)
+}
+
+// depositable picks every other check still in process, oldest first.
+func depositable(db *state.DB) ([]string, error) {
+	var ids []string
+	i := 0
+	err := db.TrackedRows(func(r *state.Row) (bool, error) {
+		if r.CheckStatus == "in_process" {
+			if i%2 == 0 {
+				ids = append(ids, r.CheckID)
+			}
+			i++
+		}
+		return true, nil
+	})
+	return ids, err
+}
+
+// summary prints checks and amounts by status, in exact cents.
+func summary(out io.Writer, db *state.DB) error {
+	type tally struct {
+		n   int
+		sum money.Cents
+	}
+	by := map[string]*tally{}
+	bs, err := db.Batches()
+	if err != nil {
+		return err
+	}
+	for _, b := range bs {
+		err := db.Rows(b.ID, func(r *state.Row) (bool, error) {
+			status := r.CheckStatus
+			if r.State != state.Submitted {
+				status = string(r.State)
+			}
+			t := by[status]
+			if t == nil {
+				t = &tally{}
+				by[status] = t
+			}
+			t.n++
+			s, err := t.sum.Add(r.Payment.Amount)
+			t.sum = s
+			return err == nil, err
+		})
+		if err != nil {
+			return err
+		}
+	}
+	keys := make([]string, 0, len(by))
+	for k := range by {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	fmt.Fprintln(out, "\nChecks by status:")
+	tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', tabwriter.AlignRight)
+	var total money.Cents
+	n := 0
+	for _, k := range keys {
+		fmt.Fprintf(tw, "   %s\t%d\t%s\t\n", k, by[k].n, by[k].sum)
+		total, _ = total.Add(by[k].sum)
+		n += by[k].n
+	}
+	fmt.Fprintf(tw, "   total\t%d\t%s\t\n", n, total)
+	return tw.Flush()
+}

@@ -1,0 +1,108 @@
+package jobs
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/batchd/batchd/internal/metrics"
+)
+
+// Recorder keeps the last error of each outside dependency for /healthz.
+// *daemon.ErrorRecorder has it.
+type Recorder interface {
+	Record(source string, err error)
+	Clear(source string)
+}
+
+// Scheduled adapts the jobs to the daemon: each returns the one-line
+// summary the scheduler logs, updates metrics, and records SFTP and API
+// errors for the health endpoint.
+type Scheduled struct {
+	Env     *Env
+	Metrics *metrics.Metrics // may be nil
+	Errors  Recorder
+	// OnPending is called when an ingest committed rows, so the daemon can
+	// start a submit at once.
+	OnPending func(ctx context.Context)
+}
+
+// Ingest is the scheduled pickup.
+func (s Scheduled) Ingest(ctx context.Context) (string, error) {
+	out, err := s.Env.Ingest(ctx)
+	s.note("sftp", err)
+	var accepted, rejected, rows int
+	var waiting []string
+	for _, o := range out {
+		switch o.Outcome {
+		case "accepted", "accepted-with-rejects", "recovered":
+			accepted++
+			rows += o.Valid
+		case "waiting":
+			waiting = append(waiting, o.File)
+		case "error":
+		default:
+			rejected++
+		}
+	}
+	s.Metrics.FilesIngested(accepted)
+	s.Metrics.FilesRejected(rejected)
+	s.rows()
+	if rows > 0 && s.OnPending != nil {
+		s.OnPending(ctx)
+	}
+	sum := fmt.Sprintf("%d files accepted (%d rows), %d not accepted", accepted, rows, rejected)
+	if len(waiting) > 0 {
+		sum += fmt.Sprintf(", %d still arriving (%s)", len(waiting), strings.Join(waiting, ", "))
+	}
+	return sum, err
+}
+
+// Submit is the scheduled submit.
+func (s Scheduled) Submit(ctx context.Context) (string, error) {
+	sum, delivered, err := s.Env.Submit(ctx)
+	s.note("api", err)
+	s.Metrics.ChecksCreated(sum.Created)
+	s.rows()
+	return fmt.Sprintf("created %d, rejected %d, voided %d, in doubt %d, pending %d, %d results reports",
+		sum.Created, sum.Rejected, sum.Voided, sum.InDoubt, sum.Pending, len(delivered)), err
+}
+
+// Reconcile is the scheduled reconcile over the default window.
+func (s Scheduled) Reconcile(ctx context.Context) (string, error) {
+	sum, err := s.Env.Reconcile(ctx, nil)
+	s.note("api", err)
+	s.rows()
+	if sum == nil {
+		return "", err
+	}
+	return fmt.Sprintf("window %s: %d checks seen, %d status changes, %d unknown, %d missing, %d mismatched, %d stuck, %d in doubt",
+		sum.Window, sum.ChecksSeen, sum.StatusChanges, sum.Unknown, sum.Missing, sum.Mismatched, sum.Stuck, sum.InDoubt), err
+}
+
+func (s Scheduled) note(source string, err error) {
+	if s.Errors == nil {
+		return
+	}
+	if err != nil {
+		s.Errors.Record(source, err)
+	} else {
+		s.Errors.Clear(source)
+	}
+}
+
+// rows refreshes the rows-by-state gauge from the ledger.
+func (s Scheduled) rows() {
+	if s.Metrics == nil {
+		return
+	}
+	st, err := StatusOf(s.Env.DB)
+	if err != nil {
+		return
+	}
+	m := map[string]int{}
+	for k, n := range st.Rows {
+		m[string(k)] = n
+	}
+	s.Metrics.SetRows(m)
+}

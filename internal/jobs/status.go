@@ -1,0 +1,49 @@
+package jobs
+
+import (
+	"time"
+
+	"github.com/batchd/batchd/internal/state"
+)
+
+// Status is the ledger at a glance: what `batchd status --json` prints and
+// what the admin server's /v1/status serves.
+type Status struct {
+	Batches []BatchStatus          `json:"batches"`
+	Rows    map[state.RowState]int `json:"rows"` // totals over all batches
+}
+
+// BatchStatus is one batch's line in Status.
+type BatchStatus struct {
+	ID              uint64                 `json:"id"`
+	File            string                 `json:"file"`
+	Status          state.BatchStatus      `json:"status"`
+	Created         time.Time              `json:"created"`
+	Rows            int                    `json:"rows"`
+	Invalid         int                    `json:"invalid"`
+	ByState         map[state.RowState]int `json:"by_state"`
+	ResultsReported *time.Time             `json:"results_reported,omitempty"`
+	Note            string                 `json:"note,omitempty"`
+}
+
+// StatusOf reads the ledger's batches and their row counts.
+func StatusOf(db *state.DB) (Status, error) {
+	bs, err := db.Batches()
+	if err != nil {
+		return Status{}, err
+	}
+	st := Status{Batches: []BatchStatus{}, Rows: map[state.RowState]int{}}
+	for _, b := range bs {
+		s := BatchStatus{ID: b.ID, File: b.File, Status: b.Status, Created: b.Created,
+			Rows: b.Rows, Invalid: b.Invalid, ByState: b.Counts, Note: b.Note}
+		if !b.ResultsReported.IsZero() {
+			t := b.ResultsReported
+			s.ResultsReported = &t
+		}
+		for k, n := range b.Counts {
+			st.Rows[k] += n
+		}
+		st.Batches = append(st.Batches, s)
+	}
+	return st, nil
+}
