@@ -8,8 +8,8 @@ package jobs
 import (
 	"context"
 	"errors"
-	"io"
 	"fmt"
+	"io"
 	"log/slog"
 	"path/filepath"
 	"time"

@@ -1,0 +1,178 @@
+package sandbox
+
+import (
+	"encoding/json"
+	"net/http"
+	"strings"
+	"time"
+)
+
+// processingDays is how many full business days a check stays in_process.
+const processingDays = 2
+
+// maxAdvanceDays bounds one clock advance, to keep dates in range.
+const maxAdvanceDays = 3650
+
+// dueAt returns when a check created at created leaves in_process: at
+// midnight UTC of the third business day after its creation day, that is
+// once it is more than two business days old. Business days are Monday
+// to Friday; holidays are not observed. Created on a Monday, a check moves
+// on on Thursday; created on a Friday or over the weekend, on Wednesday.
+// dueAt never decreases as created increases, which lets settle walk the
+// creation-ordered slice from the front.
+func dueAt(created time.Time) time.Time {
+	d := dateOf(created)
+	for n := 0; n <= processingDays; {
+		d = d.AddDate(0, 0, 1)
+		if wd := d.Weekday(); wd != time.Saturday && wd != time.Sunday {
+			n++
+		}
+	}
+	return d
+}
+
+// settle moves every in_process check whose processing time has passed at
+// now to printed, or to failed when its risk is Fail. It must be called
+// with ks.mu held, before any read or change of the key's checks, so that
+// every answer sees the same lifecycle. Because checks are kept in creation
+// order and dueAt is monotone, due checks form a prefix of ks.checks; the
+// cursor ks.settled makes the cost amortised constant per check.
+func (ks *keyState) settle(now time.Time) {
+	for ks.settled < len(ks.checks) {
+		c := ks.checks[ks.settled]
+		if now.Before(c.due) {
+			return
+		}
+		if c.status == statusInProcess {
+			if c.verdict.Risk == riskFail {
+				c.status = statusFailed
+			} else {
+				c.status = statusPrinted
+			}
+		}
+		ks.settled++
+	}
+}
+
+// clockBody answers the clock endpoints.
+type clockBody struct {
+	Success bool   `json:"success"`
+	Now     string `json:"now"`
+}
+
+// getClock answers the key's sandbox time.
+func (s *Server) getClock(w http.ResponseWriter, _ *http.Request, ks *keyState, _ string) *apiError {
+	writeJSON(w, http.StatusOK, clockBody{Success: true, Now: s.keyNow(ks).Format(timeLayout)})
+	return nil
+}
+
+// advanceClock moves the key's sandbox clock advance_days days forward and
+// applies the lifecycle at the new time.
+func (s *Server) advanceClock(w http.ResponseWriter, r *http.Request, ks *keyState, _ string) *apiError {
+	p, aerr := readBody(w, r, s.opts.MaxBodyBytes)
+	if aerr != nil {
+		return aerr
+	}
+	f := &fields{p: p}
+	n, ok := f.integer("advance_days", 0, maxAdvanceDays)
+	if f.err != nil {
+		return f.err
+	}
+	if !ok {
+		return badField("advance_days", "required")
+	}
+	ks.mu.Lock()
+	ks.offsetDays.Add(n)
+	now := s.keyNow(ks)
+	ks.settle(now)
+	ks.mu.Unlock()
+	writeJSON(w, http.StatusOK, clockBody{Success: true, Now: now.Format(timeLayout)})
+	return nil
+}
+
+// depositBody answers /_sandbox/deposit.
+type depositBody struct {
+	Success   bool          `json:"success"`
+	Deposited []string      `json:"deposited"`
+	Skipped   []skippedItem `json:"skipped"`
+}
+
+// skippedItem is a check that could not be deposited, with its status.
+type skippedItem struct {
+	CheckID string `json:"check_id"`
+	Status  string `json:"status"`
+}
+
+// deposit marks checks deposited, as the sandbox dashboard's deposit
+// action does. Checks in_process or printed become deposited; others keep
+// their status and are listed as skipped. An id the key does not own makes
+// the whole request 404 with no change.
+func (s *Server) deposit(w http.ResponseWriter, r *http.Request, ks *keyState, _ string) *apiError {
+	p, aerr := readBody(w, r, s.opts.MaxBodyBytes)
+	if aerr != nil {
+		return aerr
+	}
+	ids, aerr := stringList(p, "check_ids")
+	if aerr != nil {
+		return aerr
+	}
+	ks.mu.Lock()
+	defer ks.mu.Unlock()
+	ks.settle(s.keyNow(ks))
+	for _, id := range ids {
+		if ks.byID[id] == nil {
+			return errorf(http.StatusNotFound, "check_ids: no check %.36q", id)
+		}
+	}
+	out := depositBody{Success: true, Deposited: []string{}, Skipped: []skippedItem{}}
+	for _, id := range ids {
+		c := ks.byID[id]
+		if c.status == statusInProcess || c.status == statusPrinted {
+			c.status = statusDeposited
+			out.Deposited = append(out.Deposited, id)
+		} else {
+			out.Skipped = append(out.Skipped, skippedItem{id, c.status})
+		}
+	}
+	writeJSON(w, http.StatusOK, out)
+	return nil
+}
+
+// stringList reads a non-empty list of strings: a JSON array, or repeated
+// (or comma-separated) form values under name or name[].
+func stringList(p params, name string) ([]string, *apiError) {
+	var out []string
+	if p.js != nil {
+		v, ok := p.get(name)
+		if !ok {
+			return nil, badField(name, "required")
+		}
+		if err := json.Unmarshal(v.raw, &out); err != nil {
+			return nil, badField(name, "must be an array of strings")
+		}
+	} else {
+		for _, v := range append(p.form[name], p.form[name+"[]"]...) {
+			for _, id := range strings.Split(v, ",") {
+				out = append(out, strings.TrimSpace(id))
+			}
+		}
+	}
+	out = dedupe(out)
+	if len(out) == 0 {
+		return nil, badField(name, "required")
+	}
+	return out, nil
+}
+
+// dedupe drops empty and repeated entries, keeping first occurrences.
+func dedupe(in []string) []string {
+	seen := make(map[string]bool, len(in))
+	out := in[:0]
+	for _, s := range in {
+		if s != "" && !seen[s] {
+			seen[s] = true
+			out = append(out, s)
+		}
+	}
+	return out
+}

@@ -1,0 +1,77 @@
+package sandbox
+
+import (
+	"encoding/json"
+	"net/http"
+	"net/url"
+	"testing"
+)
+
+// FuzzCreate sends arbitrary bodies under arbitrary content types to the
+// create endpoint. Whatever arrives, the answer is a JSON envelope with a
+// status below 500, and the handler never panics.
+func FuzzCreate(f *testing.F) {
+	valid, _ := json.Marshal(validCheck())
+	seeds := []struct{ ctype, body string }{
+		{typeJSON, string(valid)},
+		{"", string(valid)},
+		{typeForm, "amount=5.00&memo=Rent&name=Bob&email=b%40x.io&bank_routing=999900001&bank_account=1111000008"},
+		{typeJSON, `{"amount":"1e999999999","memo":"m","name":"n","email":"a@b","bank_routing":"999900001","bank_account":"1111000001"}`},
+		{typeJSON, `{"amount":-0.0,"number":1e3,"recurring":"1","recurring_cycle":"day"}`},
+		{typeJSON, `{"amount":{"x":1},"memo":[1],"verify_before_save":"TRUE","fund_confirmation":null}`},
+		{typeJSON, `{"token":"` + strSeq(36) + `","store":"s","amount":1,"memo":"m","name":"n","email":"a@b"}`},
+		{typeJSON, `{"authorization_date":"9999-99-99","amount":"0.001"}`},
+		{typeJSON, `{"memo":"\ud800","name":"\u0000"}`},
+		{typeJSON, `[]`},
+		{typeJSON, `{`},
+		{typeForm, "amount=%zz"},
+		{typeForm, "memo=\xff\xfe&name=a"},
+		{"text/plain", "hello"},
+		{"application/json; charset=\"", "{}"},
+		{"", ""},
+	}
+	for _, s := range seeds {
+		f.Add(s.ctype, []byte(s.body))
+	}
+	srv := New(Options{Keys: []Key{{"sk_test_fuzz", false}}})
+	f.Fuzz(func(t *testing.T, ctype string, body []byte) {
+		w := &discardWriter{}
+		req := newRequest(http.MethodPost, "/v1/check/create", "sk_test_fuzz", "", body)
+		req.Header["Content-Type"] = []string{ctype}
+		srv.ServeHTTP(w, req)
+		if w.status >= 500 || w.status == 0 {
+			t.Fatalf("status %d for %q %q: %s", w.status, ctype, body, w.body.String())
+		}
+		var env map[string]any
+		if err := json.Unmarshal(w.body.Bytes(), &env); err != nil {
+			t.Fatalf("answer is not JSON: %q", w.body.String())
+		}
+	})
+}
+
+// FuzzList sends arbitrary query strings to the check list.
+func FuzzList(f *testing.F) {
+	for _, q := range []string{"", "limit=100&page=2&sort=name&direction=asc", "$limit=5&$sort=number",
+		"from_date=2026-03-01&to_date=2026-02-01", "page=99999999999999999999", "label=%zz", "limit=-1&page=0"} {
+		f.Add(q)
+	}
+	srv := New(Options{})
+	body, _ := json.Marshal(with(map[string]any{"label": "x"}))
+	for range 5 {
+		srv.ServeHTTP(&discardWriter{}, newRequest(http.MethodPost, "/v1/check/create", "sk_test_fuzz", typeJSON, body))
+	}
+	f.Fuzz(func(t *testing.T, q string) {
+		w := &discardWriter{}
+		req := newRequest(http.MethodGet, "/v1/check/list", "sk_test_fuzz", "", nil)
+		req.URL.RawQuery = q
+		srv.ServeHTTP(w, req)
+		if w.status != http.StatusOK && w.status != http.StatusBadRequest {
+			t.Fatalf("status %d for %q: %s", w.status, q, w.body.String())
+		}
+		if w.status == http.StatusOK {
+			if _, err := url.ParseQuery(q); err != nil {
+				t.Fatalf("malformed query %q accepted", q)
+			}
+		}
+	})
+}

@@ -1,0 +1,205 @@
+package sandbox
+
+import (
+	"cmp"
+	"net/http"
+	"net/url"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// List paging limits of spec section 8.
+const (
+	defaultLimit = 15
+	maxLimit     = 100
+	maxFilter    = 128 // label, link_id, search
+)
+
+// listQuery is a validated list request.
+type listQuery struct {
+	limit, page int64
+	sort        string // one of the endpoint's sort keys, lower case
+	desc        bool
+	from, to    time.Time // creation date range, inclusive; zero when open
+}
+
+// readListQuery reads limit, page, sort and direction (or their aliases
+// $limit, $sort, $direction when the plain name is absent) and the
+// from_date/to_date range. sorts are the endpoint's sort keys; the first
+// is the default.
+func readListQuery(q params, sorts ...string) (listQuery, *apiError) {
+	aliased := url.Values{}
+	for k, v := range q.form {
+		aliased[k] = v
+	}
+	for _, name := range []string{"limit", "sort", "direction"} {
+		if _, ok := aliased[name]; !ok {
+			if v, ok := aliased["$"+name]; ok {
+				aliased[name] = v
+			}
+		}
+	}
+	f := &fields{p: params{form: aliased}}
+	lq := listQuery{limit: defaultLimit, page: 1, sort: sorts[0], desc: true}
+	if n, ok := f.integer("limit", 1, maxLimit); ok {
+		lq.limit = n
+	}
+	if n, ok := f.integer("page", 1, 1<<62); ok {
+		lq.page = n
+	}
+	if s := strings.ToLower(f.text("sort", false, 64)); s != "" {
+		if !slices.Contains(sorts, s) {
+			f.fail("sort", "must be one of %s", strings.Join(sorts, ", "))
+		}
+		lq.sort = s
+	}
+	switch d := strings.ToUpper(f.text("direction", false, 64)); d {
+	case "", "DESC":
+	case "ASC":
+		lq.desc = false
+	default:
+		f.fail("direction", "must be ASC or DESC")
+	}
+	lq.from, _ = f.date("from_date")
+	lq.to, _ = f.date("to_date")
+	if f.err == nil && !lq.from.IsZero() && !lq.to.IsZero() && lq.to.Before(lq.from) {
+		f.fail("to_date", "must not be before from_date")
+	}
+	if f.err != nil {
+		return listQuery{}, f.err
+	}
+	return lq, nil
+}
+
+// listPage is the paging part of the list envelope (spec 2.7), numbers as
+// strings. from and to are the previous and next page numbers, "0" when
+// there is none; last_page is at least 1.
+type listPage struct {
+	CurrentPage string `json:"current_page"`
+	From        string `json:"from"`
+	To          string `json:"to"`
+	LastPage    string `json:"last_page"`
+	PerPage     string `json:"per_page"`
+	Total       string `json:"total"`
+	Data        any    `json:"data"`
+}
+
+// listEnvelope answers the list endpoints.
+type listEnvelope struct {
+	okBody
+	List listPage `json:"list"`
+}
+
+// paginate returns the index range [lo, hi) of the requested page among
+// total items and its paging fields. A page past the end is empty.
+func paginate(total int, limit, page int64) (lo, hi int, lp listPage) {
+	t := int64(total)
+	last := max(1, (t+limit-1)/limit)
+	lo, hi = total, total
+	if page <= last {
+		lo = int((page - 1) * limit)
+		hi = int(min(t, (page-1)*limit+limit))
+	}
+	prev, next := int64(0), int64(0)
+	if page > 1 {
+		prev = page - 1
+	}
+	if page < last {
+		next = page + 1
+	}
+	f := func(n int64) string { return strconv.FormatInt(n, 10) }
+	return lo, hi, listPage{CurrentPage: f(page), From: f(prev), To: f(next), LastPage: f(last), PerPage: f(limit), Total: f(t)}
+}
+
+// listChecks serves GET /v1/check/list. Checks are kept in creation order,
+// so the default date sort is a walk of that slice, a date range is a
+// binary search, and a label filter starts from the label's own index;
+// only sort=number and sort=name sort (the filtered checks).
+func (s *Server) listChecks(w http.ResponseWriter, r *http.Request, ks *keyState, _ string) *apiError {
+	q, aerr := readQuery(r)
+	if aerr != nil {
+		return aerr
+	}
+	lq, aerr := readListQuery(q, "date", "number", "name")
+	if aerr != nil {
+		return aerr
+	}
+	f := &fields{p: q}
+	label := f.text("label", false, maxFilter)
+	linkID := f.text("link_id", false, maxFilter)
+	if f.err != nil {
+		return f.err
+	}
+	ks.mu.Lock()
+	ks.settle(s.keyNow(ks))
+	base := ks.checks
+	if label != "" {
+		base = ks.byLabel[label]
+	}
+	base = byDateRange(base, lq.from, lq.to)
+	if linkID != "" {
+		base = slices.DeleteFunc(slices.Clone(base), func(c *check) bool { return c.linkID != linkID })
+	}
+	if lq.sort != "date" {
+		base = sortChecks(base, lq.sort)
+	}
+	lo, hi, lp := paginate(len(base), lq.limit, lq.page)
+	views := make([]checkView, 0, hi-lo)
+	for i := lo; i < hi; i++ {
+		j := i
+		if lq.desc {
+			j = len(base) - 1 - i
+		}
+		views = append(views, base[j].view())
+	}
+	ks.mu.Unlock()
+	lp.Data = views
+	writeJSON(w, http.StatusOK, listEnvelope{ok("Checks found"), lp})
+	return nil
+}
+
+// byDateRange narrows creation-ordered checks to creation dates in
+// [from, to], both inclusive days; zero bounds are open.
+func byDateRange(cs []*check, from, to time.Time) []*check {
+	lo, hi := 0, len(cs)
+	if !from.IsZero() {
+		lo = sort.Search(len(cs), func(i int) bool { return !cs[i].created.Before(from) })
+	}
+	if !to.IsZero() {
+		end := to.AddDate(0, 0, 1)
+		hi = sort.Search(len(cs), func(i int) bool { return !cs[i].created.Before(end) })
+	}
+	if hi < lo {
+		hi = lo
+	}
+	return cs[lo:hi]
+}
+
+// sortChecks returns a sorted copy of cs, ascending by check number
+// (numerically) or by name (case-insensitively), ties in creation order.
+func sortChecks(cs []*check, by string) []*check {
+	type keyed struct {
+		key string
+		c   *check
+	}
+	ks := make([]keyed, len(cs))
+	for i, c := range cs {
+		k := strings.ToLower(c.in.Name)
+		if by == "number" {
+			k = strings.TrimLeft(c.in.Number, "0")
+			k = strings.Repeat("0", max(0, 10-len(k))) + k
+		}
+		ks[i] = keyed{k, c}
+	}
+	slices.SortFunc(ks, func(a, b keyed) int {
+		return cmp.Or(strings.Compare(a.key, b.key), cmp.Compare(a.c.seq, b.c.seq))
+	})
+	out := make([]*check, len(ks))
+	for i, k := range ks {
+		out[i] = k.c
+	}
+	return out
+}

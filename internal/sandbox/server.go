@@ -1,0 +1,223 @@
+package sandbox
+
+import (
+	"log/slog"
+	"math/rand/v2"
+	"net/http"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/batchd/batchd/internal/redact"
+)
+
+// DefaultMaxBodyBytes is the request body cap when Options.MaxBodyBytes is 0.
+const DefaultMaxBodyBytes = 64 << 10
+
+// Options configures a Server. The zero value is a well-behaved sandbox
+// that accepts any sk_test_ key with the full plan.
+type Options struct {
+	// Keys are the accepted API keys. When empty, any key beginning
+	// "sk_test_" is accepted with the full plan. Live keys ("sk_live_…")
+	// are refused with 401 even when listed.
+	Keys []Key
+	// RateLimit is the number of /v1 requests per second allowed per key,
+	// with a burst of ceil(RateLimit) (at least 1); 0 means unlimited.
+	// Excess requests get 429 with Retry-After in whole seconds.
+	RateLimit float64
+	// Latency is added to every request before it is handled. A request
+	// whose context ends during the wait is dropped without an answer.
+	Latency time.Duration
+	// ErrorRate is the probability that a /v1 request is answered 500 or
+	// 503 (even odds) without any effect.
+	ErrorRate float64
+	// DropRate is the probability that a check create stores the check and
+	// then closes the connection without an answer, the case of a payment
+	// that was made although the client never heard so.
+	DropRate float64
+	// Seed seeds the generator behind ErrorRate and DropRate, so that a
+	// sequence of requests meets the same faults on every run.
+	Seed int64
+	// Now is the real clock; nil means time.Now. Each key's sandbox clock
+	// is Now plus the days advanced through /_sandbox/clock. The rate
+	// limiter uses Now too, so a frozen clock gives deterministic 429s.
+	Now func() time.Time
+	// MaxBodyBytes caps request bodies; 0 means DefaultMaxBodyBytes.
+	// Larger bodies are answered 400.
+	MaxBodyBytes int64
+	// Logger receives one debug line per request and one info line per
+	// injected fault; nil discards. Keys appear only as redact.Secret.
+	Logger *slog.Logger
+}
+
+// Server is the in-memory sandbox. It is an http.Handler and is safe for
+// concurrent use. Create one with New.
+type Server struct {
+	opts   Options
+	now    func() time.Time
+	log    *slog.Logger
+	routes routes
+
+	mu     sync.RWMutex
+	keys   map[string]*keyState
+	anyKey bool // no Keys configured: any sk_test_ key is welcome
+
+	rngMu sync.Mutex
+	rng   *rand.Rand
+
+	stats counters
+}
+
+// counters are the server-wide figures behind Stats.
+type counters struct {
+	requests, creates, drops, errors, rateLimited, cancelled atomic.Int64
+}
+
+// Stats is a snapshot of a Server's activity, for tests and diagnostics.
+// It holds no key or bank data.
+type Stats struct {
+	Requests       int64 // requests received, whatever their outcome
+	Creates        int64 // checks stored by /v1/check/create, dropped answers included
+	Drops          int64 // creates whose connection was closed without an answer
+	InjectedErrors int64 // requests answered 500 or 503 by ErrorRate
+	RateLimited    int64 // requests answered 429
+	Cancelled      int64 // requests whose context ended during Latency
+	Keys           int   // keys that have state
+	Checks         int   // checks held, over all keys
+}
+
+// KeyStats is a snapshot of one key's data.
+type KeyStats struct {
+	Checks       int            // checks held
+	ByStatus     map[string]int // checks per status
+	Tokens       int            // tokenized accounts
+	PaymentLinks int            // payment links
+	Now          time.Time      // the key's sandbox clock
+}
+
+// New returns a Server configured by opts.
+func New(opts Options) *Server {
+	if opts.MaxBodyBytes <= 0 {
+		opts.MaxBodyBytes = DefaultMaxBodyBytes
+	}
+	s := &Server{
+		opts:   opts,
+		now:    opts.Now,
+		log:    opts.Logger,
+		keys:   make(map[string]*keyState),
+		anyKey: len(opts.Keys) == 0,
+		rng:    rand.New(rand.NewPCG(uint64(opts.Seed), uint64(opts.Seed)^0x9e3779b97f4a7c15)),
+	}
+	if s.now == nil {
+		s.now = time.Now
+	}
+	if s.log == nil {
+		s.log = slog.New(slog.DiscardHandler)
+	}
+	for _, k := range opts.Keys {
+		if isLiveKey(k.Value) || k.Value == "" {
+			continue
+		}
+		s.keys[k.Value] = s.newKeyState(k)
+	}
+	s.routes = s.buildRoutes()
+	return s
+}
+
+// Stats returns a snapshot of the server's counters.
+func (s *Server) Stats() Stats {
+	st := Stats{
+		Requests:       s.stats.requests.Load(),
+		Creates:        s.stats.creates.Load(),
+		Drops:          s.stats.drops.Load(),
+		InjectedErrors: s.stats.errors.Load(),
+		RateLimited:    s.stats.rateLimited.Load(),
+		Cancelled:      s.stats.cancelled.Load(),
+	}
+	s.mu.RLock()
+	states := make([]*keyState, 0, len(s.keys))
+	for _, ks := range s.keys {
+		states = append(states, ks)
+	}
+	s.mu.RUnlock()
+	st.Keys = len(states)
+	for _, ks := range states {
+		ks.mu.Lock()
+		st.Checks += len(ks.checks)
+		ks.mu.Unlock()
+	}
+	return st
+}
+
+// KeyStats returns a snapshot of the data of key, after applying the
+// lifecycle at the key's sandbox clock. A key without state has zero stats.
+func (s *Server) KeyStats(key string) KeyStats {
+	s.mu.RLock()
+	ks := s.keys[key]
+	s.mu.RUnlock()
+	if ks == nil {
+		return KeyStats{ByStatus: map[string]int{}}
+	}
+	ks.mu.Lock()
+	defer ks.mu.Unlock()
+	now := s.keyNow(ks)
+	ks.settle(now)
+	st := KeyStats{Checks: len(ks.checks), ByStatus: map[string]int{}, Tokens: len(ks.tokens), PaymentLinks: len(ks.links), Now: now}
+	for _, c := range ks.checks {
+		st.ByStatus[c.status]++
+	}
+	return st
+}
+
+// ServeHTTP answers one request: latency, routing (404, 405),
+// authentication (401), then for /v1 the rate limit (429) and injected
+// errors (500, 503), then the endpoint itself.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	s.stats.requests.Add(1)
+	start := time.Now()
+	sw := &statusWriter{ResponseWriter: w}
+	key := "-"
+	defer func() {
+		if p := recover(); p != nil {
+			if p == http.ErrAbortHandler {
+				panic(p)
+			}
+			s.log.Error("sandbox handler panic", "method", r.Method, "path", r.URL.Path, "panic", p)
+			if sw.status == 0 {
+				writeError(sw, errorf(http.StatusInternalServerError, "sandbox: internal error"))
+			}
+		}
+		s.log.Debug("sandbox request", "method", r.Method, "path", r.URL.Path, "status", sw.status,
+			"key", key, "duration", time.Since(start))
+	}()
+	preloadBody(w, r, s.opts.MaxBodyBytes)
+	if !s.wait(r) {
+		return
+	}
+	ep, arg, aerr := s.routes.match(r.Method, r.URL.Path)
+	if aerr != nil {
+		if aerr.status == http.StatusMethodNotAllowed {
+			sw.Header().Set("Allow", ep.allow())
+		}
+		writeError(sw, aerr)
+		return
+	}
+	ks, aerr := s.authenticate(r)
+	if aerr != nil {
+		writeError(sw, aerr)
+		return
+	}
+	key = redact.Secret(ks.key.Value)
+	if !ep.sandbox && !s.admit(sw, ks, r) {
+		return
+	}
+	if aerr := ep.handler(sw, r, ks, arg); aerr != nil {
+		writeError(sw, aerr)
+	}
+}
+
+// keyNow is the sandbox clock of ks: the real clock in UTC plus the days
+// the key has advanced.
+func (s *Server) keyNow(ks *keyState) time.Time {
+	return s.now().UTC().Add(time.Duration(ks.offsetDays.Load()) * 24 * time.Hour)
+}
