@@ -10,11 +10,13 @@ BIN     := bin/batchd
 build:
 	$(GO) build -o $(BIN) ./cmd/batchd
 
-## test: the whole suite with the race detector, including the real-sshd
-## integration tests (they fail, never skip, when sshd is missing).
+## test: vet, the whole suite with the race detector (the real-sshd
+## integration tests fail, never skip, when sshd is missing), and the
+## systemd unit's verify and security score (at most 2.0).
 test:
 	$(GO) vet ./...
 	$(GO) test -race -count=1 -timeout 15m ./...
+	./.ci/systemd-check
 
 ## bench: the benchmarks recorded in docs/benchmarks.md.
 bench:
@@ -31,7 +33,7 @@ fuzz:
 install: build
 	install -D -m 0755 $(BIN) $(DESTDIR)$(PREFIX)/bin/batchd
 	install -D -m 0644 systemd/batchd.service $(DESTDIR)/etc/systemd/system/batchd.service
-	install -D -m 0640 configs/batchd.yaml $(DESTDIR)/etc/batchd/batchd.yaml
+	install -D -m 0644 configs/batchd.yaml $(DESTDIR)/etc/batchd/batchd.yaml
 
 clean:
 	rm -rf bin
