@@ -1,7 +1,11 @@
 package main
 
 import (
+	"flag"
+	"log/slog"
+
 	"context"
+	"github.com/batchd/batchd/internal/jobs"
 	"os"
 	"strings"
 	"time"
@@ -56,4 +60,24 @@ func splitList(s string) []string {
 		}
 	}
 	return out
+}
+
+// openJobs loads the configuration and opens the ledger, client and
+// limiter that a one-shot job command uses.
+func openJobs(env *environ, cfgPath string, hooks jobs.Hooks) (*config.Config, *slog.Logger, *jobs.Env, error) {
+	cfg, err := loadConfig(env, cfgPath)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	log := newLogger(env.stderr, cfg.Log.Level, cfg.Log.Format)
+	je, err := jobs.Open(cfg, log, hooks)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	return cfg, log, je, nil
+}
+
+// configFlag declares the --config flag every job command takes.
+func configFlag(fs *flag.FlagSet) *string {
+	return fs.String("config", "", "configuration file (default $BATCHD_CONFIG, else /etc/batchd/batchd.yaml)")
 }

@@ -10,16 +10,11 @@ import (
 
 func runIngest(ctx context.Context, env *environ, args []string) error {
 	fs := newFlags(env, "ingest", "[--config F]")
-	cfgPath := fs.String("config", "", "configuration file (default $BATCHD_CONFIG, else /etc/batchd/batchd.yaml)")
+	cfgPath := configFlag(fs)
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
-	cfg, err := loadConfig(env, *cfgPath)
-	if err != nil {
-		return err
-	}
-	log := newLogger(env.stderr, cfg.Log.Level, cfg.Log.Format)
-	je, err := jobs.Open(cfg, log, jobs.Hooks{})
+	cfg, _, je, err := openJobs(env, *cfgPath, jobs.Hooks{})
 	if err != nil {
 		return err
 	}

@@ -10,18 +10,13 @@ import (
 
 func runReconcile(ctx context.Context, env *environ, args []string) error {
 	fs := newFlags(env, "reconcile", "[--config F] [--from YYYY-MM-DD --to YYYY-MM-DD]")
-	cfgPath := fs.String("config", "", "configuration file (default $BATCHD_CONFIG, else /etc/batchd/batchd.yaml)")
+	cfgPath := configFlag(fs)
 	from := fs.String("from", "", "first creation date to list (default: the oldest check not final, capped at reconcile.lookback_days)")
 	to := fs.String("to", "", "last creation date to list (default: today)")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
-	cfg, err := loadConfig(env, *cfgPath)
-	if err != nil {
-		return err
-	}
-	log := newLogger(env.stderr, cfg.Log.Level, cfg.Log.Format)
-	je, err := jobs.Open(cfg, log, jobs.Hooks{})
+	_, _, je, err := openJobs(env, *cfgPath, jobs.Hooks{})
 	if err != nil {
 		return err
 	}

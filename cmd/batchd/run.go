@@ -21,7 +21,7 @@ import (
 // exits at once), and reloads its schedules on SIGHUP.
 func runDaemon(ctx context.Context, env *environ, args []string) error {
 	fs := newFlags(env, "run", "[--config F]")
-	cfgPath := fs.String("config", "", "configuration file (default $BATCHD_CONFIG, else /etc/batchd/batchd.yaml)")
+	cfgPath := configFlag(fs)
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}

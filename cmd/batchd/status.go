@@ -12,7 +12,7 @@ import (
 
 func runStatus(ctx context.Context, env *environ, args []string) error {
 	fs := newFlags(env, "status", "[--config F] [--json]")
-	cfgPath := fs.String("config", "", "configuration file (default $BATCHD_CONFIG, else /etc/batchd/batchd.yaml)")
+	cfgPath := configFlag(fs)
 	asJSON := fs.Bool("json", false, "print JSON instead of a table")
 	if err := parseFlags(fs, args); err != nil {
 		return err

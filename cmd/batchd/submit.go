@@ -11,17 +11,12 @@ import (
 
 func runSubmit(ctx context.Context, env *environ, args []string) error {
 	fs := newFlags(env, "submit", "[--config F] [--max-duration D]")
-	cfgPath := fs.String("config", "", "configuration file (default $BATCHD_CONFIG, else /etc/batchd/batchd.yaml)")
+	cfgPath := configFlag(fs)
 	maxDur := fs.Duration("max-duration", 0, "stop gracefully after this long (0 = until done)")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
-	cfg, err := loadConfig(env, *cfgPath)
-	if err != nil {
-		return err
-	}
-	log := newLogger(env.stderr, cfg.Log.Level, cfg.Log.Format)
-	je, err := jobs.Open(cfg, log, jobs.Hooks{})
+	cfg, log, je, err := openJobs(env, *cfgPath, jobs.Hooks{})
 	if err != nil {
 		return err
 	}

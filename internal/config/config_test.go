@@ -74,7 +74,7 @@ func TestDefaultValues(t *testing.T) {
 func TestExampleConfigLoads(t *testing.T) {
 	creds := t.TempDir()
 	writeFile(t, creds, "api_key", testKey+"\n")
-	writeFile(t, creds, "sftp_key", "not parsed by config\n")
+	writeFile(t, creds, "sftp_identity", "not parsed by config\n")
 	path := filepath.Join("..", "..", "configs", "batchd.yaml")
 
 	cfg, err := Load(path, envOf("CREDENTIALS_DIRECTORY", creds))
@@ -90,7 +90,7 @@ func TestExampleConfigLoads(t *testing.T) {
 	want.API.KeyFile = filepath.Join(creds, "api_key")
 	want.SFTP.Address = "sftp.example.com:22"
 	want.SFTP.User = "batchd"
-	want.SFTP.IdentityFile = filepath.Join(creds, "sftp_key")
+	want.SFTP.IdentityFile = filepath.Join(creds, "sftp_identity")
 	want.SFTP.KnownHosts = "/etc/batchd/known_hosts"
 	want.apiKey, want.loc = cfg.apiKey, cfg.loc
 	if !reflect.DeepEqual(cfg, want) {

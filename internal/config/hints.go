@@ -1,6 +1,7 @@
 package config
 
 import (
+	"github.com/batchd/batchd/internal/suggest"
 	"reflect"
 	"strings"
 )
@@ -29,37 +30,12 @@ func closest(t reflect.Type, name string) string {
 	if len(name) > 64 {
 		return ""
 	}
-	best, bestDist := "", 3
+	var tags []string
 	for i := range t.NumField() {
-		sf := t.Field(i)
-		if !sf.IsExported() {
-			continue
-		}
-		tag, _, _ := strings.Cut(sf.Tag.Get("yaml"), ",")
-		if d := editDistance(strings.ToLower(name), tag); d < bestDist {
-			best, bestDist = tag, d
+		if sf := t.Field(i); sf.IsExported() {
+			tag, _, _ := strings.Cut(sf.Tag.Get("yaml"), ",")
+			tags = append(tags, tag)
 		}
 	}
-	return best
-}
-
-// editDistance is the Levenshtein distance between a and b, in bytes.
-func editDistance(a, b string) int {
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
+	return suggest.Closest(strings.ToLower(name), tags, 2)
 }

@@ -92,23 +92,32 @@ func (c *Client) ListChecks(ctx context.Context, p ListParams) (*CheckPage, erro
 	if err != nil {
 		return nil, err
 	}
-	pg, items, err := pageOf(a.m)
+	pg, checks, err := entries(a.m, checkFrom)
 	if err != nil {
 		return nil, c.badAnswer(k, a.status, err)
 	}
-	page := &CheckPage{Paging: pg, Checks: make([]Check, 0, len(items))}
-	for i, it := range items {
-		m, ok := objectOf(it)
-		if !ok {
-			return nil, c.badAnswer(k, a.status, fmt.Errorf("entry %d is not an object", i))
-		}
-		ch, err := checkFrom(m)
-		if err != nil {
-			return nil, c.badAnswer(k, a.status, fmt.Errorf("entry %d: %w", i, err))
-		}
-		page.Checks = append(page.Checks, ch)
+	return &CheckPage{Paging: pg, Checks: checks}, nil
+}
+
+// entries decodes a list answer's paging numbers and each entry with from.
+func entries[T any](m object, from func(object) (T, error)) (Paging, []T, error) {
+	pg, items, err := pageOf(m)
+	if err != nil {
+		return pg, nil, err
 	}
-	return page, nil
+	out := make([]T, 0, len(items))
+	for i, it := range items {
+		obj, ok := objectOf(it)
+		if !ok {
+			return pg, nil, fmt.Errorf("entry %d is not an object", i)
+		}
+		v, err := from(obj)
+		if err != nil {
+			return pg, nil, fmt.Errorf("entry %d: %w", i, err)
+		}
+		out = append(out, v)
+	}
+	return pg, out, nil
 }
 
 // pageOf finds the paging numbers and the entries of a list answer. The

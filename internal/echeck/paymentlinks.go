@@ -122,23 +122,11 @@ func (c *Client) ListPaymentLinks(ctx context.Context, p ListParams) (*PaymentLi
 	if err != nil {
 		return nil, err
 	}
-	pg, items, err := pageOf(a.m)
+	pg, links, err := entries(a.m, paymentLinkFrom)
 	if err != nil {
 		return nil, c.badAnswer(k, a.status, err)
 	}
-	page := &PaymentLinkPage{Paging: pg, Links: make([]PaymentLink, 0, len(items))}
-	for i, it := range items {
-		m, ok := objectOf(it)
-		if !ok {
-			return nil, c.badAnswer(k, a.status, fmt.Errorf("entry %d is not an object", i))
-		}
-		l, err := paymentLinkFrom(m)
-		if err != nil {
-			return nil, c.badAnswer(k, a.status, fmt.Errorf("entry %d: %w", i, err))
-		}
-		page.Links = append(page.Links, l)
-	}
-	return page, nil
+	return &PaymentLinkPage{Paging: pg, Links: links}, nil
 }
 
 // ChangePaymentLinkStatus deactivates (deletes) the payment link with the

@@ -4,6 +4,7 @@ import (
 	"encoding/csv"
 	"errors"
 	"fmt"
+	"github.com/batchd/batchd/internal/suggest"
 	"io"
 	"strings"
 )
@@ -154,7 +155,7 @@ func unknownColumn(line, col int, cell string) error {
 	}
 	name := strings.TrimSpace(cell)
 	reason := "unknown column; fix its name or list it in ignore_columns"
-	if s := suggest(normalizeName(name)); s != "" {
+	if s := suggest.Closest(normalizeName(name), fieldNames[:], 2); s != "" {
 		reason = fmt.Sprintf("unknown column; did you mean %s? Fix its name or list it in ignore_columns", s)
 	}
 	return &FileError{Line: line, Column: clip(name), Reason: reason}
@@ -192,35 +193,4 @@ func (h *header) gocsvHeader() []string {
 		out = append(out, fieldNames[f])
 	}
 	return append(out, tagMeta)
-}
-
-// suggest returns the field within edit distance 2 of name, if any.
-func suggest(name string) string {
-	best, bestD := "", 3
-	for _, f := range fieldNames {
-		if d := editDistance(name, f); d < bestD {
-			best, bestD = f, d
-		}
-	}
-	return best
-}
-
-func editDistance(a, b string) int {
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
 }
