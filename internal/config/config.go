@@ -155,7 +155,8 @@ type ReconcileConfig struct {
 	LookbackDays int `yaml:"lookback_days"`
 	// StuckAfterBusinessDays flags a check without progress for this long.
 	StuckAfterBusinessDays int `yaml:"stuck_after_business_days"`
-	// KeepDays is how long final rows are kept in the ledger.
+	// KeepDays is how long local copies of reports are kept under
+	// state_dir/reports; the SFTP outbox is never pruned.
 	KeepDays int `yaml:"keep_days"`
 }
 

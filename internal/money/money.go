@@ -85,6 +85,17 @@ func ParseWire(s string) (Cents, error) {
 	if s == "" || strings.ContainsAny(s, "xXpP_") || strings.ContainsAny(s, "/") {
 		return 0, ErrSyntax
 	}
+	// big.Rat would build a number of millions of digits for "1e999999"
+	// (about 0.4 s); no amount needs more than 64 characters or an
+	// exponent beyond ±30.
+	if len(s) > 64 {
+		return 0, ErrRange
+	}
+	if i := strings.IndexAny(s, "eE"); i >= 0 {
+		if exp, err := strconv.Atoi(s[i+1:]); err != nil || exp > 30 || exp < -30 {
+			return 0, ErrRange
+		}
+	}
 	r, ok := new(big.Rat).SetString(s)
 	if !ok {
 		return 0, ErrSyntax

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"math"
+	"strings"
 	"testing"
 )
 
@@ -78,7 +79,7 @@ func TestWire(t *testing.T) {
 			t.Errorf("Unmarshal(%s) = %d, %v; want %d", c.in, got, err, c.want)
 		}
 	}
-	for _, bad := range []string{`"abc"`, `"0x10"`, `"1/3"`, `true`} {
+	for _, bad := range []string{`"abc"`, `"0x10"`, `"1/3"`, `true`, `1e999999`, `1e-31`, `"` + strings.Repeat("1", 65) + `"`} {
 		var got Cents
 		if err := json.Unmarshal([]byte(bad), &got); err == nil {
 			t.Errorf("Unmarshal(%s) succeeded with %d", bad, got)

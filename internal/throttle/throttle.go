@@ -111,7 +111,8 @@ func (l *Limiter) Pause(d time.Duration) {
 	}
 }
 
-// Rate reports the current requests per second (+Inf when unlimited).
+// Rate reports the current requests per second (rate.Inf, the largest
+// float64, when unlimited).
 func (l *Limiter) Rate() float64 {
 	l.mu.Lock()
 	defer l.mu.Unlock()
