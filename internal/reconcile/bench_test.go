@@ -1,0 +1,171 @@
+package reconcile
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"fmt"
+	"log/slog"
+	"os"
+	"runtime"
+	"runtime/debug"
+	"runtime/pprof"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/batchd/batchd/internal/echeck"
+	"github.com/batchd/batchd/internal/throttle"
+)
+
+// BenchmarkReconcile100k reconciles 100,000 checks, all matched to ledger
+// rows, through a client limited to benchRate requests a second: 1,000
+// pages of 100, so no run can take less than the floor of 999/benchRate
+// seconds (the first request takes the limiter's one token of burst). It
+// reports the run's time as a multiple of that floor, and the process's
+// peak resident memory during the run (VmHWM, reset before the run; it
+// includes the ledger's memory map, but not the sandbox, which runs in a
+// child process as the real service would run elsewhere). The sandbox
+// still shares the machine's CPUs, and its CPU time is logged.
+func BenchmarkReconcile100k(b *testing.B) {
+	const (
+		checks    = 100_000
+		batches   = 10
+		benchRate = 200.0
+	)
+	url, pid := startSandboxProcess(b)
+	e := newEnvAt(b, url, monday(), nil)
+	start := time.Now()
+	for i := range batches {
+		e.submitBatch(e.load(fmt.Sprintf("bench-%d.csv", i), manyPayments(checks/batches)...), 256)
+	}
+	st, _ := os.Stat(e.db.Path())
+	b.Logf("setup: %d checks created and recorded in %s; ledger %d MB", checks, time.Since(start).Round(time.Second), st.Size()>>20)
+	floor := time.Duration(float64(checks/DefaultPageSize-1) / benchRate * float64(time.Second))
+	for _, conc := range []int{DefaultConcurrency, 8} {
+		b.Run(fmt.Sprintf("concurrency=%d", conc), func(b *testing.B) {
+			api, err := echeck.New(echeck.Options{BaseURL: e.url, Key: testKey, Limiter: throttle.New(benchRate, 1)})
+			if err != nil {
+				b.Fatal(err)
+			}
+			var logs bytes.Buffer
+			r := e.runner(api, Options{Concurrency: conc, Logger: slog.New(slog.NewTextHandler(&logs, nil))})
+			runtime.GC()
+			debug.FreeOSMemory()
+			base := procStatus(b, "VmRSS")
+			resetPeakRSS(b)
+			if p := os.Getenv("RUNPROF"); p != "" {
+				f, _ := os.Create(fmt.Sprintf("%s.%d", p, conc))
+				pprof.StartCPUProfile(f)
+				defer pprof.StopCPUProfile()
+			}
+			stop := sampleRSS(b)
+			cpu0, child0 := cpuTime(), childCPU(b, pid)
+			var sum *Summary
+			b.ResetTimer()
+			for b.Loop() {
+				sum, err = r.Run(context.Background(), Window{})
+				if err != nil {
+					b.Fatal(err)
+				}
+			}
+			elapsed := b.Elapsed() / time.Duration(b.N)
+			b.StopTimer()
+			cpu, child := (cpuTime()-cpu0)/time.Duration(b.N), (childCPU(b, pid)-child0)/time.Duration(b.N)
+			peak := procStatus(b, "VmHWM")
+			anon, file := stop()
+			if sum.ChecksSeen != checks || sum.Matched != checks || sum.PagesRead != checks/DefaultPageSize || sum.StatusRows != checks {
+				b.Fatalf("summary %+v", sum)
+			}
+			b.ReportMetric(float64(elapsed)/float64(floor), "x-floor")
+			b.ReportMetric(float64(peak)/1024, "peak-RSS-MB")
+			b.ReportMetric(float64(sum.PagesRead)/elapsed.Seconds(), "pages/s")
+			b.Logf("elapsed %s, floor %s; RSS before the run %d MB, peak %d MB (sampled peaks: anonymous %d MB, file-backed %d MB)",
+				elapsed.Round(time.Millisecond), floor, base/1024, peak/1024, anon/1024, file/1024)
+			b.Logf("CPU time a run: batchd %s, sandbox process %s", cpu.Round(time.Millisecond), child.Round(time.Millisecond))
+			b.Logf("log:\n%s", logs.String())
+		})
+	}
+}
+
+// childCPU is the CPU time the process pid has used (Linux, 100 ticks a
+// second).
+func childCPU(b *testing.B, pid int) time.Duration {
+	b.Helper()
+	raw, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		b.Fatal(err)
+	}
+	f := strings.Fields(string(raw[strings.LastIndexByte(string(raw), ')')+2:]))
+	ut, _ := strconv.ParseInt(f[11], 10, 64)
+	st, _ := strconv.ParseInt(f[12], 10, 64)
+	return time.Duration(ut+st) * 10 * time.Millisecond
+}
+
+// procStatus reads a kB figure of /proc/self/status.
+func procStatus(b *testing.B, field string) int64 {
+	b.Helper()
+	f, err := os.Open("/proc/self/status")
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer f.Close()
+	s := bufio.NewScanner(f)
+	for s.Scan() {
+		if v, ok := strings.CutPrefix(s.Text(), field+":"); ok {
+			n, err := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 10, 64)
+			if err != nil {
+				b.Fatal(err)
+			}
+			return n
+		}
+	}
+	b.Fatalf("no %s in /proc/self/status", field)
+	return 0
+}
+
+// resetPeakRSS makes VmHWM start again from the current RSS (Linux 4.0+),
+// so that the peak measured is the run's, not the setup's.
+func resetPeakRSS(b *testing.B) {
+	b.Helper()
+	if err := os.WriteFile("/proc/self/clear_refs", []byte("5"), 0); err != nil {
+		b.Fatalf("reset peak RSS: %v", err)
+	}
+}
+
+// sampleRSS samples the anonymous and the file-backed parts of the RSS
+// every 20ms until the returned function is called, which returns their
+// peaks in kB. The file-backed part is mostly the ledger's memory map.
+func sampleRSS(b *testing.B) func() (anon, file int64) {
+	done := make(chan struct{})
+	result := make(chan [2]int64)
+	go func() {
+		var peak [2]int64
+		t := time.NewTicker(20 * time.Millisecond)
+		defer t.Stop()
+		for {
+			peak[0] = max(peak[0], procStatus(b, "RssAnon"))
+			peak[1] = max(peak[1], procStatus(b, "RssFile"))
+			select {
+			case <-done:
+				result <- peak
+				return
+			case <-t.C:
+			}
+		}
+	}()
+	return func() (int64, int64) {
+		close(done)
+		p := <-result
+		return p[0], p[1]
+	}
+}
+
+// cpuTime is the user and system CPU time this process has used.
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}

@@ -1,0 +1,42 @@
+// Package reconcile compares what batchd believes it created with what the
+// eCheck service holds, records every status change in the ledger, and
+// writes the day's three reports: status, settlement and exceptions.
+//
+// A run lists the checks created in a window of dates (GET /v1/check/list,
+// oldest first, 100 a page), matches each one to its ledger row by
+// check_id, resolves rows whose create answer was lost (by label, number
+// and amount), confirms every expected check absent from the list with
+// GET /v1/check/{id}, and then writes the reports. It only ever reads at
+// the service: reconcile never creates, edits or voids a check.
+//
+// # A list that changes while it is read
+//
+// Paging is offset based, so the list can move under the walk: checks are
+// created (appended at the end, since the walk is oldest first), change
+// status (which does not move them) or, conceivably, disappear (which
+// shifts every later check one place towards the front). The walk
+// de-duplicates by check_id and accepts a pass only when the number of
+// distinct checks seen reaches the largest total any page reported; while
+// no total shrinks, that proves every check that existed at the last read
+// was seen, whatever the order in which pages were fetched. Otherwise it
+// re-reads: the tail (from the first short page) while the list only grew,
+// everything when a total shrank. Passes are bounded (Options.MaxPasses);
+// a walk that never became consistent is logged, counted in the Summary
+// and reported as an exception of kind "incomplete".
+//
+// # Which rows the reports show
+//
+// The status report has one line per submitted row whose check was
+// created in the window, or was not final when the run began, or was
+// looked at during the run. Each such row was either seen in the list or
+// fetched by GET in this run, unless it is reported missing. The
+// settlement report is computed from exactly those lines, so its totals
+// equal the status report's sums to the cent.
+//
+// # Interruption
+//
+// Every change to the ledger is one row transition, committed on its own;
+// reports are written to temporary files and renamed. A run killed at any
+// point leaves the ledger consistent and yesterday's (or an earlier run's)
+// reports in place, and the next run does the whole job again.
+package reconcile

@@ -1,0 +1,188 @@
+package reconcile
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/batchd/batchd/internal/echeck"
+	"github.com/batchd/batchd/internal/money"
+	"github.com/batchd/batchd/internal/state"
+)
+
+// The kinds of exception, in the order the exceptions report lists them.
+const (
+	KindMissing    = "missing"    // batchd recorded a check the service does not have
+	KindUnknown    = "unknown"    // the service has a check batchd did not create
+	KindMismatch   = "mismatch"   // the check differs from its row
+	KindInDoubt    = "in_doubt"   // a row whose create answer was lost is still unresolved
+	KindStuck      = "stuck"      // a check not final after the configured business days
+	KindIncomplete = "incomplete" // the walk could not prove it saw the whole list
+)
+
+var kindOrder = []string{KindMissing, KindUnknown, KindMismatch, KindInDoubt, KindStuck, KindIncomplete}
+
+// What a person should do about each kind, in plain words.
+const (
+	actionMissing       = "The service has no check with this id although batchd recorded it: do not resend the payment; send the check id to the service's support and ask what happened to it."
+	actionUnreadable    = "The check could not be fetched to confirm it: run reconcile again; if this stays, send the check id to the service's support."
+	actionUnknown       = "Check was created outside batchd: confirm with the payer who created it, and void it at the service if nobody did."
+	actionDuplicate     = "This check carries the label and number of a payment batchd already made, so it may be a duplicate payment: compare both checks at the service and void the one that should not exist."
+	actionMismatch      = "The check at the service differs from the payment file: compare the two, and if the service's copy is wrong, void it there and pay the row again."
+	actionDoubtMismatch = "Do not resend this row: a check with its label and number exists with another amount. Compare it with the payment file and settle it with the service's support."
+	actionInDoubt       = "batchd cannot tell whether this payment was created: do not resend it by hand. batchd looks it up again on its next submit run; if it stays here, search the service for its label and number."
+	actionStuck         = "The check has not settled in the usual time: ask the service's support about it, and do not resend it while it is open."
+	actionIncomplete    = "The check list kept changing while it was read: run reconcile again later. Checks created outside batchd may be missing from this report."
+)
+
+// exception is one line of the exceptions report.
+type exception struct {
+	kind    string
+	checkID string
+	key     state.RowKey
+	hasRow  bool
+	file    string
+	label   string
+	number  string
+	amount  money.Cents
+	status  string
+	detail  string
+	action  string
+}
+
+func rowException(kind string, rec *record, file string) *exception {
+	return &exception{kind: kind, checkID: rec.checkID, key: rec.key, hasRow: true, file: file,
+		label: rec.label, number: rec.number, amount: rec.amount, status: rec.status}
+}
+
+func checkException(kind string, c *echeck.Check) *exception {
+	return &exception{kind: kind, checkID: c.CheckID, label: c.Label, number: c.Number, amount: c.Amount, status: c.Status}
+}
+
+// recheckUnknown matches again the listed checks that no row owned: submit
+// may have recorded one of them while the walk ran.
+func (m *matcher) recheckUnknown() error {
+	m.mu.Lock()
+	var cs []*echeck.Check
+	for _, c := range m.unknown {
+		cs = append(cs, c)
+	}
+	m.mu.Unlock()
+	for _, c := range cs {
+		k, owned, err := m.db.CheckOwner(c.CheckID)
+		if err != nil {
+			return fmt.Errorf("look up check %s: %w", c.CheckID, err)
+		}
+		if !owned {
+			continue
+		}
+		rec, err := m.current(k)
+		if err != nil {
+			return err
+		}
+		if err := m.matched(rec, c); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// finish turns what the run learnt into the exception list: unknown
+// checks, rows still in doubt, stuck checks and an incomplete walk, added
+// to the missing and mismatched ones found along the way.
+func (m *matcher) finish(today Date, loc *time.Location, calendar *Calendar, stuckAfter int, walk walkResult) ([]*exception, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	byIdentity := map[string]*record{}
+	for _, rec := range m.records {
+		byIdentity[identity(rec.label, rec.number)] = rec
+	}
+	for _, c := range m.unknown {
+		e := checkException(KindUnknown, c)
+		e.detail, e.action = "created "+c.Date+" by the service's clock; no row of batchd owns it", actionUnknown
+		if rec, ok := byIdentity[identity(c.Label, c.Number)]; ok {
+			e.detail = fmt.Sprintf("carries the label and number of %s (%s), whose check is %s", rec.key, m.files[rec.key.Batch], rec.checkID)
+			e.action = actionDuplicate
+		} else if k, ok := m.inFlight[identity(c.Label, c.Number)]; ok {
+			e.detail = fmt.Sprintf("carries the label and number of %s, which was being submitted when the run began; run reconcile again", k)
+		}
+		m.excs[KindUnknown+":"+c.CheckID] = e
+	}
+	for _, ds := range m.doubts {
+		for _, d := range ds {
+			if m.resolved[d.key] {
+				continue
+			}
+			row, err := m.db.Row(d.key)
+			if err != nil {
+				return nil, fmt.Errorf("reread row in doubt %s: %w", d.key, err)
+			}
+			if row.State != state.InDoubt {
+				continue // submit settled it meanwhile
+			}
+			e := &exception{kind: KindInDoubt, key: d.key, hasRow: true, file: m.files[d.key.Batch],
+				label: d.label, number: d.number, amount: d.amount, action: actionInDoubt,
+				detail: "no listed check carries its label, number and amount"}
+			if row.Error != "" {
+				e.detail += "; the create failed with: " + row.Error
+			}
+			m.excs[KindInDoubt+":"+d.key.String()] = e
+		}
+	}
+	m.stuck(today, loc, calendar, stuckAfter)
+	if !walk.consistent {
+		m.excs[KindIncomplete] = &exception{kind: KindIncomplete, action: actionIncomplete,
+			detail: fmt.Sprintf("%d distinct checks seen, the list reported %d, after %d passes", walk.distinct, walk.total, walk.passes)}
+	}
+	out := make([]*exception, 0, len(m.excs))
+	for _, e := range m.excs {
+		out = append(out, e)
+	}
+	slices.SortFunc(out, compareExceptions)
+	return out, nil
+}
+
+// stuck reports checks not final after stuckAfter whole business days,
+// except those already reported missing. Business days are counted once
+// per creation date.
+func (m *matcher) stuck(today Date, loc *time.Location, calendar *Calendar, stuckAfter int) {
+	days := map[Date]int{}
+	for _, rec := range m.records {
+		if rec.final() || m.excs[KindMissing+":"+rec.checkID] != nil {
+			continue
+		}
+		created := DateOf(rec.created.In(loc))
+		n, ok := days[created]
+		if !ok {
+			n = calendar.BusinessDaysBetween(created, today)
+			days[created] = n
+		}
+		if n < stuckAfter {
+			continue
+		}
+		e := rowException(KindStuck, rec, m.files[rec.key.Batch])
+		e.detail = fmt.Sprintf("%s for %d business days since it was created on %s", orUnknown(rec.status), n, created)
+		if !rec.statusSeen.IsZero() {
+			e.detail += "; status last changed " + rec.statusSeen.In(loc).Format(time.DateTime)
+		}
+		e.action = actionStuck
+		m.excs[KindStuck+":"+rec.key.String()] = e
+	}
+}
+
+func compareExceptions(a, b *exception) int {
+	return cmp.Or(
+		cmp.Compare(slices.Index(kindOrder, a.kind), slices.Index(kindOrder, b.kind)),
+		cmp.Compare(a.key.Batch, b.key.Batch),
+		cmp.Compare(a.key.Line, b.key.Line),
+		cmp.Compare(a.checkID, b.checkID),
+	)
+}
+
+func orUnknown(s string) string {
+	if s == "" {
+		return "unknown"
+	}
+	return s
+}

@@ -1,0 +1,119 @@
+package reconcile
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/batchd/batchd/internal/money"
+	"github.com/batchd/batchd/internal/redact"
+	"github.com/batchd/batchd/internal/state"
+)
+
+// record is what the reports need of one submitted row: a few hundred
+// bytes instead of the whole row with its history, so that a run over
+// 100,000 checks stays small.
+type record struct {
+	key     state.RowKey
+	version int // len(Row.History): a later version of the same row has a longer history
+	checkID string
+	number  string
+	label   string
+	name    string
+	account string // masked
+	amount  money.Cents
+	status  string
+
+	created       time.Time // the check's date at the service
+	statusSeen    time.Time
+	depositedSeen time.Time
+}
+
+func recordOf(r *state.Row) *record {
+	return &record{
+		key: r.Key, version: len(r.History), checkID: r.CheckID, number: r.Number, label: r.Label,
+		name: r.Payment.Name, account: maskedAccount(r), amount: r.Payment.Amount, status: r.CheckStatus,
+		created: r.CheckCreated, statusSeen: r.StatusSeenAt, depositedSeen: r.DepositedSeenAt,
+	}
+}
+
+// maskedAccount shows an account as redact.Account does. A submitted row
+// keeps only the trailing digits (state scrubs the rest), which already are
+// what the mask may show.
+func maskedAccount(r *state.Row) string {
+	switch {
+	case r.Payment.BankAccount != "":
+		return redact.Account(r.Payment.BankAccount)
+	case r.Payment.AccountLast4 != "":
+		return "****" + r.Payment.AccountLast4
+	}
+	return ""
+}
+
+// final reports whether nothing more will happen to the record's check.
+func (rec *record) final() bool { return state.FinalStatus(rec.status) }
+
+// serviceDate is the check's creation date as the service's list filters
+// it: the service writes dates in UTC.
+func (rec *record) serviceDate() Date { return DateOf(rec.created.UTC()) }
+
+// depositDate is the day, in loc, batchd first saw the check deposited:
+// DepositedSeenAt, or for a check that was already deposited when batchd
+// first recorded it (a lookup after a lost answer), when it recorded it.
+func (rec *record) depositDate(loc *time.Location) string {
+	if rec.status != "deposited" {
+		return ""
+	}
+	t := rec.depositedSeen
+	if t.IsZero() {
+		t = rec.statusSeen
+	}
+	if t.IsZero() {
+		return ""
+	}
+	return DateOf(t.In(loc)).String()
+}
+
+// normNumber compares check numbers as numbers: the service may drop
+// leading zeros that a payment file carried.
+func normNumber(s string) string {
+	s = strings.TrimLeft(strings.TrimSpace(s), "0")
+	if s == "" {
+		return "0"
+	}
+	return s
+}
+
+// identity is the key under which a row's label and number are looked up.
+func identity(label, number string) string {
+	return strings.TrimSpace(label) + "\x00" + normNumber(number)
+}
+
+// scanLedger puts a record of every submitted row that the reports may
+// need: not final, or created in the window. Final rows outside the window
+// are skipped; should the walk list one, the matcher records it itself.
+func (m *matcher) scanLedger(ctx context.Context, w Window) error {
+	for _, b := range m.batches {
+		if b.Status != state.BatchReady {
+			continue
+		}
+		err := m.db.Rows(b.ID, func(r *state.Row) (bool, error) {
+			if err := ctx.Err(); err != nil {
+				return false, err
+			}
+			if r.State != state.Submitted || r.CheckID == "" {
+				return true, nil
+			}
+			if state.FinalStatus(r.CheckStatus) && !w.Contains(DateOf(r.CheckCreated.UTC())) {
+				return true, nil
+			}
+			m.put(recordOf(r))
+			return true, nil
+		})
+		if err != nil {
+			return fmt.Errorf("read rows of batch %d: %w", b.ID, err)
+		}
+	}
+	return nil
+}

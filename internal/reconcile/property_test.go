@@ -1,0 +1,183 @@
+package reconcile
+
+import (
+	"fmt"
+	"maps"
+	"math/rand/v2"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/batchd/batchd/internal/money"
+	"github.com/batchd/batchd/internal/state"
+)
+
+// sums is what a finance clerk would compute from the status report by
+// hand: counts and amounts per group.
+type sums map[string]*tally
+
+func (s sums) add(t testing.TB, key string, a money.Cents) {
+	t.Helper()
+	if s[key] == nil {
+		s[key] = &tally{}
+	}
+	if err := s[key].add(a); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// settlementAgrees proves that every line of the settlement equals the sum
+// of the status report's lines it stands for, and that no group of the
+// status report is left out.
+func settlementAgrees(t testing.TB, statusPath, settlementPath string) {
+	t.Helper()
+	want := sums{}
+	for _, l := range table(t, statusPath) {
+		a := mustCents(t, l["amount"])
+		want.add(t, SectionBatchStatus+"|"+l["batch"]+"|"+l["file"]+"|"+l["status"]+"|", a)
+		want.add(t, SectionBatchTotal+"|"+l["batch"]+"|"+l["file"]+"||", a)
+		want.add(t, SectionStatusTotal+"|||"+l["status"]+"|", a)
+		if l["status"] == "deposited" {
+			want.add(t, SectionDeposited+"|||deposited|"+l["deposited_on"], a)
+		}
+		want.add(t, SectionGrandTotal+"||||", a)
+	}
+	got := sums{}
+	rows := readCSV(t, settlementPath)
+	for _, r := range rows[1:] {
+		key := r[0] + "|" + r[1] + "|" + r[2] + "|" + r[3] + "|" + r[4]
+		if got[key] != nil {
+			t.Fatalf("settlement line %q appears twice", key)
+		}
+		n, err := strconv.Atoi(r[5])
+		if err != nil {
+			t.Fatal(err)
+		}
+		got[key] = &tally{count: n, amount: mustCents(t, r[6])}
+	}
+	if len(want) == 0 {
+		want[SectionGrandTotal+"||||"] = &tally{}
+	}
+	for _, k := range slices.Sorted(maps.Keys(want)) {
+		if got[k] == nil || *got[k] != *want[k] {
+			t.Errorf("settlement %q = %+v, status report sums to %+v", k, got[k], *want[k])
+		}
+	}
+	for k := range got {
+		if want[k] == nil {
+			t.Errorf("settlement line %q has no status line behind it", k)
+		}
+	}
+}
+
+// TestSettlementEqualsStatusSums checks the settlement against the status
+// report over many random ledgers of thousands of rows, with amounts from
+// one cent to ten million, in every status and over many deposit dates.
+func TestSettlementEqualsStatusSums(t *testing.T) {
+	statuses := []string{"in_process", "in_review", "printed", "deposited", "deposited", "failed", "void", "deleted", ""}
+	loc, err := time.LoadLocation("America/Chicago")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for seed := range uint64(5) {
+		rng := rand.New(rand.NewPCG(seed, 42))
+		n := 2000 + rng.IntN(3000)
+		m := &matcher{files: map[uint64]string{}, records: map[state.RowKey]*record{}, checked: map[state.RowKey]bool{}}
+		for i := range n {
+			k := state.RowKey{Batch: uint64(1 + rng.IntN(7)), Line: uint32(2 + i)}
+			m.files[k.Batch] = fmt.Sprintf("file-%d.csv", k.Batch)
+			amount := money.Cents(1 + rng.Int64N(1_000_000_000))
+			if rng.IntN(10) == 0 {
+				amount = money.Cents(1 + rng.IntN(100)) // cents that a float would mangle
+			}
+			seen := monday().Add(time.Duration(rng.IntN(30*24)) * time.Hour)
+			m.records[k] = &record{key: k, checkID: fmt.Sprintf("id-%d", i), amount: amount,
+				status: statuses[rng.IntN(len(statuses))], created: monday(), statusSeen: seen, depositedSeen: seen}
+			m.checked[k] = true
+		}
+		dir := t.TempDir()
+		lines := m.statusLines(Window{Date{2026, 3, 1}, Date{2026, 3, 2}}, loc)
+		if len(lines) != n {
+			t.Fatalf("seed %d: %d status lines for %d rows", seed, len(lines), n)
+		}
+		st, err := settle(lines)
+		if err != nil {
+			t.Fatal(err)
+		}
+		statusPath, settlementPath := filepath.Join(dir, "status.csv"), filepath.Join(dir, "settlement.csv")
+		if err := writeStatus(statusPath, lines); err != nil {
+			t.Fatal(err)
+		}
+		if err := writeSettlementFile(settlementPath, st); err != nil {
+			t.Fatal(err)
+		}
+		settlementAgrees(t, statusPath, settlementPath)
+	}
+}
+
+// TestSettlementOverflowIsAnError: sums are checked, never wrapped.
+func TestSettlementOverflowIsAnError(t *testing.T) {
+	lines := []statusLine{{batch: 1, amount: money.Cents(1 << 62), status: "printed"}, {batch: 1, amount: money.Cents(1 << 62), status: "printed"}}
+	if _, err := settle(lines); err == nil {
+		t.Fatal("an overflowing sum was accepted")
+	}
+}
+
+// TestReconciledSettlementEqualsStatusSums runs reconcile itself on four
+// days in a row, over a thousand or more checks with random amounts that
+// the sandbox deposits, voids and fails at random, and checks every day's
+// settlement against its status report and the status report against what
+// the test created.
+func TestReconciledSettlementEqualsStatusSums(t *testing.T) {
+	e := newEnv(t, monday(), nil)
+	rng := rand.New(rand.NewPCG(7, 11))
+	amounts := map[string]money.Cents{} // check id -> amount created
+	for b := range 3 {
+		n := 200 + rng.IntN(150)
+		pays := manyPayments(n)
+		for i := range pays {
+			pays[i].Amount = money.Cents(1 + rng.Int64N(100_000_000))
+			if rng.IntN(20) == 0 {
+				pays[i].BankAccount = "1111000002" // fails at the service
+			}
+		}
+		batch := e.load(fmt.Sprintf("random-%d.csv", b), pays...)
+		for line, id := range e.submitBatch(batch, 64) {
+			amounts[id] = pays[line-2].Amount
+		}
+	}
+	ids := slices.Sorted(maps.Keys(amounts))
+	final := map[string]bool{}
+	for day := 1; day <= 4; day++ {
+		var dep []string
+		for _, id := range ids {
+			switch r := rng.IntN(10); {
+			case final[id]:
+			case r < 2:
+				dep = append(dep, id)
+			case r == 2 && day == 1: // only in_process checks can be voided
+				e.void(id)
+				final[id] = true
+			}
+		}
+		for _, id := range dep {
+			final[id] = true
+		}
+		if len(dep) > 0 {
+			e.deposit(dep...)
+		}
+		e.advance(1)
+		sum := e.run(Options{})
+		if sum.StatusRows != len(amounts) || sum.Missing+sum.Unknown+sum.Mismatched != 0 {
+			t.Fatalf("day %d: %+v", day, sum)
+		}
+		settlementAgrees(t, sum.Reports[0], sum.Reports[1])
+		for _, l := range table(t, sum.Reports[0]) {
+			if mustCents(t, l["amount"]) != amounts[l["check_id"]] {
+				t.Fatalf("day %d: check %s shows %s, created with %s", day, l["check_id"], l["amount"], amounts[l["check_id"]])
+			}
+		}
+	}
+}

@@ -1,0 +1,231 @@
+package reconcile
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"time"
+
+	"github.com/batchd/batchd/internal/echeck"
+	"github.com/batchd/batchd/internal/retry"
+	"github.com/batchd/batchd/internal/state"
+)
+
+// API is what reconcile needs of the eCheck client: reads only. The real
+// *echeck.Client satisfies it; tests wrap it to change the list mid-walk.
+type API interface {
+	ListChecks(ctx context.Context, p echeck.ListParams) (*echeck.CheckPage, error)
+	GetCheck(ctx context.Context, id string) (*echeck.Check, error)
+}
+
+// Outbox delivers a finished report to where finance staff read it.
+// Upload must make the file appear whole or not at all under name, and
+// replace an earlier file of that name.
+type Outbox interface {
+	Upload(ctx context.Context, name string, r io.Reader) error
+}
+
+// Defaults for the zero values of Options.
+const (
+	DefaultLookbackDays           = 60
+	DefaultStuckAfterBusinessDays = 5
+	DefaultKeepDays               = 90
+	DefaultConcurrency            = 4
+	DefaultPageSize               = 100 // the service's maximum (spec section 8)
+	DefaultMaxPasses              = 4
+	DefaultMaxAttempts            = 8
+)
+
+// Options configures a Runner. ReportsDir is required.
+type Options struct {
+	// ReportsDir keeps the local copy of every report.
+	ReportsDir string
+	// Outbox receives each report after it is written locally; nil keeps
+	// the reports local only.
+	Outbox Outbox
+	// Location is the zone of "today", of the run date in report names and
+	// of every time shown in a report (schedule.timezone); nil means UTC.
+	Location *time.Location
+	// Now is the clock; nil means time.Now.
+	Now func() time.Time
+	// LookbackDays caps how far back the default window reaches
+	// (reconcile.lookback_days).
+	LookbackDays int
+	// StuckAfterBusinessDays flags a check not final after this many whole
+	// business days (reconcile.stuck_after_business_days).
+	StuckAfterBusinessDays int
+	// KeepDays is how long local reports are kept; older ones are deleted
+	// from ReportsDir (never from the Outbox). Negative keeps them forever.
+	KeepDays int
+	// Calendar counts business days; nil means FederalReserveCalendar().
+	Calendar *Calendar
+	// Concurrency is how many list pages or check fetches may be in flight
+	// at once. Every request still waits on the client's shared limiter.
+	Concurrency int
+	// PageSize is the list's limit parameter, 1 to 100.
+	PageSize int
+	// MaxPasses bounds the passes over the list (see the package doc).
+	MaxPasses int
+	// MaxAttempts bounds the tries of one request that fails with a
+	// retryable error.
+	MaxAttempts int
+	// Backoff spaces the retries.
+	Backoff retry.Backoff
+	// Logger receives the run's progress; nil discards.
+	Logger *slog.Logger
+}
+
+// Runner runs reconcile against one ledger and one API. Runs must not
+// overlap (the daemon's scheduler serialises jobs); a Runner holds no state
+// between runs.
+type Runner struct {
+	db   *state.DB
+	api  API
+	opts Options
+	log  *slog.Logger
+}
+
+// New checks opts, fills in defaults and returns a Runner.
+func New(db *state.DB, api API, opts Options) (*Runner, error) {
+	if db == nil || api == nil {
+		return nil, errors.New("reconcile: a ledger and an API client are required")
+	}
+	if opts.ReportsDir == "" {
+		return nil, errors.New("reconcile: ReportsDir is required")
+	}
+	if opts.PageSize < 0 || opts.PageSize > 100 {
+		return nil, fmt.Errorf("reconcile: page size %d is outside 1..100", opts.PageSize)
+	}
+	def := func(v *int, d int) {
+		if *v <= 0 {
+			*v = d
+		}
+	}
+	def(&opts.LookbackDays, DefaultLookbackDays)
+	def(&opts.StuckAfterBusinessDays, DefaultStuckAfterBusinessDays)
+	def(&opts.Concurrency, DefaultConcurrency)
+	def(&opts.PageSize, DefaultPageSize)
+	def(&opts.MaxPasses, DefaultMaxPasses)
+	def(&opts.MaxAttempts, DefaultMaxAttempts)
+	if opts.KeepDays == 0 {
+		opts.KeepDays = DefaultKeepDays
+	}
+	if opts.Location == nil {
+		opts.Location = time.UTC
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	if opts.Calendar == nil {
+		opts.Calendar = FederalReserveCalendar()
+	}
+	log := opts.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	return &Runner{db: db, api: api, opts: opts, log: log}, nil
+}
+
+// Summary is what one run did, for the command line and for metrics.
+type Summary struct {
+	Window        Window
+	RunDate       Date // the date in the report names
+	ChecksSeen    int  // distinct checks listed
+	Matched       int  // checks matched to a ledger row (listed or fetched)
+	Resolved      int  // rows in doubt resolved by a listed check
+	StatusChanges int  // status changes recorded in the ledger
+	Unknown       int  // checks batchd did not create
+	Missing       int  // expected checks the service does not have (404)
+	Mismatched    int  // checks whose amount, number, label or status disagrees with the row
+	Stuck         int  // checks not final after the configured business days
+	InDoubt       int  // rows still in doubt
+	Confirmed     int  // expected checks absent from the list and fetched by GET
+	PagesRead     int  // list pages fetched, re-reads included
+	Passes        int  // passes over the list
+	Consistent    bool // the walk proved it saw the whole list
+	StatusRows    int  // lines of the status report
+	Reports       []string
+}
+
+// DefaultWindow is the window a scheduled run lists: from the service date
+// of the oldest check that is not final, or of the oldest create attempt
+// of a row in doubt, but no earlier than lookbackDays before today and no
+// later than yesterday; to today. Today is taken in loc and, because the
+// service dates checks in UTC, also in UTC: the later of the two, so that
+// no check created "today" by either clock is left out.
+func DefaultWindow(db *state.DB, now time.Time, loc *time.Location, lookbackDays int) (Window, error) {
+	today := DateOf(now.In(loc))
+	if u := DateOf(now.UTC()); today.Before(u) {
+		today = u
+	}
+	from := DateOf(now.In(loc)).AddDays(-1)
+	batches, err := db.Batches()
+	if err != nil {
+		return Window{}, fmt.Errorf("default window: %w", err)
+	}
+	if from, err = oldestOpen(db, batches, from); err != nil {
+		return Window{}, fmt.Errorf("default window: %w", err)
+	}
+	if floor := DateOf(now.In(loc)).AddDays(-lookbackDays); from.Before(floor) {
+		from = floor
+	}
+	return Window{From: from, To: today}, nil
+}
+
+// oldestOpen lowers from to the service date of the oldest tracked check
+// and of the oldest create attempt of a row in doubt.
+//
+// Tracked rows come in batch order, and no check is older than its batch,
+// so the walk stops at the first batch ingested after the oldest date found
+// so far: usually after the first batch's rows, instead of decoding every
+// tracked row as state.OldestTracked does. A day of slack allows for the
+// service's clock running behind batchd's.
+func oldestOpen(db *state.DB, batches []state.Batch, from Date) (Date, error) {
+	earliest := make(map[uint64]Date, len(batches)) // the earliest service date a check of the batch can carry
+	for _, b := range batches {
+		earliest[b.ID] = DateOf(b.Created.UTC()).AddDays(-1)
+	}
+	err := db.TrackedRows(func(r *state.Row) (bool, error) {
+		if earliest[r.Key.Batch].Before(from) {
+			if !r.CheckCreated.IsZero() && DateOf(r.CheckCreated.UTC()).Before(from) {
+				from = DateOf(r.CheckCreated.UTC())
+			}
+			return true, nil
+		}
+		return false, nil // this batch and every later one is younger than from
+	})
+	if err != nil {
+		return Date{}, err
+	}
+	err = rowsIn(db, batches, func(r *state.Row) {
+		if r.State == state.InDoubt && !r.AttemptAt.IsZero() && DateOf(r.AttemptAt.UTC()).Before(from) {
+			from = DateOf(r.AttemptAt.UTC())
+		}
+	}, state.InDoubt)
+	return from, err
+}
+
+// rowsIn calls fn for every row of the batches that count rows in one of
+// the given states, so that looking for the few rows in doubt does not
+// decode every pending row of a large file waiting to be submitted.
+func rowsIn(db *state.DB, batches []state.Batch, fn func(*state.Row), states ...state.RowState) error {
+	for _, b := range batches {
+		n := 0
+		for _, s := range states {
+			n += b.Counts[s]
+		}
+		if n == 0 || b.Status != state.BatchReady {
+			continue
+		}
+		err := db.Rows(b.ID, func(r *state.Row) (bool, error) {
+			fn(r)
+			return true, nil
+		})
+		if err != nil {
+			return fmt.Errorf("read rows of batch %d: %w", b.ID, err)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,155 @@
+package reconcile
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"time"
+
+	"github.com/batchd/batchd/internal/echeck"
+)
+
+// Run reconciles the checks created in window w, a range of the service's
+// dates (UTC); the zero Window means DefaultWindow. It updates the ledger,
+// writes the day's reports to ReportsDir (replacing any of the same day),
+// prunes old local reports and uploads the new ones to the Outbox.
+//
+// Run returns an error when the list or a check cannot be read after
+// retries, when the service refuses the key (wrapping ErrAuth), when the
+// ledger fails, or when a report cannot be written or uploaded. What the
+// run changed in the ledger up to then stays, and is consistent; running
+// again redoes the whole job. The Summary is filled as far as the run got.
+func (r *Runner) Run(ctx context.Context, w Window) (*Summary, error) {
+	o := r.opts
+	now := o.Now()
+	if w == (Window{}) {
+		var err error
+		if w, err = DefaultWindow(r.db, now, o.Location, o.LookbackDays); err != nil {
+			return nil, fmt.Errorf("reconcile: %w", err)
+		}
+	}
+	if w.From.IsZero() || w.To.IsZero() || w.To.Before(w.From) {
+		return nil, fmt.Errorf("reconcile: window %s is not a range of dates", w)
+	}
+	today := DateOf(now.In(o.Location))
+	sum := &Summary{Window: w, RunDate: today}
+	r.log.Info("reconcile started", "window", w.String(), "run_date", today.String())
+
+	m, err := newMatcher(r.db, o.Now, r.log)
+	if err != nil {
+		return sum, fmt.Errorf("reconcile: %w", err)
+	}
+	wr, err := r.walkAndScan(ctx, m, w)
+	sum.ChecksSeen, sum.PagesRead, sum.Passes, sum.Consistent = wr.distinct, wr.pages, wr.passes, wr.consistent
+	if err != nil {
+		r.fill(sum, m)
+		return sum, fmt.Errorf("reconcile: %w", err)
+	}
+	if err := m.recheckUnknown(); err != nil {
+		return sum, fmt.Errorf("reconcile: %w", err)
+	}
+	sum.Confirmed, err = m.confirm(ctx, r.api, o, w)
+	if err != nil {
+		r.fill(sum, m)
+		return sum, fmt.Errorf("reconcile: confirm checks absent from the list: %w", err)
+	}
+	excs, err := m.finish(today, o.Location, o.Calendar, o.StuckAfterBusinessDays, wr)
+	if err != nil {
+		return sum, fmt.Errorf("reconcile: %w", err)
+	}
+	r.fill(sum, m)
+	for _, e := range excs {
+		switch e.kind {
+		case KindUnknown:
+			sum.Unknown++
+		case KindMissing:
+			sum.Missing++
+		case KindMismatch:
+			sum.Mismatched++
+		case KindStuck:
+			sum.Stuck++
+		case KindInDoubt:
+			sum.InDoubt++
+		}
+	}
+	lines := m.statusLines(w, o.Location)
+	sum.StatusRows = len(lines)
+	if err := r.writeReports(ctx, sum, today, lines, excs); err != nil {
+		return sum, fmt.Errorf("reconcile: %w", err)
+	}
+	r.log.Info("reconcile finished", "checks_seen", sum.ChecksSeen, "matched", sum.Matched,
+		"status_changes", sum.StatusChanges, "unknown", sum.Unknown, "missing", sum.Missing,
+		"mismatched", sum.Mismatched, "stuck", sum.Stuck, "in_doubt", sum.InDoubt,
+		"pages_read", sum.PagesRead, "passes", sum.Passes, "consistent", sum.Consistent)
+	return sum, nil
+}
+
+// walkAndScan walks the list while, alongside, it reads the ledger rows the
+// reports need: the walk mostly waits on the rate limiter, so the ledger
+// read costs no time.
+func (r *Runner) walkAndScan(ctx context.Context, m *matcher, w Window) (walkResult, error) {
+	params := echeck.ListParams{Limit: r.opts.PageSize, Sort: "date", Direction: "ASC",
+		FromDate: w.From.String(), ToDate: w.To.String()}
+	scanCtx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	scanned := make(chan error, 1)
+	go func() { scanned <- m.scanLedger(scanCtx, w) }()
+	wr, werr := newWalker(r.api, params, r.opts, r.log, m.process).walk(ctx)
+	if werr != nil {
+		cancel() // the reports will not be written: stop reading the ledger
+	}
+	serr := <-scanned
+	if werr != nil {
+		return wr, werr
+	}
+	if serr != nil {
+		return wr, serr
+	}
+	return wr, nil
+}
+
+// fill copies the matcher's counters into the Summary.
+func (r *Runner) fill(sum *Summary, m *matcher) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	sum.Matched, sum.Resolved, sum.StatusChanges = len(m.checked), len(m.resolved), m.statusChanges
+	for _, e := range m.excs {
+		if e.kind == KindMissing {
+			sum.Matched-- // looked at, but not matched
+		}
+	}
+}
+
+// writeReports writes the three reports locally, prunes old ones and
+// uploads the new ones.
+func (r *Runner) writeReports(ctx context.Context, sum *Summary, today Date, lines []statusLine, excs []*exception) error {
+	dir := r.opts.ReportsDir
+	st, err := settle(lines)
+	if err != nil {
+		return fmt.Errorf("settlement: %w", err)
+	}
+	paths := []string{
+		filepath.Join(dir, reportName("status", today)),
+		filepath.Join(dir, reportName("settlement", today)),
+		filepath.Join(dir, reportName("exceptions", today)),
+	}
+	if err := writeStatus(paths[0], lines); err != nil {
+		return err
+	}
+	if err := writeSettlementFile(paths[1], st); err != nil {
+		return err
+	}
+	if err := writeExceptions(paths[2], excs); err != nil {
+		return err
+	}
+	sum.Reports = paths
+	if n, err := prune(dir, today, r.opts.KeepDays, time.Now()); err != nil {
+		r.log.Warn("old reports could not all be deleted", "error", err)
+	} else if n > 0 {
+		r.log.Info("old reports deleted", "files", n, "keep_days", r.opts.KeepDays)
+	}
+	if r.opts.Outbox == nil {
+		return nil
+	}
+	return upload(ctx, r.opts.Outbox, paths)
+}
