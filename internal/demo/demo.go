@@ -66,6 +66,9 @@ func Run(ctx context.Context, opts Options) (*Result, error) {
 		}
 		dir = d
 	}
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, err
+	}
 	res := &Result{Dir: dir, Log: filepath.Join(dir, "batchd.log")}
 	logf, err := os.OpenFile(res.Log, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o600)
 	if err != nil {

@@ -44,7 +44,7 @@ func readCSV(t *testing.T, path string) [][]string {
 
 func TestDemoRunsTheWholeJob(t *testing.T) {
 	var out bytes.Buffer
-	res, err := Run(context.Background(), Options{Dir: t.TempDir(), Out: &out})
+	res, err := Run(context.Background(), Options{Dir: filepath.Join(t.TempDir(), "not-yet-made"), Out: &out})
 	if err != nil {
 		t.Fatalf("demo: %v\n%s", err, out.String())
 	}
