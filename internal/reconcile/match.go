@@ -33,6 +33,7 @@ type matcher struct {
 	explained     map[string]bool          // unowned checks already reported otherwise
 	excs          map[string]*exception
 	statusChanges int
+	observed      map[state.RowKey]*state.Row // rows a page's batch of status changes just wrote
 
 	resolveMu sync.Mutex // one resolution of a row in doubt at a time
 }
@@ -51,7 +52,7 @@ func newMatcher(db *state.DB, now func() time.Time, log *slog.Logger) (*matcher,
 		db: db, now: now, log: log,
 		files: map[uint64]string{}, records: map[state.RowKey]*record{}, checked: map[state.RowKey]bool{},
 		doubts: map[string][]doubtRow{}, inFlight: map[string]state.RowKey{}, resolved: map[state.RowKey]bool{},
-		unknown: map[string]*echeck.Check{}, explained: map[string]bool{}, excs: map[string]*exception{},
+		unknown: map[string]*echeck.Check{}, explained: map[string]bool{}, excs: map[string]*exception{}, observed: map[state.RowKey]*state.Row{},
 	}
 	bs, err := db.Batches()
 	if err != nil {
@@ -108,8 +109,13 @@ func (m *matcher) putLocked(rec *record) {
 	m.records[rec.key] = rec
 }
 
-// process matches one page of listed checks.
+// process matches one page of listed checks. The page's status changes
+// are written first, in one ledger transaction, so that a day on which
+// every check moves costs one commit per page rather than one per check.
 func (m *matcher) process(ctx context.Context, checks []echeck.Check) error {
+	if err := m.observePage(checks); err != nil {
+		return err
+	}
 	for i := range checks {
 		if err := ctx.Err(); err != nil {
 			return err
@@ -117,6 +123,43 @@ func (m *matcher) process(ctx context.Context, checks []echeck.Check) error {
 		if err := m.one(&checks[i]); err != nil {
 			return err
 		}
+	}
+	return nil
+}
+
+// observePage records, in one transaction, the new status of every listed
+// check that belongs to a row whose recorded status differs.
+func (m *matcher) observePage(checks []echeck.Check) error {
+	var obs []state.Observation
+	for i := range checks {
+		c := &checks[i]
+		if c.CheckID == "" || c.Status == "" {
+			continue
+		}
+		k, owned, err := m.db.CheckOwner(c.CheckID)
+		if err != nil {
+			return fmt.Errorf("look up check %s: %w", c.CheckID, err)
+		}
+		if !owned {
+			continue
+		}
+		rec, err := m.current(k)
+		if err != nil {
+			return err
+		}
+		if rec.status != c.Status && !state.FinalStatus(rec.status) {
+			obs = append(obs, state.Observation{Key: k, Status: c.Status})
+		}
+	}
+	rows, err := m.db.ObserveStatuses(obs, m.now())
+	if err != nil {
+		return err
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.statusChanges += len(rows)
+	for k, r := range rows {
+		m.observed[k] = r
 	}
 	return nil
 }
@@ -214,6 +257,13 @@ func (m *matcher) matched(rec *record, c *echeck.Check) error {
 // and returns the row as it now is. It reads the row afresh, so that the
 // decision never rests on an old copy.
 func (m *matcher) observe(k state.RowKey, status string) (*state.Row, error) {
+	m.mu.Lock()
+	row := m.observed[k]
+	delete(m.observed, k)
+	m.mu.Unlock()
+	if row != nil && row.CheckStatus == status {
+		return row, nil // written by observePage
+	}
 	row, err := m.db.Row(k)
 	if err != nil {
 		return nil, fmt.Errorf("read %s: %w", k, err)

@@ -180,7 +180,7 @@ func DefaultWindow(db *state.DB, now time.Time, loc *time.Location, lookbackDays
 // Tracked rows come in batch order, and no check is older than its batch,
 // so the walk stops at the first batch ingested after the oldest date found
 // so far: usually after the first batch's rows, instead of decoding every
-// tracked row as state.OldestTracked does. A day of slack allows for the
+// tracked row. A day of slack allows for the
 // service's clock running behind batchd's.
 func oldestOpen(db *state.DB, batches []state.Batch, from Date) (Date, error) {
 	earliest := make(map[uint64]Date, len(batches)) // the earliest service date a check of the batch can carry

@@ -17,7 +17,7 @@ import (
 // the intent is on disk, and only then may the create request leave.
 func (d *DB) Send(k RowKey) (*Row, error) {
 	at := d.now().UTC()
-	return d.batchApply(k, Send, "create sent", func(r *Row) error {
+	return d.batchApply(k, Send, "", func(r *Row) error {
 		r.Attempts++
 		r.AttemptAt = at
 		return nil
@@ -31,9 +31,6 @@ func (d *DB) Created(k RowKey, res CheckResult) (*Row, error) {
 		return nil, fmt.Errorf("row %s: created without a check id", k)
 	}
 	note := res.Note
-	if note == "" {
-		note = "check created"
-	}
 	seen := d.now().UTC()
 	return d.batchApply(k, Create, note, func(r *Row) error {
 		r.CheckID, r.CheckStatus = res.CheckID, res.Status
@@ -70,26 +67,55 @@ func (d *DB) Release(k RowKey, reason string) (*Row, error) {
 // ObserveStatus records a check status seen at the service at time at.
 // It reports whether anything changed; an unchanged status adds no step.
 func (d *DB) ObserveStatus(k RowKey, status string, at time.Time) (changed bool, err error) {
-	err = d.update(func(tx *bolt.Tx) error {
-		r, err := getRow(tx, k)
-		if err != nil {
-			return err
-		}
-		if r.CheckStatus == status {
-			return nil
-		}
-		changed = true
-		_, err = d.apply(tx, k, Observe, "status seen by reconcile", func(r *Row) error {
-			r.CheckStatus, r.StatusSeenAt = status, at.UTC()
-			if status == "deposited" && r.DepositedSeenAt.IsZero() {
-				r.DepositedSeenAt = at.UTC()
+	rows, err := d.ObserveStatuses([]Observation{{k, status}}, at)
+	if err != nil {
+		return false, err
+	}
+	return rows[k] != nil, nil
+}
+
+// Observation is one check status seen at the service.
+type Observation struct {
+	Key    RowKey
+	Status string
+}
+
+// ObserveStatuses records many observed statuses in one transaction (one
+// fsync for a whole page of the check list, not one per row). A row that
+// is not submitted, already shows the status, or whose check is already
+// final is left alone: a final status never changes. It returns the rows
+// it changed, as they now are.
+func (d *DB) ObserveStatuses(obs []Observation, at time.Time) (map[RowKey]*Row, error) {
+	changed := map[RowKey]*Row{}
+	if len(obs) == 0 {
+		return changed, nil
+	}
+	err := d.update(func(tx *bolt.Tx) error {
+		clear(changed) // a retried transaction starts over
+		for _, o := range obs {
+			r, err := getRow(tx, o.Key)
+			if err != nil {
+				return err
 			}
-			return nil
-		})
-		return err
+			if r.State != Submitted || r.CheckStatus == o.Status || FinalStatus(r.CheckStatus) {
+				continue
+			}
+			r, err = d.apply(tx, o.Key, Observe, "", func(r *Row) error {
+				r.CheckStatus, r.StatusSeenAt = o.Status, at.UTC()
+				if o.Status == "deposited" && r.DepositedSeenAt.IsZero() {
+					r.DepositedSeenAt = at.UTC()
+				}
+				return nil
+			})
+			if err != nil {
+				return err
+			}
+			changed[o.Key] = r
+		}
+		return nil
 	})
 	if err != nil {
-		return false, fmt.Errorf("observe status of %s: %w", k, err)
+		return nil, fmt.Errorf("observe %d statuses: %w", len(obs), err)
 	}
 	return changed, nil
 }

@@ -3,7 +3,6 @@ package state
 import (
 	"encoding/json"
 	"fmt"
-	"time"
 
 	bolt "go.etcd.io/bbolt"
 )
@@ -219,19 +218,4 @@ func (d *DB) scan(bucket, prefix []byte, load func(tx *bolt.Tx, k, v []byte) (*R
 			return nil
 		}
 	}
-}
-
-// OldestTracked returns the creation time of the oldest check not yet
-// final, or false when every check is final. Reconcile starts its default
-// window there.
-func (d *DB) OldestTracked() (time.Time, bool, error) {
-	var oldest time.Time
-	found := false
-	err := d.TrackedRows(func(r *Row) (bool, error) {
-		if !r.CheckCreated.IsZero() && (!found || r.CheckCreated.Before(oldest)) {
-			oldest, found = r.CheckCreated, true
-		}
-		return true, nil
-	})
-	return oldest, found, err
 }

@@ -87,7 +87,9 @@ func keyFrom(b []byte) RowKey {
 // String formats the key as "batch 7 line 12" for messages.
 func (k RowKey) String() string { return fmt.Sprintf("batch %d line %d", k.Batch, k.Line) }
 
-// Step is one entry of a row's history.
+// Step is one entry of a row's history. Via names the transition; Note is
+// kept only when it says more than Via does (a reason, how a check was
+// found), because a million rows each carry their whole history.
 type Step struct {
 	At          time.Time  `json:"at"`
 	State       RowState   `json:"state"`
@@ -165,7 +167,7 @@ func (d *DB) apply(tx *bolt.Tx, k RowKey, t Transition, note string, mutate func
 			return nil, err
 		}
 	}
-	at := d.now().UTC()
+	at := d.now().UTC().Truncate(time.Millisecond)
 	r.History = append(r.History, Step{At: at, State: r.State, CheckStatus: r.CheckStatus, Note: note, Via: t})
 	if !r.State.Open() && r.Payment.BankAccount != "" {
 		// Submitted or rejected rows are never sent again: keep only

@@ -318,3 +318,29 @@ func TestLastSuccess(t *testing.T) {
 		t.Fatalf("LastSuccess = %v %v %v", got, ok, err)
 	}
 }
+
+func TestObserveStatusesIsOneCommit(t *testing.T) {
+	d := open(t, t.TempDir())
+	b := load(t, d, "a.csv", 50)
+	var obs []Observation
+	for line := 2; line < 52; line++ {
+		k := RowKey{b.ID, uint32(line)}
+		d.Send(k)
+		d.Created(k, CheckResult{CheckID: fmt.Sprintf("c%d", line), Status: "in_process"})
+		obs = append(obs, Observation{k, "printed"})
+	}
+	obs = append(obs, Observation{RowKey{b.ID, 2}, "printed"}) // a repeat changes nothing
+	before := d.Commits()
+	rows, err := d.ObserveStatuses(obs, time.Now())
+	if err != nil || len(rows) != 50 {
+		t.Fatalf("ObserveStatuses: %d rows, %v", len(rows), err)
+	}
+	if n := d.Commits() - before; n != 1 {
+		t.Fatalf("%d commits for one page of statuses, want 1", n)
+	}
+	// A final status never changes.
+	d.ObserveStatus(RowKey{b.ID, 3}, "deposited", time.Now())
+	if changed, _ := d.ObserveStatus(RowKey{b.ID, 3}, "printed", time.Now()); changed {
+		t.Fatal("a deposited check went back to printed")
+	}
+}

@@ -35,7 +35,7 @@ func (r *Runner) sendRow(ctx context.Context, k state.RowKey) {
 		chk, err := r.api.CreateCheck(context.WithoutCancel(ctx), checkRequest(row))
 		if err == nil {
 			r.created.Add(1)
-			r.recordCreated(ctx, k, chk, "check created")
+			r.recordCreated(ctx, k, chk, "")
 			return
 		}
 		if !r.handleFailure(ctx, k, err, attempt) {
