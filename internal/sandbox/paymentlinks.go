@@ -143,7 +143,10 @@ func (s *Server) listLinks(w http.ResponseWriter, r *http.Request, ks *keyState,
 	if aerr != nil {
 		return aerr
 	}
-	lq, aerr := readListQuery(q, "date", "amount", "memo")
+	// The spec gives the link list the check list's sort values (date,
+	// number, name); a link has no number or name, so those two order by
+	// creation, like date. amount and memo are extras.
+	lq, aerr := readListQuery(q, "date", "number", "name", "amount", "memo")
 	if aerr != nil {
 		return aerr
 	}

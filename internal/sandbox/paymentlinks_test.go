@@ -75,7 +75,7 @@ func TestPaymentLinkListAndStatus(t *testing.T) {
 	if l := h.get("/v1/paymentlink/list?limit=1&page=2", keyA).list(); l["total"] != "3" || l["from"] != "1" || l["to"] != "3" {
 		t.Errorf("paging %v", l)
 	}
-	wantField(t, h.get("/v1/paymentlink/list?sort=name", keyA), "sort")
+	wantField(t, h.get("/v1/paymentlink/list?sort=bogus", keyA), "sort")
 	wantField(t, h.get("/v1/paymentlink/list?limit=0", keyA), "limit")
 	if got := h.get("/v1/paymentlink/list", keyB).list()["total"]; got != "0" {
 		t.Errorf("key B sees %v links", got)

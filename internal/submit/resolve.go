@@ -80,12 +80,15 @@ func (r *Runner) resolveLabel(ctx context.Context, label string, rows []*state.R
 	return nil
 }
 
-// match finds the row's check among checks: same number and amount, and
-// not already bound to another row of the ledger.
+// match finds the row's check among checks: the same label, number and
+// amount, and not already bound to another row of the ledger. The label is
+// compared again because the service's label filter is documented only as
+// finding "similar" checks; the sandbox matches exactly, the live service
+// might not.
 func (r *Runner) match(row *state.Row, checks []echeck.Check) (*echeck.Check, error) {
 	for i := range checks {
 		c := &checks[i]
-		if c.Number != row.Number || c.Amount != row.Payment.Amount {
+		if c.Label != row.Label || c.Number != row.Number || c.Amount != row.Payment.Amount {
 			continue
 		}
 		owner, owned, err := r.db.CheckOwner(c.CheckID)

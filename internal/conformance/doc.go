@@ -1,0 +1,16 @@
+// Package conformance holds the tests that run batchd's API client
+// (internal/echeck) against its sandbox emulator (internal/sandbox), over
+// real HTTP on loopback.
+//
+// The client and the sandbox are written from the same specification by
+// different hands and never import each other, so that each is an
+// independent reading of it. Only these tests see both. They check the
+// specification's promises end to end: every endpoint, the fixture table
+// of section 2.8, every field rule and limit at its boundary, the error
+// statuses and how the client classifies them, exact amounts, the check
+// lifecycle, list paging, and a create whose answer is lost.
+//
+// Where the client refuses input before sending it, the tests also send the
+// same input to the sandbox with net/http, so that both sides of every rule
+// are covered. The package holds no code outside its tests.
+package conformance
