@@ -1,6 +1,7 @@
 package echeck
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -9,7 +10,6 @@ import (
 	"strings"
 
 	"github.com/batchd/batchd/internal/money"
-	"github.com/batchd/batchd/internal/redact"
 )
 
 // CheckRequest holds the fields of a check create or edit (spec 2.1).
@@ -148,96 +148,6 @@ type FundsConfirmation struct {
 	Description  string `json:"description_fc,omitempty"`
 }
 
-// UnmarshalJSON decodes a check leniently; see Check.
-func (c *Check) UnmarshalJSON(b []byte) error {
-	m, err := decodeObject(b)
-	if err != nil {
-		return err
-	}
-	v, err := checkFrom(m)
-	if err != nil {
-		return err
-	}
-	*c = v
-	return nil
-}
-
-func checkFrom(m object) (Check, error) {
-	f := fields{m: m}
-	c := Check{
-		CheckID: f.strictStr("check_id"), Number: f.strictStr("number"),
-		Amount: f.strictCents("amount"), Label: f.strictStr("label"), Status: f.strictStr("status"),
-		Date: f.str("date"), Memo: f.str("memo"), Name: f.str("name"), Email: f.str("email"),
-		Phone: f.str("phone"), Address: f.str("address"), City: f.str("city"),
-		State: f.str("state"), Zip: f.str("zip"), AuthorizationDate: f.str("authorization_date"),
-		BankAccount: maskAccount(f.str("bank_account")), BankRouting: f.str("bank_routing"),
-		BankName: f.str("bank_name"), BankAddress: f.str("bank_address"), BankCity: f.str("bank_city"),
-		BankState: f.str("bank_state"), BankZip: f.str("bank_zip"),
-		Recurring: f.boolean("recurring"), RecurringCycle: f.str("recurring_cycle"),
-		RecurringStartDate: f.str("recurring_start_date"), RecurringInstallments: f.integer("recurring_installments"),
-	}
-	if v, ok := objectOf(m["basic_verification"]); ok {
-		bv := basicVerificationFrom(v)
-		c.BasicVerification = &bv
-	}
-	fc, ok := objectOf(m["funds_confirmation"])
-	if !ok {
-		fc, ok = objectOf(m["fund_confirmation"])
-	}
-	if ok {
-		v := fundsConfirmationFrom(fc)
-		c.FundsConfirmation = &v
-	}
-	return c, f.err
-}
-
-// UnmarshalJSON decodes leniently: pass_bv may be 0/1, "1" or true.
-func (v *BasicVerification) UnmarshalJSON(b []byte) error {
-	m, err := decodeObject(b)
-	if err != nil {
-		return err
-	}
-	*v = basicVerificationFrom(m)
-	return nil
-}
-
-func basicVerificationFrom(m object) BasicVerification {
-	f := fields{m: m}
-	return BasicVerification{Risk: f.str("risk_bv"), Pass: f.boolean("pass_bv"), Code: f.str("code_bv"),
-		Description: f.str("description_bv"), Verification: f.str("verification_bv")}
-}
-
-// UnmarshalJSON decodes leniently: pass_fc may be 0/1, "1" or true.
-func (v *FundsConfirmation) UnmarshalJSON(b []byte) error {
-	m, err := decodeObject(b)
-	if err != nil {
-		return err
-	}
-	*v = fundsConfirmationFrom(m)
-	return nil
-}
-
-func fundsConfirmationFrom(m object) FundsConfirmation {
-	f := fields{m: m}
-	return FundsConfirmation{Verification: f.str("verification_fc"), Pass: f.boolean("pass_fc"),
-		Description: f.str("description_fc")}
-}
-
-// maskAccount keeps a masked account number as the service wrote it, and
-// masks one that still shows more than four digits.
-func maskAccount(s string) string {
-	digits := strings.Map(func(r rune) rune {
-		if r >= '0' && r <= '9' {
-			return r
-		}
-		return -1
-	}, s)
-	if len(digits) > 4 {
-		return redact.Account(digits)
-	}
-	return s
-}
-
 // CreateCheck creates one check. On success the Check carries the new
 // CheckID. An error whose class is Ambiguous means the check may exist: look
 // it up (by Label and Number) before creating it again.
@@ -343,11 +253,13 @@ func validID(id string) error {
 	return nil
 }
 
-// raw copies m for a Raw field, so callers cannot alter the decoder's map.
+// raw copies m for a Raw field, values included: the decoder's values are
+// slices of the whole answer, which a caller's Raw should neither share
+// nor keep in memory.
 func raw(m object) map[string]json.RawMessage {
 	out := make(map[string]json.RawMessage, len(m))
 	for k, v := range m {
-		out[k] = v
+		out[k] = bytes.Clone(v)
 	}
 	return out
 }

@@ -6,9 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"sort"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/batchd/batchd/internal/money"
 )
@@ -24,24 +24,59 @@ import (
 type flexString string
 
 func (s *flexString) UnmarshalJSON(b []byte) error {
+	v, err := textOf(b)
+	if err != nil {
+		return err
+	}
+	*s = flexString(v)
+	return nil
+}
+
+// textOf reads b as flexString does.
+func textOf(b []byte) (string, error) {
 	b = bytes.TrimSpace(b)
 	switch {
 	case len(b) == 0:
-		return errors.New("empty value")
+		return "", errors.New("empty value")
 	case b[0] == '"':
+		if in, ok := plainString(b); ok {
+			return string(in), nil
+		}
 		var v string
 		if err := json.Unmarshal(b, &v); err != nil {
-			return err
+			return "", err
 		}
-		*s = flexString(v)
+		return v, nil
 	case isEmptyJSON(b):
-		*s = ""
+		return "", nil
 	case b[0] == '{' || b[0] == '[':
-		return fmt.Errorf("want a string, got %s", kindOf(b))
-	default: // number, true, false
-		*s = flexString(b)
+		return "", fmt.Errorf("want a string, got %s", kindOf(b))
 	}
-	return nil
+	return string(b), nil // number, true, false
+}
+
+// plainString returns the text inside the JSON string b when it needs no
+// unescaping, which is when encoding/json would return those very bytes:
+// no escape, no control character and valid UTF-8. Otherwise ok is false
+// and the caller lets encoding/json read it.
+func plainString(b []byte) (text []byte, ok bool) {
+	if len(b) < 2 || b[0] != '"' || b[len(b)-1] != '"' {
+		return nil, false
+	}
+	text = b[1 : len(b)-1]
+	ascii := true
+	for _, c := range text {
+		switch {
+		case c == '"' || c == '\\' || c < 0x20:
+			return nil, false
+		case c >= utf8.RuneSelf:
+			ascii = false
+		}
+	}
+	if !ascii && !utf8.Valid(text) {
+		return nil, false
+	}
+	return text, true
 }
 
 // flexInt accepts an integer as a JSON number or a string holding one
@@ -50,28 +85,57 @@ func (s *flexString) UnmarshalJSON(b []byte) error {
 type flexInt int64
 
 func (n *flexInt) UnmarshalJSON(b []byte) error {
-	b = bytes.TrimSpace(b)
-	if isEmptyJSON(b) {
-		*n = 0
-		return nil
-	}
-	text := string(b)
-	if b[0] == '"' {
-		if err := json.Unmarshal(b, &text); err != nil {
-			return err
-		}
-		text = strings.TrimSpace(text)
-		if text == "" {
-			*n = 0
-			return nil
-		}
-	}
-	v, err := parseInteger(text)
+	v, err := integerOf(b)
 	if err != nil {
 		return err
 	}
 	*n = flexInt(v)
 	return nil
+}
+
+// integerOf reads b as flexInt does.
+func integerOf(b []byte) (int64, error) {
+	b = bytes.TrimSpace(b)
+	if v, ok := plainInteger(b); ok {
+		return v, nil
+	}
+	if len(b) == 0 {
+		return 0, errors.New("empty value")
+	}
+	if isEmptyJSON(b) {
+		return 0, nil
+	}
+	text := string(b)
+	if b[0] == '"' {
+		if err := json.Unmarshal(b, &text); err != nil {
+			return 0, err
+		}
+		text = strings.TrimSpace(text)
+		if text == "" {
+			return 0, nil
+		}
+	}
+	return parseInteger(text)
+}
+
+// plainInteger reads the common forms of an integer, 1 to 18 decimal
+// digits bare or in quotes, without allocating; anything else is left to
+// parseInteger, which reads these forms to the same value.
+func plainInteger(b []byte) (int64, bool) {
+	if len(b) >= 2 && b[0] == '"' && b[len(b)-1] == '"' {
+		b = b[1 : len(b)-1]
+	}
+	if len(b) == 0 || len(b) > 18 {
+		return 0, false
+	}
+	var v int64
+	for _, c := range b {
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+		v = v*10 + int64(c-'0')
+	}
+	return v, true
 }
 
 // parseInteger reads a decimal integer, also written as a float literal
@@ -92,39 +156,54 @@ func parseInteger(s string) (int64, error) {
 type flexBool bool
 
 func (v *flexBool) UnmarshalJSON(b []byte) error {
+	x, err := boolOf(b)
+	if err != nil {
+		return err
+	}
+	*v = flexBool(x)
+	return nil
+}
+
+// boolOf reads b as flexBool does.
+func boolOf(b []byte) (bool, error) {
 	b = bytes.TrimSpace(b)
+	switch string(b) { // the forms the service uses, without allocating
+	case "0", `"0"`, "false":
+		return false, nil
+	case "1", `"1"`, "true":
+		return true, nil
+	}
+	if len(b) == 0 {
+		return false, errors.New("empty value")
+	}
 	if isEmptyJSON(b) {
-		*v = false
-		return nil
+		return false, nil
 	}
 	switch b[0] {
 	case 't', 'f':
 		var x bool
 		if err := json.Unmarshal(b, &x); err != nil {
-			return err
+			return false, err
 		}
-		*v = flexBool(x)
-		return nil
+		return x, nil
 	case '"':
 		var s string
 		if err := json.Unmarshal(b, &s); err != nil {
-			return err
+			return false, err
 		}
 		x, ok := parseBoolText(s)
 		if !ok {
-			return fmt.Errorf("not a boolean: %.40q", s)
+			return false, fmt.Errorf("not a boolean: %.40q", s)
 		}
-		*v = flexBool(x)
-		return nil
+		return x, nil
 	case '{', '[':
-		return fmt.Errorf("want a boolean, got %s", kindOf(b))
+		return false, fmt.Errorf("want a boolean, got %s", kindOf(b))
 	}
 	f, err := strconv.ParseFloat(string(b), 64)
 	if err != nil {
-		return fmt.Errorf("not a boolean: %.40q", b)
+		return false, fmt.Errorf("not a boolean: %.40q", b)
 	}
-	*v = f != 0
-	return nil
+	return f != 0, nil
 }
 
 func parseBoolText(s string) (value, ok bool) {
@@ -146,17 +225,63 @@ func parseBoolText(s string) (value, ok bool) {
 type flexCents money.Cents
 
 func (c *flexCents) UnmarshalJSON(b []byte) error {
-	b = bytes.TrimSpace(b)
-	if isEmptyJSON(b) || bytes.Equal(b, []byte(`""`)) {
-		*c = 0
-		return nil
-	}
-	var v money.Cents
-	if err := v.UnmarshalJSON(b); err != nil {
+	v, err := centsOf(b)
+	if err != nil {
 		return err
 	}
 	*c = flexCents(v)
 	return nil
+}
+
+// centsOf reads b as flexCents does. An amount in the service's usual
+// form, digits with at most two decimals, bare or quoted, is read by
+// money.Parse, which gives exactly what money.ParseWire gives for that
+// form; every other form goes through money.Cents as before.
+func centsOf(b []byte) (money.Cents, error) {
+	b = bytes.TrimSpace(b)
+	if isEmptyJSON(b) || bytes.Equal(b, []byte(`""`)) {
+		return 0, nil
+	}
+	if d, ok := plainDecimal(b); ok {
+		if v, err := money.Parse(string(d)); err == nil {
+			return v, nil
+		}
+	}
+	var v money.Cents
+	if err := v.UnmarshalJSON(b); err != nil {
+		return 0, err
+	}
+	return v, nil
+}
+
+// plainDecimal returns the amount in b when it is 1 to 15 digits,
+// optionally followed by a point and one or two digits, bare or quoted:
+// the form money.Parse reads, short enough to be far from any limit of
+// money.ParseWire.
+func plainDecimal(b []byte) ([]byte, bool) {
+	if len(b) >= 2 && b[0] == '"' && b[len(b)-1] == '"' {
+		b = b[1 : len(b)-1]
+	}
+	whole := 0
+	for whole < len(b) && b[whole] >= '0' && b[whole] <= '9' {
+		whole++
+	}
+	if whole == 0 || whole > 15 {
+		return nil, false
+	}
+	if whole == len(b) {
+		return b, true
+	}
+	frac := b[whole+1:]
+	if b[whole] != '.' || len(frac) == 0 || len(frac) > 2 {
+		return nil, false
+	}
+	for _, c := range frac {
+		if c < '0' || c > '9' {
+			return nil, false
+		}
+	}
+	return b, true
 }
 
 // isEmptyJSON reports the values a PHP service sends for "nothing".
@@ -175,116 +300,24 @@ func kindOf(b []byte) string {
 	return "an array"
 }
 
-// object is one decoded JSON object, still raw below the first level.
-type object = map[string]json.RawMessage
-
-// decodeObject reads b as a JSON object; anything else is an error.
-func decodeObject(b []byte) (object, error) {
-	b = bytes.TrimSpace(b)
-	if len(b) == 0 || b[0] != '{' {
-		return nil, errors.New("response is not a JSON object")
-	}
-	var m object
-	if err := json.Unmarshal(b, &m); err != nil {
-		return nil, fmt.Errorf("response is not valid JSON: %w", err)
-	}
-	return m, nil
-}
-
-// objectOf returns raw as an object when it is a non-empty JSON object.
-// Absent, null, false, "" and [] all mean "no object" without an error.
-func objectOf(raw json.RawMessage) (object, bool) {
-	raw = bytes.TrimSpace(raw)
-	if len(raw) == 0 || raw[0] != '{' {
-		return nil, false
-	}
-	var m object
-	if err := json.Unmarshal(raw, &m); err != nil || len(m) == 0 {
-		return nil, false
-	}
-	return m, true
-}
-
-// listOf returns the elements of a JSON array. A PHP array with gaps in
-// its keys arrives as an object keyed "0", "1", ...; its values are
-// returned in key order. Absent, null and "" give no elements.
-func listOf(raw json.RawMessage) ([]json.RawMessage, error) {
-	raw = bytes.TrimSpace(raw)
-	if len(raw) == 0 || isEmptyJSON(raw) || bytes.Equal(raw, []byte(`""`)) {
-		return nil, nil
-	}
-	switch raw[0] {
-	case '[':
-		var l []json.RawMessage
-		if err := json.Unmarshal(raw, &l); err != nil {
-			return nil, err
-		}
-		return l, nil
-	case '{':
-		var m object
-		if err := json.Unmarshal(raw, &m); err != nil {
-			return nil, err
-		}
-		keys := make([]string, 0, len(m))
-		for k := range m {
-			keys = append(keys, k)
-		}
-		sort.Slice(keys, func(i, j int) bool { return keyLess(keys[i], keys[j]) })
-		l := make([]json.RawMessage, len(keys))
-		for i, k := range keys {
-			l[i] = m[k]
-		}
-		return l, nil
-	}
-	return nil, errors.New("want a list")
-}
-
-// keyLess orders numeric keys numerically and before any other key.
-func keyLess(a, b string) bool {
-	x, errA := strconv.ParseUint(a, 10, 64)
-	y, errB := strconv.ParseUint(b, 10, 64)
-	switch {
-	case errA == nil && errB == nil:
-		return x < y
-	case errA == nil:
-		return true
-	case errB == nil:
-		return false
-	}
-	return a < b
-}
-
 // fields reads the members of one object. Lookups named strict* are for the
 // fields batchd acts on (identifiers, amounts, status, paging): a value
 // that cannot be read records an error in err. The other lookups are best
 // effort: a value of an unexpected type leaves the zero value, so that an
 // odd peripheral field never turns a created check into an unreadable
-// answer.
+// answer. The same rules, applied to raw values rather than looked up by
+// key, are the functions below it, which the check decoder uses.
 type fields struct {
-	m   object
-	err error
+	m object
+	firstError
 }
 
-func (f *fields) read(key string, v json.Unmarshaler, strict bool) {
-	raw, ok := f.m[key]
-	if !ok {
-		return
-	}
-	if err := v.UnmarshalJSON(raw); err != nil && strict && f.err == nil {
-		f.err = fmt.Errorf("field %q: %w", key, err)
-	}
-}
-
-func (f *fields) str(key string) string {
-	var s flexString
-	f.read(key, &s, false)
-	return strings.TrimSpace(string(s))
-}
+func (f *fields) str(key string) string { return looseText(f.m[key]) }
 
 func (f *fields) strictStr(key string) string {
-	var s flexString
-	f.read(key, &s, true)
-	return strings.TrimSpace(string(s))
+	s, err := strictText(key, f.m[key])
+	f.note(err)
+	return s
 }
 
 // firstStr returns the first non-empty of several spellings of one field.
@@ -297,26 +330,92 @@ func (f *fields) firstStr(keys ...string) string {
 	return ""
 }
 
-func (f *fields) integer(key string) int {
-	var n flexInt
-	f.read(key, &n, false)
-	return int(n)
-}
+func (f *fields) integer(key string) int { return looseInt(f.m[key]) }
 
 func (f *fields) strictInt(key string) int {
-	var n flexInt
-	f.read(key, &n, true)
+	n, err := strictInt(key, f.m[key])
+	f.note(err)
+	return n
+}
+
+func (f *fields) boolean(key string) bool { return looseBool(f.m[key]) }
+
+func (f *fields) strictCents(key string) money.Cents {
+	c, err := strictCents(key, f.m[key])
+	f.note(err)
+	return c
+}
+
+// firstError keeps the first of the errors noted.
+type firstError struct{ err error }
+
+func (f *firstError) note(err error) {
+	if f.err == nil {
+		f.err = err
+	}
+}
+
+// The functions below read one raw member value, nil when the member is
+// absent. The loose ones give the zero value for anything unreadable; the
+// strict ones also return the error, naming the member key.
+
+func looseText(raw []byte) string {
+	if raw == nil {
+		return ""
+	}
+	s, _ := textOf(raw)
+	return strings.TrimSpace(s)
+}
+
+func strictText(key string, raw []byte) (string, error) {
+	if raw == nil {
+		return "", nil
+	}
+	s, err := textOf(raw)
+	if err != nil {
+		return "", fieldError(key, err)
+	}
+	return strings.TrimSpace(s), nil
+}
+
+func looseInt(raw []byte) int {
+	if raw == nil {
+		return 0
+	}
+	n, _ := integerOf(raw)
 	return int(n)
 }
 
-func (f *fields) boolean(key string) bool {
-	var v flexBool
-	f.read(key, &v, false)
-	return bool(v)
+func strictInt(key string, raw []byte) (int, error) {
+	if raw == nil {
+		return 0, nil
+	}
+	n, err := integerOf(raw)
+	if err != nil {
+		return 0, fieldError(key, err)
+	}
+	return int(n), nil
 }
 
-func (f *fields) strictCents(key string) money.Cents {
-	var c flexCents
-	f.read(key, &c, true)
-	return money.Cents(c)
+func looseBool(raw []byte) bool {
+	if raw == nil {
+		return false
+	}
+	v, _ := boolOf(raw)
+	return v
+}
+
+func strictCents(key string, raw []byte) (money.Cents, error) {
+	if raw == nil {
+		return 0, nil
+	}
+	c, err := centsOf(raw)
+	if err != nil {
+		return 0, fieldError(key, err)
+	}
+	return c, nil
+}
+
+func fieldError(key string, err error) error {
+	return fmt.Errorf("field %q: %w", key, err)
 }

@@ -92,27 +92,28 @@ func (c *Client) ListChecks(ctx context.Context, p ListParams) (*CheckPage, erro
 	if err != nil {
 		return nil, err
 	}
-	pg, checks, err := entries(a.m, checkFrom)
+	pg, checks, err := entries(a.m, checkFromJSON)
 	if err != nil {
 		return nil, c.badAnswer(k, a.status, err)
 	}
 	return &CheckPage{Paging: pg, Checks: checks}, nil
 }
 
-// entries decodes a list answer's paging numbers and each entry with from.
-func entries[T any](m object, from func(object) (T, error)) (Paging, []T, error) {
+// entries decodes a list answer's paging numbers and each entry with
+// from, which reports ok == false for an entry that is not a non-empty
+// object.
+func entries[T any](m object, from func(raw []byte) (v T, ok bool, err error)) (Paging, []T, error) {
 	pg, items, err := pageOf(m)
 	if err != nil {
 		return pg, nil, err
 	}
 	out := make([]T, 0, len(items))
 	for i, it := range items {
-		obj, ok := objectOf(it)
-		if !ok {
+		v, ok, err := from(it)
+		switch {
+		case !ok:
 			return pg, nil, fmt.Errorf("entry %d is not an object", i)
-		}
-		v, err := from(obj)
-		if err != nil {
+		case err != nil:
 			return pg, nil, fmt.Errorf("entry %d: %w", i, err)
 		}
 		out = append(out, v)

@@ -81,6 +81,16 @@ func paymentLinkFrom(m object) (PaymentLink, error) {
 	return l, f.err
 }
 
+// paymentLinkEntry reads one entry of the payment link list.
+func paymentLinkEntry(raw []byte) (PaymentLink, bool, error) {
+	m, ok := objectOf(raw)
+	if !ok {
+		return PaymentLink{}, false, nil
+	}
+	l, err := paymentLinkFrom(m)
+	return l, true, err
+}
+
 // CreatePaymentLink creates a hosted payment page. Like CreateCheck, an
 // Ambiguous error means the link may exist.
 func (c *Client) CreatePaymentLink(ctx context.Context, r PaymentLinkRequest) (*PaymentLink, error) {
@@ -122,7 +132,7 @@ func (c *Client) ListPaymentLinks(ctx context.Context, p ListParams) (*PaymentLi
 	if err != nil {
 		return nil, err
 	}
-	pg, links, err := entries(a.m, paymentLinkFrom)
+	pg, links, err := entries(a.m, paymentLinkEntry)
 	if err != nil {
 		return nil, c.badAnswer(k, a.status, err)
 	}

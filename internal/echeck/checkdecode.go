@@ -1,0 +1,299 @@
+package echeck
+
+import (
+	"strings"
+
+	"github.com/batchd/batchd/internal/redact"
+)
+
+// A check is decoded by collecting the raw value of each member the client
+// reads (checkRaw) and then reading those values with the lenient rules of
+// lenient.go. The values come either from an object map (checkFrom) or
+// straight from the JSON text (checkFromJSON), which saves a list page a
+// map per check; both end in checkRaw.check, so the rules are the same.
+
+// Indices of the check members the client reads, in checkMembers.
+const (
+	ckCheckID = iota
+	ckNumber
+	ckAmount
+	ckLabel
+	ckStatus
+	ckDate
+	ckMemo
+	ckName
+	ckEmail
+	ckPhone
+	ckAddress
+	ckCity
+	ckState
+	ckZip
+	ckAuthorizationDate
+	ckBankAccount
+	ckBankRouting
+	ckBankName
+	ckBankAddress
+	ckBankCity
+	ckBankState
+	ckBankZip
+	ckRecurring
+	ckRecurringCycle
+	ckRecurringStartDate
+	ckRecurringInstallments
+	ckBasicVerification
+	ckFundsConfirmation
+	ckFundConfirmation // a spelling of funds_confirmation some clients show
+	ckCount
+)
+
+// checkMembers names the members, by index; it is never written.
+// checkMember must agree with it (TestCheckMembersAgree).
+var checkMembers = [ckCount]string{
+	"check_id", "number", "amount", "label", "status", "date", "memo", "name", "email",
+	"phone", "address", "city", "state", "zip", "authorization_date", "bank_account",
+	"bank_routing", "bank_name", "bank_address", "bank_city", "bank_state", "bank_zip",
+	"recurring", "recurring_cycle", "recurring_start_date", "recurring_installments",
+	"basic_verification", "funds_confirmation", "fund_confirmation",
+}
+
+// checkMember returns the index of a member key in checkMembers, or -1.
+// It is a switch rather than a map so that a lookup neither hashes nor
+// allocates.
+func checkMember(k []byte) int {
+	switch string(k) {
+	case "check_id":
+		return ckCheckID
+	case "number":
+		return ckNumber
+	case "amount":
+		return ckAmount
+	case "label":
+		return ckLabel
+	case "status":
+		return ckStatus
+	case "date":
+		return ckDate
+	case "memo":
+		return ckMemo
+	case "name":
+		return ckName
+	case "email":
+		return ckEmail
+	case "phone":
+		return ckPhone
+	case "address":
+		return ckAddress
+	case "city":
+		return ckCity
+	case "state":
+		return ckState
+	case "zip":
+		return ckZip
+	case "authorization_date":
+		return ckAuthorizationDate
+	case "bank_account":
+		return ckBankAccount
+	case "bank_routing":
+		return ckBankRouting
+	case "bank_name":
+		return ckBankName
+	case "bank_address":
+		return ckBankAddress
+	case "bank_city":
+		return ckBankCity
+	case "bank_state":
+		return ckBankState
+	case "bank_zip":
+		return ckBankZip
+	case "recurring":
+		return ckRecurring
+	case "recurring_cycle":
+		return ckRecurringCycle
+	case "recurring_start_date":
+		return ckRecurringStartDate
+	case "recurring_installments":
+		return ckRecurringInstallments
+	case "basic_verification":
+		return ckBasicVerification
+	case "funds_confirmation":
+		return ckFundsConfirmation
+	case "fund_confirmation":
+		return ckFundConfirmation
+	}
+	return -1
+}
+
+// checkRaw holds the raw value of each member of checkMembers; nil is absent.
+type checkRaw [ckCount][]byte
+
+// UnmarshalJSON decodes a check leniently; see Check.
+func (c *Check) UnmarshalJSON(b []byte) error {
+	b, err := validObject(b)
+	if err != nil {
+		return err
+	}
+	var r checkRaw
+	if _, err := pick(b, checkMember, r[:]); err != nil {
+		return err
+	}
+	v, err := r.check()
+	if err != nil {
+		return err
+	}
+	*c = v
+	return nil
+}
+
+// checkFrom reads a check from its object map.
+func checkFrom(m object) (Check, error) {
+	var r checkRaw
+	for i, k := range checkMembers {
+		r[i] = m[k]
+	}
+	return r.check()
+}
+
+// checkFromJSON reads a check from raw, a value of a valid document. ok is
+// false, as objectOf's would be, when raw is not a non-empty object.
+func checkFromJSON(raw []byte) (c Check, ok bool, err error) {
+	var r checkRaw
+	if n, err := pick(raw, checkMember, r[:]); err != nil || n == 0 {
+		return Check{}, false, nil
+	}
+	c, err = r.check()
+	return c, true, err
+}
+
+// check applies Check's rules: the members batchd acts on are strict, in
+// this order (the first unreadable one is the error); the rest are loose.
+func (r *checkRaw) check() (Check, error) {
+	var e firstError
+	strict := func(i int) string {
+		s, err := strictText(checkMembers[i], r[i])
+		e.note(err)
+		return s
+	}
+	var err error
+	c := Check{CheckID: strict(ckCheckID), Number: strict(ckNumber)}
+	c.Amount, err = strictCents(checkMembers[ckAmount], r[ckAmount])
+	e.note(err)
+	c.Label, c.Status = strict(ckLabel), strict(ckStatus)
+
+	c.Date, c.Memo, c.Name, c.Email = looseText(r[ckDate]), looseText(r[ckMemo]), looseText(r[ckName]), looseText(r[ckEmail])
+	c.Phone, c.Address, c.City = looseText(r[ckPhone]), looseText(r[ckAddress]), looseText(r[ckCity])
+	c.State, c.Zip, c.AuthorizationDate = looseText(r[ckState]), looseText(r[ckZip]), looseText(r[ckAuthorizationDate])
+	c.BankAccount, c.BankRouting = maskAccount(looseText(r[ckBankAccount])), looseText(r[ckBankRouting])
+	c.BankName, c.BankAddress, c.BankCity = looseText(r[ckBankName]), looseText(r[ckBankAddress]), looseText(r[ckBankCity])
+	c.BankState, c.BankZip = looseText(r[ckBankState]), looseText(r[ckBankZip])
+	c.Recurring, c.RecurringCycle = looseBool(r[ckRecurring]), looseText(r[ckRecurringCycle])
+	c.RecurringStartDate, c.RecurringInstallments = looseText(r[ckRecurringStartDate]), looseInt(r[ckRecurringInstallments])
+
+	if v, ok := basicVerificationOf(r[ckBasicVerification]); ok {
+		c.BasicVerification = &v
+	}
+	fc, ok := fundsConfirmationOf(r[ckFundsConfirmation])
+	if !ok {
+		fc, ok = fundsConfirmationOf(r[ckFundConfirmation])
+	}
+	if ok {
+		c.FundsConfirmation = &fc
+	}
+	return c, e.err
+}
+
+// UnmarshalJSON decodes leniently: pass_bv may be 0/1, "1" or true.
+func (v *BasicVerification) UnmarshalJSON(b []byte) error {
+	b, err := validObject(b)
+	if err != nil {
+		return err
+	}
+	bv, _ := basicVerificationOf(b)
+	*v = bv
+	return nil
+}
+
+// basicVerificationOf reads raw when it is a non-empty object (as
+// objectOf tells); ok is false otherwise. Every member is loose.
+func basicVerificationOf(raw []byte) (v BasicVerification, ok bool) {
+	var r [5][]byte
+	index := func(k []byte) int {
+		switch string(k) {
+		case "risk_bv":
+			return 0
+		case "pass_bv":
+			return 1
+		case "code_bv":
+			return 2
+		case "description_bv":
+			return 3
+		case "verification_bv":
+			return 4
+		}
+		return -1
+	}
+	if raw == nil {
+		return v, false
+	}
+	if n, err := pick(raw, index, r[:]); err != nil || n == 0 {
+		return v, false
+	}
+	return BasicVerification{Risk: looseText(r[0]), Pass: looseBool(r[1]), Code: looseText(r[2]),
+		Description: looseText(r[3]), Verification: looseText(r[4])}, true
+}
+
+// UnmarshalJSON decodes leniently: pass_fc may be 0/1, "1" or true.
+func (v *FundsConfirmation) UnmarshalJSON(b []byte) error {
+	b, err := validObject(b)
+	if err != nil {
+		return err
+	}
+	fc, _ := fundsConfirmationOf(b)
+	*v = fc
+	return nil
+}
+
+// fundsConfirmationOf reads raw when it is a non-empty object (as
+// objectOf tells); ok is false otherwise. Every member is loose.
+func fundsConfirmationOf(raw []byte) (v FundsConfirmation, ok bool) {
+	var r [3][]byte
+	index := func(k []byte) int {
+		switch string(k) {
+		case "verification_fc":
+			return 0
+		case "pass_fc":
+			return 1
+		case "description_fc":
+			return 2
+		}
+		return -1
+	}
+	if raw == nil {
+		return v, false
+	}
+	if n, err := pick(raw, index, r[:]); err != nil || n == 0 {
+		return v, false
+	}
+	return FundsConfirmation{Verification: looseText(r[0]), Pass: looseBool(r[1]),
+		Description: looseText(r[2])}, true
+}
+
+// maskAccount keeps a masked account number as the service wrote it, and
+// masks one that still shows more than four digits.
+func maskAccount(s string) string {
+	n := 0
+	for i := 0; i < len(s); i++ {
+		if s[i] >= '0' && s[i] <= '9' {
+			n++
+		}
+	}
+	if n <= 4 {
+		return s
+	}
+	digits := strings.Map(func(r rune) rune {
+		if r >= '0' && r <= '9' {
+			return r
+		}
+		return -1
+	}, s)
+	return redact.Account(digits)
+}
