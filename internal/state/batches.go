@@ -139,6 +139,7 @@ func (l *Loader) flush() error {
 	at := l.d.now().UTC()
 	err := l.d.update(func(tx *bolt.Tx) error {
 		rows, open, nums := tx.Bucket(bucketRows), tx.Bucket(bucketOpen), tx.Bucket(bucketNumbers)
+		rows.FillPercent = rowFill
 		for _, pr := range l.buf {
 			r := Row{Key: RowKey{l.batch.ID, pr.line}, State: Pending, Payment: pr.p,
 				Label: pr.p.Label, Number: pr.p.Number,

@@ -239,5 +239,14 @@ func putRow(tx *bolt.Tx, r *Row) error {
 	if err != nil {
 		return fmt.Errorf("encode row %s: %w", r.Key, err)
 	}
-	return tx.Bucket(bucketRows).Put(r.Key.bytes(), raw)
+	b := tx.Bucket(bucketRows)
+	b.FillPercent = rowFill
+	return b.Put(r.Key.bytes(), raw)
 }
+
+// rowFill is how full bbolt fills a page of rows before splitting it.
+// Rows are written in key order and then rewritten, growing, as they move
+// through their states; splitting pages half-full (bbolt's default)
+// leaves the ledger about twice the size of its data, and reconcile, which
+// reads every row, keeps all of it in memory.
+const rowFill = 0.9
