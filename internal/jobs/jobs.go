@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net/http"
 	"path/filepath"
 	"time"
 
@@ -53,9 +54,15 @@ func Open(cfg *config.Config, log *slog.Logger, hooks Hooks) (*Env, error) {
 		return nil, err
 	}
 	lim := throttle.New(cfg.API.Rate, cfg.API.Burst)
+	// One idle connection per worker: http.DefaultTransport keeps only 2
+	// per host, so with more workers most requests would open (against the
+	// real API, TLS-handshake) a new connection and close it after.
+	tr := http.DefaultTransport.(*http.Transport).Clone()
+	tr.MaxIdleConnsPerHost = max(cfg.API.Concurrency, 2)
 	api, err := echeck.New(echeck.Options{
 		BaseURL: cfg.API.BaseURL, Key: cfg.APIKey(), Timeout: cfg.API.Timeout.Std(),
-		Limiter: lim, Observe: hooks.ObserveAPI, Logger: log,
+		HTTPClient: &http.Client{Transport: tr},
+		Limiter:    lim, Observe: hooks.ObserveAPI, Logger: log,
 	})
 	if err != nil {
 		db.Close()

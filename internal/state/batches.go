@@ -76,6 +76,12 @@ type Loader struct {
 	meta  FileMeta
 	buf   []pendingRow
 	n     int
+
+	// A full chunk is written by a goroutine of its own while the caller
+	// fills the next one, so that parsing goes on during the encoding,
+	// the commit and its fsync. At most one chunk is in flight.
+	inflight chan error   // the write in flight, nil when none
+	spare    []pendingRow // the buffer of the last chunk written, for reuse
 }
 
 type pendingRow struct {
@@ -120,27 +126,72 @@ func (d *DB) BeginBatch(m FileMeta) (*Loader, error) {
 // Batch is the batch being loaded.
 func (l *Loader) Batch() Batch { return l.batch }
 
-// Add queues one valid row; it is written with the next chunk.
+// Add queues one valid row; it is written with the next chunk. A full
+// chunk is written in the background while the caller goes on, so an
+// error writing it is returned by a later Add, or by Commit.
 func (l *Loader) Add(line int, p payment.Payment) error {
 	l.buf = append(l.buf, pendingRow{uint32(line), p})
 	if len(l.buf) >= l.d.chunk {
-		return l.flush()
+		return l.flushAsync()
 	}
 	return nil
 }
 
-// flush writes the buffered rows in one transaction, giving each its
+// wait waits for the chunk in flight, if any, and returns its error.
+func (l *Loader) wait() error {
+	if l.inflight == nil {
+		return nil
+	}
+	err := <-l.inflight
+	l.inflight = nil
+	return err
+}
+
+// flushAsync hands the buffered rows to a writer goroutine, after the
+// previous chunk is on disk.
+func (l *Loader) flushAsync() error {
+	if err := l.wait(); err != nil {
+		return err
+	}
+	chunk := l.buf
+	l.buf, l.spare = l.spare[:0], nil
+	done := make(chan error, 1)
+	l.inflight = done
+	go func() {
+		err := l.write(chunk)
+		clear(chunk) // let the rows' strings go before the buffer is reused
+		l.spare = chunk[:0]
+		done <- err
+	}()
+	return nil
+}
+
+// flush writes the buffered rows now, after the chunk in flight.
+func (l *Loader) flush() error {
+	if err := l.wait(); err != nil {
+		return err
+	}
+	err := l.write(l.buf)
+	l.buf = l.buf[:0]
+	return err
+}
+
+// write writes one chunk in one transaction, giving each row its
 // identity: the CSV's label and number where given, else the batch label
 // and the next number of the ledger's sequence.
-func (l *Loader) flush() error {
-	if len(l.buf) == 0 {
+func (l *Loader) write(buf []pendingRow) error {
+	if len(buf) == 0 {
 		return nil
 	}
 	at := l.d.now().UTC()
 	err := l.d.update(func(tx *bolt.Tx) error {
 		rows, open, nums := tx.Bucket(bucketRows), tx.Bucket(bucketOpen), tx.Bucket(bucketNumbers)
-		rows.FillPercent = rowFill
-		for _, pr := range l.buf {
+		// Keys only grow within a load (batch id, then line): pack pages
+		// instead of bbolt's half-full default for random inserts. Rows
+		// keep the margin every row write keeps (rowFill), since each row
+		// grows as it moves through its states; the open index does not.
+		rows.FillPercent, open.FillPercent = rowFill, 1.0
+		for _, pr := range buf {
 			r := Row{Key: RowKey{l.batch.ID, pr.line}, State: Pending, Payment: pr.p,
 				Label: pr.p.Label, Number: pr.p.Number,
 				History: []Step{{At: at, State: Pending, Note: "ingested"}}}
@@ -154,10 +205,7 @@ func (l *Loader) flush() error {
 				}
 				r.Number = strconv.FormatUint(n, 10)
 			}
-			raw, err := json.Marshal(&r)
-			if err != nil {
-				return fmt.Errorf("encode row %s: %w", r.Key, err)
-			}
+			raw := encodeRow(nil, &r)
 			k := r.Key.bytes()
 			if err := rows.Put(k, raw); err != nil {
 				return err
@@ -171,8 +219,7 @@ func (l *Loader) flush() error {
 	if err != nil {
 		return fmt.Errorf("load rows of %s: %w", l.meta.Name, err)
 	}
-	l.n += len(l.buf)
-	l.buf = l.buf[:0]
+	l.n += len(buf)
 	return nil
 }
 
@@ -202,6 +249,7 @@ func (l *Loader) Commit(rows, invalid int) (Batch, error) {
 // Reject discards any rows written and records the file as refused, with
 // the reason, so the same content is recognised if dropped again.
 func (l *Loader) Reject(rows, invalid int, reason string) (Batch, error) {
+	_ = l.wait() // the rows are deleted below whether or not it succeeded
 	l.buf = nil
 	if err := l.d.deleteRows(l.batch.ID); err != nil {
 		return Batch{}, err
@@ -225,6 +273,7 @@ func (l *Loader) Reject(rows, invalid int, reason string) (Batch, error) {
 // Abort discards the batch and any rows written: the file could not be
 // read to the end (an I/O error, a cancelled run) and will be read again.
 func (l *Loader) Abort() error {
+	_ = l.wait()
 	l.buf = nil
 	if err := l.d.deleteRows(l.batch.ID); err != nil {
 		return err

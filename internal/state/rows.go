@@ -2,7 +2,6 @@ package state
 
 import (
 	"encoding/binary"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
@@ -227,7 +226,7 @@ func getRow(tx *bolt.Tx, k RowKey) (*Row, error) {
 
 func decodeRow(k RowKey, raw []byte) (*Row, error) {
 	r := &Row{}
-	if err := json.Unmarshal(raw, r); err != nil {
+	if err := decodeRowValue(raw, r); err != nil {
 		return nil, fmt.Errorf("decode row %s: %w", k, err)
 	}
 	r.Key = k
@@ -235,13 +234,9 @@ func decodeRow(k RowKey, raw []byte) (*Row, error) {
 }
 
 func putRow(tx *bolt.Tx, r *Row) error {
-	raw, err := json.Marshal(r)
-	if err != nil {
-		return fmt.Errorf("encode row %s: %w", r.Key, err)
-	}
 	b := tx.Bucket(bucketRows)
 	b.FillPercent = rowFill
-	return b.Put(r.Key.bytes(), raw)
+	return b.Put(r.Key.bytes(), encodeRow(nil, r))
 }
 
 // rowFill is how full bbolt fills a page of rows before splitting it.
