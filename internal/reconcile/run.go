@@ -120,26 +120,36 @@ func (r *Runner) fill(sum *Summary, m *matcher) {
 	}
 }
 
-// writeReports writes the three reports locally, prunes old ones and
-// uploads the new ones.
-func (r *Runner) writeReports(ctx context.Context, sum *Summary, today Date, lines []statusLine, excs []*exception) error {
-	dir := r.opts.ReportsDir
+// writeSummaries writes the settlement and exceptions reports.
+func (r *Runner) writeSummaries(settlementPath, exceptionsPath string, lines []statusLine, excs []*exception) error {
 	st, err := settle(lines)
 	if err != nil {
 		return fmt.Errorf("settlement: %w", err)
 	}
+	if err := writeSettlementFile(settlementPath, st); err != nil {
+		return err
+	}
+	return writeExceptions(exceptionsPath, excs)
+}
+
+// writeReports writes the three reports locally, prunes old ones and
+// uploads the new ones.
+func (r *Runner) writeReports(ctx context.Context, sum *Summary, today Date, lines []statusLine, excs []*exception) error {
+	dir := r.opts.ReportsDir
 	paths := []string{
 		filepath.Join(dir, reportName("status", today)),
 		filepath.Join(dir, reportName("settlement", today)),
 		filepath.Join(dir, reportName("exceptions", today)),
 	}
-	if err := writeStatus(paths[0], lines); err != nil {
-		return err
+	// The status report is the long one (a line per check); the other two
+	// are written meanwhile. Each is renamed into place only when whole.
+	statusDone := make(chan error, 1)
+	go func() { statusDone <- writeStatus(paths[0], lines) }()
+	err := r.writeSummaries(paths[1], paths[2], lines, excs)
+	if serr := <-statusDone; serr != nil {
+		return serr
 	}
-	if err := writeSettlementFile(paths[1], st); err != nil {
-		return err
-	}
-	if err := writeExceptions(paths[2], excs); err != nil {
+	if err != nil {
 		return err
 	}
 	sum.Reports = paths
