@@ -113,14 +113,22 @@ func (m *matcher) putLocked(rec *record) {
 // are written first, in one ledger transaction, so that a day on which
 // every check moves costs one commit per page rather than one per check.
 func (m *matcher) process(ctx context.Context, checks []echeck.Check) error {
-	if err := m.observePage(checks); err != nil {
+	ids := make([]string, 0, len(checks))
+	for i := range checks {
+		ids = append(ids, checks[i].CheckID)
+	}
+	owners, err := m.db.CheckOwners(ids)
+	if err != nil {
+		return fmt.Errorf("look up the owners of %d checks: %w", len(ids), err)
+	}
+	if err := m.observePage(checks, owners); err != nil {
 		return err
 	}
 	for i := range checks {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		if err := m.one(&checks[i]); err != nil {
+		if err := m.one(&checks[i], owners); err != nil {
 			return err
 		}
 	}
@@ -129,17 +137,14 @@ func (m *matcher) process(ctx context.Context, checks []echeck.Check) error {
 
 // observePage records, in one transaction, the new status of every listed
 // check that belongs to a row whose recorded status differs.
-func (m *matcher) observePage(checks []echeck.Check) error {
+func (m *matcher) observePage(checks []echeck.Check, owners map[string]state.RowKey) error {
 	var obs []state.Observation
 	for i := range checks {
 		c := &checks[i]
 		if c.CheckID == "" || c.Status == "" {
 			continue
 		}
-		k, owned, err := m.db.CheckOwner(c.CheckID)
-		if err != nil {
-			return fmt.Errorf("look up check %s: %w", c.CheckID, err)
-		}
+		k, owned := owners[c.CheckID]
 		if !owned {
 			continue
 		}
@@ -166,15 +171,12 @@ func (m *matcher) observePage(checks []echeck.Check) error {
 
 // one matches a listed check: to the row that owns its check_id, else to a
 // row in doubt with its label, number and amount, else it is unknown.
-func (m *matcher) one(c *echeck.Check) error {
+func (m *matcher) one(c *echeck.Check, owners map[string]state.RowKey) error {
 	if c.CheckID == "" {
 		m.log.Warn("listed check without a check_id ignored", "label", c.Label, "number", c.Number)
 		return nil
 	}
-	k, owned, err := m.db.CheckOwner(c.CheckID)
-	if err != nil {
-		return fmt.Errorf("look up check %s: %w", c.CheckID, err)
-	}
+	k, owned := owners[c.CheckID]
 	if owned {
 		rec, err := m.current(k)
 		if err != nil {

@@ -48,6 +48,23 @@ func (d *DB) CheckOwner(checkID string) (RowKey, bool, error) {
 	return k, ok, err
 }
 
+// CheckOwners returns the rows that own the given check ids, in one read
+// transaction: reconcile looks up a whole page of listed checks at once.
+// Ids that no row owns are absent from the map.
+func (d *DB) CheckOwners(ids []string) (map[string]RowKey, error) {
+	out := make(map[string]RowKey, len(ids))
+	err := d.bolt.View(func(tx *bolt.Tx) error {
+		b := tx.Bucket(bucketChecks)
+		for _, id := range ids {
+			if raw := b.Get([]byte(id)); raw != nil {
+				out[id] = keyFrom(raw)
+			}
+		}
+		return nil
+	})
+	return out, err
+}
+
 // Batch returns one batch.
 func (d *DB) Batch(id uint64) (*Batch, error) {
 	var b *Batch
