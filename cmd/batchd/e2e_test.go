@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -91,9 +92,10 @@ func allChecks(t *testing.T, c *echeck.Client) []echeck.Check {
 	for page, tries := 1, 0; ; {
 		p, err := c.ListChecks(context.Background(), echeck.ListParams{Limit: 100, Page: page, Sort: "date", Direction: "ASC"})
 		if err != nil {
-			if echeck.ClassOf(err) == echeck.Retryable && tries < 50 {
+			var apiErr *echeck.Error
+			if errors.As(err, &apiErr) && apiErr.Class == echeck.Retryable && tries < 50 {
 				tries++
-				time.Sleep(200 * time.Millisecond) // the service asked us to slow down
+				time.Sleep(max(apiErr.RetryAfter, 50*time.Millisecond)) // as the service asked
 				continue
 			}
 			t.Fatal(err)
