@@ -13,7 +13,6 @@ import (
 	"github.com/batchd/batchd/internal/ingest/csvfile"
 	"github.com/batchd/batchd/internal/report"
 	"github.com/batchd/batchd/internal/state"
-	"github.com/gocarina/gocsv"
 )
 
 // result is what an operation reports back.
@@ -98,33 +97,14 @@ func parseFile(csvPath, _ string) (result, error) {
 	return result{rows: sum.Rows, valid: sum.Valid}, err
 }
 
-// plainRow is the sample's columns as a bare gocsv struct.
-type plainRow struct {
-	Number           string `csv:"number"`
-	Amount           string `csv:"amount"`
-	Memo             string `csv:"memo"`
-	Name             string `csv:"name"`
-	Email            string `csv:"email"`
-	Phone            string `csv:"phone"`
-	Address          string `csv:"address"`
-	City             string `csv:"city"`
-	State            string `csv:"state"`
-	Zip              string `csv:"zip"`
-	BankRouting      string `csv:"bank_routing"`
-	BankAccount      string `csv:"bank_account"`
-	VerifyBeforeSave string `csv:"verify_before_save"`
-	Label            string `csv:"label"`
-}
-
-// decodeFile is the baseline: gocsv decoding into plainRow, nothing else.
+// decodeFile is the baseline: csvfile.DecodeBaseline, nothing else.
 func decodeFile(csvPath, _ string) (result, error) {
 	in, err := os.Open(csvPath)
 	if err != nil {
 		return result{}, err
 	}
 	defer in.Close()
-	n := 0
-	err = gocsv.UnmarshalToCallback(in, func(plainRow) { n++ })
+	n, err := csvfile.DecodeBaseline(in)
 	return result{rows: n, valid: n}, err
 }
 

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/batchd/batchd/internal/money"
+	"github.com/gocarina/gocsv"
 )
 
 // Sample describes a generated payment file of valid rows, for benchmarks,
@@ -126,4 +127,32 @@ func randomRouting(rng *rand.Rand) string {
 		sum += int(s[i]-'0') * w[i]
 	}
 	return s + strconv.Itoa((10-sum%10)%10)
+}
+
+// sampleRow holds the columns WriteSample writes, as bare strings: what
+// gocsv decodes into when nothing is checked.
+type sampleRow struct {
+	Number           string `csv:"number"`
+	Amount           string `csv:"amount"`
+	Memo             string `csv:"memo"`
+	Name             string `csv:"name"`
+	Email            string `csv:"email"`
+	Phone            string `csv:"phone"`
+	Address          string `csv:"address"`
+	City             string `csv:"city"`
+	State            string `csv:"state"`
+	Zip              string `csv:"zip"`
+	BankRouting      string `csv:"bank_routing"`
+	BankAccount      string `csv:"bank_account"`
+	VerifyBeforeSave string `csv:"verify_before_save"`
+	Label            string `csv:"label"`
+}
+
+// DecodeBaseline is the yardstick of every ingest benchmark: gocsv alone
+// streaming a sample file through its callback into bare strings, with no
+// validation and no ledger. It returns the number of rows decoded.
+func DecodeBaseline(r io.Reader) (int, error) {
+	n := 0
+	err := gocsv.UnmarshalToCallback(r, func(sampleRow) { n++ })
+	return n, err
 }
