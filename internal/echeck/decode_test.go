@@ -142,7 +142,7 @@ func compareDecoders(t *testing.T, body []byte) {
 }
 
 // compareValues reads in as each lenient type, old and new. (The old
-// flexInt and flexBool panicked on an empty value; no answer has one.)
+// integer and boolean readers panicked on an empty value; no answer has one.)
 func compareValues(t *testing.T, in []byte) {
 	t.Helper()
 	if len(bytes.TrimSpace(in)) == 0 {

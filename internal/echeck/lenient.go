@@ -79,21 +79,9 @@ func plainString(b []byte) (text []byte, ok bool) {
 	return text, true
 }
 
-// flexInt accepts an integer as a JSON number or a string holding one
+// integerOf reads an integer given as a JSON number or a string holding one
 // ("15", "15.0", " 15 "); null and "" read as 0. Anything else is an error,
 // because a wrong page number silently read as 0 would end a listing early.
-type flexInt int64
-
-func (n *flexInt) UnmarshalJSON(b []byte) error {
-	v, err := integerOf(b)
-	if err != nil {
-		return err
-	}
-	*n = flexInt(v)
-	return nil
-}
-
-// integerOf reads b as flexInt does.
 func integerOf(b []byte) (int64, error) {
 	b = bytes.TrimSpace(b)
 	if v, ok := plainInteger(b); ok {
@@ -219,21 +207,9 @@ func parseBoolText(s string) (value, ok bool) {
 	return false, false
 }
 
-// flexCents is money.Cents that also reads null, "" and PHP's [] as 0.
-// Anything else that is not an exact decimal is an error: an amount is
-// never guessed.
-type flexCents money.Cents
-
-func (c *flexCents) UnmarshalJSON(b []byte) error {
-	v, err := centsOf(b)
-	if err != nil {
-		return err
-	}
-	*c = flexCents(v)
-	return nil
-}
-
-// centsOf reads b as flexCents does. An amount in the service's usual
+// centsOf reads an amount; null, "" and PHP's [] read as 0, and anything
+// else that is not an exact decimal is an error: an amount is never
+// guessed. An amount in the service's usual
 // form, digits with at most two decimals, bare or quoted, is read by
 // money.Parse, which gives exactly what money.ParseWire gives for that
 // form; every other form goes through money.Cents as before.
@@ -330,15 +306,11 @@ func (f *fields) firstStr(keys ...string) string {
 	return ""
 }
 
-func (f *fields) integer(key string) int { return looseInt(f.m[key]) }
-
 func (f *fields) strictInt(key string) int {
 	n, err := strictInt(key, f.m[key])
 	f.note(err)
 	return n
 }
-
-func (f *fields) boolean(key string) bool { return looseBool(f.m[key]) }
 
 func (f *fields) strictCents(key string) money.Cents {
 	c, err := strictCents(key, f.m[key])

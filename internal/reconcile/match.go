@@ -389,10 +389,3 @@ func fundsOf(c *echeck.Check) string {
 	}
 	return ""
 }
-
-func btoi(b bool) int {
-	if b {
-		return 1
-	}
-	return 0
-}

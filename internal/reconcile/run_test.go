@@ -235,10 +235,6 @@ func TestDefaultWindow(t *testing.T) {
 	}
 }
 
-func contains(s, sub string) bool {
-	return len(sub) == 0 || (len(s) >= len(sub) && (s[:len(sub)] == sub || contains(s[1:], sub)))
-}
-
 type failingOutbox struct{}
 
 func (failingOutbox) Upload(context.Context, string, io.Reader) error {

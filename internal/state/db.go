@@ -25,6 +25,7 @@ import (
 	"time"
 
 	bolt "go.etcd.io/bbolt"
+	bolterrors "go.etcd.io/bbolt/errors"
 )
 
 // SchemaVersion is the layout this build reads and writes.
@@ -108,7 +109,7 @@ func Open(dir string, opts Options) (*DB, error) {
 	}
 	path := filepath.Join(dir, FileName)
 	b, err := bolt.Open(path, 0o600, &bolt.Options{Timeout: opts.Timeout})
-	if errors.Is(err, bolt.ErrTimeout) {
+	if errors.Is(err, bolterrors.ErrTimeout) {
 		return nil, fmt.Errorf("open state %s: %w (waited %s); stop the other process or point state_dir elsewhere", path, ErrLocked, opts.Timeout)
 	}
 	if err != nil {
