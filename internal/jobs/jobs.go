@@ -119,7 +119,7 @@ func (e *Env) Submitter() *submit.Runner {
 	return submit.New(e.DB, e.API, submit.Options{
 		Concurrency: c.API.Concurrency, ResolveAfter: c.Submit.ResolveAfter.Std(),
 		VoidOnRisk: c.Submit.VoidOnRisk, MaxAttempts: c.Submit.MaxAttempts,
-		Backoff: retry.Backoff{Max: c.Submit.BackoffMax.Std()}, Limiter: e.Limiter, Logger: e.Log,
+		Backoff: retry.Backoff{Max: c.Submit.BackoffMax.Std()}, Logger: e.Log,
 		OnRetry: e.hooks.OnRetry,
 	})
 }

@@ -137,7 +137,7 @@ func runOnce(b *testing.B, s benchSetup) benchRun {
 	if err != nil {
 		b.Fatal(err)
 	}
-	run := New(db, api, Options{Concurrency: s.concurrency, Limiter: lim})
+	run := New(db, api, Options{Concurrency: s.concurrency})
 	commits := db.Commits()
 
 	b.StartTimer()

@@ -41,10 +41,6 @@ type API interface {
 
 var _ API = (*echeck.Client)(nil)
 
-// Pauser is the part of the shared limiter that Retry-After drives: every
-// worker waits, not only the one that saw the 429.
-type Pauser interface{ Pause(time.Duration) }
-
 // Options configures a Runner.
 type Options struct {
 	Concurrency  int           // parallel workers (default 4)
@@ -52,7 +48,6 @@ type Options struct {
 	VoidOnRisk   []string      // risk results whose checks batchd voids at once (e.g. "Fail")
 	MaxAttempts  int           // transient failures per row per run before leaving it for the next run (default 10)
 	Backoff      retry.Backoff
-	Limiter      Pauser // optional; gets every Retry-After
 	Now          func() time.Time
 	Logger       *slog.Logger
 	OnRetry      func(endpoint string) // optional: counts retries for metrics

@@ -102,7 +102,7 @@ func TestRetryAfterIsHonoured(t *testing.T) {
 	lim := throttle.New(0, 1) // batchd's own ceiling is off: the service's 429s pace it
 	api, _ := echeck.New(echeck.Options{BaseURL: r.srv.URL, Key: testKey, Limiter: lim})
 	b := r.load("a.csv", payments(6)...)
-	sum, err := New(r.db, api, Options{Concurrency: 1, Limiter: lim, Backoff: fast()}).Run(context.Background())
+	sum, err := New(r.db, api, Options{Concurrency: 1, Backoff: fast()}).Run(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -74,12 +74,11 @@ func (r *Runner) handleFailure(ctx context.Context, k state.RowKey, err error, a
 	default: // Retryable: the service did not act on the request
 		r.release(k, "not processed: "+err.Error())
 		r.retried("check.create")
+		// The client has already paused the shared limiter for the
+		// service's Retry-After; this worker also waits at least as long.
 		var wait time.Duration
 		if apiErr != nil {
 			wait = apiErr.RetryAfter
-			if wait > 0 && r.opts.Limiter != nil {
-				r.opts.Limiter.Pause(wait)
-			}
 		}
 		return retry.Sleep(ctx, r.opts.Backoff.Delay(attempt, wait)) == nil
 	}
