@@ -24,10 +24,14 @@ package ingest
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"log/slog"
+	"os"
 	"path"
+	"path/filepath"
 	"sort"
 	"strings"
 	"sync"
@@ -138,6 +142,9 @@ func New(db *state.DB, opts Options) *Job {
 // run (Outcome "waiting"). An error means the cycle could not go on (SFTP
 // or state); outcomes of files already handled are returned with it.
 func (j *Job) Run(ctx context.Context, rem Remote) ([]Outcome, error) {
+	if err := j.clearSpool(); err != nil {
+		return nil, err
+	}
 	deadline := j.opts.Now().Add(j.opts.MaxWait)
 	done := map[string]bool{}
 	var out []Outcome
@@ -171,6 +178,28 @@ func (j *Job) Run(ctx context.Context, rem Remote) ([]Outcome, error) {
 			return out, err
 		}
 	}
+}
+
+// clearSpool removes what a killed run left in the spool. Runs never
+// overlap (the ledger's lock allows one process, and the scheduler one run
+// of a job), and the inbox still holds every file not yet settled, so
+// nothing there is needed.
+func (j *Job) clearSpool() error {
+	entries, err := os.ReadDir(j.opts.SpoolDir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("spool %s: %w", j.opts.SpoolDir, err)
+	}
+	for _, e := range entries {
+		if e.Type().IsRegular() {
+			if err := os.Remove(filepath.Join(j.opts.SpoolDir, e.Name())); err != nil {
+				return fmt.Errorf("spool %s: %w", j.opts.SpoolDir, err)
+			}
+		}
+	}
+	return nil
 }
 
 // scan lists the inbox and sorts candidates into ready and waiting.

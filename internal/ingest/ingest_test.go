@@ -3,6 +3,7 @@ package ingest
 import (
 	"context"
 	"errors"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -226,6 +227,10 @@ func TestCrashPoints(t *testing.T) {
 				if _, err := r.run(crashAt{r.rem, point}); !errors.Is(err, errKilled) {
 					t.Fatalf("crash not reached: %v", err)
 				}
+				if point == "download" {
+					// A killed process never runs its deferred cleanup.
+					os.WriteFile(filepath.Join(r.opts.SpoolDir, "left-by-a-kill.csv"), []byte("x"), 0o600)
+				}
 				r.restart()
 				if _, err := r.run(r.rem); err != nil {
 					t.Fatal(err)
@@ -238,6 +243,9 @@ func TestCrashPoints(t *testing.T) {
 				}
 				if len(r.files("inbox")) != 0 || len(r.files("failed")) != 0 {
 					t.Fatalf("inbox %v failed %v", r.files("inbox"), r.files("failed"))
+				}
+				if left, _ := os.ReadDir(r.opts.SpoolDir); len(left) != 0 {
+					t.Fatalf("spool keeps %d files after the restart", len(left))
 				}
 			})
 		})
