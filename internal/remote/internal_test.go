@@ -2,16 +2,20 @@ package remote
 
 import (
 	"context"
+	"errors"
+	"log/slog"
 	"os"
 	"path"
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"golang.org/x/crypto/ssh"
 
+	"github.com/batchd/batchd/internal/retry"
 	"github.com/batchd/batchd/internal/sftpd"
 	"github.com/batchd/batchd/internal/sftpd/sshkey"
 	"github.com/batchd/batchd/internal/testsshd"
@@ -76,15 +80,71 @@ func TestCheckName(t *testing.T) {
 	}
 }
 
-func TestBackoffGrowsWithJitterAndCap(t *testing.T) {
-	for n := 1; n < 10; n++ {
-		d := min(backoffBase<<(n-1), backoffLimit)
-		for range 50 {
-			if got := backoff(n); got < d/2 || got > d {
-				t.Fatalf("backoff(%d) = %s, want within [%s, %s]", n, got, d/2, d)
-			}
-		}
+// A redial that keeps failing gives up after the policy's attempts, logging
+// each failure it retries and reporting the last.
+func TestRedialGivesUpAfterMaxAttempts(t *testing.T) {
+	s, err := sftpd.Start(t.Context(), t.TempDir())
+	if err != nil {
+		t.Fatal(err)
 	}
+	defer s.Close()
+	var logs lockedBuffer
+	c := dialInternal(t, Options{Address: s.Addr, User: s.User, IdentityFile: s.IdentityFile, KnownHosts: s.KnownHostsFile,
+		Logger: slog.New(slog.NewTextHandler(&logs, nil))})
+	c.redials = retry.Policy{Base: time.Millisecond, Max: 2 * time.Millisecond, MaxAttempts: 3}
+	s.Close()
+	_, err = c.redial(t.Context())
+	if err == nil || !strings.Contains(err.Error(), "gave up after 3 attempts") || !strings.Contains(err.Error(), "connection refused") {
+		t.Fatalf("redial with the server gone = %v", err)
+	}
+	if n := strings.Count(logs.String(), "sftp reconnect failed"); n != 2 {
+		t.Fatalf("%d retried failures logged, want 2:\n%s", n, logs.String())
+	}
+}
+
+// A permanent failure (here a changed host key) stops the redial at once.
+func TestRedialStopsAtPermanentFailure(t *testing.T) {
+	s, err := sftpd.Start(t.Context(), t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	var logs lockedBuffer
+	c := dialInternal(t, Options{Address: s.Addr, User: s.User, IdentityFile: s.IdentityFile, KnownHosts: s.KnownHostsFile,
+		Logger: slog.New(slog.NewTextHandler(&logs, nil))})
+	c.redials = retry.Policy{Base: time.Millisecond, Max: 2 * time.Millisecond, MaxAttempts: 5}
+	other, err := sshkey.Generate(filepath.Join(t.TempDir(), "k"), "impostor")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := sshkey.WriteKnownHosts(s.KnownHostsFile, s.Addr, other.PublicKey()); err != nil {
+		t.Fatal(err)
+	}
+	_, err = c.redial(t.Context())
+	var hke *HostKeyError
+	if !errors.As(err, &hke) || strings.Contains(err.Error(), "gave up") {
+		t.Fatalf("redial = %v, want the host key error itself", err)
+	}
+	if strings.Contains(logs.String(), "sftp reconnect failed") {
+		t.Fatalf("a permanent failure was retried:\n%s", logs.String())
+	}
+}
+
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
 }
 
 // The algorithms offered are those of the keys pinned for this host only,

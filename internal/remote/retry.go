@@ -5,23 +5,27 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math/rand/v2"
 	"net"
 	"syscall"
 	"time"
 
 	"github.com/pkg/sftp"
+
+	"github.com/batchd/batchd/internal/retry"
 )
 
 // Reconnect policy: the first redial is immediate (a server restart or a
 // dropped NAT mapping usually recovers at once), later ones back off
-// exponentially with jitter. The attempts are bounded so that a scheduled
-// job fails and tries again at its next run instead of hanging.
+// exponentially with full jitter. The attempts are bounded so that a
+// scheduled job fails and tries again at its next run instead of hanging.
 const (
 	maxRedials   = 5
 	backoffBase  = 250 * time.Millisecond
 	backoffLimit = 5 * time.Second
 )
+
+// redialPolicy is the Client's reconnect policy (tests shorten it).
+var redialPolicy = retry.Policy{Base: backoffBase, Max: backoffLimit, MaxAttempts: maxRedials}
 
 // call is one run of an operation on one connection.
 type call struct {
@@ -31,9 +35,18 @@ type call struct {
 }
 
 // do runs op on a live connection, dialling one if needed. If the connection
-// dies during op and retry is set, it reconnects and runs op once more,
+// dies during op and again is set, it reconnects and runs op once more,
 // with retried set so that op can first check what the lost run achieved.
-func (c *Client) do(ctx context.Context, retry bool, op func(*call) error) error {
+// (This is a single failover, not a backoff loop: the waiting, if any, is
+// redial's.)
+//
+// Every error it returns from the server or the connection wraps
+// payment.ErrRemote (see serverError).
+func (c *Client) do(ctx context.Context, again bool, op func(*call) error) error {
+	return serverError(ctx, c.doOnce(ctx, again, op))
+}
+
+func (c *Client) doOnce(ctx context.Context, again bool, op func(*call) error) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
@@ -49,7 +62,7 @@ func (c *Client) do(ctx context.Context, retry bool, op func(*call) error) error
 		return ErrClosed
 	}
 	err = cn.lostError(err)
-	if !retry {
+	if !again {
 		return err
 	}
 	c.log.Warn("sftp connection lost; reconnecting to retry", "error", err)
@@ -173,38 +186,31 @@ func (c *Client) live() (*conn, error) {
 }
 
 // redial dials until it succeeds, a failure is permanent (host key, login),
-// ctx ends, or maxRedials attempts fail.
+// ctx ends, or c.redials.MaxAttempts attempts fail.
 func (c *Client) redial(ctx context.Context) (*conn, error) {
-	var err error
-	for attempt := range maxRedials {
-		if attempt > 0 {
-			t := time.NewTimer(backoff(attempt))
-			select {
-			case <-t.C:
-			case <-ctx.Done():
-				t.Stop()
-				return nil, fmt.Errorf("%w (after %d attempts, the last: %w)", ctx.Err(), attempt, err)
-			}
-		}
-		var cn *conn
-		if cn, err = c.dial(ctx); err == nil {
-			c.log.Info("sftp reconnected", "attempt", attempt+1)
-			return cn, nil
-		}
-		var pe *permanentError
-		if errors.As(err, &pe) || ctx.Err() != nil {
-			return nil, err
-		}
-		c.log.Warn("sftp reconnect failed", "attempt", attempt+1, "error", err)
+	var (
+		cn    *conn
+		tries int
+	)
+	p := c.redials
+	p.Notify = func(err error, wait time.Duration) {
+		c.log.Warn("sftp reconnect failed", "attempt", tries, "retry_in", wait, "error", err)
 	}
-	return nil, fmt.Errorf("gave up after %d attempts, the last: %w", maxRedials, err)
-}
-
-// backoff is the wait before redial attempt n (n ≥ 1): exponential, capped,
-// with "equal jitter" so that clients dropped together do not return in step.
-func backoff(n int) time.Duration {
-	d := min(backoffBase<<(n-1), backoffLimit)
-	return d/2 + rand.N(d/2+1)
+	err := retry.Do(ctx, p, func(ctx context.Context) error {
+		tries++
+		var err error
+		cn, err = c.dial(ctx)
+		var pe *permanentError
+		if errors.As(err, &pe) {
+			return retry.Permanent(err)
+		}
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	c.log.Info("sftp reconnected", "attempt", tries)
+	return cn, nil
 }
 
 // watchdog kills the connection if the server keeps an operation waiting
