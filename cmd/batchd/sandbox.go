@@ -27,7 +27,7 @@ func (k *keyList) Set(v string) error {
 }
 
 func runSandbox(ctx context.Context, env *environ, args []string) error {
-	fs := newFlags(env, "sandbox", "[--listen 127.0.0.1:8080] [--key sk_test_…] [fault flags]")
+	fs := newFlags(env, "sandbox", "[--listen 127.0.0.1:8080] [--key sk_test_…] [--quirks] [fault flags]")
 	listen := fs.String("listen", "127.0.0.1:8080", "address to serve on (port 0 picks a free port)")
 	var keys keyList
 	fs.Var(&keys, "key", "accepted API key, repeatable; `sk_test_x` or sk_test_x:basic (no fund-confirmation plan). Default: any sk_test_ key")
@@ -36,6 +36,8 @@ func runSandbox(ctx context.Context, env *environ, args []string) error {
 	errorRate := fs.Float64("error-rate", 0, "fraction of /v1 requests answered 500 or 503 with no effect")
 	dropRate := fs.Float64("drop-rate", 0, "fraction of check creates stored and then answered by closing the connection")
 	seed := fs.Int64("seed", 1, "seed of the fault generator, to replay a run")
+	quirks := fs.Bool("quirks", false, "answer like a less tidy service: numbers without leading zeros, label filter by substring in any case, "+
+		"float amounts (0.5700000000000001), paging numbers as numbers or strings, accounts masked 1......016, an edit without phone keeps it")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -51,7 +53,7 @@ func runSandbox(ctx context.Context, env *environ, args []string) error {
 	log := newLogger(env.stderr, "info", "auto")
 	srv := sandbox.New(sandbox.Options{
 		Keys: keys, RateLimit: *rateLimit, Latency: *latency,
-		ErrorRate: *errorRate, DropRate: *dropRate, Seed: *seed, Logger: log,
+		ErrorRate: *errorRate, DropRate: *dropRate, Seed: *seed, Quirks: *quirks, Logger: log,
 	})
 	ln, err := net.Listen("tcp", *listen)
 	if err != nil {
@@ -63,7 +65,7 @@ func runSandbox(ctx context.Context, env *environ, args []string) error {
 	fmt.Fprintf(env.stdout, "http://%s\n", ln.Addr())
 	log.Info("sandbox serving the eCheck API test mode", "url", "http://"+ln.Addr().String(),
 		"keys", len(keys), "rate_limit", *rateLimit, "latency", *latency, "error_rate", *errorRate,
-		"drop_rate", *dropRate, "seed", *seed)
+		"drop_rate", *dropRate, "seed", *seed, "quirks", *quirks)
 
 	done := make(chan error, 1)
 	go func() { done <- hs.Serve(ln) }()

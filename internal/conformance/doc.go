@@ -10,6 +10,14 @@
 // statuses and how the client classifies them, exact amounts, the check
 // lifecycle, list paging, and a create whose answer is lost.
 //
+// Every test runs twice, as the subtests "exact" and "quirks": against the
+// sandbox that echoes exactly, and against the sandbox with
+// Options.Quirks, which answers like a less tidy service (numbers without
+// leading zeros, a substring label filter, float amounts, paging numbers
+// as numbers or strings, its own account mask, an edit without phone
+// keeping it). Where an assertion depends on the exact echo, the quirks
+// run asserts the quirky behaviour instead.
+//
 // Where the client refuses input before sending it, the tests also send the
 // same input to the sandbox with net/http, so that both sides of every rule
 // are covered. The package holds no code outside its tests.

@@ -37,18 +37,43 @@ func account(n int) string { return fmt.Sprintf("11110000%02d", n) }
 // UTC, far from midnight so that no date computed by a test can roll over.
 func startTime() time.Time { return time.Date(2026, 3, 4, 12, 0, 0, 0, time.UTC) }
 
-// env is a sandbox behind a real loopback HTTP server.
-type env struct {
-	t   *testing.T
-	sb  *sandbox.Server
-	url string
-	hc  *http.Client
+// mode is how the sandbox answers: exactly as sent, or like a less tidy
+// service (sandbox.Options.Quirks: numbers without leading zeros, a label
+// filter by substring in any case, float amounts, paging numbers as
+// numbers or strings, accounts masked "1......016", an edit without phone
+// keeping it).
+type mode struct {
+	name   string
+	quirks bool
 }
 
-// newEnv starts a sandbox. Unless opts say otherwise, its clock is frozen
-// at startTime and it knows keyA, keyB (full plan) and keyBasic.
-func newEnv(t *testing.T, opts sandbox.Options) *env {
+// modes are the sandbox modes every test runs against.
+var modes = []mode{{"exact", false}, {"quirks", true}}
+
+// eachMode runs f once per mode, as the subtests "exact" and "quirks".
+// Where an assertion depends on the sandbox echoing exactly, it asserts
+// the quirky behaviour explicitly in quirks mode.
+func eachMode(t *testing.T, f func(t *testing.T, m mode)) {
 	t.Helper()
+	for _, m := range modes {
+		t.Run(m.name, func(t *testing.T) { f(t, m) })
+	}
+}
+
+// env is a sandbox behind a real loopback HTTP server.
+type env struct {
+	t      *testing.T
+	sb     *sandbox.Server
+	url    string
+	hc     *http.Client
+	quirks bool // the sandbox runs with Options.Quirks
+}
+
+// newEnv starts a sandbox in mode m. Unless opts say otherwise, its clock
+// is frozen at startTime and it knows keyA, keyB (full plan) and keyBasic.
+func newEnv(t *testing.T, m mode, opts sandbox.Options) *env {
+	t.Helper()
+	opts.Quirks = m.quirks
 	if opts.Now == nil {
 		opts.Now = startTime
 	}
@@ -62,7 +87,7 @@ func newEnv(t *testing.T, opts sandbox.Options) *env {
 	sb := sandbox.New(opts)
 	srv := httptest.NewServer(sb)
 	t.Cleanup(srv.Close)
-	return &env{t: t, sb: sb, url: srv.URL, hc: srv.Client()}
+	return &env{t: t, sb: sb, url: srv.URL, hc: srv.Client(), quirks: m.quirks}
 }
 
 // client returns an API client for key.
@@ -319,4 +344,63 @@ func listByLabel(t *testing.T, c *echeck.Client, label string) []echeck.Check {
 			return all
 		}
 	}
+}
+
+// number is the check number the sandbox answers for a number sent: the
+// same in the exact mode; without leading zeros in quirks mode, as a
+// service that stores numbers as integers would answer.
+func (e *env) number(sent string) string {
+	if !e.quirks || sent == "" {
+		return sent
+	}
+	if n := strings.TrimLeft(sent, "0"); n != "" {
+		return n
+	}
+	return "0"
+}
+
+// sameNumber compares check numbers as numbers: "0042" and "42" are the
+// same check number to a service that stores integers.
+func sameNumber(a, b string) bool {
+	trim := func(s string) string {
+		if s = strings.TrimLeft(s, "0"); s == "" {
+			return "0"
+		}
+		return s
+	}
+	return trim(a) == trim(b)
+}
+
+// wantMasked asserts that got, a decoded bank_account, masks acct (a
+// fixture account of 10 digits): "****" and the last four digits in the
+// exact mode, the service's mask (first digit, dots, last three, as long
+// as the account) in quirks mode. It never shows the account whole.
+func (e *env) wantMasked(t *testing.T, got, acct string) {
+	t.Helper()
+	want := "****" + acct[len(acct)-4:]
+	if e.quirks {
+		want = acct[:1] + strings.Repeat(".", len(acct)-4) + acct[len(acct)-3:]
+	}
+	if got != want || strings.Contains(got, acct) {
+		t.Errorf("bank_account %q, want %q (masked account %s)", got, want, acct)
+	}
+}
+
+// pagingText reads a paging number of a raw list answer: a JSON string in
+// the exact mode (spec 2.7); a string or a number in quirks mode
+// (public-api-notes: "Paging numbers may come as strings or numbers").
+// isNumber tells which it was.
+func (e *env) pagingText(t *testing.T, v any) (text string, isNumber bool) {
+	t.Helper()
+	switch x := v.(type) {
+	case string:
+		return x, false
+	case json.Number:
+		if !e.quirks {
+			t.Errorf("paging number %s is a JSON number in the exact mode, want a string (spec 2.7)", x)
+		}
+		return x.String(), true
+	}
+	t.Errorf("paging number %#v is neither a string nor a number", v)
+	return "", false
 }

@@ -1,6 +1,8 @@
 package echeck
 
 import (
+	"bytes"
+	"strconv"
 	"strings"
 
 	"github.com/batchd/batchd/internal/redact"
@@ -174,7 +176,7 @@ func (r *checkRaw) check() (Check, error) {
 		return s
 	}
 	var err error
-	c := Check{CheckID: strict(ckCheckID), Number: strict(ckNumber)}
+	c := Check{CheckID: strict(ckCheckID), Number: numberText(strict(ckNumber), r[ckNumber])}
 	c.Amount, err = strictCents(checkMembers[ckAmount], r[ckAmount])
 	e.note(err)
 	c.Label, c.Status = strict(ckLabel), strict(ckStatus)
@@ -277,8 +279,28 @@ func fundsConfirmationOf(raw []byte) (v FundsConfirmation, ok bool) {
 		Description: looseText(r[2])}, true
 }
 
+// numberText is the check number s read from raw. A service that keeps
+// the number as an integer may send it as a JSON number, also in a float
+// form (1001.0, 1.001e3); such a number that is a whole number, not
+// negative, is written as plain digits. A string is kept as sent, leading
+// zeros and all: the number is an identity, and comparing "0042" with
+// "42" is the caller's decision, not the decoder's.
+func numberText(s string, raw []byte) string {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 || !(raw[0] == '-' || raw[0] >= '0' && raw[0] <= '9') {
+		return s
+	}
+	if n, err := parseInteger(s); err == nil && n >= 0 {
+		return strconv.FormatInt(n, 10)
+	}
+	return s
+}
+
 // maskAccount keeps a masked account number as the service wrote it, and
-// masks one that still shows more than four digits.
+// masks one again when it shows more than four digits, or more digits
+// than mask characters. Public clients show the service's mask as first
+// digit, dots, last three ("1..........876", the account's length): for
+// an account of 4 to 7 digits that shows most or all of it.
 func maskAccount(s string) string {
 	n := 0
 	for i := 0; i < len(s); i++ {
@@ -286,7 +308,7 @@ func maskAccount(s string) string {
 			n++
 		}
 	}
-	if n <= 4 {
+	if n <= 4 && 2*n <= len(s) {
 		return s
 	}
 	digits := strings.Map(func(r rune) rune {

@@ -85,6 +85,15 @@ func decoderSeeds(tb testing.TB) []string {
 		`{"recurring":2.5e0,"recurring_installments":-3}`, `{"recurring":"TRUE","recurring_installments":1e300}`,
 		`{"list":{"data":[[[[[[{"a":[1,{"b":"]}"}]}]]]]]]}}`,
 		`{"a":` + strings.Repeat("[", 10001) + strings.Repeat("]", 10001) + `}`,
+		// The shapes of the sandbox's Options.Quirks: float amounts,
+		// numbers as JSON numbers, paging numbers mixed, masked accounts.
+		`{"list":{"current_page":"1","from":0,"to":"2","last_page":2,"per_page":"15","total":23,"data":[` +
+			checkJSON(`0.5700000000000001`, `1001`) + `,` + checkJSON(`12.340000000000001`, `"42"`) + `]}}`,
+		`{"list":{"current_page":2,"from":"1","to":0,"last_page":"2","per_page":15,"total":"23","data":[` +
+			checkJSON(`0.28999999999999998`, `1.001e3`) + `]}}`,
+		`{"check_id":"a","number":1001.0,"amount":2.9000000000000004e-1,"bank_account":"1......016"}`,
+		`{"check_id":"a","number":-7,"amount":0.285,"bank_account":"1.345"}`, `{"number":1001.5,"amount":"0.2900011"}`,
+		`{"number":1e300,"amount":1234567.8900000001,"bank_account":"1234"}`, `{"amount":"-0.29000000000000004"}`,
 		`{}`, `[]`, `null`, `""`, `1`, ``, ` `, `{`, `{"a":`, `{"a":1}x`, `{"a":1,}`, `{"a" 1}`, `<html>`, "\xff\xfe",
 		`"text"`, `"caf\u00e9"`, `15`, `"15"`, `"15.0"`, `15.5`, `true`, `"1"`, `"0"`, `"yes"`, `[ ]`, `{ }`,
 	}

@@ -39,6 +39,11 @@ func FuzzDecodeAnswer(f *testing.F) {
 		`{"tokenization":{"token":"t","last4":"123456"}}`,
 		`{"checkout_link":{"checkout_token":"t","amount":"1e3"}}`,
 		`{"check":{"amount":"1e999999"}}`,
+		`{"check":{"check_id":"a","number":1001.0,"amount":12.340000000000001,"bank_account":"1......016"}}`,
+		`{"check":{"check_id":"a","number":"0042","amount":0.285,"bank_account":"1234"}}`,
+		`{"list":{"current_page":"1","from":0,"to":"2","last_page":2,"per_page":"15","total":23,"data":[` +
+			checkJSON(`0.5700000000000001`, `1001`) + `]}}`,
+		`{"checkout_link":{"checkout_token":"t","amount":25.990000000000002}}`,
 		`<html>`, ``, `[]`, `null`, `{"a":`, "\xff\xfe",
 	} {
 		f.Add([]byte(s))

@@ -209,10 +209,14 @@ func parseBoolText(s string) (value, ok bool) {
 
 // centsOf reads an amount; null, "" and PHP's [] read as 0, and anything
 // else that is not an exact decimal is an error: an amount is never
-// guessed. An amount in the service's usual
-// form, digits with at most two decimals, bare or quoted, is read by
-// money.Parse, which gives exactly what money.ParseWire gives for that
-// form; every other form goes through money.Cents as before.
+// guessed. An amount in the service's usual form, digits with at most two
+// decimals, bare or quoted, is read by money.Parse, which gives exactly
+// what money.ParseWire gives for that form. Every other form goes through
+// money.Cents, that is money.ParseWire: an exponent is read, and digits
+// beyond the cent are rounded away only when they are a float artefact
+// within 0.000001 of a whole cent (0.29000000000000004 is 29 cents,
+// 12.340000000000001 is 1234); a real fraction of a cent such as 0.285 is
+// an error that says so.
 func centsOf(b []byte) (money.Cents, error) {
 	b = bytes.TrimSpace(b)
 	if isEmptyJSON(b) || bytes.Equal(b, []byte(`""`)) {

@@ -205,6 +205,18 @@ func (f *refFields) strictStr(key string) string {
 	return strings.TrimSpace(string(s))
 }
 
+// number reads a check number: text, except that a JSON number holding a
+// whole number that is not negative is written as plain digits.
+func (f *refFields) number(key string) string {
+	s := f.strictStr(key)
+	var n refInt
+	if raw := bytes.TrimSpace(f.m[key]); len(raw) > 0 && raw[0] != '"' && raw[0] != '[' && raw[0] != '{' &&
+		raw[0] != 't' && raw[0] != 'f' && raw[0] != 'n' && n.UnmarshalJSON(raw) == nil && n >= 0 {
+		return strconv.FormatInt(int64(n), 10)
+	}
+	return s
+}
+
 func (f *refFields) integer(key string) int {
 	var n refInt
 	f.read(key, &n, false)
@@ -232,7 +244,7 @@ func (f *refFields) strictCents(key string) money.Cents {
 func refCheckFrom(m object) (Check, error) {
 	f := refFields{m: m}
 	c := Check{
-		CheckID: f.strictStr("check_id"), Number: f.strictStr("number"),
+		CheckID: f.strictStr("check_id"), Number: f.number("number"),
 		Amount: f.strictCents("amount"), Label: f.strictStr("label"), Status: f.strictStr("status"),
 		Date: f.str("date"), Memo: f.str("memo"), Name: f.str("name"), Email: f.str("email"),
 		Phone: f.str("phone"), Address: f.str("address"), City: f.str("city"),
@@ -267,7 +279,7 @@ func refMaskAccount(s string) string {
 		}
 		return -1
 	}, s)
-	if len(digits) > 4 {
+	if len(digits) > 4 || 2*len(digits) > len(s) {
 		return redact.Account(digits)
 	}
 	return s

@@ -11,7 +11,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"math/big"
 	"strconv"
 	"strings"
 )
@@ -74,46 +73,120 @@ func Parse(s string) (Cents, error) {
 	return Cents(c), nil
 }
 
-// ParseWire reads an amount as a JSON API writes it: a decimal literal that
-// may carry an exponent or more than two decimal places (a float artefact of
-// the sender, such as 0.29000000000000004). It rounds half away from zero to
-// the nearest cent using exact rational arithmetic. Quotes around the value
-// are accepted, because public clients see amounts both as numbers and as
-// strings.
+// ErrSubCent reports an amount on the wire whose digits beyond the cent are
+// more than a float rounding artefact. It wraps ErrPrecision.
+var ErrSubCent = fmt.Errorf("%w, and more than 0.000001 from a whole cent, so not a float rounding artefact", ErrPrecision)
+
+// wireTolerance is how far, in digits of a fraction of one cent, an amount
+// on the wire may lie from a whole cent and still be read as that cent:
+// 0.0001 of a cent, that is 0.000001 of the currency unit. A float64 that
+// was meant to be a whole number of cents is far closer than that for any
+// amount below about 10^9 units (0.29000000000000004 is 4e-17 away), while
+// a value such as 0.285 or 12.3456 is a real fraction of a cent, which is
+// never guessed.
+const wireTolerance = "0001"
+
+// wireBelow is 1 − wireTolerance: a fraction of a cent at least this large
+// lies within the tolerance of the next cent up.
+const wireBelow = "9999"
+
+// ParseWire reads an amount as a JSON API writes it: a decimal literal,
+// with an optional sign and exponent ("1e2", "2.9e-1"). Digits beyond the
+// cent are accepted only as a float artefact of the sender, within
+// 0.000001 of a whole cent (0.29000000000000004, 12.340000000000001,
+// 0.28999999999999998), and are then rounded to that cent; any other
+// fraction of a cent is ErrSubCent. It works on the decimal digits, never
+// through float64. Quotes around the value are accepted, because public
+// clients see amounts both as numbers and as strings.
 func ParseWire(s string) (Cents, error) {
 	s = strings.Trim(strings.TrimSpace(s), `"`)
-	if s == "" || strings.ContainsAny(s, "xXpP_") || strings.ContainsAny(s, "/") {
+	if s == "" {
 		return 0, ErrSyntax
 	}
-	// big.Rat would build a number of millions of digits for "1e999999"
-	// (about 0.4 s); no amount needs more than 64 characters or an
-	// exponent beyond ±30.
+	// No amount needs more than 64 characters or an exponent beyond ±30;
+	// the limits keep the digit strings below short.
 	if len(s) > 64 {
 		return 0, ErrRange
 	}
+	neg := false
+	switch s[0] {
+	case '-':
+		neg, s = true, s[1:]
+	case '+':
+		s = s[1:]
+	}
+	mant, exp := s, 0
 	if i := strings.IndexAny(s, "eE"); i >= 0 {
-		if exp, err := strconv.Atoi(s[i+1:]); err != nil || exp > 30 || exp < -30 {
+		mant = s[:i]
+		e := s[i+1:]
+		body := e
+		if body != "" && (body[0] == '+' || body[0] == '-') {
+			body = body[1:]
+		}
+		if body == "" || !allDigits(body) {
+			return 0, ErrSyntax
+		}
+		x, err := strconv.Atoi(e)
+		if err != nil || x > 30 || x < -30 {
+			return 0, ErrRange
+		}
+		exp = x
+	}
+	whole, frac, _ := strings.Cut(mant, ".")
+	if (whole == "" && frac == "") || !allDigits(whole) || !allDigits(frac) {
+		return 0, ErrSyntax
+	}
+	// The amount in cents is digits × 10^shift.
+	digits := whole + frac
+	shift := exp - len(frac) + 2
+	var cents, excess string
+	switch k := len(digits) + shift; {
+	case shift >= 0:
+		cents = digits + strings.Repeat("0", shift)
+	case k <= 0:
+		excess = strings.Repeat("0", -k) + digits
+	default:
+		cents, excess = digits[:k], digits[k:]
+	}
+	up := false
+	if excess = strings.TrimRight(excess, "0"); excess != "" {
+		switch {
+		case compareFraction(excess, wireTolerance) <= 0:
+		case compareFraction(excess, wireBelow) >= 0:
+			up = true
+		default:
+			return 0, ErrSubCent
+		}
+	}
+	var c int64
+	if cents = strings.TrimLeft(cents, "0"); cents != "" {
+		if len(cents) > 19 {
+			return 0, ErrRange
+		}
+		var err error
+		if c, err = strconv.ParseInt(cents, 10, 64); err != nil {
 			return 0, ErrRange
 		}
 	}
-	r, ok := new(big.Rat).SetString(s)
-	if !ok {
-		return 0, ErrSyntax
+	if up {
+		if c == math.MaxInt64 {
+			return 0, ErrRange
+		}
+		c++
 	}
-	r.Mul(r, big.NewRat(100, 1))
-	neg := r.Sign() < 0
-	r.Abs(r)
-	// Round half away from zero: floor(r + 1/2).
-	r.Add(r, big.NewRat(1, 2))
-	q := new(big.Int).Quo(r.Num(), r.Denom())
-	if !q.IsInt64() {
-		return 0, ErrRange
-	}
-	c := q.Int64()
 	if neg {
 		c = -c
 	}
 	return Cents(c), nil
+}
+
+// compareFraction compares two digit strings read as decimal fractions
+// (the digits after a point): "05" and "050" are equal, "1" > "09".
+func compareFraction(a, b string) int {
+	n := max(len(a), len(b))
+	a += strings.Repeat("0", n-len(a))
+	b += strings.Repeat("0", n-len(b))
+	return strings.Compare(a, b)
 }
 
 // String formats c as a plain decimal with exactly two places, such as

@@ -59,7 +59,7 @@ type checkView struct {
 	CheckID               string             `json:"check_id"`
 	Date                  string             `json:"date"`
 	Number                string             `json:"number"`
-	Amount                money.Cents        `json:"amount"`
+	Amount                amount             `json:"amount"`
 	Memo                  string             `json:"memo"`
 	Name                  string             `json:"name"`
 	Email                 string             `json:"email"`
@@ -111,12 +111,13 @@ type checkEnvelope struct {
 	Check checkView `json:"check"`
 }
 
-// view renders c for the wire. The account number is masked.
+// view renders c for the wire as the exact mode writes it. The account
+// number is masked. Answers use Server.render, which applies the quirks.
 func (c *check) view() checkView {
 	in := &c.in
 	b, _ := lookupBank(in.Routing)
 	v := checkView{
-		CheckID: c.id, Date: c.created.Format(timeLayout), Number: in.Number, Amount: in.Amount,
+		CheckID: c.id, Date: c.created.Format(timeLayout), Number: in.Number, Amount: amount{c: in.Amount},
 		Memo: in.Memo, Name: in.Name, Email: in.Email, Phone: in.Phone,
 		Address: in.Address, City: in.City, State: in.State, Zip: in.Zip,
 		Label: in.Label, TypeInfo: in.TypeInfo, AuthorizationDate: in.AuthDate, Status: c.status,

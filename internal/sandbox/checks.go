@@ -27,6 +27,7 @@ func (s *Server) createCheck(w http.ResponseWriter, r *http.Request, ks *keyStat
 	if in.Fund && !ks.key.FundConfirmation {
 		return errorf(http.StatusForbidden, "Fund Confirmation Limit Reached")
 	}
+	s.storeInput(&in)
 	ks.mu.Lock()
 	now := s.keyNow(ks)
 	ks.settle(now)
@@ -34,7 +35,7 @@ func (s *Server) createCheck(w http.ResponseWriter, r *http.Request, ks *keyStat
 		ks.mu.Unlock()
 		return aerr
 	}
-	v := ks.addCheck(in, now).view()
+	v := s.render(ks.addCheck(in, now))
 	ks.mu.Unlock()
 	s.stats.creates.Add(1)
 	if s.chance(s.opts.DropRate) {
@@ -132,7 +133,7 @@ func (s *Server) getCheck(w http.ResponseWriter, _ *http.Request, ks *keyState, 
 	c := ks.byID[id]
 	var v checkView
 	if c != nil {
-		v = c.view()
+		v = s.render(c)
 	}
 	ks.mu.Unlock()
 	if c == nil {
@@ -143,8 +144,8 @@ func (s *Server) getCheck(w http.ResponseWriter, _ *http.Request, ks *keyState, 
 }
 
 // editCheck serves POST /v1/check/edit: it replaces the check's fields by
-// the request's (optional fields left out are cleared), while the check is
-// in_process.
+// the request's (optional fields left out are cleared, except phone in
+// quirks mode), while the check is in_process.
 func (s *Server) editCheck(w http.ResponseWriter, r *http.Request, ks *keyState, _ string) *apiError {
 	p, aerr := readBody(w, r, s.opts.MaxBodyBytes)
 	if aerr != nil {
@@ -157,6 +158,7 @@ func (s *Server) editCheck(w http.ResponseWriter, r *http.Request, ks *keyState,
 	if in.Fund && !ks.key.FundConfirmation {
 		return errorf(http.StatusForbidden, "Fund Confirmation Limit Reached")
 	}
+	s.storeInput(&in)
 	ks.mu.Lock()
 	defer ks.mu.Unlock()
 	ks.settle(s.keyNow(ks))
@@ -170,6 +172,9 @@ func (s *Server) editCheck(w http.ResponseWriter, r *http.Request, ks *keyState,
 	if aerr := ks.resolveToken(&in); aerr != nil {
 		return aerr
 	}
+	if s.opts.Quirks {
+		quirkKeepPhone(&in, c)
+	}
 	ks.noteNumber(in.Number)
 	if in.AuthDate == "" {
 		in.AuthDate = c.created.Format(dateLayout)
@@ -182,7 +187,7 @@ func (s *Server) editCheck(w http.ResponseWriter, r *http.Request, ks *keyState,
 	c.verdict = lookupVerdict(in.Routing, in.Account)
 	c.verify = c.verify || in.Verify
 	c.fund = c.fund || in.Fund
-	writeJSON(w, http.StatusOK, checkEnvelope{ok("Check updated"), c.view()})
+	writeJSON(w, http.StatusOK, checkEnvelope{ok("Check updated"), s.render(c)})
 	return nil
 }
 

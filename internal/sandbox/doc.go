@@ -20,6 +20,15 @@
 //	POST /_sandbox/deposit {"check_ids":[…]}  marks checks deposited
 //	POST /_sandbox/paymentlink/pay            a payer completes a payment link
 //
+// By default the sandbox stores and echoes every value exactly as sent
+// (text trimmed of surrounding white space). Options.Quirks makes it
+// answer like a less tidy service, as public clients suggest the real one
+// is: check numbers without leading zeros, a label filter that matches
+// part of a label in any case, float amounts with binary artefacts, paging
+// numbers as numbers or strings, accounts masked "1......016", and an
+// edit without phone keeping the old phone (quirks.go cites the evidence
+// for each).
+//
 // A check is created in_process and, once it is more than two business days
 // old on the key's sandbox clock, moves on to printed, or to failed when its
 // fixture risk is Fail. The package never imports the API client, so that

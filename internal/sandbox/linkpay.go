@@ -34,7 +34,7 @@ func (s *Server) payLink(w http.ResponseWriter, r *http.Request, ks *keyState, _
 		return errorf(http.StatusPaymentRequired, "Payment link is %s", lv.Status)
 	}
 	if lv.Amount != nil {
-		p.setDefault("amount", lv.Amount.String(), json.RawMessage(lv.Amount.String()))
+		p.setDefault("amount", lv.Amount.c.String(), json.RawMessage(lv.Amount.c.String()))
 	}
 	if lv.Memo != "" {
 		memo, _ := json.Marshal(lv.Memo)
@@ -44,6 +44,7 @@ func (s *Server) payLink(w http.ResponseWriter, r *http.Request, ks *keyState, _
 	if aerr != nil {
 		return aerr
 	}
+	s.storeInput(&in)
 	ks.mu.Lock()
 	now := s.keyNow(ks)
 	ks.settle(now)
@@ -53,7 +54,7 @@ func (s *Server) payLink(w http.ResponseWriter, r *http.Request, ks *keyState, _
 	}
 	c := ks.addCheck(in, now)
 	c.linkID = tok
-	v := c.view()
+	v := s.render(c)
 	ks.mu.Unlock()
 	writeJSON(w, http.StatusOK, checkEnvelope{ok("Check created"), v})
 	return nil

@@ -6,7 +6,6 @@ import (
 	"net/url"
 	"slices"
 	"sort"
-	"strconv"
 	"strings"
 	"time"
 )
@@ -75,16 +74,17 @@ func readListQuery(q params, sorts ...string) (listQuery, *apiError) {
 }
 
 // listPage is the paging part of the list envelope (spec 2.7), numbers as
-// strings. from and to are the previous and next page numbers, "0" when
-// there is none; last_page is at least 1.
+// strings (in quirks mode some as numbers, see mixPaging). from and to are
+// the previous and next page numbers, "0" when there is none; last_page is
+// at least 1.
 type listPage struct {
-	CurrentPage string `json:"current_page"`
-	From        string `json:"from"`
-	To          string `json:"to"`
-	LastPage    string `json:"last_page"`
-	PerPage     string `json:"per_page"`
-	Total       string `json:"total"`
-	Data        any    `json:"data"`
+	CurrentPage pageNum `json:"current_page"`
+	From        pageNum `json:"from"`
+	To          pageNum `json:"to"`
+	LastPage    pageNum `json:"last_page"`
+	PerPage     pageNum `json:"per_page"`
+	Total       pageNum `json:"total"`
+	Data        any     `json:"data"`
 }
 
 // listEnvelope answers the list endpoints.
@@ -110,14 +110,15 @@ func paginate(total int, limit, page int64) (lo, hi int, lp listPage) {
 	if page < last {
 		next = page + 1
 	}
-	f := func(n int64) string { return strconv.FormatInt(n, 10) }
+	f := func(n int64) pageNum { return pageNum{n: n} }
 	return lo, hi, listPage{CurrentPage: f(page), From: f(prev), To: f(next), LastPage: f(last), PerPage: f(limit), Total: f(t)}
 }
 
 // listChecks serves GET /v1/check/list. Checks are kept in creation order,
 // so the default date sort is a walk of that slice, a date range is a
-// binary search, and a label filter starts from the label's own index;
-// only sort=number and sort=name sort (the filtered checks).
+// binary search, and a label filter starts from the label's own index (in
+// quirks mode, a walk of every check: see quirkLabelFilter); only
+// sort=number and sort=name sort (the filtered checks).
 func (s *Server) listChecks(w http.ResponseWriter, r *http.Request, ks *keyState, _ string) *apiError {
 	q, aerr := readQuery(r)
 	if aerr != nil {
@@ -136,7 +137,10 @@ func (s *Server) listChecks(w http.ResponseWriter, r *http.Request, ks *keyState
 	ks.mu.Lock()
 	ks.settle(s.keyNow(ks))
 	base := ks.checks
-	if label != "" {
+	switch {
+	case label != "" && s.opts.Quirks:
+		base = quirkLabelFilter(base, label)
+	case label != "":
 		base = ks.byLabel[label]
 	}
 	base = byDateRange(base, lq.from, lq.to)
@@ -153,9 +157,12 @@ func (s *Server) listChecks(w http.ResponseWriter, r *http.Request, ks *keyState
 		if lq.desc {
 			j = len(base) - 1 - i
 		}
-		views = append(views, base[j].view())
+		views = append(views, s.render(base[j]))
 	}
 	ks.mu.Unlock()
+	if s.opts.Quirks {
+		lp.mixPaging(lq.page)
+	}
 	lp.Data = views
 	writeJSON(w, http.StatusOK, listEnvelope{ok("Checks found"), lp})
 	return nil

@@ -32,23 +32,23 @@ type paymentLink struct {
 
 // linkView is the JSON form of a payment link.
 type linkView struct {
-	CheckoutToken         string       `json:"checkout_token"`
-	Link                  string       `json:"link"`
-	Amount                *money.Cents `json:"amount"`
-	Memo                  string       `json:"memo"`
-	ThankYouURL           string       `json:"thank_you_url"`
-	ErrorURL              string       `json:"error_url"`
-	Recurring             int64        `json:"recurring"`
-	RecurringCycle        *string      `json:"recurring_cycle"`
-	RecurringStartDate    *string      `json:"recurring_start_date"`
-	RecurringInstallments int64        `json:"recurring_installments"`
-	FundConfirmation      bool         `json:"fund_confirmation"`
-	BasicVerification     bool         `json:"basic_verification"`
-	IsBankauth            bool         `json:"is_bankauth"`
-	SignatureRequired     bool         `json:"signature_required"`
-	SubmitForApproval     bool         `json:"submit_for_approval"`
-	Status                string       `json:"status"`
-	CreatedAt             string       `json:"created_at"`
+	CheckoutToken         string  `json:"checkout_token"`
+	Link                  string  `json:"link"`
+	Amount                *amount `json:"amount"`
+	Memo                  string  `json:"memo"`
+	ThankYouURL           string  `json:"thank_you_url"`
+	ErrorURL              string  `json:"error_url"`
+	Recurring             int64   `json:"recurring"`
+	RecurringCycle        *string `json:"recurring_cycle"`
+	RecurringStartDate    *string `json:"recurring_start_date"`
+	RecurringInstallments int64   `json:"recurring_installments"`
+	FundConfirmation      bool    `json:"fund_confirmation"`
+	BasicVerification     bool    `json:"basic_verification"`
+	IsBankauth            bool    `json:"is_bankauth"`
+	SignatureRequired     bool    `json:"signature_required"`
+	SubmitForApproval     bool    `json:"submit_for_approval"`
+	Status                string  `json:"status"`
+	CreatedAt             string  `json:"created_at"`
 }
 
 // linkEnvelope answers payment link create and changestatus.
@@ -63,7 +63,7 @@ func readLink(p params) (linkView, *apiError) {
 	f := &fields{p: p}
 	var v linkView
 	if a, ok := f.amount("amount", false); ok {
-		v.Amount = &a
+		v.Amount = &amount{c: a}
 	}
 	v.Memo = f.text("memo", false, maxMemo)
 	v.ThankYouURL = f.webURL("thank_you_url")
@@ -104,7 +104,7 @@ func (s *Server) createLink(w http.ResponseWriter, r *http.Request, ks *keyState
 	ks.links = append(ks.links, pl)
 	ks.linkByTok[tok] = pl
 	ks.mu.Unlock()
-	writeJSON(w, http.StatusOK, linkEnvelope{ok("Payment link created"), v})
+	writeJSON(w, http.StatusOK, linkEnvelope{ok("Payment link created"), s.renderLink(v)})
 	return nil
 }
 
@@ -129,7 +129,7 @@ func (s *Server) changeLinkStatus(w http.ResponseWriter, r *http.Request, ks *ke
 	if pl == nil {
 		return errorf(http.StatusNotFound, "Payment link not found")
 	}
-	writeJSON(w, http.StatusOK, linkEnvelope{ok("Payment link status changed"), v})
+	writeJSON(w, http.StatusOK, linkEnvelope{ok("Payment link status changed"), s.renderLink(v)})
 	return nil
 }
 
@@ -170,9 +170,12 @@ func (s *Server) listLinks(w http.ResponseWriter, r *http.Request, ks *keyState,
 		if lq.desc {
 			j = len(ls) - 1 - i
 		}
-		views = append(views, ls[j].view)
+		views = append(views, s.renderLink(ls[j].view))
 	}
 	ks.mu.Unlock()
+	if s.opts.Quirks {
+		lp.mixPaging(lq.page)
+	}
 	lp.Data = views
 	writeJSON(w, http.StatusOK, listEnvelope{ok("Payment links found"), lp})
 	return nil
@@ -192,7 +195,7 @@ func matchesSearch(l *paymentLink, search string) bool {
 		return true
 	}
 	a, err := parseAmount(search)
-	return err == nil && v.Amount != nil && *v.Amount == a
+	return err == nil && v.Amount != nil && v.Amount.c == a
 }
 
 // sortLinks orders links ascending by the sort key, ties by creation.
@@ -209,9 +212,9 @@ func sortLinks(ls []*paymentLink, by string) {
 	})
 }
 
-func amountOrZero(a *money.Cents) money.Cents {
+func amountOrZero(a *amount) money.Cents {
 	if a == nil {
 		return 0
 	}
-	return *a
+	return a.c
 }

@@ -45,6 +45,16 @@ type Options struct {
 	// MaxBodyBytes caps request bodies; 0 means DefaultMaxBodyBytes.
 	// Larger bodies are answered 400.
 	MaxBodyBytes int64
+	// Quirks makes the sandbox store and answer like a less tidy service
+	// than its exact default, as public clients suggest the real one is:
+	// check numbers without leading zeros, a label filter that finds
+	// labels containing the text in any case, amounts written as float64
+	// (0.5700000000000001), paging numbers sometimes as JSON numbers,
+	// account numbers masked as "1......016", and an edit that leaves
+	// phone out keeping the old phone. Each quirk and its evidence is
+	// documented in quirks.go. Validation, faults and the lifecycle are
+	// the same in both modes.
+	Quirks bool
 	// Logger receives one debug line per request and one info line per
 	// injected fault; nil discards. Keys appear only as redact.Secret.
 	Logger *slog.Logger
