@@ -97,7 +97,7 @@ func Main(ctx context.Context, env *environ, args []string) int {
 		if c.name != args[0] {
 			continue
 		}
-		err := c.run(ctx, env, args[1:])
+		err := runCommand(ctx, env, c, args[1:])
 		switch {
 		case err == nil:
 			return exitOK
@@ -116,6 +116,20 @@ func Main(ctx context.Context, env *environ, args []string) int {
 	fmt.Fprintf(env.stderr, "batchd: unknown command %q\n\n", args[0])
 	usage(env.stderr)
 	return exitUsage
+}
+
+// runCommand runs c and turns a panic, which would end the process with
+// Go's exit code 2 (the code for a bad command line) and a stack dump,
+// into an error: batchd never ends in a panic, whatever it is fed. Every
+// ledger change is a committed transaction, so a panic mid-way loses at
+// most the step it interrupted, which the next run redoes.
+func runCommand(ctx context.Context, env *environ, c command, args []string) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("internal error: %v; nothing was lost (every recorded step is committed), but please report this with the log and stack below\n%s", r, debug.Stack())
+		}
+	}()
+	return c.run(ctx, env, args)
 }
 
 func usage(w io.Writer) {

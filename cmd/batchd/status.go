@@ -7,6 +7,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/batchd/batchd/internal/jobs"
+	"github.com/batchd/batchd/internal/payment"
 	"github.com/batchd/batchd/internal/state"
 )
 
@@ -43,7 +44,7 @@ func runStatus(ctx context.Context, env *environ, args []string) error {
 			results = b.ResultsReported.Format("2006-01-02 15:04")
 		}
 		fmt.Fprintf(tw, "%d\t%s\t%s\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%s\n", b.ID, b.File, b.Status, b.Rows, b.Invalid,
-			b.ByState[state.Pending], b.ByState[state.InFlight], b.ByState[state.InDoubt], b.ByState[state.Submitted], b.ByState[state.Rejected], results)
+			b.ByState[payment.Pending], b.ByState[payment.InFlight], b.ByState[payment.InDoubt], b.ByState[payment.Submitted], b.ByState[payment.Rejected], results)
 	}
 	return tw.Flush()
 }

@@ -45,8 +45,10 @@ func runSubmit(ctx context.Context, env *environ, args []string) error {
 	<-progDone
 
 	var delivered []string
-	if runErr == nil {
-		delivered, runErr = je.DeliverResults(context.WithoutCancel(ctx))
+	if jobs.CanDeliver(runErr) {
+		var derr error
+		delivered, derr = je.DeliverResults(context.WithoutCancel(ctx))
+		runErr = errors.Join(runErr, derr)
 	}
 	fmt.Fprintf(env.stdout, "created %d, rejected %d, voided %d, in doubt %d, pending %d, creates sent %d\n",
 		sum.Created, sum.Rejected, sum.Voided, sum.InDoubt, sum.Pending, sum.Attempts)

@@ -9,7 +9,7 @@ import (
 
 	"github.com/batchd/batchd/internal/jobs"
 	"github.com/batchd/batchd/internal/money"
-	"github.com/batchd/batchd/internal/state"
+	"github.com/batchd/batchd/internal/payment"
 )
 
 // steps runs the job the way a night of the daemon would, narrating.
@@ -62,10 +62,10 @@ func steps(ctx context.Context, out io.Writer, je *jobs.Env, sbURL string) error
 }
 
 // depositable picks every other check still in process, oldest first.
-func depositable(db *state.DB) ([]string, error) {
+func depositable(db payment.Ledger) ([]string, error) {
 	var ids []string
 	i := 0
-	err := db.TrackedRows(func(r *state.Row) (bool, error) {
+	err := db.TrackedRows(func(r *payment.Row) (bool, error) {
 		if r.CheckStatus == "in_process" {
 			if i%2 == 0 {
 				ids = append(ids, r.CheckID)
@@ -78,7 +78,7 @@ func depositable(db *state.DB) ([]string, error) {
 }
 
 // summary prints checks and amounts by status, in exact cents.
-func summary(out io.Writer, db *state.DB) error {
+func summary(out io.Writer, db payment.Ledger) error {
 	type tally struct {
 		n   int
 		sum money.Cents
@@ -89,9 +89,9 @@ func summary(out io.Writer, db *state.DB) error {
 		return err
 	}
 	for _, b := range bs {
-		err := db.Rows(b.ID, func(r *state.Row) (bool, error) {
-			status := r.CheckStatus
-			if r.State != state.Submitted {
+		err := db.Rows(b.ID, func(r *payment.Row) (bool, error) {
+			status := string(r.CheckStatus)
+			if r.State != payment.Submitted {
 				status = string(r.State)
 			}
 			t := by[status]

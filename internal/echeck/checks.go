@@ -7,9 +7,11 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
+	"reflect"
 	"strings"
 
 	"github.com/batchd/batchd/internal/money"
+	"github.com/batchd/batchd/internal/payment"
 )
 
 // CheckRequest holds the fields of a check create or edit (spec 2.1).
@@ -45,44 +47,87 @@ type CheckRequest struct {
 	FundConfirmation      bool
 }
 
-// checkRequestWire is CheckRequest as the service reads it.
+// checkRequestWire is a check create or edit as the service reads it: a
+// JSON object of the payment's fields (payment.Fields), in spec order,
+// after check_id for an edit. The amount is always sent; any other field
+// only when given: a text not empty, a flag true, a number not nil. The
+// recurring flag is sent as the number 1 (spec 2.1: "enum 0, 1"), other
+// flags as true.
 type checkRequestWire struct {
-	Number                string      `json:"number,omitempty"`
-	Amount                money.Cents `json:"amount"`
-	Memo                  string      `json:"memo,omitempty"`
-	Name                  string      `json:"name,omitempty"`
-	Email                 string      `json:"email,omitempty"`
-	AuthorizationDate     string      `json:"authorization_date,omitempty"`
-	Label                 string      `json:"label,omitempty"`
-	Phone                 string      `json:"phone,omitempty"`
-	Address               string      `json:"address,omitempty"`
-	City                  string      `json:"city,omitempty"`
-	State                 string      `json:"state,omitempty"`
-	Zip                   string      `json:"zip,omitempty"`
-	BankAccount           string      `json:"bank_account,omitempty"`
-	BankRouting           string      `json:"bank_routing,omitempty"`
-	Token                 string      `json:"token,omitempty"`
-	Store                 string      `json:"store,omitempty"`
-	TypeInfo              string      `json:"type_info,omitempty"`
-	Recurring             *int        `json:"recurring,omitempty"`
-	RecurringCycle        string      `json:"recurring_cycle,omitempty"`
-	RecurringStartDate    string      `json:"recurring_start_date,omitempty"`
-	RecurringInstallments *int        `json:"recurring_installments,omitempty"`
-	VerifyBeforeSave      bool        `json:"verify_before_save,omitempty"`
-	FundConfirmation      bool        `json:"fund_confirmation,omitempty"`
+	r       *CheckRequest
+	edit    bool   // an edit, of check checkID
+	checkID string // sent first, for an edit
 }
 
-func (r CheckRequest) wire() checkRequestWire {
-	return checkRequestWire{
-		Number: r.Number, Amount: r.Amount, Memo: r.Memo, Name: r.Name, Email: r.Email,
-		AuthorizationDate: r.AuthorizationDate, Label: r.Label, Phone: r.Phone,
-		Address: r.Address, City: r.City, State: r.State, Zip: r.Zip,
-		BankAccount: r.BankAccount, BankRouting: r.BankRouting, Token: r.Token, Store: r.Store,
-		TypeInfo: r.TypeInfo, Recurring: flag01(r.Recurring), RecurringCycle: r.RecurringCycle,
-		RecurringStartDate: r.RecurringStartDate, RecurringInstallments: r.RecurringInstallments,
-		VerifyBeforeSave: r.VerifyBeforeSave, FundConfirmation: r.FundConfirmation,
+// sentAsNumber are the flags the service reads as a number.
+var sentAsNumber = map[string]bool{"recurring": true}
+
+// MarshalJSON writes the object.
+func (w checkRequestWire) MarshalJSON() ([]byte, error) {
+	b := []byte{'{'}
+	member := func(name string, v any) error {
+		key, err := json.Marshal(name)
+		if err != nil {
+			return err
+		}
+		val, err := json.Marshal(v)
+		if err != nil {
+			return err
+		}
+		if len(b) > 1 {
+			b = append(b, ',')
+		}
+		b = append(append(append(b, key...), ':'), val...)
+		return nil
 	}
+	if w.edit {
+		if err := member("check_id", w.checkID); err != nil {
+			return nil, err
+		}
+	}
+	rv := reflect.ValueOf(w.r).Elem()
+	for i, f := range payment.Fields {
+		v := rv.Field(requestFields[i])
+		if v.IsZero() && f.Kind != payment.Cents {
+			continue
+		}
+		val := v.Interface()
+		if f.Kind == payment.Bool && sentAsNumber[f.Name] {
+			val = 1
+		}
+		if err := member(f.Name, val); err != nil {
+			return nil, err
+		}
+	}
+	return append(b, '}'), nil
 }
+
+// requestFields maps payment.Fields to CheckRequest's fields by position:
+// CheckRequest has a field for each field of a payment, under the Go name
+// payment.Payment gives it, of the same type but that a number is a
+// pointer (nil is "not sent").
+var requestFields = func() []int {
+	types := map[payment.Kind]reflect.Type{
+		payment.Text: reflect.TypeFor[string](), payment.Cents: reflect.TypeFor[money.Cents](),
+		payment.Bool: reflect.TypeFor[bool](), payment.Int: reflect.TypeFor[*int](),
+	}
+	pt, rt := reflect.TypeFor[payment.Payment](), reflect.TypeFor[CheckRequest]()
+	goName := make(map[string]string, pt.NumField()) // JSON name -> Go name, in Payment
+	for i := range pt.NumField() {
+		name, _, _ := strings.Cut(pt.Field(i).Tag.Get("json"), ",")
+		goName[name] = pt.Field(i).Name
+	}
+	out := make([]int, len(payment.Fields))
+	for i, f := range payment.Fields {
+		sf, ok := rt.FieldByName(goName[f.Name])
+		if !ok || len(sf.Index) != 1 || sf.Type != types[f.Kind] {
+			panic(fmt.Sprintf("echeck: CheckRequest needs a field %s of type %v, for the payment's field %s",
+				goName[f.Name], types[f.Kind], f.Name))
+		}
+		out[i] = sf.Index[0]
+	}
+	return out
+}()
 
 // flag01 encodes a true flag as the number 1, the spec's "enum 0, 1".
 func flag01(b bool) *int {
@@ -152,7 +197,7 @@ type FundsConfirmation struct {
 // CheckID. An error whose class is Ambiguous means the check may exist: look
 // it up (by Label and Number) before creating it again.
 func (c *Client) CreateCheck(ctx context.Context, r CheckRequest) (*Check, error) {
-	k := call{op: OpCheckCreate, method: "POST", path: "/v1/check/create", body: r.wire(),
+	k := call{op: OpCheckCreate, method: "POST", path: "/v1/check/create", body: checkRequestWire{r: &r},
 		create: true, result: "check", secrets: []string{r.BankAccount, r.Token}}
 	if r.Amount <= 0 {
 		return nil, c.fail(k, 0, Permanent, fmt.Sprintf("not sent: amount %s is not positive", r.Amount), nil)
@@ -174,11 +219,7 @@ func (c *Client) GetCheck(ctx context.Context, id string) (*Check, error) {
 // sending the same edit twice leaves the same check, so a lost answer is
 // Retryable.
 func (c *Client) EditCheck(ctx context.Context, id string, r CheckRequest) (*Check, error) {
-	body := struct {
-		CheckID string `json:"check_id"`
-		checkRequestWire
-	}{id, r.wire()}
-	k := call{op: OpCheckEdit, method: "POST", path: "/v1/check/edit", body: body,
+	k := call{op: OpCheckEdit, method: "POST", path: "/v1/check/edit", body: checkRequestWire{r: &r, edit: true, checkID: id},
 		result: "check", secrets: []string{r.BankAccount, r.Token}}
 	if err := validID(id); err != nil {
 		return nil, c.fail(k, 0, Permanent, "not sent: check id", err)

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/batchd/batchd/internal/ingest/csvfile"
+	"github.com/batchd/batchd/internal/payment"
 	"github.com/batchd/batchd/internal/state"
 )
 
@@ -114,7 +115,7 @@ func ingestOnce(b *testing.B, src string, rows int) {
 	}
 	b.StartTimer()
 
-	loader, err := db.BeginBatch(state.FileMeta{Name: "payments.csv", SHA256: "bench", Size: fi.Size()})
+	loader, err := db.BeginBatch(payment.FileMeta{Name: "payments.csv", SHA256: "bench", Size: fi.Size()})
 	if err != nil {
 		b.Fatal(err)
 	}

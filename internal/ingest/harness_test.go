@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/batchd/batchd/internal/payment"
 	"github.com/batchd/batchd/internal/remote"
 	"github.com/batchd/batchd/internal/sftpd"
 	"github.com/batchd/batchd/internal/state"
@@ -159,7 +160,7 @@ func (r *rig) read(rel string) string {
 	return string(b)
 }
 
-func (r *rig) batches() []state.Batch {
+func (r *rig) batches() []payment.Batch {
 	bs, err := r.db.Batches()
 	if err != nil {
 		r.t.Fatal(err)
@@ -169,7 +170,7 @@ func (r *rig) batches() []state.Batch {
 
 func (r *rig) pendingRows() int {
 	n := 0
-	r.db.OpenRows(func(*state.Row) (bool, error) { n++; return true, nil })
+	r.db.OpenRows(func(*payment.Row) (bool, error) { n++; return true, nil })
 	return n
 }
 

@@ -37,9 +37,9 @@ import (
 	"sync"
 	"time"
 
+	"github.com/batchd/batchd/internal/payment"
 	"github.com/batchd/batchd/internal/remote"
 	"github.com/batchd/batchd/internal/retry"
-	"github.com/batchd/batchd/internal/state"
 )
 
 // Remote is what the job needs of the SFTP server. *remote.Client has it.
@@ -96,7 +96,7 @@ type Outcome struct {
 // Job is the pickup job. It remembers, between runs, what it has seen of
 // each file so that a file is read only once it has stopped changing.
 type Job struct {
-	db   *state.DB
+	db   payment.FileLedger
 	opts Options
 	log  *slog.Logger
 
@@ -111,7 +111,7 @@ type observation struct {
 }
 
 // New returns a pickup job over db.
-func New(db *state.DB, opts Options) *Job {
+func New(db payment.FileLedger, opts Options) *Job {
 	if opts.Pattern == "" {
 		opts.Pattern = "*.csv"
 	}

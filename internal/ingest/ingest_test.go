@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/batchd/batchd/internal/state"
+	"github.com/batchd/batchd/internal/payment"
 )
 
 const twoRows = "amount,memo,name,email,bank_routing,bank_account\r\n" +
@@ -42,7 +42,7 @@ func TestPickupArchivesAcceptedFile(t *testing.T) {
 		if len(r.files("inbox")) != 0 || r.read("archive/2026-11-20/pay.csv") != twoRows {
 			t.Fatal("file not moved intact")
 		}
-		if bs := r.batches(); len(bs) != 1 || bs[0].Status != state.BatchReady || r.pendingRows() != 2 {
+		if bs := r.batches(); len(bs) != 1 || bs[0].Status != payment.BatchReady || r.pendingRows() != 2 {
 			t.Fatalf("ledger %+v, %d pending", bs, r.pendingRows())
 		}
 	})
@@ -235,7 +235,7 @@ func TestCrashPoints(t *testing.T) {
 				if _, err := r.run(r.rem); err != nil {
 					t.Fatal(err)
 				}
-				if bs := r.batches(); len(bs) != 1 || bs[0].Status != state.BatchReady || r.pendingRows() != 2 {
+				if bs := r.batches(); len(bs) != 1 || bs[0].Status != payment.BatchReady || r.pendingRows() != 2 {
 					t.Fatalf("after restart: batches %+v, %d pending rows", bs, r.pendingRows())
 				}
 				if got := r.files("archive"); len(got) != 1 || got[0] != "2026-11-20/pay.csv" {

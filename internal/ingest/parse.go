@@ -7,8 +7,8 @@ import (
 	"strconv"
 
 	"github.com/batchd/batchd/internal/ingest/csvfile"
+	"github.com/batchd/batchd/internal/payment"
 	"github.com/batchd/batchd/internal/report"
-	"github.com/batchd/batchd/internal/state"
 )
 
 // RejectsColumns are the columns of <file>.rejects.csv.
@@ -27,7 +27,7 @@ func (j *Job) ParseOptions() csvfile.Options {
 // parse streams the spooled file into loader and the findings into a
 // rejects report in the spool. It returns the report's path (to remove)
 // and the parse summary. The file is never held in memory whole.
-func (j *Job) parse(local string, loader *state.Loader) (string, csvfile.Summary, error) {
+func (j *Job) parse(local string, loader payment.Loader) (string, csvfile.Summary, error) {
 	in, err := os.Open(local)
 	if err != nil {
 		return "", csvfile.Summary{}, err

@@ -10,8 +10,9 @@ import (
 	"strings"
 
 	"github.com/batchd/batchd/internal/ingest/csvfile"
+	"github.com/batchd/batchd/internal/payment"
 	"github.com/batchd/batchd/internal/remote"
-	"github.com/batchd/batchd/internal/state"
+	"github.com/batchd/batchd/internal/report"
 )
 
 // process takes one stable file through download, dedup, parse, commit and
@@ -35,15 +36,15 @@ func (j *Job) process(ctx context.Context, rem Remote, f remote.FileInfo) (Outco
 
 	if known, err := j.db.File(sum); err == nil && known.Accepted {
 		return j.known(ctx, rem, o, src, known)
-	} else if err != nil && !errors.Is(err, state.ErrNotFound) {
+	} else if err != nil && !errors.Is(err, payment.ErrNotFound) {
 		return j.errored(o, err)
 	}
-	return j.load(ctx, rem, o, src, local, state.FileMeta{Name: f.Name, SHA256: sum, Size: size})
+	return j.load(ctx, rem, o, src, local, payment.FileMeta{Name: f.Name, SHA256: sum, Size: size})
 }
 
 // known handles content the ledger has accepted before: the tail of a run
 // that crashed between commit and move, or a duplicate.
-func (j *Job) known(ctx context.Context, rem Remote, o Outcome, src string, f *state.File) (Outcome, error) {
+func (j *Job) known(ctx context.Context, rem Remote, o Outcome, src string, f *payment.File) (Outcome, error) {
 	o.Batch = f.BatchID
 	if f.Moved == "" && f.Name == o.File {
 		to, err := j.archive(ctx, rem, src, f.SHA256)
@@ -61,7 +62,7 @@ func (j *Job) known(ctx context.Context, rem Remote, o Outcome, src string, f *s
 }
 
 // load parses the spooled file into a new batch and settles the file.
-func (j *Job) load(ctx context.Context, rem Remote, o Outcome, src, local string, meta state.FileMeta) (Outcome, error) {
+func (j *Job) load(ctx context.Context, rem Remote, o Outcome, src, local string, meta payment.FileMeta) (Outcome, error) {
 	loader, err := j.db.BeginBatch(meta)
 	if err != nil {
 		return j.errored(o, err)
@@ -164,7 +165,7 @@ func (j *Job) errored(o Outcome, err error) (Outcome, error) {
 }
 
 // deliverRejects keeps a local copy of the rejects report and uploads it
-// to the outbox (atomically: Upload writes a temporary name and renames).
+// to the outbox, from the kept copy.
 func (j *Job) deliverRejects(ctx context.Context, rem Remote, local string, o Outcome) error {
 	name := rejectsName(o.File)
 	keep := filepath.Join(j.opts.ReportsDir, "rejects", fmt.Sprintf("batch-%06d-%s", o.Batch, strings.ReplaceAll(name, "/", "_")))
@@ -174,15 +175,7 @@ func (j *Job) deliverRejects(ctx context.Context, rem Remote, local string, o Ou
 	if err := copyFile(local, keep); err != nil {
 		return fmt.Errorf("keep rejects report: %w", err)
 	}
-	f, err := os.Open(local)
-	if err != nil {
-		return fmt.Errorf("upload rejects report: %w", err)
-	}
-	defer f.Close()
-	if err := rem.Upload(ctx, j.opts.Outbox, name, f); err != nil {
-		return fmt.Errorf("upload %s: %w", name, err)
-	}
-	return nil
+	return report.Destination{Outbox: rem, Dir: j.opts.Outbox}.Deliver(ctx, keep, name)
 }
 
 func rejectsName(file string) string { return file + ".rejects.csv" }

@@ -9,7 +9,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"net/http"
 	"path/filepath"
@@ -18,7 +17,9 @@ import (
 	"github.com/batchd/batchd/internal/config"
 	"github.com/batchd/batchd/internal/echeck"
 	"github.com/batchd/batchd/internal/ingest"
+	"github.com/batchd/batchd/internal/payment"
 	"github.com/batchd/batchd/internal/remote"
+	"github.com/batchd/batchd/internal/report"
 	"github.com/batchd/batchd/internal/retry"
 	"github.com/batchd/batchd/internal/state"
 	"github.com/batchd/batchd/internal/submit"
@@ -28,8 +29,9 @@ import (
 // Env is everything the jobs share.
 type Env struct {
 	Cfg     *config.Config
-	DB      *state.DB
-	API     *echeck.Client
+	DB      payment.Ledger
+	API     *echeck.Client  // the wire client, for the sandbox's own calls (demo, tests)
+	Service payment.Service // the same client as the domain sees it
 	Limiter *throttle.Limiter
 	Log     *slog.Logger
 
@@ -68,7 +70,7 @@ func Open(cfg *config.Config, log *slog.Logger, hooks Hooks) (*Env, error) {
 		db.Close()
 		return nil, fmt.Errorf("api client: %w", err)
 	}
-	e := &Env{Cfg: cfg, DB: db, API: api, Limiter: lim, Log: log, now: time.Now, hooks: hooks}
+	e := &Env{Cfg: cfg, DB: db, API: api, Service: echeck.NewService(api), Limiter: lim, Log: log, now: time.Now, hooks: hooks}
 	e.ingest = ingest.New(db, e.ingestOptions())
 	return e, nil
 }
@@ -116,23 +118,36 @@ func (e *Env) Ingest(ctx context.Context) ([]ingest.Outcome, error) {
 // sections, over the shared ledger, client and limiter.
 func (e *Env) Submitter() *submit.Runner {
 	c := e.Cfg
-	return submit.New(e.DB, e.API, submit.Options{
+	return submit.New(e.DB, e.Service, submit.Options{
 		Concurrency: c.API.Concurrency, ResolveAfter: c.Submit.ResolveAfter.Std(),
-		VoidOnRisk: c.Submit.VoidOnRisk, MaxAttempts: c.Submit.MaxAttempts,
-		Backoff: retry.Backoff{Max: c.Submit.BackoffMax.Std()}, Logger: e.Log,
+		VoidOnRisk: c.Submit.VoidOnRisk, Retry: e.retryPolicy(), Logger: e.Log,
 		OnRetry: e.hooks.OnRetry,
 	})
+}
+
+// retryPolicy is how every job retries a request to the service:
+// submit.backoff_max caps the wait, submit.max_attempts bounds the tries.
+func (e *Env) retryPolicy() retry.Policy {
+	return retry.Policy{Max: e.Cfg.Submit.BackoffMax.Std(), MaxAttempts: e.Cfg.Submit.MaxAttempts}
 }
 
 // Submit sends pending rows and then delivers the results reports of the
 // batches it finished. ctx's cancellation is a graceful stop.
 func (e *Env) Submit(ctx context.Context) (submit.Summary, []string, error) {
 	sum, err := e.Submitter().Run(ctx)
-	if err != nil {
+	if !CanDeliver(err) {
 		return sum, nil, err
 	}
-	delivered, err := e.DeliverResults(ctx)
-	return sum, delivered, err
+	delivered, derr := e.DeliverResults(context.WithoutCancel(ctx))
+	return sum, delivered, errors.Join(err, derr)
+}
+
+// CanDeliver reports whether the results of finished batches may still be
+// delivered after a submit run that ended with err: yes unless the ledger
+// failed (its record of those batches is then in question) or the run was
+// interrupted (the process is stopping).
+func CanDeliver(err error) bool {
+	return !errors.Is(err, payment.ErrLedger) && !errors.Is(err, context.Canceled) && !errors.Is(err, context.DeadlineExceeded)
 }
 
 // DeliverResults writes finished batches' results reports locally and to
@@ -140,23 +155,12 @@ func (e *Env) Submit(ctx context.Context) (submit.Summary, []string, error) {
 func (e *Env) DeliverResults(ctx context.Context) ([]string, error) {
 	dir := filepath.Join(e.ReportsDir(), "results")
 	if e.Cfg.SFTP.Address == "" {
-		return submit.DeliverResults(ctx, e.DB, dir, nil)
+		return submit.DeliverResults(ctx, e.DB, dir, report.Destination{})
 	}
 	rem, err := e.Dial(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("deliver results: %w", err)
 	}
 	defer rem.Close()
-	return submit.DeliverResults(ctx, e.DB, dir, Outbox{rem, e.Cfg.SFTP.Outbox})
-}
-
-// Outbox adapts a remote client to the reports' Outbox interface.
-type Outbox struct {
-	Remote *remote.Client
-	Dir    string
-}
-
-// Upload writes name into the outbox directory atomically.
-func (o Outbox) Upload(ctx context.Context, name string, r io.Reader) error {
-	return o.Remote.Upload(ctx, o.Dir, name, r)
+	return submit.DeliverResults(ctx, e.DB, dir, report.Destination{Outbox: rem, Dir: e.Cfg.SFTP.Outbox})
 }

@@ -17,9 +17,9 @@ import (
 	"github.com/batchd/batchd/internal/config"
 	"github.com/batchd/batchd/internal/echeck"
 	"github.com/batchd/batchd/internal/money"
+	"github.com/batchd/batchd/internal/payment"
 	"github.com/batchd/batchd/internal/report"
 	"github.com/batchd/batchd/internal/sandbox"
-	"github.com/batchd/batchd/internal/state"
 	"github.com/batchd/batchd/internal/testsshd"
 )
 
@@ -121,9 +121,9 @@ func TestFullCycleOverRealSSHD(t *testing.T) {
 	if sum, _, err := c.env.Submit(ctx); err != nil || sum.Created != 6 {
 		t.Fatalf("submit: %+v %v", sum, err)
 	}
-	rows := map[money.Cents]*state.Row{}
+	rows := map[money.Cents]*payment.Row{}
 	bs, _ := c.env.DB.Batches()
-	c.env.DB.Rows(bs[0].ID, func(r *state.Row) (bool, error) { rows[r.Payment.Amount] = r; return true, nil })
+	c.env.DB.Rows(bs[0].ID, func(r *payment.Row) (bool, error) { rows[r.Payment.Amount] = r; return true, nil })
 
 	c.post("/_sandbox/deposit", map[string]any{"check_ids": []string{rows[1001].CheckID, rows[2002].CheckID}})
 	if err := c.api.DeleteCheck(ctx, rows[3003].CheckID); err != nil {
@@ -191,7 +191,7 @@ func TestFullCycleOverRealSSHD(t *testing.T) {
 	var path []string
 	for _, s := range r.History {
 		if s.CheckStatus != "" {
-			path = append(path, s.CheckStatus)
+			path = append(path, s.CheckStatus.String())
 		}
 	}
 	if strings.Join(path, " → ") != "in_process → deposited" {

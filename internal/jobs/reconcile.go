@@ -6,7 +6,7 @@ import (
 	"path/filepath"
 
 	"github.com/batchd/batchd/internal/reconcile"
-	"github.com/batchd/batchd/internal/retry"
+	"github.com/batchd/batchd/internal/report"
 )
 
 // Reconcile runs one reconcile over window (nil: the default window, from
@@ -17,8 +17,7 @@ func (e *Env) Reconcile(ctx context.Context, window *reconcile.Window) (*reconci
 	opts := reconcile.Options{
 		ReportsDir: filepath.Join(e.ReportsDir(), "daily"), Location: c.Location(),
 		LookbackDays: c.Reconcile.LookbackDays, StuckAfterBusinessDays: c.Reconcile.StuckAfterBusinessDays,
-		KeepDays: c.Reconcile.KeepDays, Backoff: retry.Backoff{Max: c.Submit.BackoffMax.Std()},
-		MaxAttempts: c.Submit.MaxAttempts, Logger: e.Log,
+		KeepDays: c.Reconcile.KeepDays, Retry: e.retryPolicy(), Logger: e.Log,
 	}
 	if c.SFTP.Address != "" {
 		rem, err := e.Dial(ctx)
@@ -26,9 +25,9 @@ func (e *Env) Reconcile(ctx context.Context, window *reconcile.Window) (*reconci
 			return nil, fmt.Errorf("reconcile: %w", err)
 		}
 		defer rem.Close()
-		opts.Outbox = Outbox{rem, c.SFTP.Outbox}
+		opts.Outbox = report.Destination{Outbox: rem, Dir: c.SFTP.Outbox}
 	}
-	r, err := reconcile.New(e.DB, e.API, opts)
+	r, err := reconcile.New(e.DB, e.Service, opts)
 	if err != nil {
 		return nil, err
 	}

@@ -3,36 +3,36 @@ package jobs
 import (
 	"time"
 
-	"github.com/batchd/batchd/internal/state"
+	"github.com/batchd/batchd/internal/payment"
 )
 
 // Status is the ledger at a glance: what `batchd status --json` prints and
 // what the admin server's /v1/status serves.
 type Status struct {
-	Batches []BatchStatus          `json:"batches"`
-	Rows    map[state.RowState]int `json:"rows"` // totals over all batches
+	Batches []BatchStatus            `json:"batches"`
+	Rows    map[payment.RowState]int `json:"rows"` // totals over all batches
 }
 
 // BatchStatus is one batch's line in Status.
 type BatchStatus struct {
-	ID              uint64                 `json:"id"`
-	File            string                 `json:"file"`
-	Status          state.BatchStatus      `json:"status"`
-	Created         time.Time              `json:"created"`
-	Rows            int                    `json:"rows"`
-	Invalid         int                    `json:"invalid"`
-	ByState         map[state.RowState]int `json:"by_state"`
-	ResultsReported *time.Time             `json:"results_reported,omitempty"`
-	Note            string                 `json:"note,omitempty"`
+	ID              uint64                   `json:"id"`
+	File            string                   `json:"file"`
+	Status          payment.BatchStatus      `json:"status"`
+	Created         time.Time                `json:"created"`
+	Rows            int                      `json:"rows"`
+	Invalid         int                      `json:"invalid"`
+	ByState         map[payment.RowState]int `json:"by_state"`
+	ResultsReported *time.Time               `json:"results_reported,omitempty"`
+	Note            string                   `json:"note,omitempty"`
 }
 
 // StatusOf reads the ledger's batches and their row counts.
-func StatusOf(db *state.DB) (Status, error) {
+func StatusOf(db payment.Ledger) (Status, error) {
 	bs, err := db.Batches()
 	if err != nil {
 		return Status{}, err
 	}
-	st := Status{Batches: []BatchStatus{}, Rows: map[state.RowState]int{}}
+	st := Status{Batches: []BatchStatus{}, Rows: map[payment.RowState]int{}}
 	for _, b := range bs {
 		s := BatchStatus{ID: b.ID, File: b.File, Status: b.Status, Created: b.Created,
 			Rows: b.Rows, Invalid: b.Invalid, ByState: b.Counts, Note: b.Note}

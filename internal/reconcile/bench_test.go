@@ -51,7 +51,7 @@ func BenchmarkReconcile100k(b *testing.B) {
 				b.Fatal(err)
 			}
 			var logs bytes.Buffer
-			r := e.runner(api, Options{Concurrency: conc, Logger: slog.New(slog.NewTextHandler(&logs, nil))})
+			r := e.runner(echeck.NewService(api), Options{Concurrency: conc, Logger: slog.New(slog.NewTextHandler(&logs, nil))})
 			runtime.GC()
 			debug.FreeOSMemory()
 			base := procStatus(b, "VmRSS")

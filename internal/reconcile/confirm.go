@@ -4,12 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net/http"
 	"slices"
 	"sync"
 
-	"github.com/batchd/batchd/internal/echeck"
-	"github.com/batchd/batchd/internal/state"
+	"github.com/batchd/batchd/internal/payment"
 )
 
 // confirm fetches, one by one, the check of every reported row that the
@@ -71,19 +69,18 @@ func (m *matcher) confirm(ctx context.Context, api API, o Options, w Window) (in
 
 func (m *matcher) confirmOne(ctx context.Context, api API, o Options, w Window, rec *record) error {
 	var (
-		c        *echeck.Check
+		c        *payment.Check
 		notFound bool
 		refused  error
 	)
-	err := attempt(ctx, o.Backoff, o.MaxAttempts, fmt.Sprintf("get check %s of %s", rec.checkID, rec.key), func() error {
+	err := attempt(ctx, o.Retry, fmt.Sprintf("get check %s of %s", rec.checkID, rec.key), func() error {
 		var err error
 		c, err = api.GetCheck(ctx, rec.checkID)
-		var e *echeck.Error
 		switch {
-		case errors.As(err, &e) && e.Status == http.StatusNotFound:
+		case errors.Is(err, payment.ErrNotFound):
 			notFound = true
 			return nil
-		case echeck.ClassOf(err) == echeck.Permanent:
+		case err != nil && payment.FailureOf(err) == payment.FailRefused:
 			refused = err
 			return nil
 		}
@@ -113,7 +110,7 @@ func (m *matcher) confirmOne(ctx context.Context, api API, o Options, w Window, 
 	return m.matched(rec, c)
 }
 
-func compareKeys(a, b state.RowKey) int {
+func compareKeys(a, b payment.RowKey) int {
 	switch {
 	case a.Batch != b.Batch:
 		if a.Batch < b.Batch {

@@ -6,9 +6,8 @@ import (
 	"slices"
 	"time"
 
-	"github.com/batchd/batchd/internal/echeck"
 	"github.com/batchd/batchd/internal/money"
-	"github.com/batchd/batchd/internal/state"
+	"github.com/batchd/batchd/internal/payment"
 )
 
 // The kinds of exception, in the order the exceptions report lists them.
@@ -40,13 +39,13 @@ const (
 type exception struct {
 	kind    string
 	checkID string
-	key     state.RowKey
+	key     payment.RowKey
 	hasRow  bool
 	file    string
 	label   string
 	number  string
 	amount  money.Cents
-	status  string
+	status  payment.Status
 	detail  string
 	action  string
 }
@@ -56,24 +55,25 @@ func rowException(kind string, rec *record, file string) *exception {
 		label: rec.label, number: rec.number, amount: rec.amount, status: rec.status}
 }
 
-func checkException(kind string, c *echeck.Check) *exception {
-	return &exception{kind: kind, checkID: c.CheckID, label: c.Label, number: c.Number, amount: c.Amount, status: c.Status}
+func checkException(kind string, c *payment.Check) *exception {
+	return &exception{kind: kind, checkID: c.ID, label: c.Label, number: c.Number, amount: c.Amount, status: c.Status}
 }
 
 // recheckUnknown matches again the listed checks that no row owned: submit
 // may have recorded one of them while the walk ran.
 func (m *matcher) recheckUnknown() error {
 	m.mu.Lock()
-	var cs []*echeck.Check
+	var cs []*payment.Check
 	for _, c := range m.unknown {
 		cs = append(cs, c)
 	}
 	m.mu.Unlock()
 	for _, c := range cs {
-		k, owned, err := m.db.CheckOwner(c.CheckID)
+		owners, err := m.db.CheckOwners([]string{c.ID})
 		if err != nil {
-			return fmt.Errorf("look up check %s: %w", c.CheckID, err)
+			return fmt.Errorf("look up check %s: %w", c.ID, err)
 		}
+		k, owned := owners[c.ID]
 		if !owned {
 			continue
 		}
@@ -96,38 +96,38 @@ func (m *matcher) finish(today Date, loc *time.Location, calendar *Calendar, stu
 	defer m.mu.Unlock()
 	byIdentity := map[string]*record{}
 	for _, rec := range m.records {
-		byIdentity[identity(rec.label, rec.number)] = rec
+		byIdentity[rec.identity().Key()] = rec
 	}
 	for _, c := range m.unknown {
 		e := checkException(KindUnknown, c)
-		e.detail, e.action = "created "+c.Date+" by the service's clock; no row of batchd owns it", actionUnknown
-		if rec, ok := byIdentity[identity(c.Label, c.Number)]; ok {
+		e.detail, e.action = "created "+serviceStamp(c.Created)+" by the service's clock; no row of batchd owns it", actionUnknown
+		if rec, ok := byIdentity[c.Identity().Key()]; ok {
 			e.detail = fmt.Sprintf("carries the label and number of %s (%s), whose check is %s", rec.key, m.files[rec.key.Batch], rec.checkID)
 			e.action = actionDuplicate
-		} else if k, ok := m.inFlight[identity(c.Label, c.Number)]; ok {
+		} else if k, ok := m.inFlight[c.Identity().Key()]; ok {
 			e.detail = fmt.Sprintf("carries the label and number of %s, which was being submitted when the run began; run reconcile again", k)
 		}
-		m.excs[KindUnknown+":"+c.CheckID] = e
+		m.excs[KindUnknown+":"+c.ID] = e
 	}
 	for _, ds := range m.doubts {
 		for _, d := range ds {
-			if m.resolved[d.key] {
+			if m.resolved[d.Key] {
 				continue
 			}
-			row, err := m.db.Row(d.key)
+			row, err := m.db.Row(d.Key)
 			if err != nil {
-				return nil, fmt.Errorf("reread row in doubt %s: %w", d.key, err)
+				return nil, fmt.Errorf("reread row in doubt %s: %w", d.Key, err)
 			}
-			if row.State != state.InDoubt {
+			if row.State != payment.InDoubt {
 				continue // submit settled it meanwhile
 			}
-			e := &exception{kind: KindInDoubt, key: d.key, hasRow: true, file: m.files[d.key.Batch],
-				label: d.label, number: d.number, amount: d.amount, action: actionInDoubt,
+			e := &exception{kind: KindInDoubt, key: d.Key, hasRow: true, file: m.files[d.Key.Batch],
+				label: d.Label, number: d.Number, amount: d.Payment.Amount, action: actionInDoubt,
 				detail: "no listed check carries its label, number and amount"}
 			if row.Error != "" {
 				e.detail += "; the create failed with: " + row.Error
 			}
-			m.excs[KindInDoubt+":"+d.key.String()] = e
+			m.excs[KindInDoubt+":"+d.Key.String()] = e
 		}
 	}
 	m.stuck(today, loc, calendar, stuckAfter)
@@ -162,13 +162,22 @@ func (m *matcher) stuck(today Date, loc *time.Location, calendar *Calendar, stuc
 			continue
 		}
 		e := rowException(KindStuck, rec, m.files[rec.key.Batch])
-		e.detail = fmt.Sprintf("%s for %d business days since it was created on %s", orUnknown(rec.status), n, created)
+		e.detail = fmt.Sprintf("%s for %d business days since it was created on %s", rec.status.String(), n, created)
 		if !rec.statusSeen.IsZero() {
 			e.detail += "; status last changed " + rec.statusSeen.In(loc).Format(time.DateTime)
 		}
 		e.action = actionStuck
 		m.excs[KindStuck+":"+rec.key.String()] = e
 	}
+}
+
+// serviceStamp writes a check's creation time as the service does, in
+// UTC, or says it is unknown.
+func serviceStamp(t time.Time) string {
+	if t.IsZero() {
+		return "at an unknown time"
+	}
+	return t.UTC().Format(time.DateTime)
 }
 
 func compareExceptions(a, b *exception) int {
@@ -178,11 +187,4 @@ func compareExceptions(a, b *exception) int {
 		cmp.Compare(a.key.Line, b.key.Line),
 		cmp.Compare(a.checkID, b.checkID),
 	)
-}
-
-func orUnknown(s string) string {
-	if s == "" {
-		return "unknown"
-	}
-	return s
 }

@@ -10,9 +10,9 @@ import (
 	"time"
 
 	"github.com/batchd/batchd/internal/echeck"
+	"github.com/batchd/batchd/internal/payment"
 	"github.com/batchd/batchd/internal/retry"
 	"github.com/batchd/batchd/internal/sandbox"
-	"github.com/batchd/batchd/internal/state"
 )
 
 // TestChecksOutsideTheWindowAreFetched: a check not final but older than
@@ -28,12 +28,12 @@ func TestChecksOutsideTheWindowAreFetched(t *testing.T) {
 		t.Fatal(err)
 	}
 	ghost := "5c4b3a29-1807-4f6e-9d5c-4b3a29180700"
-	if _, err := e.db.Created(ks[1], state.CheckResult{CheckID: ghost, Status: "in_process", Created: monday()}); err != nil {
+	if _, err := e.db.Created(ks[1], payment.CheckResult{CheckID: ghost, Status: payment.StatusInProcess, Created: monday()}); err != nil {
 		t.Fatal(err)
 	}
 	final := e.submit(ks[2])
 	e.deposit(final)
-	if _, err := e.db.ObserveStatus(ks[2], "deposited", e.clock.Now()); err != nil {
+	if _, err := e.db.ObserveStatuses([]payment.Observation{{Key: ks[2], Status: payment.StatusDeposited}}, e.clock.Now()); err != nil {
 		t.Fatal(err)
 	}
 	e.advance(90)
@@ -46,7 +46,7 @@ func TestChecksOutsideTheWindowAreFetched(t *testing.T) {
 		t.Fatalf("summary %+v", sum)
 	}
 	r, _ := e.db.Row(ks[0])
-	if r.CheckStatus != "printed" {
+	if r.CheckStatus != payment.StatusPrinted {
 		t.Errorf("status of the fetched check: %s", r.CheckStatus)
 	}
 	excs := table(t, e.reportPath("exceptions", today))
@@ -97,7 +97,7 @@ func TestRowsInDoubt(t *testing.T) {
 	ctx := context.Background()
 	b := e.load("doubt.csv", pay(1000, 16, "Resolves"), pay(2000, 16, "Wrong Amount"), pay(3000, 16, "Nothing Made"), pay(4000, 16, "Paid Twice"))
 	ks := e.keys(b)
-	lose := func(k state.RowKey, change func(*state.Row)) string {
+	lose := func(k payment.RowKey, change func(*payment.Row)) string {
 		row, err := e.db.Send(k)
 		if err != nil {
 			t.Fatal(err)
@@ -117,8 +117,8 @@ func TestRowsInDoubt(t *testing.T) {
 		}
 		return id
 	}
-	resolved := lose(ks[0], func(*state.Row) {})
-	wrong := lose(ks[1], func(r *state.Row) { r.Payment.Amount = 2001 })
+	resolved := lose(ks[0], func(*payment.Row) {})
+	wrong := lose(ks[1], func(r *payment.Row) { r.Payment.Amount = 2001 })
 	lose(ks[2], nil)
 	first := e.submit(ks[3])
 	r3, _ := e.db.Row(ks[3])
@@ -128,10 +128,10 @@ func TestRowsInDoubt(t *testing.T) {
 	if sum.Resolved != 1 || sum.InDoubt != 2 || sum.Mismatched != 1 || sum.Unknown != 1 {
 		t.Fatalf("summary %+v", sum)
 	}
-	if r, _ := e.db.Row(ks[0]); r.State != state.Submitted || r.CheckID != resolved {
+	if r, _ := e.db.Row(ks[0]); r.State != payment.Submitted || r.CheckID != resolved {
 		t.Errorf("row 2: %s %s", r.State, r.CheckID)
 	}
-	if r, _ := e.db.Row(ks[1]); r.State != state.InDoubt {
+	if r, _ := e.db.Row(ks[1]); r.State != payment.InDoubt {
 		t.Errorf("row 3 with another amount: %s", r.State)
 	}
 	kinds := map[string]map[string]string{}
@@ -164,8 +164,8 @@ func TestAuthFailureStopsTheRun(t *testing.T) {
 		t.Fatal(err)
 	}
 	start := time.Now()
-	_, err = e.runner(api, Options{Backoff: retry.Backoff{Base: time.Second}}).Run(context.Background(), Window{})
-	if !errors.Is(err, ErrAuth) || !strings.Contains(err.Error(), "HTTP 401") {
+	_, err = e.runner(echeck.NewService(api), Options{Retry: retry.Policy{Base: time.Second}}).Run(context.Background(), Window{})
+	if !errors.Is(err, payment.ErrKeyRefused) || !strings.Contains(err.Error(), "HTTP 401") {
 		t.Fatalf("error %v", err)
 	}
 	if time.Since(start) > 500*time.Millisecond {

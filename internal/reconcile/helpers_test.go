@@ -55,7 +55,8 @@ type env struct {
 	t     testing.TB
 	sb    *sandbox.Server
 	url   string
-	api   *echeck.Client
+	api   *echeck.Client  // the wire client, to act at the service as a test
+	svc   *echeck.Service // the domain adapter of api, what the Runner is given
 	db    *state.DB
 	clock *clock
 	dir   string // reports
@@ -88,7 +89,7 @@ func newEnvAt(t testing.TB, url string, start time.Time, limiter echeck.Limiter)
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { db.Close() })
-	return &env{t: t, url: url, api: api, db: db, clock: c, dir: t.TempDir()}
+	return &env{t: t, url: url, api: api, svc: echeck.NewService(api), db: db, clock: c, dir: t.TempDir()}
 }
 
 // control posts to a /_sandbox endpoint.
@@ -137,9 +138,9 @@ func pay(cents money.Cents, account int, name string) payment.Payment {
 }
 
 // load commits a batch with the payments on lines 2, 3, ...
-func (e *env) load(name string, pays ...payment.Payment) state.Batch {
+func (e *env) load(name string, pays ...payment.Payment) payment.Batch {
 	e.t.Helper()
-	l, err := e.db.BeginBatch(state.FileMeta{Name: name, SHA256: "sha-" + name, Size: 1})
+	l, err := e.db.BeginBatch(payment.FileMeta{Name: name, SHA256: "sha-" + name, Size: 1})
 	if err != nil {
 		e.t.Fatal(err)
 	}
@@ -156,21 +157,21 @@ func (e *env) load(name string, pays ...payment.Payment) state.Batch {
 }
 
 // request is the create request submit would send for a row.
-func request(r *state.Row) echeck.CheckRequest {
+func request(r *payment.Row) echeck.CheckRequest {
 	p := r.Payment
 	return echeck.CheckRequest{Number: r.Number, Amount: p.Amount, Memo: p.Memo, Name: p.Name, Email: p.Email,
 		Label: r.Label, BankAccount: p.BankAccount, BankRouting: p.BankRouting}
 }
 
 // created is the CheckResult submit records for a created check.
-func created(c *echeck.Check) state.CheckResult {
+func created(c *echeck.Check) payment.CheckResult {
 	t, _ := time.Parse(time.DateTime, c.Date)
-	return state.CheckResult{CheckID: c.CheckID, Status: c.Status, Created: t}
+	return payment.CheckResult{CheckID: c.CheckID, Status: payment.ParseStatus(c.Status), Created: t}
 }
 
 // submit does what submit does for one row: in flight, create at the
 // sandbox, record the check. It returns the check id.
-func (e *env) submit(k state.RowKey) string {
+func (e *env) submit(k payment.RowKey) string {
 	e.t.Helper()
 	row, err := e.db.Send(k)
 	if err != nil {
@@ -188,12 +189,12 @@ func (e *env) submit(k state.RowKey) string {
 
 // submitBatch submits every row of a batch with workers, so that the
 // ledger's group commit keeps it fast; it returns check ids by line.
-func (e *env) submitBatch(b state.Batch, workers int) map[uint32]string {
+func (e *env) submitBatch(b payment.Batch, workers int) map[uint32]string {
 	e.t.Helper()
 	keys := e.keys(b)
 	ids := make(map[uint32]string, len(keys))
 	var mu sync.Mutex
-	work := make(chan state.RowKey)
+	work := make(chan payment.RowKey)
 	errs := make(chan error, workers)
 	var wg sync.WaitGroup
 	for range workers {
@@ -234,10 +235,10 @@ func (e *env) submitBatch(b state.Batch, workers int) map[uint32]string {
 }
 
 // keys lists a batch's row keys in line order.
-func (e *env) keys(b state.Batch) []state.RowKey {
+func (e *env) keys(b payment.Batch) []payment.RowKey {
 	e.t.Helper()
-	var ks []state.RowKey
-	err := e.db.Rows(b.ID, func(r *state.Row) (bool, error) {
+	var ks []payment.RowKey
+	err := e.db.Rows(b.ID, func(r *payment.Row) (bool, error) {
 		ks = append(ks, r.Key)
 		return true, nil
 	})
@@ -263,7 +264,7 @@ func (e *env) outside(label, number string, cents money.Cents) string {
 func (e *env) runner(api API, o Options) *Runner {
 	e.t.Helper()
 	if api == nil {
-		api = e.api
+		api = e.svc
 	}
 	if o.ReportsDir == "" {
 		o.ReportsDir = e.dir
@@ -336,18 +337,26 @@ func (e *env) reportPath(kind string, d Date) string {
 	return filepath.Join(e.dir, reportName(kind, d))
 }
 
-// dirOutbox is a fake Outbox that writes into a directory, atomically.
+// dirOutbox is a fake payment.Outbox that writes into the folder dir of
+// a local directory, atomically.
 type dirOutbox struct {
 	dir string
 	mu  sync.Mutex
 	n   int
 }
 
-func (o *dirOutbox) Upload(_ context.Context, name string, r io.Reader) error {
+func (o *dirOutbox) Upload(_ context.Context, dir, name string, r io.Reader) error {
 	if strings.ContainsAny(name, `/\`) {
 		return fmt.Errorf("bad name %q", name)
 	}
-	f, err := os.CreateTemp(o.dir, ".up-*")
+	if dir == "" || strings.Contains(dir, "..") {
+		return fmt.Errorf("bad folder %q", dir)
+	}
+	target := filepath.Join(o.dir, filepath.FromSlash(dir))
+	if err := os.MkdirAll(target, 0o755); err != nil {
+		return err
+	}
+	f, err := os.CreateTemp(target, ".up-*")
 	if err != nil {
 		return err
 	}
@@ -361,7 +370,7 @@ func (o *dirOutbox) Upload(_ context.Context, name string, r io.Reader) error {
 	o.mu.Lock()
 	o.n++
 	o.mu.Unlock()
-	return os.Rename(f.Name(), filepath.Join(o.dir, name))
+	return os.Rename(f.Name(), filepath.Join(target, name))
 }
 
 // mustCents parses an amount cell.

@@ -12,7 +12,8 @@ import (
 	"time"
 
 	"github.com/batchd/batchd/internal/echeck"
-	"github.com/batchd/batchd/internal/state"
+	"github.com/batchd/batchd/internal/payment"
+	"github.com/batchd/batchd/internal/report"
 )
 
 // methodRecorder is a transport that remembers the method of every request.
@@ -29,15 +30,15 @@ func (m *methodRecorder) RoundTrip(r *http.Request) (*http.Response, error) {
 	return m.base.RoundTrip(r)
 }
 
-// readOnlyClient is a client for the Runner whose requests are recorded.
-func (e *env) readOnlyClient() (*echeck.Client, *methodRecorder) {
+// readOnlyClient is a service for the Runner whose requests are recorded.
+func (e *env) readOnlyClient() (API, *methodRecorder) {
 	e.t.Helper()
 	rec := &methodRecorder{base: http.DefaultTransport, methods: map[string]int{}}
 	c, err := echeck.New(echeck.Options{BaseURL: e.url, Key: testKey, HTTPClient: &http.Client{Transport: rec}})
 	if err != nil {
 		e.t.Fatal(err)
 	}
-	return c, rec
+	return echeck.NewService(c), rec
 }
 
 // TestReconcileEndToEnd drives two batches and some special rows through
@@ -80,7 +81,7 @@ func TestReconcileEndToEnd(t *testing.T) {
 		t.Fatal(err)
 	}
 	ids["c3"] = "0b0e7a1c-5e1f-4a2b-9c3d-4e5f6a7b8c9d"
-	if _, err := e.db.Created(ck[1], state.CheckResult{CheckID: ids["c3"], Status: "in_process", Created: monday()}); err != nil {
+	if _, err := e.db.Created(ck[1], payment.CheckResult{CheckID: ids["c3"], Status: payment.StatusInProcess, Created: monday()}); err != nil {
 		t.Fatal(err)
 	}
 	// c4: the service holds another amount than the file.
@@ -105,7 +106,7 @@ func TestReconcileEndToEnd(t *testing.T) {
 
 	api, methods := e.readOnlyClient()
 	out := &dirOutbox{dir: t.TempDir()}
-	sum, err := e.runner(api, Options{Outbox: out}).Run(ctx, Window{})
+	sum, err := e.runner(api, Options{Outbox: report.Destination{Outbox: out, Dir: "/finance/outbox"}}).Run(ctx, Window{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -134,7 +135,7 @@ func TestReconcileEndToEnd(t *testing.T) {
 	}
 	for i, l := range lines {
 		name := map[uint64]string{a.ID: "a", b.ID: "b", c.ID: "c"}[mustUint(t, l["batch"])] + l["line"]
-		row, err := e.db.Row(state.RowKey{Batch: batches[name[:1]], Line: uint32(mustUint(t, l["line"]))})
+		row, err := e.db.Row(payment.RowKey{Batch: batches[name[:1]], Line: uint32(mustUint(t, l["line"]))})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -203,14 +204,14 @@ func TestReconcileEndToEnd(t *testing.T) {
 	}
 
 	// The row in doubt now owns the check that carries its identity.
-	if r, _ := e.db.Row(ck[0]); r.State != state.Submitted || r.CheckID != ids["c2"] ||
+	if r, _ := e.db.Row(ck[0]); r.State != payment.Submitted || r.CheckID != ids["c2"] ||
 		!strings.Contains(r.History[len(r.History)-1].Note, "found by reconcile") {
 		t.Errorf("row in doubt after reconcile: %+v", r)
 	}
 	// The outbox has the same three files.
 	for _, p := range sum.Reports {
 		local, _ := os.ReadFile(p)
-		remote, err := os.ReadFile(out.dir + "/" + p[strings.LastIndex(p, "/")+1:])
+		remote, err := os.ReadFile(out.dir + "/finance/outbox/" + p[strings.LastIndex(p, "/")+1:])
 		if err != nil || string(local) != string(remote) {
 			t.Errorf("outbox copy of %s differs (%v)", p, err)
 		}
@@ -225,13 +226,13 @@ func TestReconcileEndToEnd(t *testing.T) {
 		t.Fatalf("friday summary %+v", sum)
 	}
 	r, _ := e.db.Row(e.keys(a)[1])
-	var path []string
+	var path []payment.Status
 	for _, s := range r.History {
 		if s.CheckStatus != "" && (len(path) == 0 || path[len(path)-1] != s.CheckStatus) {
 			path = append(path, s.CheckStatus)
 		}
 	}
-	if !reflect.DeepEqual(path, []string{"in_process", "printed", "deposited"}) ||
+	if !reflect.DeepEqual(path, []payment.Status{payment.StatusInProcess, payment.StatusPrinted, payment.StatusDeposited}) ||
 		!r.DepositedSeenAt.Equal(time.Date(2026, 3, 6, 10, 0, 0, 0, time.UTC)) {
 		t.Errorf("history of a3: %v, deposited seen %v", path, r.DepositedSeenAt)
 	}

@@ -3,19 +3,18 @@ package reconcile
 import (
 	"context"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/batchd/batchd/internal/money"
+	"github.com/batchd/batchd/internal/payment"
 	"github.com/batchd/batchd/internal/redact"
-	"github.com/batchd/batchd/internal/state"
 )
 
 // record is what the reports need of one submitted row: a few hundred
 // bytes instead of the whole row with its history, so that a run over
 // 100,000 checks stays small.
 type record struct {
-	key     state.RowKey
+	key     payment.RowKey
 	version int // len(Row.History): a later version of the same row has a longer history
 	checkID string
 	number  string
@@ -23,14 +22,14 @@ type record struct {
 	name    string
 	account string // masked
 	amount  money.Cents
-	status  string
+	status  payment.Status
 
 	created       time.Time // the check's date at the service
 	statusSeen    time.Time
 	depositedSeen time.Time
 }
 
-func recordOf(r *state.Row) *record {
+func recordOf(r *payment.Row) *record {
 	return &record{
 		key: r.Key, version: len(r.History), checkID: r.CheckID, number: r.Number, label: r.Label,
 		name: r.Payment.Name, account: maskedAccount(r), amount: r.Payment.Amount, status: r.CheckStatus,
@@ -41,7 +40,7 @@ func recordOf(r *state.Row) *record {
 // maskedAccount shows an account as redact.Account does. A submitted row
 // keeps only the trailing digits (state scrubs the rest), which already are
 // what the mask may show.
-func maskedAccount(r *state.Row) string {
+func maskedAccount(r *payment.Row) string {
 	switch {
 	case r.Payment.BankAccount != "":
 		return redact.Account(r.Payment.BankAccount)
@@ -52,7 +51,7 @@ func maskedAccount(r *state.Row) string {
 }
 
 // final reports whether nothing more will happen to the record's check.
-func (rec *record) final() bool { return state.FinalStatus(rec.status) }
+func (rec *record) final() bool { return rec.status.Final() }
 
 // serviceDate is the check's creation date as the service's list filters
 // it: the service writes dates in UTC.
@@ -75,19 +74,9 @@ func (rec *record) depositDate(loc *time.Location) string {
 	return DateOf(t.In(loc)).String()
 }
 
-// normNumber compares check numbers as numbers: the service may drop
-// leading zeros that a payment file carried.
-func normNumber(s string) string {
-	s = strings.TrimLeft(strings.TrimSpace(s), "0")
-	if s == "" {
-		return "0"
-	}
-	return s
-}
-
-// identity is the key under which a row's label and number are looked up.
-func identity(label, number string) string {
-	return strings.TrimSpace(label) + "\x00" + normNumber(number)
+// identity is the check identity of the record's row.
+func (rec *record) identity() payment.Identity {
+	return payment.Identity{Label: rec.label, Number: rec.number, Amount: rec.amount}
 }
 
 // scanLedger puts a record of every submitted row that the reports may
@@ -95,17 +84,17 @@ func identity(label, number string) string {
 // are skipped; should the walk list one, the matcher records it itself.
 func (m *matcher) scanLedger(ctx context.Context, w Window) error {
 	for _, b := range m.batches {
-		if b.Status != state.BatchReady {
+		if b.Status != payment.BatchReady {
 			continue
 		}
-		err := m.db.Rows(b.ID, func(r *state.Row) (bool, error) {
+		err := m.db.Rows(b.ID, func(r *payment.Row) (bool, error) {
 			if err := ctx.Err(); err != nil {
 				return false, err
 			}
-			if r.State != state.Submitted || r.CheckID == "" {
+			if r.State != payment.Submitted || r.CheckID == "" {
 				return true, nil
 			}
-			if state.FinalStatus(r.CheckStatus) && !w.Contains(DateOf(r.CheckCreated.UTC())) {
+			if r.CheckStatus.Final() && !w.Contains(DateOf(r.CheckCreated.UTC())) {
 				return true, nil
 			}
 			m.put(recordOf(r))

@@ -8,51 +8,41 @@ import (
 	"sync"
 	"time"
 
-	"github.com/batchd/batchd/internal/echeck"
-	"github.com/batchd/batchd/internal/money"
-	"github.com/batchd/batchd/internal/state"
+	"github.com/batchd/batchd/internal/payment"
+	"github.com/batchd/batchd/internal/resolve"
 )
 
 // matcher holds what one run learns: the records of the rows it reports,
 // the rows it has checked at the service, and the exceptions found. Its
 // methods are safe for concurrent use by the walk's workers.
 type matcher struct {
-	db      *state.DB
+	db      payment.Ledger
 	now     func() time.Time
 	log     *slog.Logger
-	batches []state.Batch
+	batches []payment.Batch
 
 	mu            sync.Mutex
-	files         map[uint64]string        // batch id -> file name
-	records       map[state.RowKey]*record // rows the reports may show
-	checked       map[state.RowKey]bool    // rows whose check was listed or fetched in this run
-	doubts        map[string][]doubtRow    // identity -> rows in doubt when the run began
-	inFlight      map[string]state.RowKey  // identity -> rows being created right now
-	resolved      map[state.RowKey]bool
-	unknown       map[string]*echeck.Check // listed checks no row owns
-	explained     map[string]bool          // unowned checks already reported otherwise
+	files         map[uint64]string          // batch id -> file name
+	records       map[payment.RowKey]*record // rows the reports may show
+	checked       map[payment.RowKey]bool    // rows whose check was listed or fetched in this run
+	doubts        map[string][]*payment.Row  // Identity.Key -> rows in doubt when the run began
+	inFlight      map[string]payment.RowKey  // identity -> rows being created right now
+	resolved      map[payment.RowKey]bool
+	unknown       map[string]*payment.Check // listed checks no row owns
+	explained     map[string]bool           // unowned checks already reported otherwise
 	excs          map[string]*exception
 	statusChanges int
-	observed      map[state.RowKey]*state.Row // rows a page's batch of status changes just wrote
+	observed      map[payment.RowKey]*payment.Row // rows a page's batch of status changes just wrote
 
 	resolveMu sync.Mutex // one resolution of a row in doubt at a time
 }
 
-// doubtRow is a row whose create answer was lost: it may own a check that
-// the list shows, recognisable by its label, number and amount.
-type doubtRow struct {
-	key    state.RowKey
-	label  string
-	number string
-	amount money.Cents
-}
-
-func newMatcher(db *state.DB, now func() time.Time, log *slog.Logger) (*matcher, error) {
+func newMatcher(db payment.Ledger, now func() time.Time, log *slog.Logger) (*matcher, error) {
 	m := &matcher{
 		db: db, now: now, log: log,
-		files: map[uint64]string{}, records: map[state.RowKey]*record{}, checked: map[state.RowKey]bool{},
-		doubts: map[string][]doubtRow{}, inFlight: map[string]state.RowKey{}, resolved: map[state.RowKey]bool{},
-		unknown: map[string]*echeck.Check{}, explained: map[string]bool{}, excs: map[string]*exception{}, observed: map[state.RowKey]*state.Row{},
+		files: map[uint64]string{}, records: map[payment.RowKey]*record{}, checked: map[payment.RowKey]bool{},
+		doubts: map[string][]*payment.Row{}, inFlight: map[string]payment.RowKey{}, resolved: map[payment.RowKey]bool{},
+		unknown: map[string]*payment.Check{}, explained: map[string]bool{}, excs: map[string]*exception{}, observed: map[payment.RowKey]*payment.Row{},
 	}
 	bs, err := db.Batches()
 	if err != nil {
@@ -62,15 +52,15 @@ func newMatcher(db *state.DB, now func() time.Time, log *slog.Logger) (*matcher,
 	for _, b := range bs {
 		m.files[b.ID] = b.File
 	}
-	err = rowsIn(db, bs, func(r *state.Row) {
-		id := identity(r.Label, r.Number)
+	err = rowsIn(db, bs, func(r *payment.Row) {
+		id := r.Identity().Key()
 		switch r.State {
-		case state.InDoubt:
-			m.doubts[id] = append(m.doubts[id], doubtRow{r.Key, r.Label, r.Number, r.Payment.Amount})
-		case state.InFlight:
+		case payment.InDoubt:
+			m.doubts[id] = append(m.doubts[id], r)
+		case payment.InFlight:
 			m.inFlight[id] = r.Key
 		}
-	}, state.InDoubt, state.InFlight)
+	}, payment.InDoubt, payment.InFlight)
 	if err != nil {
 		return nil, fmt.Errorf("read rows in doubt: %w", err)
 	}
@@ -112,10 +102,10 @@ func (m *matcher) putLocked(rec *record) {
 // process matches one page of listed checks. The page's status changes
 // are written first, in one ledger transaction, so that a day on which
 // every check moves costs one commit per page rather than one per check.
-func (m *matcher) process(ctx context.Context, checks []echeck.Check) error {
+func (m *matcher) process(ctx context.Context, checks []payment.Check) error {
 	ids := make([]string, 0, len(checks))
 	for i := range checks {
-		ids = append(ids, checks[i].CheckID)
+		ids = append(ids, checks[i].ID)
 	}
 	owners, err := m.db.CheckOwners(ids)
 	if err != nil {
@@ -128,7 +118,7 @@ func (m *matcher) process(ctx context.Context, checks []echeck.Check) error {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		if err := m.one(&checks[i], owners); err != nil {
+		if err := m.one(ctx, &checks[i], owners); err != nil {
 			return err
 		}
 	}
@@ -137,14 +127,14 @@ func (m *matcher) process(ctx context.Context, checks []echeck.Check) error {
 
 // observePage records, in one transaction, the new status of every listed
 // check that belongs to a row whose recorded status differs.
-func (m *matcher) observePage(checks []echeck.Check, owners map[string]state.RowKey) error {
-	var obs []state.Observation
+func (m *matcher) observePage(checks []payment.Check, owners map[string]payment.RowKey) error {
+	var obs []payment.Observation
 	for i := range checks {
 		c := &checks[i]
-		if c.CheckID == "" || c.Status == "" {
+		if c.ID == "" || c.Status == "" {
 			continue
 		}
-		k, owned := owners[c.CheckID]
+		k, owned := owners[c.ID]
 		if !owned {
 			continue
 		}
@@ -152,8 +142,8 @@ func (m *matcher) observePage(checks []echeck.Check, owners map[string]state.Row
 		if err != nil {
 			return err
 		}
-		if rec.status != c.Status && !state.FinalStatus(rec.status) {
-			obs = append(obs, state.Observation{Key: k, Status: c.Status})
+		if rec.status != c.Status && !rec.status.Final() {
+			obs = append(obs, payment.Observation{Key: k, Status: c.Status})
 		}
 	}
 	rows, err := m.db.ObserveStatuses(obs, m.now())
@@ -171,12 +161,12 @@ func (m *matcher) observePage(checks []echeck.Check, owners map[string]state.Row
 
 // one matches a listed check: to the row that owns its check_id, else to a
 // row in doubt with its label, number and amount, else it is unknown.
-func (m *matcher) one(c *echeck.Check, owners map[string]state.RowKey) error {
-	if c.CheckID == "" {
+func (m *matcher) one(ctx context.Context, c *payment.Check, owners map[string]payment.RowKey) error {
+	if c.ID == "" {
 		m.log.Warn("listed check without a check_id ignored", "label", c.Label, "number", c.Number)
 		return nil
 	}
-	k, owned := owners[c.CheckID]
+	k, owned := owners[c.ID]
 	if owned {
 		rec, err := m.current(k)
 		if err != nil {
@@ -184,7 +174,7 @@ func (m *matcher) one(c *echeck.Check, owners map[string]state.RowKey) error {
 		}
 		return m.matched(rec, c)
 	}
-	row, err := m.resolve(c)
+	row, err := m.resolve(ctx, c)
 	if err != nil || row != nil {
 		if err == nil {
 			err = m.matched(recordOf(row), c)
@@ -192,9 +182,9 @@ func (m *matcher) one(c *echeck.Check, owners map[string]state.RowKey) error {
 		return err
 	}
 	m.mu.Lock()
-	if !m.explained[c.CheckID] {
+	if !m.explained[c.ID] {
 		cp := *c
-		m.unknown[c.CheckID] = &cp
+		m.unknown[c.ID] = &cp
 	}
 	m.mu.Unlock()
 	return nil
@@ -204,7 +194,7 @@ func (m *matcher) one(c *echeck.Check, owners map[string]state.RowKey) error {
 // when the scan has not reached the row yet, one read now. Comparing a
 // listed check with a record instead of the row saves decoding every row
 // twice; anything the match writes is decided on a fresh read (matched).
-func (m *matcher) current(k state.RowKey) (*record, error) {
+func (m *matcher) current(k payment.RowKey) (*record, error) {
 	m.mu.Lock()
 	rec := m.records[k]
 	m.mu.Unlock()
@@ -224,7 +214,7 @@ func (m *matcher) current(k state.RowKey) (*record, error) {
 // goes into the ledger; a difference in amount, number or label, or a
 // final status that moved, becomes an exception. Records are never
 // changed once made, only replaced, so rec may be read without the lock.
-func (m *matcher) matched(rec *record, c *echeck.Check) error {
+func (m *matcher) matched(rec *record, c *payment.Check) error {
 	diffs := differences(rec, c)
 	if c.Status != "" && c.Status != rec.status {
 		fresh, err := m.observe(rec.key, c.Status)
@@ -241,8 +231,8 @@ func (m *matcher) matched(rec *record, c *echeck.Check) error {
 	defer m.mu.Unlock()
 	m.putLocked(rec)
 	m.checked[rec.key] = true
-	delete(m.unknown, c.CheckID)
-	k := KindMismatch + ":" + c.CheckID
+	delete(m.unknown, c.ID)
+	k := KindMismatch + ":" + c.ID
 	if len(diffs) == 0 {
 		delete(m.excs, k)
 		return nil
@@ -258,7 +248,7 @@ func (m *matcher) matched(rec *record, c *echeck.Check) error {
 // (a final status never changes; the caller reports the contradiction),
 // and returns the row as it now is. It reads the row afresh, so that the
 // decision never rests on an old copy.
-func (m *matcher) observe(k state.RowKey, status string) (*state.Row, error) {
+func (m *matcher) observe(k payment.RowKey, status payment.Status) (*payment.Row, error) {
 	m.mu.Lock()
 	row := m.observed[k]
 	delete(m.observed, k)
@@ -270,14 +260,14 @@ func (m *matcher) observe(k state.RowKey, status string) (*state.Row, error) {
 	if err != nil {
 		return nil, fmt.Errorf("read %s: %w", k, err)
 	}
-	if row.CheckStatus == status || state.FinalStatus(row.CheckStatus) {
+	if row.CheckStatus == status || row.CheckStatus.Final() {
 		return row, nil
 	}
-	changed, err := m.db.ObserveStatus(k, status, m.now())
+	changed, err := m.db.ObserveStatuses([]payment.Observation{{Key: k, Status: status}}, m.now())
 	if err != nil {
 		return nil, err
 	}
-	if changed {
+	if len(changed) > 0 {
 		m.mu.Lock()
 		m.statusChanges++
 		m.mu.Unlock()
@@ -288,104 +278,62 @@ func (m *matcher) observe(k state.RowKey, status string) (*state.Row, error) {
 	return row, nil
 }
 
-// differences lists how the check at the service differs from the row.
-func differences(rec *record, c *echeck.Check) []string {
-	var d []string
-	if c.Amount != rec.amount {
-		d = append(d, fmt.Sprintf("amount: batchd %s, service %s", rec.amount, c.Amount))
-	}
-	if normNumber(c.Number) != normNumber(rec.number) {
-		d = append(d, fmt.Sprintf("number: batchd %s, service %s", rec.number, c.Number))
-	}
-	if strings.TrimSpace(c.Label) != strings.TrimSpace(rec.label) {
-		d = append(d, fmt.Sprintf("label: batchd %q, service %q", rec.label, c.Label))
-	}
-	return d
+// differences lists how the check at the service differs from the row,
+// by the domain's identity rule: what the service may normalise (leading
+// zeros, a label's case and spaces) is no difference.
+func differences(rec *record, c *payment.Check) []string {
+	return rec.identity().Differences(c.Identity())
 }
 
-// resolve looks for a row in doubt that c belongs to, by label, number and
-// amount, and records c as its check. It returns nil when there is none.
-func (m *matcher) resolve(c *echeck.Check) (*state.Row, error) {
-	id := identity(c.Label, c.Number)
+// resolve looks for a row in doubt that c belongs to and records c as its
+// check, through resolve.Bind, the one function that binds a check to a
+// row in doubt. It returns nil when there is none. A row that submit
+// settled meanwhile is left to submit.
+func (m *matcher) resolve(ctx context.Context, c *payment.Check) (*payment.Row, error) {
 	m.resolveMu.Lock()
 	defer m.resolveMu.Unlock()
 	m.mu.Lock()
-	cands := m.doubts[id]
-	m.mu.Unlock()
-	var match *doubtRow
-	for i := range cands {
-		if cands[i].amount == c.Amount {
-			match = &cands[i]
+	var cands []*payment.Row
+	for _, r := range m.doubts[c.Identity().Key()] {
+		if !m.resolved[r.Key] {
+			cands = append(cands, r)
 		}
 	}
-	if match == nil {
-		if len(cands) > 0 {
-			m.doubtAmountMismatch(cands[0], c)
-		}
+	m.mu.Unlock()
+	if len(cands) == 0 {
 		return nil, nil
 	}
-	m.mu.Lock()
-	done := m.resolved[match.key]
-	m.mu.Unlock()
-	if done {
-		return nil, nil // the row took another check: c is the unknown one
-	}
-	row, err := m.db.Created(match.key, state.CheckResult{
-		CheckID: c.CheckID, Status: c.Status, Created: serviceTime(c.Date), Risk: riskOf(c),
-		FundConfirmation: fundsOf(c), Note: "found by reconcile: a listed check carries the row's label, number and amount",
-	})
+	bound, err := resolve.Bind(ctx, m.db, cands, []payment.Check{*c},
+		"found by reconcile: a listed check carries the row's label, number and amount")
 	if err != nil {
-		// submit may have resolved the row meanwhile, to this check or another.
-		if r2, err2 := m.db.RowByCheck(c.CheckID); err2 == nil {
-			return r2, nil
-		}
-		if cur, err2 := m.db.Row(match.key); err2 == nil && cur.State != state.InDoubt {
-			return nil, nil
-		}
-		return nil, fmt.Errorf("resolve %s with check %s: %w", match.key, c.CheckID, err)
+		return nil, err
 	}
-	m.mu.Lock()
-	m.resolved[match.key] = true
-	m.mu.Unlock()
-	m.log.Info("row in doubt resolved by a listed check", "row", match.key.String(), "check_id", c.CheckID)
-	return row, nil
+	for k, row := range bound {
+		m.mu.Lock()
+		m.resolved[k] = true
+		m.mu.Unlock()
+		m.log.Info("row in doubt resolved by a listed check", "row", k.String(), "check_id", c.ID)
+		return row, nil
+	}
+	m.doubtAmountMismatch(cands[0], c)
+	return nil, nil
 }
 
 // doubtAmountMismatch reports a check that carries the label and number of
-// a row in doubt but another amount. The row stays in doubt.
-func (m *matcher) doubtAmountMismatch(d doubtRow, c *echeck.Check) {
-	file := m.file(d.key.Batch)
+// a row in doubt but not its amount (or that the row could not take). The
+// row stays in doubt.
+func (m *matcher) doubtAmountMismatch(d *payment.Row, c *payment.Check) {
+	if d.Payment.Amount == c.Amount {
+		return // the row was settled meanwhile, or c is another row's
+	}
+	file := m.file(d.Key.Batch)
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	e := &exception{kind: KindMismatch, checkID: c.CheckID, key: d.key, hasRow: true, file: file,
-		label: d.label, number: d.number, amount: d.amount, status: c.Status,
-		detail: fmt.Sprintf("row in doubt: a check with its label and number exists with amount %s, the row's amount is %s", c.Amount, d.amount),
+	e := &exception{kind: KindMismatch, checkID: c.ID, key: d.Key, hasRow: true, file: file,
+		label: d.Label, number: d.Number, amount: d.Payment.Amount, status: c.Status,
+		detail: fmt.Sprintf("row in doubt: a check with its label and number exists with amount %s, the row's amount is %s", c.Amount, d.Payment.Amount),
 		action: actionDoubtMismatch}
-	m.excs[KindMismatch+":"+c.CheckID] = e
-	m.explained[c.CheckID] = true
-	delete(m.unknown, c.CheckID)
-}
-
-// serviceTime reads a check's date, "YYYY-MM-DD HH:MM:SS" in UTC, as
-// submit does; an unreadable date gives the zero time.
-func serviceTime(s string) time.Time {
-	t, err := time.Parse(time.DateTime, s)
-	if err != nil {
-		return time.Time{}
-	}
-	return t
-}
-
-func riskOf(c *echeck.Check) string {
-	if c.BasicVerification != nil {
-		return c.BasicVerification.Risk
-	}
-	return ""
-}
-
-func fundsOf(c *echeck.Check) string {
-	if c.FundsConfirmation != nil {
-		return c.FundsConfirmation.Verification
-	}
-	return ""
+	m.excs[KindMismatch+":"+c.ID] = e
+	m.explained[c.ID] = true
+	delete(m.unknown, c.ID)
 }

@@ -22,7 +22,7 @@ type hookAPI struct {
 	before func(call int64)
 }
 
-func (h *hookAPI) ListChecks(ctx context.Context, p echeck.ListParams) (*echeck.CheckPage, error) {
+func (h *hookAPI) ListChecks(ctx context.Context, p payment.CheckQuery) (*payment.CheckPage, error) {
 	h.before(h.calls.Add(1))
 	return h.API.ListChecks(ctx, p)
 }
@@ -42,7 +42,7 @@ func TestWalkSeesChecksCreatedDuringIt(t *testing.T) {
 			var mu sync.Mutex
 			var outsiders []string
 			lateIDs := map[string]bool{}
-			api := &hookAPI{API: e.api, before: func(call int64) {
+			api := &hookAPI{API: e.svc, before: func(call int64) {
 				if call != 2 && call != 3 && call != 5 {
 					return
 				}
@@ -139,7 +139,7 @@ func (s *shiftingAPI) hide(id string) {
 	s.hidden[id] = true
 }
 
-func (s *shiftingAPI) ListChecks(ctx context.Context, p echeck.ListParams) (*echeck.CheckPage, error) {
+func (s *shiftingAPI) ListChecks(ctx context.Context, p payment.CheckQuery) (*payment.CheckPage, error) {
 	defer func() {
 		if s.after != nil {
 			s.after(s.calls.Add(1), s)
@@ -151,7 +151,7 @@ func (s *shiftingAPI) ListChecks(ctx context.Context, p echeck.ListParams) (*ech
 	if n == 0 {
 		return s.API.ListChecks(ctx, p)
 	}
-	var all []echeck.Check
+	var all []payment.Check
 	total := 0
 	for page := 1; ; page++ {
 		q := p
@@ -163,7 +163,7 @@ func (s *shiftingAPI) ListChecks(ctx context.Context, p echeck.ListParams) (*ech
 		total = pg.Total
 		s.mu.Lock()
 		for _, c := range pg.Checks {
-			if !s.hidden[c.CheckID] {
+			if !s.hidden[c.ID] {
 				all = append(all, c)
 			}
 		}
@@ -176,8 +176,8 @@ func (s *shiftingAPI) ListChecks(ctx context.Context, p echeck.ListParams) (*ech
 		total = len(all)
 	}
 	lo, hi := min(len(all), (p.Page-1)*p.Limit), min(len(all), p.Page*p.Limit)
-	return &echeck.CheckPage{Paging: echeck.Paging{CurrentPage: p.Page, LastPage: max(1, ceilDiv(total, p.Limit)),
-		PerPage: p.Limit, Total: total}, Checks: all[lo:hi]}, nil
+	return &payment.CheckPage{CurrentPage: p.Page, LastPage: max(1, ceilDiv(total, p.Limit)),
+		PerPage: p.Limit, Total: total, Checks: all[lo:hi]}, nil
 }
 
 // listAll reads the whole list, oldest first, as the service orders it.
@@ -200,7 +200,7 @@ func TestWalkRereadsWhenListShrinks(t *testing.T) {
 	}
 	outsider := e.outside("by-hand", "777", 1500) // 13th in the list: page 3
 	order := e.listAll()
-	api := &shiftingAPI{API: e.api, after: func(call int64, s *shiftingAPI) {
+	api := &shiftingAPI{API: e.svc, after: func(call int64, s *shiftingAPI) {
 		if call == 1 {
 			s.hide(order[1].CheckID)
 		}
@@ -233,7 +233,7 @@ func TestWalkThatCannotCompleteSaysSo(t *testing.T) {
 		e.submit(k)
 	}
 	ghost := e.outside("ghost", "13", 1300)
-	api := &shiftingAPI{API: e.api, keepTotal: true}
+	api := &shiftingAPI{API: e.svc, keepTotal: true}
 	api.hide(ghost)
 	var logs bytes.Buffer
 	sum, err := e.runner(api, Options{PageSize: 3, MaxPasses: 3,

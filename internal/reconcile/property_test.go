@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/batchd/batchd/internal/money"
-	"github.com/batchd/batchd/internal/state"
+	"github.com/batchd/batchd/internal/payment"
 )
 
 // sums is what a finance clerk would compute from the status report by
@@ -76,7 +76,7 @@ func settlementAgrees(t testing.TB, statusPath, settlementPath string) {
 // report over many random ledgers of thousands of rows, with amounts from
 // one cent to ten million, in every status and over many deposit dates.
 func TestSettlementEqualsStatusSums(t *testing.T) {
-	statuses := []string{"in_process", "in_review", "printed", "deposited", "deposited", "failed", "void", "deleted", ""}
+	statuses := []payment.Status{"in_process", "in_review", "printed", "deposited", "deposited", "failed", "void", "deleted", ""}
 	loc, err := time.LoadLocation("America/Chicago")
 	if err != nil {
 		t.Fatal(err)
@@ -84,9 +84,9 @@ func TestSettlementEqualsStatusSums(t *testing.T) {
 	for seed := range uint64(5) {
 		rng := rand.New(rand.NewPCG(seed, 42))
 		n := 2000 + rng.IntN(3000)
-		m := &matcher{files: map[uint64]string{}, records: map[state.RowKey]*record{}, checked: map[state.RowKey]bool{}}
+		m := &matcher{files: map[uint64]string{}, records: map[payment.RowKey]*record{}, checked: map[payment.RowKey]bool{}}
 		for i := range n {
-			k := state.RowKey{Batch: uint64(1 + rng.IntN(7)), Line: uint32(2 + i)}
+			k := payment.RowKey{Batch: uint64(1 + rng.IntN(7)), Line: uint32(2 + i)}
 			m.files[k.Batch] = fmt.Sprintf("file-%d.csv", k.Batch)
 			amount := money.Cents(1 + rng.Int64N(1_000_000_000))
 			if rng.IntN(10) == 0 {

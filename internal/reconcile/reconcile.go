@@ -1,31 +1,20 @@
 package reconcile
 
 import (
-	"context"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"time"
 
-	"github.com/batchd/batchd/internal/echeck"
+	"github.com/batchd/batchd/internal/payment"
+	"github.com/batchd/batchd/internal/report"
 	"github.com/batchd/batchd/internal/retry"
-	"github.com/batchd/batchd/internal/state"
 )
 
-// API is what reconcile needs of the eCheck client: reads only. The real
-// *echeck.Client satisfies it; tests wrap it to change the list mid-walk.
-type API interface {
-	ListChecks(ctx context.Context, p echeck.ListParams) (*echeck.CheckPage, error)
-	GetCheck(ctx context.Context, id string) (*echeck.Check, error)
-}
-
-// Outbox delivers a finished report to where finance staff read it.
-// Upload must make the file appear whole or not at all under name, and
-// replace an earlier file of that name.
-type Outbox interface {
-	Upload(ctx context.Context, name string, r io.Reader) error
-}
+// API is what reconcile needs of the service: reads only (ListChecks and
+// GetCheck). It is the domain's Service; tests wrap the sandbox's client to
+// change the list mid-walk.
+type API = payment.Service
 
 // Defaults for the zero values of Options.
 const (
@@ -42,9 +31,9 @@ const (
 type Options struct {
 	// ReportsDir keeps the local copy of every report.
 	ReportsDir string
-	// Outbox receives each report after it is written locally; nil keeps
-	// the reports local only.
-	Outbox Outbox
+	// Outbox receives each report after it is written locally; the zero
+	// Destination keeps the reports local only.
+	Outbox report.Destination
 	// Location is the zone of "today", of the run date in report names and
 	// of every time shown in a report (schedule.timezone); nil means UTC.
 	Location *time.Location
@@ -68,11 +57,9 @@ type Options struct {
 	PageSize int
 	// MaxPasses bounds the passes over the list (see the package doc).
 	MaxPasses int
-	// MaxAttempts bounds the tries of one request that fails with a
-	// retryable error.
-	MaxAttempts int
-	// Backoff spaces the retries.
-	Backoff retry.Backoff
+	// Retry spaces and bounds the tries of one request that fails with a
+	// retryable error; Retry.MaxAttempts defaults to DefaultMaxAttempts.
+	Retry retry.Policy
 	// Logger receives the run's progress; nil discards.
 	Logger *slog.Logger
 }
@@ -81,14 +68,14 @@ type Options struct {
 // overlap (the daemon's scheduler serialises jobs); a Runner holds no state
 // between runs.
 type Runner struct {
-	db   *state.DB
+	db   payment.Ledger
 	api  API
 	opts Options
 	log  *slog.Logger
 }
 
 // New checks opts, fills in defaults and returns a Runner.
-func New(db *state.DB, api API, opts Options) (*Runner, error) {
+func New(db payment.Ledger, api API, opts Options) (*Runner, error) {
 	if db == nil || api == nil {
 		return nil, errors.New("reconcile: a ledger and an API client are required")
 	}
@@ -108,7 +95,7 @@ func New(db *state.DB, api API, opts Options) (*Runner, error) {
 	def(&opts.Concurrency, DefaultConcurrency)
 	def(&opts.PageSize, DefaultPageSize)
 	def(&opts.MaxPasses, DefaultMaxPasses)
-	def(&opts.MaxAttempts, DefaultMaxAttempts)
+	def(&opts.Retry.MaxAttempts, DefaultMaxAttempts)
 	if opts.KeepDays == 0 {
 		opts.KeepDays = DefaultKeepDays
 	}
@@ -155,7 +142,7 @@ type Summary struct {
 // later than yesterday; to today. Today is taken in loc and, because the
 // service dates checks in UTC, also in UTC: the later of the two, so that
 // no check created "today" by either clock is left out.
-func DefaultWindow(db *state.DB, now time.Time, loc *time.Location, lookbackDays int) (Window, error) {
+func DefaultWindow(db payment.Ledger, now time.Time, loc *time.Location, lookbackDays int) (Window, error) {
 	today := DateOf(now.In(loc))
 	if u := DateOf(now.UTC()); today.Before(u) {
 		today = u
@@ -182,12 +169,12 @@ func DefaultWindow(db *state.DB, now time.Time, loc *time.Location, lookbackDays
 // so far: usually after the first batch's rows, instead of decoding every
 // tracked row. A day of slack allows for the
 // service's clock running behind batchd's.
-func oldestOpen(db *state.DB, batches []state.Batch, from Date) (Date, error) {
+func oldestOpen(db payment.Ledger, batches []payment.Batch, from Date) (Date, error) {
 	earliest := make(map[uint64]Date, len(batches)) // the earliest service date a check of the batch can carry
 	for _, b := range batches {
 		earliest[b.ID] = DateOf(b.Created.UTC()).AddDays(-1)
 	}
-	err := db.TrackedRows(func(r *state.Row) (bool, error) {
+	err := db.TrackedRows(func(r *payment.Row) (bool, error) {
 		if earliest[r.Key.Batch].Before(from) {
 			if !r.CheckCreated.IsZero() && DateOf(r.CheckCreated.UTC()).Before(from) {
 				from = DateOf(r.CheckCreated.UTC())
@@ -199,27 +186,27 @@ func oldestOpen(db *state.DB, batches []state.Batch, from Date) (Date, error) {
 	if err != nil {
 		return Date{}, err
 	}
-	err = rowsIn(db, batches, func(r *state.Row) {
-		if r.State == state.InDoubt && !r.AttemptAt.IsZero() && DateOf(r.AttemptAt.UTC()).Before(from) {
+	err = rowsIn(db, batches, func(r *payment.Row) {
+		if r.State == payment.InDoubt && !r.AttemptAt.IsZero() && DateOf(r.AttemptAt.UTC()).Before(from) {
 			from = DateOf(r.AttemptAt.UTC())
 		}
-	}, state.InDoubt)
+	}, payment.InDoubt)
 	return from, err
 }
 
 // rowsIn calls fn for every row of the batches that count rows in one of
 // the given states, so that looking for the few rows in doubt does not
 // decode every pending row of a large file waiting to be submitted.
-func rowsIn(db *state.DB, batches []state.Batch, fn func(*state.Row), states ...state.RowState) error {
+func rowsIn(db payment.Ledger, batches []payment.Batch, fn func(*payment.Row), states ...payment.RowState) error {
 	for _, b := range batches {
 		n := 0
 		for _, s := range states {
 			n += b.Counts[s]
 		}
-		if n == 0 || b.Status != state.BatchReady {
+		if n == 0 || b.Status != payment.BatchReady {
 			continue
 		}
-		err := db.Rows(b.ID, func(r *state.Row) (bool, error) {
+		err := db.Rows(b.ID, func(r *payment.Row) (bool, error) {
 			fn(r)
 			return true, nil
 		})

@@ -2,7 +2,6 @@ package reconcile
 
 import (
 	"cmp"
-	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -51,7 +50,7 @@ func (m *matcher) statusLines(w Window, loc *time.Location) []statusLine {
 		}
 		out = append(out, statusLine{
 			batch: k.Batch, file: m.files[k.Batch], line: k.Line, checkID: rec.checkID, number: rec.number,
-			label: rec.label, name: rec.name, account: rec.account, amount: rec.amount, status: orUnknown(rec.status),
+			label: rec.label, name: rec.name, account: rec.account, amount: rec.amount, status: rec.status.String(),
 			created: stamp(rec.created, loc), lastChange: stamp(rec.statusSeen, loc), depositedOn: rec.depositDate(loc),
 		})
 	}
@@ -100,7 +99,7 @@ func writeExceptions(path string, excs []*exception) error {
 				amount = e.amount.String()
 			}
 			if err := w.Write(e.kind, e.checkID, batch, e.file, line, e.label, e.number, amount,
-				e.status, e.detail, e.action); err != nil {
+				string(e.status), e.detail, e.action); err != nil {
 				return err
 			}
 		}
@@ -155,22 +154,4 @@ func prune(dir string, today Date, keepDays int, now time.Time) (int, error) {
 		return n, fmt.Errorf("prune reports in %s: %w", dir, errors.Join(errs...))
 	}
 	return n, nil
-}
-
-// upload hands each report to the outbox under its own name.
-func upload(ctx context.Context, o Outbox, paths []string) error {
-	var errs []error
-	for _, p := range paths {
-		f, err := os.Open(p)
-		if err != nil {
-			errs = append(errs, fmt.Errorf("upload %s: %w", filepath.Base(p), err))
-			continue
-		}
-		err = o.Upload(ctx, filepath.Base(p), f)
-		f.Close()
-		if err != nil {
-			errs = append(errs, fmt.Errorf("upload %s: %w", filepath.Base(p), err))
-		}
-	}
-	return errors.Join(errs...)
 }

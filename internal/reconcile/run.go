@@ -2,11 +2,12 @@ package reconcile
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"path/filepath"
 	"time"
 
-	"github.com/batchd/batchd/internal/echeck"
+	"github.com/batchd/batchd/internal/payment"
 )
 
 // Run reconciles the checks created in window w, a range of the service's
@@ -15,7 +16,7 @@ import (
 // prunes old local reports and uploads the new ones to the Outbox.
 //
 // Run returns an error when the list or a check cannot be read after
-// retries, when the service refuses the key (wrapping ErrAuth), when the
+// retries, when the service refuses the key (wrapping payment.ErrKeyRefused), when the
 // ledger fails, or when a report cannot be written or uploaded. What the
 // run changed in the ledger up to then stays, and is consistent; running
 // again redoes the whole job. The Summary is filled as far as the run got.
@@ -88,7 +89,7 @@ func (r *Runner) Run(ctx context.Context, w Window) (*Summary, error) {
 // reports need: the walk mostly waits on the rate limiter, so the ledger
 // read costs no time.
 func (r *Runner) walkAndScan(ctx context.Context, m *matcher, w Window) (walkResult, error) {
-	params := echeck.ListParams{Limit: r.opts.PageSize, Sort: "date", Direction: "ASC",
+	params := payment.CheckQuery{Limit: r.opts.PageSize, Sort: "date", Direction: "ASC",
 		FromDate: w.From.String(), ToDate: w.To.String()}
 	scanCtx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -158,8 +159,9 @@ func (r *Runner) writeReports(ctx context.Context, sum *Summary, today Date, lin
 	} else if n > 0 {
 		r.log.Info("old reports deleted", "files", n, "keep_days", r.opts.KeepDays)
 	}
-	if r.opts.Outbox == nil {
-		return nil
+	var errs []error
+	for _, p := range paths {
+		errs = append(errs, r.opts.Outbox.Deliver(ctx, p, filepath.Base(p)))
 	}
-	return upload(ctx, r.opts.Outbox, paths)
+	return errors.Join(errs...)
 }

@@ -3,7 +3,9 @@ package reconcile
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
+	"net/http"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -14,36 +16,46 @@ import (
 	"time"
 
 	"github.com/batchd/batchd/internal/echeck"
+	"github.com/batchd/batchd/internal/payment"
+	"github.com/batchd/batchd/internal/report"
 	"github.com/batchd/batchd/internal/retry"
-	"github.com/batchd/batchd/internal/state"
 )
 
-// flakyAPI fails every other request with a 503, as an overloaded service
-// does, before it reaches the service.
-type flakyAPI struct {
-	API
-	n atomic.Int64
+// faultTransport answers requests itself with an HTTP error before they
+// reach the service, as an overloaded or broken service does: every other
+// request when it has a base to send the others to, every request when it
+// has none. The real client and its domain adapter read the answers, so
+// the Runner meets the errors the service's own would give it.
+type faultTransport struct {
+	base   http.RoundTripper // nil: every request fails
+	status int
+	n      atomic.Int64
 }
 
-func (f *flakyAPI) fail() error {
-	if f.n.Add(1)%2 == 1 {
-		return &echeck.Error{Op: "test", Status: 503, Message: "maintenance", Class: echeck.Retryable, RetryAfter: time.Millisecond}
+func (f *faultTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	if f.n.Add(1)%2 == 1 || f.base == nil {
+		if r.Body != nil {
+			r.Body.Close()
+		}
+		body := `{"status":"error","message":"maintenance"}`
+		return &http.Response{StatusCode: f.status, Status: fmt.Sprintf("%d %s", f.status, http.StatusText(f.status)),
+			Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1,
+			Header:        http.Header{"Content-Type": {"application/json"}},
+			Body:          io.NopCloser(strings.NewReader(body)),
+			ContentLength: int64(len(body)), Request: r}, nil
 	}
-	return nil
+	return f.base.RoundTrip(r)
 }
 
-func (f *flakyAPI) ListChecks(ctx context.Context, p echeck.ListParams) (*echeck.CheckPage, error) {
-	if err := f.fail(); err != nil {
-		return nil, err
+// serviceVia is the domain service over a client whose requests go
+// through rt.
+func (e *env) serviceVia(rt http.RoundTripper) API {
+	e.t.Helper()
+	c, err := echeck.New(echeck.Options{BaseURL: e.url, Key: testKey, HTTPClient: &http.Client{Transport: rt}})
+	if err != nil {
+		e.t.Fatal(err)
 	}
-	return f.API.ListChecks(ctx, p)
-}
-
-func (f *flakyAPI) GetCheck(ctx context.Context, id string) (*echeck.Check, error) {
-	if err := f.fail(); err != nil {
-		return nil, err
-	}
-	return f.API.GetCheck(ctx, id)
+	return echeck.NewService(c)
 }
 
 // TestTransientErrorsAreRetried: with every other request failing, the run
@@ -57,12 +69,12 @@ func TestTransientErrorsAreRetried(t *testing.T) {
 	if _, err := e.db.Send(ks[11]); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := e.db.Created(ks[11], state.CheckResult{CheckID: "7d6c5b4a-3928-4716-a5b4-c3d2e1f0a9b8", Status: "in_process", Created: monday()}); err != nil {
+	if _, err := e.db.Created(ks[11], payment.CheckResult{CheckID: "7d6c5b4a-3928-4716-a5b4-c3d2e1f0a9b8", Status: payment.StatusInProcess, Created: monday()}); err != nil {
 		t.Fatal(err)
 	}
 	e.advance(3)
-	api := &flakyAPI{API: e.api}
-	sum, err := e.runner(api, Options{PageSize: 5, Backoff: retry.Backoff{Base: time.Millisecond, Max: 2 * time.Millisecond}}).
+	api := &faultTransport{base: http.DefaultTransport, status: http.StatusServiceUnavailable}
+	sum, err := e.runner(e.serviceVia(api), Options{PageSize: 5, Retry: retry.Policy{Base: time.Millisecond, Max: 2 * time.Millisecond}}).
 		Run(context.Background(), Window{})
 	if err != nil {
 		t.Fatal(err)
@@ -79,23 +91,12 @@ func TestTransientErrorsAreRetried(t *testing.T) {
 // MaxAttempts tries, naming the page.
 func TestRetriesAreBounded(t *testing.T) {
 	e := newEnv(t, monday(), nil)
-	api := &alwaysDown{}
-	_, err := e.runner(api, Options{MaxAttempts: 3, Backoff: retry.Backoff{Base: time.Millisecond, Max: time.Millisecond}}).
+	api := &faultTransport{status: http.StatusInternalServerError}
+	_, err := e.runner(e.serviceVia(api), Options{Retry: retry.Policy{MaxAttempts: 3, Base: time.Millisecond, Max: time.Millisecond}}).
 		Run(context.Background(), Window{})
 	if err == nil || api.n.Load() != 3 || !strings.Contains(err.Error(), "page 1: gave up after 3 attempts") {
 		t.Fatalf("error %v after %d calls", err, api.n.Load())
 	}
-}
-
-type alwaysDown struct{ n atomic.Int64 }
-
-func (a *alwaysDown) ListChecks(context.Context, echeck.ListParams) (*echeck.CheckPage, error) {
-	a.n.Add(1)
-	return nil, &echeck.Error{Op: "check.list", Status: 500, Class: echeck.Retryable}
-}
-
-func (a *alwaysDown) GetCheck(context.Context, string) (*echeck.Check, error) {
-	return nil, &echeck.Error{Op: "check.get", Status: 500, Class: echeck.Retryable}
 }
 
 // TestInterruptedRunIsCompletedByTheNext stops a run in the middle of the
@@ -106,7 +107,7 @@ func TestInterruptedRunIsCompletedByTheNext(t *testing.T) {
 	ids := e.submitBatch(e.load("fifteen.csv", manyPayments(15)...), 4)
 	e.advance(3) // every check is printed now
 	ctx, cancel := context.WithCancel(context.Background())
-	api := &hookAPI{API: e.api, before: func(call int64) {
+	api := &hookAPI{API: e.svc, before: func(call int64) {
 		if call == 3 {
 			cancel()
 		}
@@ -226,7 +227,7 @@ func TestDefaultWindow(t *testing.T) {
 		t.Errorf("lookback cap: %s", w)
 	}
 	// The open check is settled; the row in doubt since day 20 remains.
-	if _, err := e.db.ObserveStatus(ks[0], "deposited", now); err != nil {
+	if _, err := e.db.ObserveStatuses([]payment.Observation{{Key: ks[0], Status: payment.StatusDeposited}}, now); err != nil {
 		t.Fatal(err)
 	}
 	e.advance(5)
@@ -237,7 +238,7 @@ func TestDefaultWindow(t *testing.T) {
 
 type failingOutbox struct{}
 
-func (failingOutbox) Upload(context.Context, string, io.Reader) error {
+func (failingOutbox) Upload(context.Context, string, string, io.Reader) error {
 	return errors.New("connection refused")
 }
 
@@ -246,8 +247,8 @@ func (failingOutbox) Upload(context.Context, string, io.Reader) error {
 func TestUploadFailureKeepsLocalReports(t *testing.T) {
 	e := newEnv(t, monday(), nil)
 	e.submit(e.keys(e.load("a.csv", pay(100, 16, "A")))[0])
-	sum, err := e.runner(nil, Options{Outbox: failingOutbox{}}).Run(context.Background(), Window{})
-	if err == nil || !strings.Contains(err.Error(), "upload status-2026-03-02.csv: connection refused") {
+	sum, err := e.runner(nil, Options{Outbox: report.Destination{Outbox: failingOutbox{}, Dir: "/outbox"}}).Run(context.Background(), Window{})
+	if err == nil || !strings.Contains(err.Error(), "deliver status-2026-03-02.csv to /outbox: connection refused") {
 		t.Fatalf("error %v", err)
 	}
 	for _, p := range sum.Reports {

@@ -8,7 +8,7 @@ import (
 	"sync"
 	"sync/atomic"
 
-	"github.com/batchd/batchd/internal/echeck"
+	"github.com/batchd/batchd/internal/payment"
 	"github.com/batchd/batchd/internal/retry"
 )
 
@@ -16,15 +16,14 @@ import (
 // process, and re-reads until it has proved that it saw the whole list
 // (see the package doc for the argument).
 type walker struct {
-	api         API
-	params      echeck.ListParams // every field but Page
-	conc        int
-	maxPasses   int
-	maxAttempts int
-	backoff     retry.Backoff
-	log         *slog.Logger
+	api       API
+	params    payment.CheckQuery // every field but Page
+	conc      int
+	maxPasses int
+	retry     retry.Policy
+	log       *slog.Logger
 	// process is called once per page read, from several goroutines.
-	process func(ctx context.Context, checks []echeck.Check) error
+	process func(ctx context.Context, checks []payment.Check) error
 
 	seq atomic.Int64 // orders sends and arrivals of page reads
 
@@ -58,10 +57,10 @@ type verdict struct {
 	last       int  // the last page the largest total implies
 }
 
-func newWalker(api API, params echeck.ListParams, o Options, log *slog.Logger,
-	process func(context.Context, []echeck.Check) error) *walker {
+func newWalker(api API, params payment.CheckQuery, o Options, log *slog.Logger,
+	process func(context.Context, []payment.Check) error) *walker {
 	return &walker{api: api, params: params, conc: o.Concurrency, maxPasses: o.MaxPasses,
-		maxAttempts: o.MaxAttempts, backoff: o.Backoff, log: log, process: process,
+		retry: o.Retry, log: log, process: process,
 		seen: make(map[string]int), base: 1}
 }
 
@@ -184,10 +183,10 @@ func (w *walker) read(ctx context.Context, pass, page int) (pageRead, error) {
 	p := w.params
 	p.Page = page
 	var (
-		pg   *echeck.CheckPage
+		pg   *payment.CheckPage
 		sent int64
 	)
-	err := attempt(ctx, w.backoff, w.maxAttempts, fmt.Sprintf("list checks %s..%s page %d", p.FromDate, p.ToDate, page), func() error {
+	err := attempt(ctx, w.retry, fmt.Sprintf("list checks %s..%s page %d", p.FromDate, p.ToDate, page), func() error {
 		sent = w.seq.Add(1)
 		var err error
 		pg, err = w.api.ListChecks(ctx, p)
@@ -204,7 +203,7 @@ func (w *walker) read(ctx context.Context, pass, page int) (pageRead, error) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	for i := range pg.Checks {
-		id := pg.Checks[i].CheckID
+		id := pg.Checks[i].ID
 		if prev, ok := w.seen[id]; !ok || prev < w.base {
 			w.baseCount++
 		}

@@ -2,78 +2,20 @@ package state
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
 	"strconv"
-	"time"
 
 	"github.com/batchd/batchd/internal/payment"
 	bolt "go.etcd.io/bbolt"
 )
-
-// BatchStatus is where an ingested file's batch stands.
-type BatchStatus string
-
-// Batch statuses. Only BatchReady batches have rows that submit may send.
-const (
-	BatchLoading  BatchStatus = "loading"  // rows being written; invisible to submit
-	BatchReady    BatchStatus = "ready"    // accepted; its rows are submitted
-	BatchRejected BatchStatus = "rejected" // the file was refused; it has no rows
-)
-
-// Batch is one ingested file.
-type Batch struct {
-	ID      uint64      `json:"id"`
-	File    string      `json:"file"` // the name the file had in the inbox
-	SHA256  string      `json:"sha256"`
-	Label   string      `json:"label"` // the label given to rows whose CSV had none
-	Status  BatchStatus `json:"status"`
-	Created time.Time   `json:"created"`
-	Note    string      `json:"note,omitempty"` // why a file was rejected
-
-	Rows    int `json:"rows"`    // data rows in the file
-	Invalid int `json:"invalid"` // rows that failed validation (not stored)
-
-	Counts map[RowState]int `json:"counts"` // stored rows by state
-
-	ResultsReported time.Time `json:"results_reported,omitzero"`
-}
-
-// OpenRows counts the batch's rows that have no check yet.
-func (b *Batch) OpenRows() int { return b.Counts[Pending] + b.Counts[InFlight] + b.Counts[InDoubt] }
-
-// File is the ledger's memory of a file's content, by SHA-256, so that the
-// same content dropped twice is recognised.
-type File struct {
-	SHA256   string    `json:"sha256"`
-	Name     string    `json:"name"`
-	Size     int64     `json:"size"`
-	BatchID  uint64    `json:"batch_id"`
-	Seen     time.Time `json:"seen"`
-	Accepted bool      `json:"accepted"`
-	// Moved is the remote path the file was moved to (archive or failed);
-	// empty while it still sits in the inbox, which after a crash tells
-	// ingest to finish the move rather than call the file a duplicate.
-	Moved string `json:"moved,omitempty"`
-}
-
-// FileMeta describes a downloaded file about to be ingested.
-type FileMeta struct {
-	Name   string
-	SHA256 string
-	Size   int64
-}
-
-// ErrDuplicate is returned by BeginBatch for content already ingested.
-var ErrDuplicate = errors.New("file content already ingested")
 
 // Loader writes one file's rows in chunks. The batch stays Loading, and so
 // invisible to submit, until Commit; a crash before then leaves a Loading
 // batch that the next Open discards.
 type Loader struct {
 	d     *DB
-	batch Batch
-	meta  FileMeta
+	batch payment.Batch
+	meta  payment.FileMeta
 	buf   []pendingRow
 	n     int
 
@@ -91,16 +33,16 @@ type pendingRow struct {
 
 // BeginBatch starts loading a file. It returns ErrDuplicate (wrapped) when
 // the same content was already accepted; File tells which file that was.
-func (d *DB) BeginBatch(m FileMeta) (*Loader, error) {
+func (d *DB) BeginBatch(m payment.FileMeta) (payment.Loader, error) {
 	l := &Loader{d: d, meta: m}
 	err := d.update(func(tx *bolt.Tx) error {
 		if raw := tx.Bucket(bucketFiles).Get([]byte(m.SHA256)); raw != nil {
-			var f File
+			var f payment.File
 			if err := json.Unmarshal(raw, &f); err != nil {
 				return fmt.Errorf("decode file %s: %w", m.SHA256, err)
 			}
 			if f.Accepted {
-				return fmt.Errorf("%s: %w", m.Name, ErrDuplicate)
+				return fmt.Errorf("%s: %w", m.Name, payment.ErrDuplicate)
 			}
 			// A refused file may come back unchanged; it is read (and
 			// refused) again rather than called a duplicate.
@@ -110,10 +52,10 @@ func (d *DB) BeginBatch(m FileMeta) (*Loader, error) {
 		if err != nil {
 			return err
 		}
-		l.batch = Batch{
-			ID: id, File: m.Name, SHA256: m.SHA256, Status: BatchLoading,
+		l.batch = payment.Batch{
+			ID: id, File: m.Name, SHA256: m.SHA256, Status: payment.BatchLoading,
 			Label:   "batchd-" + d.instance + "-" + strconv.FormatUint(id, 10),
-			Created: d.now().UTC(), Counts: map[RowState]int{},
+			Created: d.now().UTC(), Counts: map[payment.RowState]int{},
 		}
 		return putBatch(tx, &l.batch)
 	})
@@ -124,7 +66,7 @@ func (d *DB) BeginBatch(m FileMeta) (*Loader, error) {
 }
 
 // Batch is the batch being loaded.
-func (l *Loader) Batch() Batch { return l.batch }
+func (l *Loader) Batch() payment.Batch { return l.batch }
 
 // Add queues one valid row; it is written with the next chunk. A full
 // chunk is written in the background while the caller goes on, so an
@@ -192,9 +134,9 @@ func (l *Loader) write(buf []pendingRow) error {
 		// grows as it moves through its states; the open index does not.
 		rows.FillPercent, open.FillPercent = rowFill, 1.0
 		for _, pr := range buf {
-			r := Row{Key: RowKey{l.batch.ID, pr.line}, State: Pending, Payment: pr.p,
+			r := payment.Row{Key: payment.RowKey{Batch: l.batch.ID, Line: pr.line}, State: payment.Pending, Payment: pr.p,
 				Label: pr.p.Label, Number: pr.p.Number,
-				History: []Step{{At: at, State: Pending, Note: "ingested"}}}
+				History: []payment.Step{{At: at, State: payment.Pending, Note: "ingested"}}}
 			if r.Label == "" {
 				r.Label = l.batch.Label
 			}
@@ -206,11 +148,11 @@ func (l *Loader) write(buf []pendingRow) error {
 				r.Number = strconv.FormatUint(n, 10)
 			}
 			raw := encodeRow(nil, &r)
-			k := r.Key.bytes()
+			k := keyBytes(r.Key)
 			if err := rows.Put(k, raw); err != nil {
 				return err
 			}
-			if err := open.Put(k, []byte(Pending)); err != nil {
+			if err := open.Put(k, []byte(payment.Pending)); err != nil {
 				return err
 			}
 		}
@@ -226,46 +168,46 @@ func (l *Loader) write(buf []pendingRow) error {
 // Commit writes the remaining rows and makes the batch Ready and the file
 // known, in one transaction: from that instant the rows are submitted and
 // the content is never ingested again.
-func (l *Loader) Commit(rows, invalid int) (Batch, error) {
+func (l *Loader) Commit(rows, invalid int) (payment.Batch, error) {
 	if err := l.flush(); err != nil {
-		return Batch{}, err
+		return payment.Batch{}, err
 	}
-	l.batch.Status = BatchReady
+	l.batch.Status = payment.BatchReady
 	l.batch.Rows, l.batch.Invalid = rows, invalid
-	l.batch.Counts = map[RowState]int{Pending: l.n}
+	l.batch.Counts = map[payment.RowState]int{payment.Pending: l.n}
 	err := l.d.update(func(tx *bolt.Tx) error {
 		if err := putBatch(tx, &l.batch); err != nil {
 			return err
 		}
-		return putFile(tx, &File{SHA256: l.meta.SHA256, Name: l.meta.Name, Size: l.meta.Size,
+		return putFile(tx, &payment.File{SHA256: l.meta.SHA256, Name: l.meta.Name, Size: l.meta.Size,
 			BatchID: l.batch.ID, Seen: l.d.now().UTC(), Accepted: true})
 	})
 	if err != nil {
-		return Batch{}, fmt.Errorf("commit batch %d (%s): %w", l.batch.ID, l.meta.Name, err)
+		return payment.Batch{}, fmt.Errorf("commit batch %d (%s): %w", l.batch.ID, l.meta.Name, err)
 	}
 	return l.batch, nil
 }
 
 // Reject discards any rows written and records the file as refused, with
 // the reason, so the same content is recognised if dropped again.
-func (l *Loader) Reject(rows, invalid int, reason string) (Batch, error) {
+func (l *Loader) Reject(rows, invalid int, reason string) (payment.Batch, error) {
 	_ = l.wait() // the rows are deleted below whether or not it succeeded
 	l.buf = nil
 	if err := l.d.deleteRows(l.batch.ID); err != nil {
-		return Batch{}, err
+		return payment.Batch{}, err
 	}
-	l.batch.Status, l.batch.Note = BatchRejected, reason
+	l.batch.Status, l.batch.Note = payment.BatchRejected, reason
 	l.batch.Rows, l.batch.Invalid = rows, invalid
-	l.batch.Counts = map[RowState]int{}
+	l.batch.Counts = map[payment.RowState]int{}
 	err := l.d.update(func(tx *bolt.Tx) error {
 		if err := putBatch(tx, &l.batch); err != nil {
 			return err
 		}
-		return putFile(tx, &File{SHA256: l.meta.SHA256, Name: l.meta.Name, Size: l.meta.Size,
+		return putFile(tx, &payment.File{SHA256: l.meta.SHA256, Name: l.meta.Name, Size: l.meta.Size,
 			BatchID: l.batch.ID, Seen: l.d.now().UTC()})
 	})
 	if err != nil {
-		return Batch{}, fmt.Errorf("reject batch %d (%s): %w", l.batch.ID, l.meta.Name, err)
+		return payment.Batch{}, fmt.Errorf("reject batch %d (%s): %w", l.batch.ID, l.meta.Name, err)
 	}
 	return l.batch, nil
 }
@@ -317,13 +259,13 @@ func (d *DB) deleteRows(batch uint64) error {
 // holding the file lock, no other loader can be running.
 func (d *DB) discardLoading() error {
 	var ids []uint64
-	err := d.bolt.View(func(tx *bolt.Tx) error {
+	err := d.view(func(tx *bolt.Tx) error {
 		return tx.Bucket(bucketBatches).ForEach(func(k, v []byte) error {
-			var b Batch
+			var b payment.Batch
 			if err := json.Unmarshal(v, &b); err != nil {
 				return err
 			}
-			if b.Status == BatchLoading {
+			if b.Status == payment.BatchLoading {
 				ids = append(ids, b.ID)
 			}
 			return nil
@@ -343,7 +285,7 @@ func (d *DB) discardLoading() error {
 	return nil
 }
 
-func putBatch(tx *bolt.Tx, b *Batch) error {
+func putBatch(tx *bolt.Tx, b *payment.Batch) error {
 	raw, err := json.Marshal(b)
 	if err != nil {
 		return err
@@ -351,22 +293,22 @@ func putBatch(tx *bolt.Tx, b *Batch) error {
 	return tx.Bucket(bucketBatches).Put(u64(b.ID), raw)
 }
 
-func getBatch(tx *bolt.Tx, id uint64) (*Batch, error) {
+func getBatch(tx *bolt.Tx, id uint64) (*payment.Batch, error) {
 	raw := tx.Bucket(bucketBatches).Get(u64(id))
 	if raw == nil {
-		return nil, fmt.Errorf("batch %d: %w", id, ErrNotFound)
+		return nil, fmt.Errorf("batch %d: %w", id, payment.ErrNotFound)
 	}
-	b := &Batch{}
+	b := &payment.Batch{}
 	if err := json.Unmarshal(raw, b); err != nil {
 		return nil, fmt.Errorf("decode batch %d: %w", id, err)
 	}
 	if b.Counts == nil {
-		b.Counts = map[RowState]int{}
+		b.Counts = map[payment.RowState]int{}
 	}
 	return b, nil
 }
 
-func putFile(tx *bolt.Tx, f *File) error {
+func putFile(tx *bolt.Tx, f *payment.File) error {
 	raw, err := json.Marshal(f)
 	if err != nil {
 		return err
@@ -375,7 +317,7 @@ func putFile(tx *bolt.Tx, f *File) error {
 }
 
 // bumpCounts moves one row from one state's count to another's.
-func bumpCounts(tx *bolt.Tx, id uint64, from, to RowState) error {
+func bumpCounts(tx *bolt.Tx, id uint64, from, to payment.RowState) error {
 	b, err := getBatch(tx, id)
 	if err != nil {
 		return err

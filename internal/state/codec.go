@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/batchd/batchd/internal/money"
+	"github.com/batchd/batchd/internal/payment"
 )
 
 // rowCodecV1 prefixes a row stored in the binary layout. Rows written by
@@ -18,34 +19,16 @@ var errShortRow = errors.New("row value truncated")
 // encodeRow appends r in the binary layout: the version byte, then every
 // field in a fixed order, strings as uvarint length and bytes, integers as
 // varints, times as (unix seconds, nanoseconds) with 0 for the zero time.
-func encodeRow(dst []byte, r *Row) []byte {
+func encodeRow(dst []byte, r *payment.Row) []byte {
 	e := enc(append(dst, rowCodecV1))
 	e.str(string(r.State))
-	p := &r.Payment
-	e.str(p.Number)
-	e.int(int64(p.Amount))
-	for _, s := range []string{p.Memo, p.Name, p.Email, p.AuthorizationDate, p.Label, p.Phone, p.Address, p.City,
-		p.State, p.Zip, p.BankAccount, p.BankRouting, p.Token, p.Store, p.TypeInfo, p.RecurringCycle, p.RecurringStartDate, p.AccountLast4} {
-		e.str(s)
-	}
-	e.int(int64(p.RecurringInstallments))
-	var flags uint64
-	if p.Recurring {
-		flags |= 1
-	}
-	if p.VerifyBeforeSave {
-		flags |= 2
-	}
-	if p.FundConfirmation {
-		flags |= 4
-	}
-	e.uint(flags)
+	e = e.payment(&r.Payment)
 	e.str(r.Label)
 	e.str(r.Number)
 	e.int(int64(r.Attempts))
 	e.time(r.AttemptAt)
 	e.str(r.CheckID)
-	e.str(r.CheckStatus)
+	e.str(string(r.CheckStatus))
 	e.time(r.CheckCreated)
 	e.time(r.StatusSeenAt)
 	e.time(r.DepositedSeenAt)
@@ -56,15 +39,92 @@ func encodeRow(dst []byte, r *Row) []byte {
 	for _, s := range r.History {
 		e.time(s.At)
 		e.str(string(s.State))
-		e.str(s.CheckStatus)
+		e.str(string(s.CheckStatus))
 		e.str(s.Note)
 		e.str(string(s.Via))
 	}
 	return []byte(e)
 }
 
+// paymentV1 is the payment part of rowCodecV1, derived from
+// payment.Fields: the text and cents fields in spec order, then
+// AccountLast4 (the ledger's own field), the int fields, and last the
+// flags as the bits of one uvarint, in spec order from bit 0. A field
+// added to payment.Fields changes this layout, which rows already stored
+// were written in: TestRowCodecV1Layout then fails, and the change needs a
+// new layout version, with the old one kept for decoding.
+var paymentV1 = layoutOf(payment.Fields)
+
+type paymentLayout struct {
+	head  []payment.Field // Text and Cents, in spec order
+	ints  []payment.Field
+	flags []payment.Field
+}
+
+func layoutOf(fields []payment.Field) paymentLayout {
+	var l paymentLayout
+	for _, f := range fields {
+		switch f.Kind {
+		case payment.Text, payment.Cents:
+			l.head = append(l.head, f)
+		case payment.Int:
+			l.ints = append(l.ints, f)
+		case payment.Bool:
+			l.flags = append(l.flags, f)
+		}
+	}
+	return l
+}
+
+// payment appends p in paymentV1. It takes and returns e by value, so
+// that e lives on the stack while the fields go in.
+func (e enc) payment(p *payment.Payment) enc {
+	for i := range paymentV1.head {
+		f := &paymentV1.head[i]
+		if f.Kind == payment.Cents {
+			e.int(int64(*f.Cents(p)))
+		} else {
+			e.str(*f.Text(p))
+		}
+	}
+	e.str(p.AccountLast4)
+	for i := range paymentV1.ints {
+		e.int(int64(*paymentV1.ints[i].Int(p)))
+	}
+	var flags uint64
+	for i := range paymentV1.flags {
+		if *paymentV1.flags[i].Bool(p) {
+			flags |= 1 << i
+		}
+	}
+	e.uint(flags)
+	return e
+}
+
+// payment reads p in paymentV1, taking and returning d by value as
+// enc.payment does.
+func (d dec) payment(p *payment.Payment) dec {
+	for i := range paymentV1.head {
+		f := &paymentV1.head[i]
+		if f.Kind == payment.Cents {
+			*f.Cents(p) = money.Cents(d.int())
+		} else {
+			*f.Text(p) = d.str()
+		}
+	}
+	p.AccountLast4 = d.str()
+	for i := range paymentV1.ints {
+		*paymentV1.ints[i].Int(p) = int(d.int())
+	}
+	flags := d.uint()
+	for i := range paymentV1.flags {
+		*paymentV1.flags[i].Bool(p) = flags&(1<<i) != 0
+	}
+	return d
+}
+
 // decodeRowValue reads a stored row in either layout.
-func decodeRowValue(raw []byte, r *Row) error {
+func decodeRowValue(raw []byte, r *payment.Row) error {
 	if len(raw) > 0 && raw[0] == '{' {
 		return json.Unmarshal(raw, r)
 	}
@@ -72,23 +132,14 @@ func decodeRowValue(raw []byte, r *Row) error {
 		return errors.New("unknown row layout")
 	}
 	d := dec{b: raw[1:]}
-	r.State = RowState(d.str())
-	p := &r.Payment
-	p.Number = d.str()
-	p.Amount = money.Cents(d.int())
-	for _, s := range []*string{&p.Memo, &p.Name, &p.Email, &p.AuthorizationDate, &p.Label, &p.Phone, &p.Address, &p.City,
-		&p.State, &p.Zip, &p.BankAccount, &p.BankRouting, &p.Token, &p.Store, &p.TypeInfo, &p.RecurringCycle, &p.RecurringStartDate, &p.AccountLast4} {
-		*s = d.str()
-	}
-	p.RecurringInstallments = int(d.int())
-	flags := d.uint()
-	p.Recurring, p.VerifyBeforeSave, p.FundConfirmation = flags&1 != 0, flags&2 != 0, flags&4 != 0
+	r.State = payment.RowState(d.str())
+	d = d.payment(&r.Payment)
 	r.Label = d.str()
 	r.Number = d.str()
 	r.Attempts = int(d.int())
 	r.AttemptAt = d.time()
 	r.CheckID = d.str()
-	r.CheckStatus = d.str()
+	r.CheckStatus = payment.Status(d.str())
 	r.CheckCreated = d.time()
 	r.StatusSeenAt = d.time()
 	r.DepositedSeenAt = d.time()
@@ -99,14 +150,14 @@ func decodeRowValue(raw []byte, r *Row) error {
 	if n > uint64(len(d.b)) { // every step takes at least one byte
 		return errShortRow
 	}
-	r.History = make([]Step, n)
+	r.History = make([]payment.Step, n)
 	for i := range r.History {
 		s := &r.History[i]
 		s.At = d.time()
-		s.State = RowState(d.str())
-		s.CheckStatus = d.str()
+		s.State = payment.RowState(d.str())
+		s.CheckStatus = payment.Status(d.str())
 		s.Note = d.str()
-		s.Via = Transition(d.str())
+		s.Via = payment.Transition(d.str())
 	}
 	if d.err == nil && len(d.b) > 0 {
 		return errors.New("trailing bytes after row")

@@ -19,11 +19,13 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"sync"
 	"time"
 
+	"github.com/batchd/batchd/internal/payment"
 	bolt "go.etcd.io/bbolt"
 	bolterrors "go.etcd.io/bbolt/errors"
 )
@@ -36,12 +38,12 @@ const FileName = "batchd.db"
 
 var (
 	bucketMeta    = []byte("meta")
-	bucketFiles   = []byte("files")   // sha256 hex -> File
-	bucketBatches = []byte("batches") // batch id -> Batch
-	bucketRows    = []byte("rows")    // RowKey -> Row
-	bucketOpen    = []byte("open")    // RowKey -> state, rows not yet submitted
-	bucketTrack   = []byte("track")   // RowKey -> nil, rows whose check is not final
-	bucketChecks  = []byte("checks")  // check_id -> RowKey
+	bucketFiles   = []byte("files")   // sha256 hex -> payment.File
+	bucketBatches = []byte("batches") // batch id -> payment.Batch
+	bucketRows    = []byte("rows")    // payment.RowKey -> payment.Row
+	bucketOpen    = []byte("open")    // payment.RowKey -> state, rows not yet submitted
+	bucketTrack   = []byte("track")   // payment.RowKey -> nil, rows whose check is not final
+	bucketChecks  = []byte("checks")  // check_id -> payment.RowKey
 	bucketNumbers = []byte("numbers") // sequence of assigned check numbers
 	bucketJobs    = []byte("jobs")    // job name -> last successful run (RFC 3339)
 
@@ -199,20 +201,58 @@ func u64(v uint64) []byte {
 }
 
 // update runs fn in a write transaction and counts the commit.
-func (d *DB) update(fn func(*bolt.Tx) error) error {
-	return d.bolt.Update(func(tx *bolt.Tx) error {
+func (d *DB) update(fn func(*bolt.Tx) error) (err error) {
+	defer d.recoverDamage("write", &err)
+	return d.fail("write", d.bolt.Update(func(tx *bolt.Tx) error {
 		tx.OnCommit(d.counter(tx))
 		return fn(tx)
-	})
+	}))
 }
 
 // batch runs fn through bbolt's group commit and counts the commit once
 // per transaction, however many callers shared it.
-func (d *DB) batch(fn func(*bolt.Tx) error) error {
-	return d.bolt.Batch(func(tx *bolt.Tx) error {
+func (d *DB) batch(fn func(*bolt.Tx) error) (err error) {
+	defer d.recoverDamage("write", &err)
+	return d.fail("write", d.bolt.Batch(func(tx *bolt.Tx) error {
 		tx.OnCommit(d.counter(tx))
 		return fn(tx)
-	})
+	}))
+}
+
+// view runs fn in a read transaction.
+func (d *DB) view(fn func(*bolt.Tx) error) (err error) {
+	defer d.recoverDamage("read", &err)
+	return d.fail("read", d.bolt.View(fn))
+}
+
+// fail files err as a ledger failure (payment.ErrLedger: the disk is full,
+// the file cannot be read or is damaged) unless it is one of the refusals
+// the domain names, which say nothing about the ledger's health.
+func (d *DB) fail(op string, err error) error {
+	if err == nil {
+		return nil
+	}
+	for _, refusal := range []error{payment.ErrIllegal, payment.ErrNotFound, payment.ErrCheckOwned, payment.ErrDuplicate, payment.ErrLedger} {
+		if errors.Is(err, refusal) {
+			return err
+		}
+	}
+	// bbolt's own error names the file again; the message names it once.
+	if pe, ok := err.(*fs.PathError); ok && pe.Path == d.path {
+		err = fmt.Errorf("%s: %w", pe.Op, pe.Err)
+	}
+	return &payment.LedgerError{Op: op, Path: d.path, Err: err}
+}
+
+// recoverDamage turns a panic inside bbolt, which is how it meets a
+// damaged page ("invalid freelist page", a truncated file), into a ledger
+// error: batchd never ends in a panic on a damaged ledger. bbolt rolls the
+// transaction back on its way out.
+func (d *DB) recoverDamage(op string, err *error) {
+	if r := recover(); r != nil {
+		*err = &payment.LedgerError{Op: op, Path: d.path,
+			Err: fmt.Errorf("the ledger file is damaged (%v); stop batchd and keep the file for inspection; restore the last good copy of it", r)}
+	}
 }
 
 func (d *DB) counter(tx *bolt.Tx) func() {
@@ -235,3 +275,9 @@ func (d *DB) Commits() int64 {
 	defer d.mu.Unlock()
 	return d.commits
 }
+
+// The ledger is the domain's Ledger, and a Loader its Loader.
+var (
+	_ payment.Ledger = (*DB)(nil)
+	_ payment.Loader = (*Loader)(nil)
+)

@@ -14,7 +14,7 @@ func (d *DB) LastSuccess(job string) (time.Time, bool, error) {
 		at time.Time
 		ok bool
 	)
-	err := d.bolt.View(func(tx *bolt.Tx) error {
+	err := d.view(func(tx *bolt.Tx) error {
 		raw := tx.Bucket(bucketJobs).Get([]byte(job))
 		if raw == nil {
 			return nil
@@ -44,7 +44,7 @@ func (d *DB) RecordSuccess(job string, at time.Time) error {
 
 // Ping checks that the database answers a read, for health checks.
 func (d *DB) Ping() error {
-	return d.bolt.View(func(tx *bolt.Tx) error {
+	return d.view(func(tx *bolt.Tx) error {
 		if tx.Bucket(bucketMeta) == nil {
 			return fmt.Errorf("state %s: meta bucket missing", d.path)
 		}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/batchd/batchd/internal/payment"
 	bolt "go.etcd.io/bbolt"
 )
 
@@ -15,9 +16,9 @@ import (
 
 // Send marks a pending row in flight and returns it. When Send returns nil
 // the intent is on disk, and only then may the create request leave.
-func (d *DB) Send(k RowKey) (*Row, error) {
+func (d *DB) Send(k payment.RowKey) (*payment.Row, error) {
 	at := d.now().UTC()
-	return d.batchApply(k, Send, "", func(r *Row) error {
+	return d.batchApply(k, payment.Send, "", func(r *payment.Row) error {
 		r.Attempts++
 		r.AttemptAt = at
 		return nil
@@ -26,13 +27,13 @@ func (d *DB) Send(k RowKey) (*Row, error) {
 
 // Created records the check that a create made, or that a lookup found
 // for a row in doubt.
-func (d *DB) Created(k RowKey, res CheckResult) (*Row, error) {
+func (d *DB) Created(k payment.RowKey, res payment.CheckResult) (*payment.Row, error) {
 	if res.CheckID == "" {
 		return nil, fmt.Errorf("row %s: created without a check id", k)
 	}
 	note := res.Note
 	seen := d.now().UTC()
-	return d.batchApply(k, Create, note, func(r *Row) error {
+	return d.batchApply(k, payment.Create, note, func(r *payment.Row) error {
 		r.CheckID, r.CheckStatus = res.CheckID, res.Status
 		r.CheckCreated, r.StatusSeenAt = res.Created, seen
 		r.Risk, r.FundConfirmation = res.Risk, res.FundConfirmation
@@ -42,8 +43,8 @@ func (d *DB) Created(k RowKey, res CheckResult) (*Row, error) {
 }
 
 // Reject records that the API refused the create, with its message.
-func (d *DB) Reject(k RowKey, message string) (*Row, error) {
-	return d.batchApply(k, Reject, "refused by the API", func(r *Row) error {
+func (d *DB) Reject(k payment.RowKey, message string) (*payment.Row, error) {
+	return d.batchApply(k, payment.Reject, "refused by the API", func(r *payment.Row) error {
 		r.Error = message
 		return nil
 	})
@@ -51,8 +52,8 @@ func (d *DB) Reject(k RowKey, message string) (*Row, error) {
 
 // Doubt records that a create's answer was lost: the check may or may not
 // exist, and the row must be looked up before it is ever sent again.
-func (d *DB) Doubt(k RowKey, reason string) (*Row, error) {
-	return d.batchApply(k, Doubt, reason, func(r *Row) error {
+func (d *DB) Doubt(k payment.RowKey, reason string) (*payment.Row, error) {
+	return d.batchApply(k, payment.Doubt, reason, func(r *payment.Row) error {
 		r.Error = reason
 		return nil
 	})
@@ -60,24 +61,18 @@ func (d *DB) Doubt(k RowKey, reason string) (*Row, error) {
 
 // Release returns a row to pending: the create certainly made no check
 // (refused before it was processed, or a lookup proved no check exists).
-func (d *DB) Release(k RowKey, reason string) (*Row, error) {
-	return d.batchApply(k, Release, reason, nil)
+func (d *DB) Release(k payment.RowKey, reason string) (*payment.Row, error) {
+	return d.batchApply(k, payment.Release, reason, nil)
 }
 
 // ObserveStatus records a check status seen at the service at time at.
 // It reports whether anything changed; an unchanged status adds no step.
-func (d *DB) ObserveStatus(k RowKey, status string, at time.Time) (changed bool, err error) {
-	rows, err := d.ObserveStatuses([]Observation{{k, status}}, at)
+func (d *DB) ObserveStatus(k payment.RowKey, status payment.Status, at time.Time) (changed bool, err error) {
+	rows, err := d.ObserveStatuses([]payment.Observation{{Key: k, Status: status}}, at)
 	if err != nil {
 		return false, err
 	}
 	return rows[k] != nil, nil
-}
-
-// Observation is one check status seen at the service.
-type Observation struct {
-	Key    RowKey
-	Status string
 }
 
 // ObserveStatuses records many observed statuses in one transaction (one
@@ -85,8 +80,8 @@ type Observation struct {
 // is not submitted, already shows the status, or whose check is already
 // final is left alone: a final status never changes. It returns the rows
 // it changed, as they now are.
-func (d *DB) ObserveStatuses(obs []Observation, at time.Time) (map[RowKey]*Row, error) {
-	changed := map[RowKey]*Row{}
+func (d *DB) ObserveStatuses(obs []payment.Observation, at time.Time) (map[payment.RowKey]*payment.Row, error) {
+	changed := map[payment.RowKey]*payment.Row{}
 	if len(obs) == 0 {
 		return changed, nil
 	}
@@ -97,10 +92,10 @@ func (d *DB) ObserveStatuses(obs []Observation, at time.Time) (map[RowKey]*Row, 
 			if err != nil {
 				return err
 			}
-			if r.State != Submitted || r.CheckStatus == o.Status || FinalStatus(r.CheckStatus) {
+			if r.State != payment.Submitted || r.CheckStatus == o.Status || r.CheckStatus.Final() {
 				continue
 			}
-			r, err = d.apply(tx, o.Key, Observe, "", func(r *Row) error {
+			r, err = d.apply(tx, o.Key, payment.Observe, "", func(r *payment.Row) error {
 				r.CheckStatus, r.StatusSeenAt = o.Status, at.UTC()
 				if o.Status == "deposited" && r.DepositedSeenAt.IsZero() {
 					r.DepositedSeenAt = at.UTC()
@@ -121,10 +116,10 @@ func (d *DB) ObserveStatuses(obs []Observation, at time.Time) (map[RowKey]*Row, 
 }
 
 // Voided records that batchd voided the row's check itself, and why.
-func (d *DB) Voided(k RowKey, reason string) error {
+func (d *DB) Voided(k payment.RowKey, reason string) error {
 	at := d.now().UTC()
 	err := d.update(func(tx *bolt.Tx) error {
-		_, err := d.apply(tx, k, Observe, "voided by batchd: "+reason, func(r *Row) error {
+		_, err := d.apply(tx, k, payment.Observe, "voided by batchd: "+reason, func(r *payment.Row) error {
 			r.CheckStatus, r.StatusSeenAt, r.Error = "void", at, reason
 			return nil
 		})
@@ -140,10 +135,10 @@ func (d *DB) Voided(k RowKey, reason string) error {
 // a row in doubt: its request may have left before the crash. It returns
 // how many it found.
 func (d *DB) RecoverInFlight() (int, error) {
-	var keys []RowKey
-	err := d.bolt.View(func(tx *bolt.Tx) error {
+	var keys []payment.RowKey
+	err := d.view(func(tx *bolt.Tx) error {
 		return tx.Bucket(bucketOpen).ForEach(func(k, v []byte) error {
-			if RowState(v) == InFlight {
+			if payment.RowState(v) == payment.InFlight {
 				keys = append(keys, keyFrom(k))
 			}
 			return nil
@@ -154,7 +149,7 @@ func (d *DB) RecoverInFlight() (int, error) {
 	}
 	err = d.update(func(tx *bolt.Tx) error {
 		for _, k := range keys {
-			if _, err := d.apply(tx, k, Doubt, "found in flight at start: the process stopped mid-request", nil); err != nil {
+			if _, err := d.apply(tx, k, payment.Doubt, "found in flight at start: the process stopped mid-request", nil); err != nil {
 				return err
 			}
 		}
@@ -167,8 +162,8 @@ func (d *DB) RecoverInFlight() (int, error) {
 }
 
 // batchApply runs one transition through bbolt's group commit.
-func (d *DB) batchApply(k RowKey, t Transition, note string, mutate func(*Row) error) (*Row, error) {
-	var out *Row
+func (d *DB) batchApply(k payment.RowKey, t payment.Transition, note string, mutate func(*payment.Row) error) (*payment.Row, error) {
+	var out *payment.Row
 	err := d.batch(func(tx *bolt.Tx) error {
 		r, err := d.apply(tx, k, t, note, mutate)
 		out = r

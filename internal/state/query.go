@@ -4,13 +4,14 @@ import (
 	"encoding/json"
 	"fmt"
 
+	"github.com/batchd/batchd/internal/payment"
 	bolt "go.etcd.io/bbolt"
 )
 
 // Row returns one row.
-func (d *DB) Row(k RowKey) (*Row, error) {
-	var r *Row
-	err := d.bolt.View(func(tx *bolt.Tx) (err error) {
+func (d *DB) Row(k payment.RowKey) (*payment.Row, error) {
+	var r *payment.Row
+	err := d.view(func(tx *bolt.Tx) (err error) {
 		r, err = getRow(tx, k)
 		return err
 	})
@@ -18,12 +19,12 @@ func (d *DB) Row(k RowKey) (*Row, error) {
 }
 
 // RowByCheck returns the row whose check has the given id.
-func (d *DB) RowByCheck(checkID string) (*Row, error) {
-	var r *Row
-	err := d.bolt.View(func(tx *bolt.Tx) error {
+func (d *DB) RowByCheck(checkID string) (*payment.Row, error) {
+	var r *payment.Row
+	err := d.view(func(tx *bolt.Tx) error {
 		k := tx.Bucket(bucketChecks).Get([]byte(checkID))
 		if k == nil {
-			return fmt.Errorf("check %s: %w", checkID, ErrNotFound)
+			return fmt.Errorf("check %s: %w", checkID, payment.ErrNotFound)
 		}
 		var err error
 		r, err = getRow(tx, keyFrom(k))
@@ -34,12 +35,12 @@ func (d *DB) RowByCheck(checkID string) (*Row, error) {
 
 // CheckOwner returns the row that owns checkID, if any. Submit uses it so
 // that a lookup never binds a check that already belongs to another row.
-func (d *DB) CheckOwner(checkID string) (RowKey, bool, error) {
+func (d *DB) CheckOwner(checkID string) (payment.RowKey, bool, error) {
 	var (
-		k  RowKey
+		k  payment.RowKey
 		ok bool
 	)
-	err := d.bolt.View(func(tx *bolt.Tx) error {
+	err := d.view(func(tx *bolt.Tx) error {
 		if raw := tx.Bucket(bucketChecks).Get([]byte(checkID)); raw != nil {
 			k, ok = keyFrom(raw), true
 		}
@@ -51,9 +52,9 @@ func (d *DB) CheckOwner(checkID string) (RowKey, bool, error) {
 // CheckOwners returns the rows that own the given check ids, in one read
 // transaction: reconcile looks up a whole page of listed checks at once.
 // Ids that no row owns are absent from the map.
-func (d *DB) CheckOwners(ids []string) (map[string]RowKey, error) {
-	out := make(map[string]RowKey, len(ids))
-	err := d.bolt.View(func(tx *bolt.Tx) error {
+func (d *DB) CheckOwners(ids []string) (map[string]payment.RowKey, error) {
+	out := make(map[string]payment.RowKey, len(ids))
+	err := d.view(func(tx *bolt.Tx) error {
 		b := tx.Bucket(bucketChecks)
 		for _, id := range ids {
 			if raw := b.Get([]byte(id)); raw != nil {
@@ -66,9 +67,9 @@ func (d *DB) CheckOwners(ids []string) (map[string]RowKey, error) {
 }
 
 // Batch returns one batch.
-func (d *DB) Batch(id uint64) (*Batch, error) {
-	var b *Batch
-	err := d.bolt.View(func(tx *bolt.Tx) (err error) {
+func (d *DB) Batch(id uint64) (*payment.Batch, error) {
+	var b *payment.Batch
+	err := d.view(func(tx *bolt.Tx) (err error) {
 		b, err = getBatch(tx, id)
 		return err
 	})
@@ -76,16 +77,16 @@ func (d *DB) Batch(id uint64) (*Batch, error) {
 }
 
 // Batches returns every batch, oldest first.
-func (d *DB) Batches() ([]Batch, error) {
-	var out []Batch
-	err := d.bolt.View(func(tx *bolt.Tx) error {
+func (d *DB) Batches() ([]payment.Batch, error) {
+	var out []payment.Batch
+	err := d.view(func(tx *bolt.Tx) error {
 		return tx.Bucket(bucketBatches).ForEach(func(k, v []byte) error {
-			var b Batch
+			var b payment.Batch
 			if err := json.Unmarshal(v, &b); err != nil {
 				return fmt.Errorf("decode batch: %w", err)
 			}
 			if b.Counts == nil {
-				b.Counts = map[RowState]int{}
+				b.Counts = map[payment.RowState]int{}
 			}
 			out = append(out, b)
 			return nil
@@ -95,14 +96,14 @@ func (d *DB) Batches() ([]Batch, error) {
 }
 
 // File returns what the ledger knows of a file's content.
-func (d *DB) File(sha256 string) (*File, error) {
-	var f *File
-	err := d.bolt.View(func(tx *bolt.Tx) error {
+func (d *DB) File(sha256 string) (*payment.File, error) {
+	var f *payment.File
+	err := d.view(func(tx *bolt.Tx) error {
 		raw := tx.Bucket(bucketFiles).Get([]byte(sha256))
 		if raw == nil {
-			return fmt.Errorf("file %s: %w", sha256, ErrNotFound)
+			return fmt.Errorf("file %s: %w", sha256, payment.ErrNotFound)
 		}
-		f = &File{}
+		f = &payment.File{}
 		return json.Unmarshal(raw, f)
 	})
 	return f, err
@@ -115,9 +116,9 @@ func (d *DB) FileMoved(sha256, path string) error {
 		b := tx.Bucket(bucketFiles)
 		raw := b.Get([]byte(sha256))
 		if raw == nil {
-			return fmt.Errorf("file %s: %w", sha256, ErrNotFound)
+			return fmt.Errorf("file %s: %w", sha256, payment.ErrNotFound)
 		}
-		var f File
+		var f payment.File
 		if err := json.Unmarshal(raw, &f); err != nil {
 			return err
 		}
@@ -149,28 +150,28 @@ func (d *DB) ResultsReported(id uint64) error {
 
 // Rows calls fn for each row of a batch in line order, until fn returns
 // false or an error.
-func (d *DB) Rows(batch uint64, fn func(*Row) (bool, error)) error {
-	return d.scan(bucketRows, u64(batch), func(_ *bolt.Tx, k, v []byte) (*Row, error) {
+func (d *DB) Rows(batch uint64, fn func(*payment.Row) (bool, error)) error {
+	return d.scan(bucketRows, u64(batch), func(_ *bolt.Tx, k, v []byte) (*payment.Row, error) {
 		return decodeRow(keyFrom(k), v)
 	}, fn)
 }
 
 // OpenRows calls fn for each row without a check, in batch and line order,
 // skipping batches that are not Ready.
-func (d *DB) OpenRows(fn func(*Row) (bool, error)) error {
+func (d *DB) OpenRows(fn func(*payment.Row) (bool, error)) error {
 	return d.scanIndex(bucketOpen, fn)
 }
 
 // TrackedRows calls fn for each submitted row whose check is not final, in
 // batch and line order.
-func (d *DB) TrackedRows(fn func(*Row) (bool, error)) error {
+func (d *DB) TrackedRows(fn func(*payment.Row) (bool, error)) error {
 	return d.scanIndex(bucketTrack, fn)
 }
 
 // scanIndex walks an index bucket and yields the rows it names.
-func (d *DB) scanIndex(index []byte, fn func(*Row) (bool, error)) error {
+func (d *DB) scanIndex(index []byte, fn func(*payment.Row) (bool, error)) error {
 	ready := map[uint64]bool{}
-	return d.scan(index, nil, func(tx *bolt.Tx, k, _ []byte) (*Row, error) {
+	return d.scan(index, nil, func(tx *bolt.Tx, k, _ []byte) (*payment.Row, error) {
 		key := keyFrom(k)
 		ok, seen := ready[key.Batch]
 		if !seen {
@@ -178,7 +179,7 @@ func (d *DB) scanIndex(index []byte, fn func(*Row) (bool, error)) error {
 			if err != nil {
 				return nil, err
 			}
-			ok = b.Status == BatchReady
+			ok = b.Status == payment.BatchReady
 			ready[key.Batch] = ok
 		}
 		if !ok {
@@ -193,13 +194,13 @@ func (d *DB) scanIndex(index []byte, fn func(*Row) (bool, error)) error {
 // ended. fn may therefore write, or wait for a writer: bbolt cannot grow
 // its memory map while any read transaction is open, so calling out from
 // inside one would deadlock a writer that needs to grow the file.
-func (d *DB) scan(bucket, prefix []byte, load func(tx *bolt.Tx, k, v []byte) (*Row, error), fn func(*Row) (bool, error)) error {
+func (d *DB) scan(bucket, prefix []byte, load func(tx *bolt.Tx, k, v []byte) (*payment.Row, error), fn func(*payment.Row) (bool, error)) error {
 	const chunk = 1000
 	var after []byte
 	for {
-		var rows []*Row
+		var rows []*payment.Row
 		end := false
-		err := d.bolt.View(func(tx *bolt.Tx) error {
+		err := d.view(func(tx *bolt.Tx) error {
 			c := tx.Bucket(bucket).Cursor()
 			k, v := c.Seek(prefix)
 			if after != nil {

@@ -28,9 +28,9 @@ func pay(acct string, cents int64) payment.Payment {
 }
 
 // load commits a batch of n rows on lines 2..n+1 and returns it.
-func load(t *testing.T, d *DB, name string, n int) Batch {
+func load(t *testing.T, d *DB, name string, n int) payment.Batch {
 	t.Helper()
-	l, err := d.BeginBatch(FileMeta{Name: name, SHA256: "sha-" + name, Size: 10})
+	l, err := d.BeginBatch(payment.FileMeta{Name: name, SHA256: "sha-" + name, Size: 10})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -84,7 +84,7 @@ func TestNewerSchemaRefused(t *testing.T) {
 
 func TestLoadAssignsIdentity(t *testing.T) {
 	d := open(t, t.TempDir())
-	l, err := d.BeginBatch(FileMeta{Name: "a.csv", SHA256: "x"})
+	l, err := d.BeginBatch(payment.FileMeta{Name: "a.csv", SHA256: "x"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -97,12 +97,12 @@ func TestLoadAssignsIdentity(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if b.Counts[Pending] != 3 || b.Status != BatchReady {
+	if b.Counts[payment.Pending] != 3 || b.Status != payment.BatchReady {
 		t.Fatalf("batch %+v", b)
 	}
-	r2, _ := d.Row(RowKey{b.ID, 2})
-	r3, _ := d.Row(RowKey{b.ID, 3})
-	r5, _ := d.Row(RowKey{b.ID, 5})
+	r2, _ := d.Row(payment.RowKey{Batch: b.ID, Line: 2})
+	r3, _ := d.Row(payment.RowKey{Batch: b.ID, Line: 3})
+	r5, _ := d.Row(payment.RowKey{Batch: b.ID, Line: 5})
 	if r2.Label != "payroll" || r2.Number != "77" {
 		t.Fatalf("CSV identity not kept: %q %q", r2.Label, r2.Number)
 	}
@@ -112,7 +112,7 @@ func TestLoadAssignsIdentity(t *testing.T) {
 	if r3.Number == "" || r3.Number == r5.Number {
 		t.Fatalf("numbers not unique: %q %q", r3.Number, r5.Number)
 	}
-	if _, err := d.BeginBatch(FileMeta{Name: "again.csv", SHA256: "x"}); !errors.Is(err, ErrDuplicate) {
+	if _, err := d.BeginBatch(payment.FileMeta{Name: "again.csv", SHA256: "x"}); !errors.Is(err, payment.ErrDuplicate) {
 		t.Fatalf("same content again: %v", err)
 	}
 }
@@ -120,7 +120,7 @@ func TestLoadAssignsIdentity(t *testing.T) {
 func TestCrashMidLoadIsDiscarded(t *testing.T) {
 	dir := t.TempDir()
 	d, _ := Open(dir, Options{LoadChunk: 2})
-	l, _ := d.BeginBatch(FileMeta{Name: "a.csv", SHA256: "x"})
+	l, _ := d.BeginBatch(payment.FileMeta{Name: "a.csv", SHA256: "x"})
 	for i := 0; i < 5; i++ {
 		l.Add(i+2, pay("1111000016", 1)) // flushes two chunks
 	}
@@ -131,11 +131,11 @@ func TestCrashMidLoadIsDiscarded(t *testing.T) {
 		t.Fatalf("half-loaded batch survived: %+v", bs)
 	}
 	n := 0
-	d.OpenRows(func(*Row) (bool, error) { n++; return true, nil })
+	d.OpenRows(func(*payment.Row) (bool, error) { n++; return true, nil })
 	if n != 0 {
 		t.Fatalf("%d rows of a discarded batch still open", n)
 	}
-	if _, err := d.BeginBatch(FileMeta{Name: "a.csv", SHA256: "x"}); err != nil {
+	if _, err := d.BeginBatch(payment.FileMeta{Name: "a.csv", SHA256: "x"}); err != nil {
 		t.Fatalf("content of a discarded batch must be ingestible again: %v", err)
 	}
 }
@@ -143,13 +143,13 @@ func TestCrashMidLoadIsDiscarded(t *testing.T) {
 func TestOpenRowsSkipLoadingBatches(t *testing.T) {
 	d := open(t, t.TempDir())
 	b := load(t, d, "ready.csv", 4)
-	l, _ := d.BeginBatch(FileMeta{Name: "loading.csv", SHA256: "y"})
+	l, _ := d.BeginBatch(payment.FileMeta{Name: "loading.csv", SHA256: "y"})
 	for i := 0; i < 4; i++ {
 		l.Add(i+2, pay("1111000016", 1))
 	}
-	var got []RowKey
-	d.OpenRows(func(r *Row) (bool, error) { got = append(got, r.Key); return true, nil })
-	if len(got) != 4 || got[0] != (RowKey{b.ID, 2}) || got[3] != (RowKey{b.ID, 5}) {
+	var got []payment.RowKey
+	d.OpenRows(func(r *payment.Row) (bool, error) { got = append(got, r.Key); return true, nil })
+	if len(got) != 4 || got[0] != (payment.RowKey{Batch: b.ID, Line: 2}) || got[3] != (payment.RowKey{Batch: b.ID, Line: 5}) {
 		t.Fatalf("open rows %v", got)
 	}
 }
@@ -157,22 +157,22 @@ func TestOpenRowsSkipLoadingBatches(t *testing.T) {
 func TestLifecycle(t *testing.T) {
 	d := open(t, t.TempDir())
 	b := load(t, d, "a.csv", 3)
-	k := RowKey{b.ID, 2}
+	k := payment.RowKey{Batch: b.ID, Line: 2}
 
 	r, err := d.Send(k)
-	if err != nil || r.State != InFlight || r.Attempts != 1 || r.AttemptAt.IsZero() {
+	if err != nil || r.State != payment.InFlight || r.Attempts != 1 || r.AttemptAt.IsZero() {
 		t.Fatalf("Send: %+v %v", r, err)
 	}
-	if _, err := d.Send(k); !errors.Is(err, ErrIllegal) {
+	if _, err := d.Send(k); !errors.Is(err, payment.ErrIllegal) {
 		t.Fatalf("second Send: %v, want ErrIllegal", err)
 	}
 	if _, err := d.Doubt(k, "timeout"); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := d.Reject(k, "no"); !errors.Is(err, ErrIllegal) {
+	if _, err := d.Reject(k, "no"); !errors.Is(err, payment.ErrIllegal) {
 		t.Fatalf("Reject from in_doubt: %v", err)
 	}
-	r, err = d.Created(k, CheckResult{CheckID: "c1", Status: "in_process", Risk: "Pass", Note: "found"})
+	r, err = d.Created(k, payment.CheckResult{CheckID: "c1", Status: "in_process", Risk: "Pass", Note: "found"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -182,7 +182,7 @@ func TestLifecycle(t *testing.T) {
 	if got, _ := d.RowByCheck("c1"); got == nil || got.Key != k {
 		t.Fatalf("check index: %+v", got)
 	}
-	for _, s := range []string{"printed", "printed", "deposited"} {
+	for _, s := range []payment.Status{"printed", "printed", "deposited"} {
 		if _, err := d.ObserveStatus(k, s, time.Now()); err != nil {
 			t.Fatal(err)
 		}
@@ -190,7 +190,7 @@ func TestLifecycle(t *testing.T) {
 	r, _ = d.Row(k)
 	var path []string
 	for _, s := range r.History {
-		path = append(path, string(s.State)+"/"+s.CheckStatus)
+		path = append(path, string(s.State)+"/"+string(s.CheckStatus))
 	}
 	want := "pending/ in_flight/ in_doubt/ submitted/in_process submitted/printed submitted/deposited"
 	if strings.Join(path, " ") != want {
@@ -200,21 +200,21 @@ func TestLifecycle(t *testing.T) {
 		t.Fatalf("deposited row not final: %+v", r)
 	}
 	tracked := 0
-	d.TrackedRows(func(*Row) (bool, error) { tracked++; return true, nil })
+	d.TrackedRows(func(*payment.Row) (bool, error) { tracked++; return true, nil })
 	if tracked != 0 {
 		t.Fatalf("final row still tracked")
 	}
 
-	k3 := RowKey{b.ID, 3}
+	k3 := payment.RowKey{Batch: b.ID, Line: 3}
 	d.Send(k3)
-	if _, err := d.Created(k3, CheckResult{CheckID: "c1", Status: "in_process"}); err == nil {
+	if _, err := d.Created(k3, payment.CheckResult{CheckID: "c1", Status: "in_process"}); err == nil {
 		t.Fatal("a check id was bound to two rows")
 	}
 	if _, err := d.Reject(k3, "amount invalid"); err != nil {
 		t.Fatal(err)
 	}
 	bb, _ := d.Batch(b.ID)
-	if bb.Counts[Submitted] != 1 || bb.Counts[Rejected] != 1 || bb.Counts[Pending] != 1 || bb.OpenRows() != 1 {
+	if bb.Counts[payment.Submitted] != 1 || bb.Counts[payment.Rejected] != 1 || bb.Counts[payment.Pending] != 1 || bb.OpenRows() != 1 {
 		t.Fatalf("counts %+v", bb.Counts)
 	}
 }
@@ -223,31 +223,31 @@ func TestRecoverInFlight(t *testing.T) {
 	dir := t.TempDir()
 	d, _ := Open(dir, Options{})
 	b := load(t, d, "a.csv", 2)
-	d.Send(RowKey{b.ID, 2})
+	d.Send(payment.RowKey{Batch: b.ID, Line: 2})
 	d.Close()
 	d = open(t, dir)
 	n, err := d.RecoverInFlight()
 	if err != nil || n != 1 {
 		t.Fatalf("RecoverInFlight = %d, %v", n, err)
 	}
-	r, _ := d.Row(RowKey{b.ID, 2})
-	if r.State != InDoubt || r.Payment.BankAccount == "" {
+	r, _ := d.Row(payment.RowKey{Batch: b.ID, Line: 2})
+	if r.State != payment.InDoubt || r.Payment.BankAccount == "" {
 		t.Fatalf("recovered row %+v: must be in doubt and keep its account for a resend", r)
 	}
 }
 
 func TestReject(t *testing.T) {
 	d := open(t, t.TempDir())
-	l, _ := d.BeginBatch(FileMeta{Name: "bad.csv", SHA256: "z"})
+	l, _ := d.BeginBatch(payment.FileMeta{Name: "bad.csv", SHA256: "z"})
 	for i := 0; i < 7; i++ {
 		l.Add(i+2, pay("1111000016", 1))
 	}
 	b, err := l.Reject(8, 1, "line 9: amount must be greater than 0")
-	if err != nil || b.Status != BatchRejected {
+	if err != nil || b.Status != payment.BatchRejected {
 		t.Fatalf("Reject: %+v %v", b, err)
 	}
 	n := 0
-	d.OpenRows(func(*Row) (bool, error) { n++; return true, nil })
+	d.OpenRows(func(*payment.Row) (bool, error) { n++; return true, nil })
 	if n != 0 {
 		t.Fatalf("rows of a rejected file are open")
 	}
@@ -255,14 +255,14 @@ func TestReject(t *testing.T) {
 	if err != nil || f.Accepted {
 		t.Fatalf("file record %+v %v", f, err)
 	}
-	if _, err := d.BeginBatch(FileMeta{Name: "bad.csv", SHA256: "z"}); err != nil {
+	if _, err := d.BeginBatch(payment.FileMeta{Name: "bad.csv", SHA256: "z"}); err != nil {
 		t.Fatalf("a refused file dropped again must be read again: %v", err)
 	}
 }
 
 func TestAbort(t *testing.T) {
 	d := open(t, t.TempDir())
-	l, _ := d.BeginBatch(FileMeta{Name: "a.csv", SHA256: "q"})
+	l, _ := d.BeginBatch(payment.FileMeta{Name: "a.csv", SHA256: "q"})
 	for i := 0; i < 7; i++ {
 		l.Add(i+2, pay("1111000016", 1))
 	}
@@ -271,7 +271,7 @@ func TestAbort(t *testing.T) {
 	}
 	bs, _ := d.Batches()
 	n := 0
-	d.OpenRows(func(*Row) (bool, error) { n++; return true, nil })
+	d.OpenRows(func(*payment.Row) (bool, error) { n++; return true, nil })
 	if len(bs) != 0 || n != 0 {
 		t.Fatalf("aborted batch left %d batches, %d rows", len(bs), n)
 	}
@@ -286,14 +286,14 @@ func TestConcurrentSendsGroupCommit(t *testing.T) {
 		wg.Add(1)
 		go func(line int) {
 			defer wg.Done()
-			if _, err := d.Send(RowKey{b.ID, uint32(line)}); err != nil {
+			if _, err := d.Send(payment.RowKey{Batch: b.ID, Line: uint32(line)}); err != nil {
 				t.Error(err)
 			}
 		}(i + 2)
 	}
 	wg.Wait()
 	bb, _ := d.Batch(b.ID)
-	if bb.Counts[InFlight] != 200 {
+	if bb.Counts[payment.InFlight] != 200 {
 		t.Fatalf("counts %+v", bb.Counts)
 	}
 	if commits := d.Commits() - before; commits >= 100 {
@@ -322,14 +322,14 @@ func TestLastSuccess(t *testing.T) {
 func TestObserveStatusesIsOneCommit(t *testing.T) {
 	d := open(t, t.TempDir())
 	b := load(t, d, "a.csv", 50)
-	var obs []Observation
+	var obs []payment.Observation
 	for line := 2; line < 52; line++ {
-		k := RowKey{b.ID, uint32(line)}
+		k := payment.RowKey{Batch: b.ID, Line: uint32(line)}
 		d.Send(k)
-		d.Created(k, CheckResult{CheckID: fmt.Sprintf("c%d", line), Status: "in_process"})
-		obs = append(obs, Observation{k, "printed"})
+		d.Created(k, payment.CheckResult{CheckID: fmt.Sprintf("c%d", line), Status: "in_process"})
+		obs = append(obs, payment.Observation{Key: k, Status: "printed"})
 	}
-	obs = append(obs, Observation{RowKey{b.ID, 2}, "printed"}) // a repeat changes nothing
+	obs = append(obs, payment.Observation{Key: payment.RowKey{Batch: b.ID, Line: 2}, Status: "printed"}) // a repeat changes nothing
 	before := d.Commits()
 	rows, err := d.ObserveStatuses(obs, time.Now())
 	if err != nil || len(rows) != 50 {
@@ -339,8 +339,8 @@ func TestObserveStatusesIsOneCommit(t *testing.T) {
 		t.Fatalf("%d commits for one page of statuses, want 1", n)
 	}
 	// A final status never changes.
-	d.ObserveStatus(RowKey{b.ID, 3}, "deposited", time.Now())
-	if changed, _ := d.ObserveStatus(RowKey{b.ID, 3}, "printed", time.Now()); changed {
+	d.ObserveStatus(payment.RowKey{Batch: b.ID, Line: 3}, "deposited", time.Now())
+	if changed, _ := d.ObserveStatus(payment.RowKey{Batch: b.ID, Line: 3}, "printed", time.Now()); changed {
 		t.Fatal("a deposited check went back to printed")
 	}
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/batchd/batchd/internal/echeck"
 	"github.com/batchd/batchd/internal/money"
+	"github.com/batchd/batchd/internal/payment"
 	"github.com/batchd/batchd/internal/sandbox"
 	"github.com/batchd/batchd/internal/state"
 	"github.com/batchd/batchd/internal/throttle"
@@ -137,7 +138,7 @@ func runOnce(b *testing.B, s benchSetup) benchRun {
 	if err != nil {
 		b.Fatal(err)
 	}
-	run := New(db, api, Options{Concurrency: s.concurrency})
+	run := New(db, echeck.NewService(api), Options{Concurrency: s.concurrency})
 	commits := db.Commits()
 
 	b.StartTimer()
@@ -162,7 +163,7 @@ func runOnce(b *testing.B, s benchSetup) benchRun {
 // loadRows commits one batch of n payments on the sandbox's Pass
 // fixtures; the ledger numbers them.
 func loadRows(b *testing.B, db *state.DB, n int) {
-	l, err := db.BeginBatch(state.FileMeta{Name: "bench.csv", SHA256: "bench-" + strconv.Itoa(n)})
+	l, err := db.BeginBatch(payment.FileMeta{Name: "bench.csv", SHA256: "bench-" + strconv.Itoa(n)})
 	if err != nil {
 		b.Fatal(err)
 	}

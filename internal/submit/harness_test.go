@@ -28,6 +28,7 @@ type rig struct {
 	sb  *sandbox.Server
 	srv *httptest.Server
 	api *echeck.Client
+	svc *echeck.Service
 	log *requestLog
 }
 
@@ -65,7 +66,7 @@ func newRig(t *testing.T, sbOpts sandbox.Options, key string) *rig {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &rig{t: t, db: db, sb: sb, srv: srv, api: api, log: rl}
+	return &rig{t: t, db: db, sb: sb, srv: srv, api: api, svc: echeck.NewService(api), log: rl}
 }
 
 // fixture returns a payment on sandbox fixture account n.
@@ -77,9 +78,9 @@ func fixture(n int, cents money.Cents) payment.Payment {
 }
 
 // load commits a batch with the given payments on lines 2, 3, ...
-func (r *rig) load(name string, ps ...payment.Payment) state.Batch {
+func (r *rig) load(name string, ps ...payment.Payment) payment.Batch {
 	r.t.Helper()
-	l, err := r.db.BeginBatch(state.FileMeta{Name: name, SHA256: "sha-" + name})
+	l, err := r.db.BeginBatch(payment.FileMeta{Name: name, SHA256: "sha-" + name})
 	if err != nil {
 		r.t.Fatal(err)
 	}
@@ -95,15 +96,18 @@ func (r *rig) load(name string, ps ...payment.Payment) state.Batch {
 	return b
 }
 
-// serviceChecks lists every check the sandbox holds for the rig's key.
+// serviceChecks lists every check the sandbox holds for the rig's key. A
+// read refused for a while (a 429, or a 500 or 503 the sandbox's ErrorRate
+// injects into this read as into any other) is read again.
 func (r *rig) serviceChecks() []echeck.Check {
 	r.t.Helper()
 	var out []echeck.Check
-	for page := 1; ; page++ {
+	for page, tries := 1, 0; ; page++ {
 		p, err := r.api.ListChecks(context.Background(), echeck.ListParams{Limit: 100, Page: page, Sort: "date", Direction: "ASC"})
 		var apiErr *echeck.Error
-		if errors.As(err, &apiErr) && apiErr.Status == 429 {
-			time.Sleep(apiErr.RetryAfter) // the service asked for exactly this wait
+		if errors.As(err, &apiErr) && apiErr.Class == echeck.Retryable && tries < 20 {
+			tries++
+			time.Sleep(max(apiErr.RetryAfter, 10*time.Millisecond)) // the service asked for this wait
 			page--
 			continue
 		}
@@ -118,10 +122,10 @@ func (r *rig) serviceChecks() []echeck.Check {
 }
 
 // rows returns every row of a batch.
-func (r *rig) rows(batch uint64) []*state.Row {
+func (r *rig) rows(batch uint64) []*payment.Row {
 	r.t.Helper()
-	var out []*state.Row
-	if err := r.db.Rows(batch, func(row *state.Row) (bool, error) { out = append(out, row); return true, nil }); err != nil {
+	var out []*payment.Row
+	if err := r.db.Rows(batch, func(row *payment.Row) (bool, error) { out = append(out, row); return true, nil }); err != nil {
 		r.t.Fatal(err)
 	}
 	return out
@@ -142,7 +146,7 @@ func (r *rig) assertExactlyOnce(batch uint64, wantRows int) {
 	}
 	seen := map[string]bool{}
 	for _, row := range r.rows(batch) {
-		if row.State != state.Submitted {
+		if row.State != payment.Submitted {
 			r.t.Fatalf("row %s is %s, want submitted (error %q)", row.Key, row.State, row.Error)
 		}
 		c, ok := byID[row.CheckID]

@@ -6,8 +6,9 @@ import (
 	"io"
 	"log/slog"
 
-	"github.com/batchd/batchd/internal/state"
 	"time"
+
+	"github.com/batchd/batchd/internal/payment"
 )
 
 // ShowProgress reports the runner's progress until ctx is done: on a
@@ -68,6 +69,6 @@ func progressLine(done, total int64, elapsed time.Duration) progress {
 // OpenCount counts the rows with no check yet, for a progress total.
 func (r *Runner) OpenCount() (int64, error) {
 	var n int64
-	err := r.db.OpenRows(func(*state.Row) (bool, error) { n++; return true, nil })
+	err := r.led.OpenRows(func(*payment.Row) (bool, error) { n++; return true, nil })
 	return n, err
 }

@@ -1,25 +1,16 @@
 package submit
 
 import (
-	"bytes"
 	"context"
 	"fmt"
-	"io"
-	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 
+	"github.com/batchd/batchd/internal/payment"
 	"github.com/batchd/batchd/internal/redact"
 	"github.com/batchd/batchd/internal/report"
-	"github.com/batchd/batchd/internal/state"
 )
-
-// Outbox receives finished reports. The SFTP outbox implements it; Upload
-// must be atomic (a reader never sees half a file).
-type Outbox interface {
-	Upload(ctx context.Context, name string, r io.Reader) error
-}
 
 // ResultsColumns are the columns of <file>.results.csv, the finance team's
 // receipt for one file: the issue's eight first, then name and the masked
@@ -30,13 +21,13 @@ var ResultsColumns = []string{"line", "check_id", "number", "label", "amount", "
 func ResultsName(file string) string { return file + ".results.csv" }
 
 // WriteResults writes one batch's results report.
-func WriteResults(db *state.DB, batchID uint64, w *report.Writer) error {
+func WriteResults(db payment.RowReader, batchID uint64, w *report.Writer) error {
 	if err := w.Write(ResultsColumns...); err != nil {
 		return err
 	}
-	return db.Rows(batchID, func(row *state.Row) (bool, error) {
-		status := row.CheckStatus
-		if row.State != state.Submitted {
+	return db.Rows(batchID, func(row *payment.Row) (bool, error) {
+		status := string(row.CheckStatus)
+		if row.State != payment.Submitted {
 			status = string(row.State)
 		}
 		acct := row.Payment.AccountLast4
@@ -55,17 +46,17 @@ func WriteResults(db *state.DB, batchID uint64, w *report.Writer) error {
 
 // DeliverResults writes the results report of every batch whose rows all
 // have a check or a rejection and whose report has not been delivered:
-// locally under dir, then to out (when not nil). A batch is stamped only
+// locally under dir, then to out. A batch is stamped only
 // after delivery, so a failed upload is retried by the next run. It
 // returns the names delivered.
-func DeliverResults(ctx context.Context, db *state.DB, dir string, out Outbox) ([]string, error) {
+func DeliverResults(ctx context.Context, db payment.Rows, dir string, out report.Destination) ([]string, error) {
 	batches, err := db.Batches()
 	if err != nil {
 		return nil, err
 	}
 	var done []string
 	for _, b := range batches {
-		if b.Status != state.BatchReady || b.OpenRows() > 0 || !b.ResultsReported.IsZero() {
+		if b.Status != payment.BatchReady || b.OpenRows() > 0 || !b.ResultsReported.IsZero() {
 			continue
 		}
 		name := ResultsName(b.File)
@@ -73,14 +64,8 @@ func DeliverResults(ctx context.Context, db *state.DB, dir string, out Outbox) (
 		if err := report.WriteFile(local, func(w *report.Writer) error { return WriteResults(db, b.ID, w) }); err != nil {
 			return done, fmt.Errorf("results of batch %d (%s): %w", b.ID, b.File, err)
 		}
-		if out != nil {
-			data, err := os.ReadFile(local)
-			if err != nil {
-				return done, fmt.Errorf("results of batch %d (%s): %w", b.ID, b.File, err)
-			}
-			if err := out.Upload(ctx, name, bytes.NewReader(data)); err != nil {
-				return done, fmt.Errorf("upload results of batch %d (%s): %w", b.ID, b.File, err)
-			}
+		if err := out.Deliver(ctx, local, name); err != nil {
+			return done, fmt.Errorf("results of batch %d (%s): %w", b.ID, b.File, err)
 		}
 		if err := db.ResultsReported(b.ID); err != nil {
 			return done, err

@@ -3,15 +3,19 @@
 // The API has no idempotency key, so exactly-once rests on three rules:
 //
 //  1. A row is durably marked in flight, with the label and number its
-//     check will carry, before its create request leaves (state.DB.Send).
+//     check will carry, before its create request leaves (Ledger.Send).
 //  2. A create whose answer was lost (a timeout, a reset, a 5xx after the
 //     request was written) puts the row in doubt. A row in doubt is never
-//     sent again blindly: after Options.ResolveAfter it is looked up in the
-//     check list by label and date, matched on number and amount. Found, it
-//     is recorded; not found, it is sent again; when the lookup itself keeps
-//     failing, it stays in doubt and is reported, never resent.
+//     sent again blindly: after Options.ResolveAfter, resolve.Resolver looks
+//     it up and binds the check that payment.Belongs to it; only a row that
+//     a complete lookup proved has no check is sent again. A lookup that
+//     keeps failing leaves the row in doubt, reported, never resent.
 //  3. Rows found in flight at start (the previous process died mid-request)
 //     are put in doubt before anything else happens.
+//
+// And one rule for honesty: a run that cannot record what it does (a
+// ledger write fails) stops at once, and a run that ends with work it could
+// not do returns an error that says what is left (ErrIncomplete).
 //
 // Everything else, the token bucket, retries with backoff and Retry-After,
 // the AIMD step-down on 429, and voiding by risk, is about using the rate
@@ -27,74 +31,72 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/batchd/batchd/internal/echeck"
+	"github.com/batchd/batchd/internal/payment"
+	"github.com/batchd/batchd/internal/resolve"
 	"github.com/batchd/batchd/internal/retry"
-	"github.com/batchd/batchd/internal/state"
 )
-
-// API is what submit needs of the eCheck client. *echeck.Client has it.
-type API interface {
-	CreateCheck(ctx context.Context, req echeck.CheckRequest) (*echeck.Check, error)
-	ListChecks(ctx context.Context, p echeck.ListParams) (*echeck.CheckPage, error)
-	DeleteCheck(ctx context.Context, id string) error
-}
-
-var _ API = (*echeck.Client)(nil)
 
 // Options configures a Runner.
 type Options struct {
 	Concurrency  int           // parallel workers (default 4)
 	ResolveAfter time.Duration // wait after a lost answer before trusting "not found" (default 2m)
 	VoidOnRisk   []string      // risk results whose checks batchd voids at once (e.g. "Fail")
-	MaxAttempts  int           // transient failures per row per run before leaving it for the next run (default 10)
-	Backoff      retry.Backoff
-	Now          func() time.Time
-	Logger       *slog.Logger
-	OnRetry      func(endpoint string) // optional: counts retries for metrics
+	// Retry governs transient failures: a create the service did not act
+	// on, a page of a lookup. Retry.MaxAttempts (default 10) also bounds
+	// the creates of one row in one run, across resends after lookups.
+	Retry   retry.Policy
+	Now     func() time.Time
+	Logger  *slog.Logger
+	OnRetry func(endpoint string) // optional: counts retries for metrics
 }
 
-// ErrFatal is wrapped by Run when the API refused batchd itself (401/403):
-// nothing will succeed until a person fixes the key or its permissions.
-var ErrFatal = errors.New("the API refused batchd's key")
+// ErrIncomplete is wrapped by Run's error when the run ended, not
+// interrupted, with work it could not do: rows left pending after their
+// attempts, rows still in doubt because their lookup failed, or risky
+// checks not voided. The next run picks them up.
+var ErrIncomplete = errors.New("submit left work undone")
 
 // Summary counts what one run did.
 type Summary struct {
-	Created   int // checks created (or found after a lost answer)
-	Rejected  int // rows the API refused
-	Voided    int // checks voided for their risk result
-	Resent    int // rows sent again after a lookup found no check
-	InDoubt   int // rows still in doubt at the end of the run
-	Pending   int // rows left pending (interrupted, or retries exhausted)
-	Attempts  int // create requests sent
-	Recovered int // rows found in flight at start
+	Created    int // checks created (or found after a lost answer)
+	Rejected   int // rows the API refused
+	Voided     int // checks voided for their risk result
+	VoidFailed int // checks that should have been voided but could not be
+	Resent     int // rows sent again after a lookup found no check
+	InDoubt    int // rows still in doubt at the end of the run
+	Pending    int // rows left pending (interrupted, or retries exhausted)
+	Attempts   int // create requests sent
+	Recovered  int // rows found in flight at start
 }
 
 // Runner works through the ledger's pending rows.
 type Runner struct {
-	db   *state.DB
-	api  API
-	opts Options
-	log  *slog.Logger
-	void map[string]bool
+	led      payment.Rows
+	svc      payment.Service
+	resolver *resolve.Resolver
+	opts     Options
+	log      *slog.Logger
+	void     map[string]bool
 
-	created, rejected, voided, resent, attempts atomic.Int64
-	fatal                                       atomic.Pointer[error]
-	skip                                        sync.Map // RowKey -> true: given up on for this run
+	created, rejected, voided, voidFailed, resent, attempts atomic.Int64
+	halted                                                  atomic.Pointer[error] // why the run must stop: key refused, ledger failed
+	lastErr                                                 atomic.Pointer[error] // the last failure that left work undone
+	skip                                                    sync.Map              // RowKey -> true: given up on for this run
 
 	triesMu sync.Mutex
-	tries   map[state.RowKey]int // create attempts per row in this run
+	tries   map[payment.RowKey]int // create attempts per row in this run
 }
 
-// New returns a Runner over db and api.
-func New(db *state.DB, api API, opts Options) *Runner {
+// New returns a Runner over a ledger and the service.
+func New(led payment.Rows, svc payment.Service, opts Options) *Runner {
 	if opts.Concurrency <= 0 {
 		opts.Concurrency = 4
 	}
 	if opts.ResolveAfter <= 0 {
 		opts.ResolveAfter = 2 * time.Minute
 	}
-	if opts.MaxAttempts <= 0 {
-		opts.MaxAttempts = 10
+	if opts.Retry.MaxAttempts <= 0 {
+		opts.Retry.MaxAttempts = 10
 	}
 	if opts.Now == nil {
 		opts.Now = time.Now
@@ -107,7 +109,11 @@ func New(db *state.DB, api API, opts Options) *Runner {
 	for _, r := range opts.VoidOnRisk {
 		void[r] = true
 	}
-	return &Runner{db: db, api: api, opts: opts, log: log, void: void}
+	r := &Runner{led: led, svc: svc, opts: opts, log: log, void: void}
+	lookup := opts.Retry
+	lookup.Notify = func(error, time.Duration) { r.retried("check.list") }
+	r.resolver = &resolve.Resolver{Ledger: led, Service: svc, Retry: lookup, Log: log}
+	return r
 }
 
 // Done reports rows finished so far in this run; Progress displays use it.
@@ -117,10 +123,12 @@ func (r *Runner) Done() int64 { return r.created.Load() + r.rejected.Load() }
 // up, or ctx is cancelled. Cancelling ctx is a graceful stop: no new create
 // starts, requests already out finish (bounded by the client's timeout) or
 // fall into doubt, and everything is committed before Run returns ctx's
-// error. A 401 or 403 stops the run at once with ErrFatal.
+// error. A refused key (payment.ErrKeyRefused) or a ledger failure
+// (payment.ErrLedger) stops the run at once with that error. A run that
+// ends otherwise with work left returns ErrIncomplete.
 func (r *Runner) Run(ctx context.Context) (Summary, error) {
 	var sum Summary
-	n, err := r.db.RecoverInFlight()
+	n, err := r.led.RecoverInFlight()
 	if err != nil {
 		return sum, err
 	}
@@ -156,29 +164,56 @@ func (r *Runner) Run(ctx context.Context) (Summary, error) {
 	return r.finish(sum, ctx.Err())
 }
 
-// finish fills the summary from the counters and the ledger.
+// finish fills the summary from the counters and the ledger, and says
+// what is left when the run ended with work undone.
 func (r *Runner) finish(sum Summary, err error) (Summary, error) {
-	if f := r.fatal.Load(); f != nil {
-		err = *f
+	if h := r.halted.Load(); h != nil {
+		err = *h
 	}
 	sum.Created, sum.Rejected = int(r.created.Load()), int(r.rejected.Load())
-	sum.Voided, sum.Resent, sum.Attempts = int(r.voided.Load()), int(r.resent.Load()), int(r.attempts.Load())
-	cerr := r.db.OpenRows(func(row *state.Row) (bool, error) {
+	sum.Voided, sum.VoidFailed = int(r.voided.Load()), int(r.voidFailed.Load())
+	sum.Resent, sum.Attempts = int(r.resent.Load()), int(r.attempts.Load())
+	cerr := r.led.OpenRows(func(row *payment.Row) (bool, error) {
 		switch row.State {
-		case state.InDoubt, state.InFlight:
+		case payment.InDoubt, payment.InFlight:
 			sum.InDoubt++
 		default:
 			sum.Pending++
 		}
 		return true, nil
 	})
-	return sum, errors.Join(err, cerr)
+	if cerr != nil {
+		return sum, errors.Join(err, fmt.Errorf("count open rows: %w", cerr))
+	}
+	if err == nil && (sum.Pending > 0 || sum.InDoubt > 0 || sum.VoidFailed > 0) {
+		err = fmt.Errorf("%w: %d rows left pending and %d in doubt after their attempts, %d risky checks not voided; the next submit run continues",
+			ErrIncomplete, sum.Pending, sum.InDoubt, sum.VoidFailed)
+		if last := r.lastErr.Load(); last != nil {
+			err = fmt.Errorf("%w; the last error: %w", err, *last)
+		}
+	}
+	return sum, err
+}
+
+// halt stops the run for err: no new create starts. The first cause wins.
+func (r *Runner) halt(err error) {
+	r.halted.CompareAndSwap(nil, &err)
+}
+
+// undone notes err as the latest failure that left work undone, so that
+// the run's error names it (and /healthz files it under its source).
+func (r *Runner) undone(err error) {
+	r.lastErr.Store(&err)
+}
+
+func (r *Runner) stopping(ctx context.Context) bool {
+	return ctx.Err() != nil || r.halted.Load() != nil
 }
 
 // sendPending feeds pending rows, in batch and line order, to the workers
 // and waits for them.
 func (r *Runner) sendPending(ctx context.Context) error {
-	work := make(chan state.RowKey)
+	work := make(chan payment.RowKey)
 	var wg sync.WaitGroup
 	for i := 0; i < r.opts.Concurrency; i++ {
 		wg.Add(1)
@@ -189,13 +224,13 @@ func (r *Runner) sendPending(ctx context.Context) error {
 			}
 		}()
 	}
-	err := r.db.OpenRows(func(row *state.Row) (bool, error) {
-		if row.State != state.Pending || r.skipped(row.Key) {
+	err := r.led.OpenRows(func(row *payment.Row) (bool, error) {
+		if row.State != payment.Pending || r.skipped(row.Key) {
 			return true, nil
 		}
 		select {
 		case work <- row.Key:
-			return r.fatal.Load() == nil, nil
+			return r.halted.Load() == nil, nil
 		case <-ctx.Done():
 			return false, nil
 		}
@@ -205,22 +240,22 @@ func (r *Runner) sendPending(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("walk pending rows: %w", err)
 	}
-	if f := r.fatal.Load(); f != nil {
-		return *f
+	if h := r.halted.Load(); h != nil {
+		return *h
 	}
 	return ctx.Err()
 }
 
 func (r *Runner) hasPending() (bool, error) {
 	found := false
-	err := r.db.OpenRows(func(row *state.Row) (bool, error) {
-		found = row.State == state.Pending && !r.skipped(row.Key)
+	err := r.led.OpenRows(func(row *payment.Row) (bool, error) {
+		found = row.State == payment.Pending && !r.skipped(row.Key)
 		return !found, nil
 	})
 	return found, err
 }
 
-func (r *Runner) skipped(k state.RowKey) bool {
+func (r *Runner) skipped(k payment.RowKey) bool {
 	_, ok := r.skip.Load(k)
 	return ok
 }

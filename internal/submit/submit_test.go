@@ -12,11 +12,10 @@ import (
 	"github.com/batchd/batchd/internal/payment"
 	"github.com/batchd/batchd/internal/retry"
 	"github.com/batchd/batchd/internal/sandbox"
-	"github.com/batchd/batchd/internal/state"
 	"github.com/batchd/batchd/internal/throttle"
 )
 
-func fast() retry.Backoff { return retry.Backoff{Base: time.Millisecond, Max: 20 * time.Millisecond} }
+func fast() retry.Policy { return retry.Policy{Base: time.Millisecond, Max: 20 * time.Millisecond} }
 
 func payments(n int) []payment.Payment {
 	ps := make([]payment.Payment, n)
@@ -29,7 +28,7 @@ func payments(n int) []payment.Payment {
 func TestSubmitsEveryRowOnce(t *testing.T) {
 	r := newRig(t, sandbox.Options{}, testKey)
 	b := r.load("clean.csv", payments(40)...)
-	sum, err := New(r.db, r.api, Options{Concurrency: 8, Backoff: fast()}).Run(context.Background())
+	sum, err := New(r.db, r.svc, Options{Concurrency: 8, Retry: fast()}).Run(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -43,7 +42,7 @@ func TestSubmitsEveryRowOnce(t *testing.T) {
 		}
 	}
 	// A second run finds nothing to do and sends nothing.
-	sum, err = New(r.db, r.api, Options{}).Run(context.Background())
+	sum, err = New(r.db, r.svc, Options{}).Run(context.Background())
 	if err != nil || sum.Attempts != 0 {
 		t.Fatalf("second run: %+v %v", sum, err)
 	}
@@ -52,15 +51,15 @@ func TestSubmitsEveryRowOnce(t *testing.T) {
 func TestUnauthorizedStopsWithRowsUntouched(t *testing.T) {
 	r := newRig(t, sandbox.Options{Keys: []sandbox.Key{{Value: "sk_test_the_right_key"}}}, "sk_test_a_wrong_key_12345")
 	b := r.load("a.csv", payments(5)...)
-	sum, err := New(r.db, r.api, Options{Concurrency: 2, Backoff: fast()}).Run(context.Background())
-	if !errors.Is(err, ErrFatal) || !strings.Contains(err.Error(), "api.key_file") {
-		t.Fatalf("want ErrFatal naming what to fix, got %v", err)
+	sum, err := New(r.db, r.svc, Options{Concurrency: 2, Retry: fast()}).Run(context.Background())
+	if !errors.Is(err, payment.ErrKeyRefused) || !strings.Contains(err.Error(), "api.key_file") {
+		t.Fatalf("want payment.ErrKeyRefused naming what to fix, got %v", err)
 	}
 	if sum.Created != 0 || sum.Pending != 5 {
 		t.Fatalf("summary %+v", sum)
 	}
 	for _, row := range r.rows(b.ID) {
-		if row.State != state.Pending || row.CheckID != "" || row.Payment.BankAccount == "" {
+		if row.State != payment.Pending || row.CheckID != "" || row.Payment.BankAccount == "" {
 			t.Fatalf("row %s changed: %+v", row.Key, row)
 		}
 	}
@@ -78,7 +77,7 @@ func TestBadRequestFailsOnlyThatRow(t *testing.T) {
 	ps := payments(3)
 	ps[1].Memo = strings.Repeat("m", 129) // the service refuses it
 	b := r.load("a.csv", ps...)
-	sum, err := New(r.db, r.api, Options{Backoff: fast()}).Run(context.Background())
+	sum, err := New(r.db, r.svc, Options{Retry: fast()}).Run(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -86,13 +85,13 @@ func TestBadRequestFailsOnlyThatRow(t *testing.T) {
 		t.Fatalf("summary %+v", sum)
 	}
 	rows := r.rows(b.ID)
-	if rows[1].State != state.Rejected || !strings.Contains(rows[1].Error, "memo") {
+	if rows[1].State != payment.Rejected || !strings.Contains(rows[1].Error, "memo") {
 		t.Fatalf("row 3: %s %q", rows[1].State, rows[1].Error)
 	}
 	if rows[1].Attempts != 1 {
 		t.Fatalf("a 400 was retried: %d attempts", rows[1].Attempts)
 	}
-	if rows[0].State != state.Submitted || rows[2].State != state.Submitted {
+	if rows[0].State != payment.Submitted || rows[2].State != payment.Submitted {
 		t.Fatal("other rows not submitted")
 	}
 }
@@ -102,7 +101,7 @@ func TestRetryAfterIsHonoured(t *testing.T) {
 	lim := throttle.New(0, 1) // batchd's own ceiling is off: the service's 429s pace it
 	api, _ := echeck.New(echeck.Options{BaseURL: r.srv.URL, Key: testKey, Limiter: lim})
 	b := r.load("a.csv", payments(6)...)
-	sum, err := New(r.db, api, Options{Concurrency: 1, Backoff: fast()}).Run(context.Background())
+	sum, err := New(r.db, echeck.NewService(api), Options{Concurrency: 1, Retry: fast()}).Run(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -142,7 +141,7 @@ func TestVoidOnRisk(t *testing.T) {
 	fail, pass := fixture(5, 1000), fixture(16, 2000)
 	fail.VerifyBeforeSave, pass.VerifyBeforeSave = true, true
 	b := r.load("a.csv", fail, pass)
-	sum, err := New(r.db, r.api, Options{VoidOnRisk: []string{"Fail"}, Backoff: fast()}).Run(context.Background())
+	sum, err := New(r.db, r.svc, Options{VoidOnRisk: []string{"Fail"}, Retry: fast()}).Run(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -158,7 +157,7 @@ func TestVoidOnRisk(t *testing.T) {
 	}
 	for _, row := range rows {
 		c, err := r.api.GetCheck(context.Background(), row.CheckID)
-		if err != nil || c.Status != row.CheckStatus {
+		if err != nil || payment.Status(c.Status) != row.CheckStatus {
 			t.Fatalf("service says %v %v for row %s (%s)", c, err, row.Key, row.CheckStatus)
 		}
 	}
@@ -167,7 +166,7 @@ func TestVoidOnRisk(t *testing.T) {
 func TestLostAnswersAreResolvedNotResent(t *testing.T) {
 	r := newRig(t, sandbox.Options{DropRate: 0.3, ErrorRate: 0.2, Seed: 7}, testKey)
 	b := r.load("a.csv", payments(60)...)
-	sum, err := New(r.db, r.api, Options{Concurrency: 6, ResolveAfter: 20 * time.Millisecond, MaxAttempts: 50, Backoff: fast()}).Run(context.Background())
+	sum, err := New(r.db, r.svc, Options{Concurrency: 6, ResolveAfter: 20 * time.Millisecond, Retry: retry.Policy{Base: time.Millisecond, Max: 20 * time.Millisecond, MaxAttempts: 50}}).Run(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -202,11 +201,11 @@ func TestRecoveryAfterCrash(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	req := checkRequest(rows[0])
+	req := echeck.RequestOf(rows[0])
 	if _, err := r.api.CreateCheck(context.Background(), req); err != nil {
 		t.Fatal(err)
 	}
-	sum, err := New(r.db, r.api, Options{ResolveAfter: time.Millisecond, Backoff: fast()}).Run(context.Background())
+	sum, err := New(r.db, r.svc, Options{ResolveAfter: time.Millisecond, Retry: fast()}).Run(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -220,7 +219,7 @@ func TestGracefulStop(t *testing.T) {
 	r := newRig(t, sandbox.Options{Latency: 20 * time.Millisecond}, testKey)
 	b := r.load("a.csv", payments(200)...)
 	ctx, cancel := context.WithCancel(context.Background())
-	run := New(r.db, r.api, Options{Concurrency: 4, Backoff: fast()})
+	run := New(r.db, r.svc, Options{Concurrency: 4, Retry: fast()})
 	done := make(chan struct{})
 	var sum Summary
 	var err error
@@ -246,4 +245,47 @@ func TestGracefulStop(t *testing.T) {
 		t.Fatalf("service has %d checks, ledger says %d created", len(checks), sum.Created)
 	}
 	_ = b
+}
+
+// A run against a service that fails every request ends with the work
+// undone and says so: never a quiet success.
+func TestFailingServiceIsIncomplete(t *testing.T) {
+	r := newRig(t, sandbox.Options{ErrorRate: 1.0, Seed: 7}, testKey)
+	b := r.load("a.csv", payments(5)...)
+	sum, err := New(r.db, r.svc, Options{ResolveAfter: time.Millisecond,
+		Retry: retry.Policy{Base: time.Millisecond, Max: 5 * time.Millisecond, MaxAttempts: 3}}).Run(context.Background())
+	if !errors.Is(err, ErrIncomplete) {
+		t.Fatalf("Run = %v, want ErrIncomplete", err)
+	}
+	if sum.Created != 0 || sum.Pending+sum.InDoubt != 5 {
+		t.Fatalf("summary %+v: want nothing created and 5 rows left", sum)
+	}
+	if !strings.Contains(err.Error(), "pending") || !strings.Contains(err.Error(), "in doubt") {
+		t.Fatalf("error does not say what is left: %v", err)
+	}
+	// The service recovers: the next run finishes, exactly once.
+	healthy := newRig(t, sandbox.Options{}, testKey)
+	healthy.db = r.db
+	if _, err := New(r.db, healthy.svc, Options{ResolveAfter: time.Millisecond, Retry: fast()}).Run(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	healthy.assertExactlyOnce(b.ID, 5)
+}
+
+// A ledger that cannot be written stops the run at once with an error
+// that names the ledger and the cause; no create leaves without its intent
+// on disk.
+func TestLedgerFailureStopsTheRun(t *testing.T) {
+	r := newRig(t, sandbox.Options{}, testKey)
+	r.load("a.csv", payments(3)...)
+	if err := r.db.Close(); err != nil { // every write now fails
+		t.Fatal(err)
+	}
+	_, err := New(r.db, r.svc, Options{Retry: fast()}).Run(context.Background())
+	if !errors.Is(err, payment.ErrLedger) || !strings.Contains(err.Error(), "cannot") || !strings.Contains(err.Error(), "the ledger") {
+		t.Fatalf("Run = %v, want a ledger failure naming the ledger", err)
+	}
+	if got := len(r.serviceChecks()); got != 0 {
+		t.Fatalf("%d checks made without a durable intent", got)
+	}
 }

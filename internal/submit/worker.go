@@ -4,158 +4,179 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"time"
 
-	"github.com/batchd/batchd/internal/echeck"
+	"github.com/batchd/batchd/internal/payment"
 	"github.com/batchd/batchd/internal/retry"
-	"github.com/batchd/batchd/internal/state"
 )
 
-// sendRow creates the check of one pending row, retrying transient
-// refusals. It returns when the row has a check, was rejected, fell into
-// doubt, or is left pending (run stopping, or attempts used up).
-func (r *Runner) sendRow(ctx context.Context, k state.RowKey) {
-	for attempt := 0; ; attempt++ {
-		if ctx.Err() != nil || r.fatal.Load() != nil {
-			return // a stop: no new create starts
+// errGaveUp stops a row's retries for this run.
+var errGaveUp = errors.New("gave up on the row for this run")
+
+// sendRow creates the check of one pending row, retrying what the service
+// did not act on. It returns when the row has a check, was rejected, fell
+// into doubt, or is left pending (run stopping, or attempts used up).
+func (r *Runner) sendRow(ctx context.Context, k payment.RowKey) {
+	err := retry.Do(ctx, r.opts.Retry, func(ctx context.Context) error {
+		if r.stopping(ctx) {
+			return retry.Permanent(context.Canceled) // a stop: no new create starts
 		}
-		if n := r.countTry(k); n > r.opts.MaxAttempts {
-			r.giveUp(k, fmt.Sprintf("%d attempts in this run; left pending for the next run", n-1))
-			return
+		if n := r.countTry(k); n > r.opts.Retry.MaxAttempts {
+			return retry.Permanent(fmt.Errorf("%w: %d attempts", errGaveUp, n-1))
 		}
-		row, err := r.db.Send(k)
+		row, err := r.led.Send(k)
 		if err != nil {
-			r.log.Error("mark row in flight", "row", k.String(), "err", err)
-			return
+			return r.ledgerFailed(err) // it names the row and the transition
 		}
 		r.attempts.Add(1)
 		// The request runs to its end even when the run is stopping: a
 		// cancelled create is an ambiguous one, and ambiguity costs a
 		// lookup. The client's own timeout bounds it.
-		chk, err := r.api.CreateCheck(context.WithoutCancel(ctx), checkRequest(row))
+		chk, err := r.svc.CreateCheck(context.WithoutCancel(ctx), row)
 		if err == nil {
-			r.created.Add(1)
-			r.recordCreated(ctx, k, chk, "")
-			return
+			return r.recordCreated(ctx, k, chk, "")
 		}
-		if !r.handleFailure(ctx, k, err, attempt) {
-			return
-		}
+		return r.handleFailure(k, err)
+	})
+	if err != nil && !r.stopping(ctx) {
+		r.undone(err)
+		r.giveUp(k, err)
 	}
 }
 
-// handleFailure records a failed create and reports whether to try again.
-func (r *Runner) handleFailure(ctx context.Context, k state.RowKey, err error, attempt int) bool {
-	var apiErr *echeck.Error
-	errors.As(err, &apiErr)
-	switch echeck.ClassOf(err) {
-	case echeck.Permanent:
-		msg := err.Error()
-		if apiErr != nil && apiErr.Message != "" {
-			msg = apiErr.Message
-		}
-		if _, err := r.db.Reject(k, msg); err != nil {
-			r.log.Error("record rejection", "row", k.String(), "err", err)
+// handleFailure records a failed create. It returns nil when the row has
+// reached an outcome (rejected, in doubt), a permanent error when the run
+// must stop, and a retryable one when the create may be sent again.
+func (r *Runner) handleFailure(k payment.RowKey, err error) error {
+	switch payment.FailureOf(err) {
+	case payment.FailRefused:
+		msg := payment.ServiceMessage(err)
+		if _, lerr := r.led.Reject(k, msg); lerr != nil {
+			return r.ledgerFailed(fmt.Errorf("record the rejection of %s: %w", k, lerr))
 		}
 		r.rejected.Add(1)
 		r.log.Info("row refused by the API", "row", k.String(), "reason", msg)
-		return false
-	case echeck.Fatal:
-		r.release(k, "the API refused the key: "+err.Error())
-		ferr := fmt.Errorf("%w: %v; check api.key_file / BATCHD_API_KEY and that the key belongs to api.mode and has permission", ErrFatal, err)
-		r.fatal.CompareAndSwap(nil, &ferr)
-		return false
-	case echeck.Ambiguous:
-		if _, err := r.db.Doubt(k, "answer lost: "+err.Error()); err != nil {
-			r.log.Error("record doubt", "row", k.String(), "err", err)
+		return nil
+	case payment.FailKeyRefused:
+		if lerr := r.release(k, "the API refused the key: "+err.Error()); lerr != nil {
+			return lerr
+		}
+		r.halt(fmt.Errorf("%w: %w", payment.ErrKeyRefused, err))
+		return retry.Permanent(err)
+	case payment.FailLost:
+		if _, lerr := r.led.Doubt(k, "answer lost: "+err.Error()); lerr != nil {
+			return r.ledgerFailed(fmt.Errorf("record %s in doubt: %w", k, lerr))
 		}
 		r.log.Warn("create answer lost; the row will be looked up before any resend", "row", k.String(), "err", err)
-		return false
-	default: // Retryable: the service did not act on the request
-		r.release(k, "not processed: "+err.Error())
+		return nil
+	default: // FailNotDone: the service did not act on the request
+		if lerr := r.release(k, "not processed: "+err.Error()); lerr != nil {
+			return lerr
+		}
 		r.retried("check.create")
 		// The client has already paused the shared limiter for the
 		// service's Retry-After; this worker also waits at least as long.
-		var wait time.Duration
-		if apiErr != nil {
-			wait = apiErr.RetryAfter
-		}
-		return retry.Sleep(ctx, r.opts.Backoff.Delay(attempt, wait)) == nil
+		return retry.After(payment.RetryAfter(err), err)
 	}
 }
 
-func (r *Runner) release(k state.RowKey, reason string) {
-	if _, err := r.db.Release(k, reason); err != nil {
-		r.log.Error("release row", "row", k.String(), "err", err)
+// release returns a row in flight to pending; a ledger failure halts the
+// run and comes back permanent.
+func (r *Runner) release(k payment.RowKey, reason string) error {
+	if _, err := r.led.Release(k, reason); err != nil {
+		return r.ledgerFailed(fmt.Errorf("release %s: %w", k, err))
 	}
+	return nil
+}
+
+// ledgerFailed halts the run for a ledger failure: a run that cannot
+// record what it does must not make payments.
+func (r *Runner) ledgerFailed(err error) error {
+	r.halt(err)
+	return retry.Permanent(err)
 }
 
 // countTry counts one more create attempt of k in this run, across
 // resends after lookups, so that no row can loop forever.
-func (r *Runner) countTry(k state.RowKey) int {
+func (r *Runner) countTry(k payment.RowKey) int {
 	r.triesMu.Lock()
 	defer r.triesMu.Unlock()
 	if r.tries == nil {
-		r.tries = map[state.RowKey]int{}
+		r.tries = map[payment.RowKey]int{}
 	}
 	r.tries[k]++
 	return r.tries[k]
 }
 
-func (r *Runner) giveUp(k state.RowKey, reason string) {
+func (r *Runner) giveUp(k payment.RowKey, err error) {
 	r.skip.Store(k, true)
-	r.log.Warn("giving up on row for this run", "row", k.String(), "reason", reason)
+	r.log.Warn("giving up on row for this run; it stays pending for the next run", "row", k.String(), "err", err)
 }
 
 // recordCreated stores the check on the row and voids it at once when its
 // risk result is one the configuration refuses.
-func (r *Runner) recordCreated(ctx context.Context, k state.RowKey, chk *echeck.Check, note string) {
-	res := resultOf(chk, note)
-	if _, err := r.db.Created(k, res); err != nil {
-		r.log.Error("record created check", "row", k.String(), "check_id", chk.CheckID, "err", err)
-		return
+func (r *Runner) recordCreated(ctx context.Context, k payment.RowKey, chk *payment.Check, note string) error {
+	res := payment.ResultOf(chk, note)
+	if _, err := r.led.Created(k, res); err != nil {
+		return r.ledgerFailed(fmt.Errorf("record check %s of %s: %w", chk.ID, k, err))
 	}
+	r.created.Add(1)
 	if r.void[res.Risk] {
-		r.voidCheck(ctx, k, chk.CheckID, res.Risk)
+		return r.voidCheck(ctx, k, chk.ID, res.Risk)
 	}
+	return nil
 }
 
 // voidCheck deletes a check whose risk result is refused, and records why.
-// A failed void is retried by the sweep at the end of the run.
-func (r *Runner) voidCheck(ctx context.Context, k state.RowKey, id, risk string) {
-	if err := r.api.DeleteCheck(context.WithoutCancel(ctx), id); err != nil {
+// A failed void is retried by the sweep at the end of the run, and counted
+// when that fails too.
+func (r *Runner) voidCheck(ctx context.Context, k payment.RowKey, id, risk string) error {
+	if err := r.svc.DeleteCheck(context.WithoutCancel(ctx), id); err != nil {
+		r.undone(err)
 		r.log.Warn("void check", "row", k.String(), "check_id", id, "err", err)
-		return
+		return nil
 	}
-	if err := r.db.Voided(k, "risk result "+risk+" is in submit.void_on_risk"); err != nil {
-		r.log.Error("record void", "row", k.String(), "err", err)
-		return
+	if err := r.led.Voided(k, "risk result "+risk+" is in submit.void_on_risk"); err != nil {
+		return r.ledgerFailed(fmt.Errorf("record the void of %s: %w", k, err))
 	}
 	r.voided.Add(1)
+	return nil
 }
 
 // sweepVoids voids checks that should have been voided but were not (the
-// DELETE failed, or the process stopped in between).
+// DELETE failed, the check was found by a lookup, or the process stopped
+// in between), and counts those it still cannot void.
 func (r *Runner) sweepVoids(ctx context.Context) error {
 	if len(r.void) == 0 {
 		return nil
 	}
 	type todo struct {
-		k        state.RowKey
+		k        payment.RowKey
 		id, risk string
 	}
 	var list []todo
-	err := r.db.TrackedRows(func(row *state.Row) (bool, error) {
-		if r.void[row.Risk] && row.CheckStatus == "in_process" {
+	err := r.led.TrackedRows(func(row *payment.Row) (bool, error) {
+		if r.void[row.Risk] && row.CheckStatus == payment.StatusInProcess {
 			list = append(list, todo{row.Key, row.CheckID, row.Risk})
 		}
 		return true, nil
 	})
+	if err != nil {
+		return fmt.Errorf("find checks to void: %w", err)
+	}
 	for _, t := range list {
-		if ctx.Err() != nil {
+		if r.stopping(ctx) {
 			break
 		}
-		r.voidCheck(ctx, t.k, t.id, t.risk)
+		before := r.voided.Load()
+		if err := r.voidCheck(ctx, t.k, t.id, t.risk); err != nil {
+			return err
+		}
+		if r.voided.Load() == before {
+			r.voidFailed.Add(1)
+		}
 	}
-	return err
+	if h := r.halted.Load(); h != nil {
+		return *h
+	}
+	return nil
 }

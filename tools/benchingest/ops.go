@@ -11,6 +11,7 @@ import (
 
 	"github.com/batchd/batchd/internal/ingest"
 	"github.com/batchd/batchd/internal/ingest/csvfile"
+	"github.com/batchd/batchd/internal/payment"
 	"github.com/batchd/batchd/internal/report"
 	"github.com/batchd/batchd/internal/state"
 )
@@ -54,7 +55,7 @@ func ingestFile(csvPath, work string) (result, error) {
 	if err != nil {
 		return result{}, err
 	}
-	loader, err := db.BeginBatch(state.FileMeta{Name: filepath.Base(csvPath), SHA256: "benchingest", Size: fi.Size()})
+	loader, err := db.BeginBatch(payment.FileMeta{Name: filepath.Base(csvPath), SHA256: "benchingest", Size: fi.Size()})
 	if err != nil {
 		return result{}, err
 	}

@@ -32,7 +32,7 @@ func main() {
 	per := *rows / *batches
 	for b := 0; b < *batches; b++ {
 		name := fmt.Sprintf("bench-%d.csv", b)
-		l, err := db.BeginBatch(state.FileMeta{Name: name, SHA256: fmt.Sprintf("ledgerfill-%d-%d", *rows, b)})
+		l, err := db.BeginBatch(payment.FileMeta{Name: name, SHA256: fmt.Sprintf("ledgerfill-%d-%d", *rows, b)})
 		if err != nil {
 			log.Fatal(err)
 		}

@@ -7,8 +7,8 @@
 // A payment file is UTF-8 text (a byte order mark is allowed), with CRLF or
 // LF line ends and RFC 4180 quoting: a field in double quotes may hold commas,
 // line breaks and doubled quotes (""). The first non-blank row is the header.
-// Its cells are the field names of a check (spec 2.1), matched without regard
-// to case or surrounding spaces, in any order:
+// Its cells are the field names of a check (spec 2.1, payment.Fields),
+// matched without regard to case or surrounding spaces, in any order:
 //
 //	number amount memo name email authorization_date label phone address city
 //	state zip bank_account bank_routing token store type_info recurring
@@ -85,7 +85,10 @@
 // It sets no gocsv global. gocsv's callback API decodes on its own goroutine,
 // one record ahead of the callback, so the physical line of each record
 // travels inside the record as an extra column instead of being read from
-// the reader's current position. Should another package set
-// gocsv.FailIfUnmatchedStructTags, Parse fails with gocsv's error for files
-// that leave out optional columns; it never misplaces data.
+// the reader's current position. The columns are the fields of a payment
+// (payment.Fields), which no struct lists with tags: gocsv hands each cell
+// to the record's UnmarshalCSVWithFields (gocsv.TypeUnmarshalCSVWithFields)
+// in column order. Parse therefore depends on no gocsv global (TagName,
+// FailIfUnmatchedStructTags, the header normalizer), and a record of
+// another length than the header stops it rather than misplace data.
 package csvfile

@@ -60,8 +60,8 @@ func line32(line int) uint32 { return uint32(min(line, 1<<32-1)) }
 // Every row whose identifying cells are well formed is remembered, even a row
 // with other findings: once that row is fixed and sent again, the later copy
 // would pay twice.
-func (v *validator) duplicates(bad *[numFields]bool) {
-	c := &v.cells
+func (v *validator) duplicates() {
+	c, bad := v.cells, v.bad
 	ok := func(col int) bool { return c[col] != "" && !bad[col] }
 	var src, a, b string
 	switch {

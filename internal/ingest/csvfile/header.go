@@ -4,48 +4,51 @@ import (
 	"encoding/csv"
 	"errors"
 	"fmt"
-	"github.com/batchd/batchd/internal/suggest"
 	"io"
 	"strings"
+
+	"github.com/batchd/batchd/internal/payment"
+	"github.com/batchd/batchd/internal/suggest"
 )
 
-// The columns of a payment file: the fields of a check (spec 2.1), in spec
-// order. The order is also the order of findings within a row.
-const (
-	colNumber = iota
-	colAmount
-	colMemo
-	colName
-	colEmail
-	colAuthorizationDate
-	colLabel
-	colPhone
-	colAddress
-	colCity
-	colState
-	colZip
-	colBankAccount
-	colBankRouting
-	colToken
-	colStore
-	colTypeInfo
-	colRecurring
-	colRecurringCycle
-	colRecurringStartDate
-	colRecurringInstallments
-	colVerifyBeforeSave
-	colFundConfirmation
-	numFields
+// The columns of a payment file are the fields of a payment
+// (payment.Fields, spec 2.1), identified by their position there; the
+// order is also the order of findings within a row.
+var numFields = len(payment.Fields)
+
+// The columns this package's rules name.
+var (
+	colNumber                = column("number")
+	colAmount                = column("amount")
+	colMemo                  = column("memo")
+	colName                  = column("name")
+	colEmail                 = column("email")
+	colAuthorizationDate     = column("authorization_date")
+	colAddress               = column("address")
+	colCity                  = column("city")
+	colState                 = column("state")
+	colZip                   = column("zip")
+	colBankAccount           = column("bank_account")
+	colBankRouting           = column("bank_routing")
+	colToken                 = column("token")
+	colStore                 = column("store")
+	colRecurring             = column("recurring")
+	colRecurringCycle        = column("recurring_cycle")
+	colRecurringStartDate    = column("recurring_start_date")
+	colRecurringInstallments = column("recurring_installments")
 )
 
-// fieldNames are the canonical column names, indexed by the col constants.
-var fieldNames = [numFields]string{
-	"number", "amount", "memo", "name", "email", "authorization_date", "label",
-	"phone", "address", "city", "state", "zip", "bank_account", "bank_routing",
-	"token", "store", "type_info", "recurring", "recurring_cycle",
-	"recurring_start_date", "recurring_installments", "verify_before_save",
-	"fund_confirmation",
+// column returns the position of the field named name in payment.Fields.
+func column(name string) int {
+	i := payment.FieldIndex(name)
+	if i < 0 {
+		panic("csvfile: " + name + " is not a field of a payment")
+	}
+	return i
 }
+
+// columnNames are the names of the columns, for suggestions.
+var columnNames = payment.FieldNames()
 
 // Markers in header.index for raw columns that map to no field.
 const (
@@ -55,20 +58,11 @@ const (
 
 // header is the checked header row of a file.
 type header struct {
-	index   []int // raw column -> field, colIgnored or colUnnamed
-	present [numFields]bool
-	fields  []int          // the fields present, in column order: what gocsv decodes
-	pos     [numFields]int // field -> its position in the records handed to gocsv
-	next    int            // the line after the header record
-}
-
-func fieldIndex(name string) int {
-	for i, f := range fieldNames {
-		if f == name {
-			return i
-		}
-	}
-	return -1
+	index   []int  // raw column -> field, colIgnored or colUnnamed
+	present []bool // field -> whether the file has its column
+	fields  []int  // the fields present, in spec order: what gocsv decodes
+	pos     []int  // field -> its position in the records handed to gocsv
+	next    int    // the line after the header record
 }
 
 func normalizeName(s string) string { return strings.ToLower(strings.TrimSpace(s)) }
@@ -81,7 +75,7 @@ func ignoreSet(names []string) (map[string]bool, error) {
 		if n == "" {
 			continue
 		}
-		if fieldIndex(n) >= 0 {
+		if payment.FieldIndex(n) >= 0 {
 			return nil, fmt.Errorf("csvfile: ignore column %q is a check field; ignoring it would drop payment data", n)
 		}
 		set[n] = true
@@ -106,11 +100,12 @@ func readHeader(cr *csv.Reader, ignore map[string]bool) (*header, error) {
 	if err := checkText(cr, raw); err != nil {
 		return nil, err
 	}
-	h := &header{index: make([]int, len(raw)), next: last + strings.Count(raw[len(raw)-1], "\n") + 1}
+	h := &header{index: make([]int, len(raw)), present: make([]bool, numFields), pos: make([]int, numFields),
+		next: last + strings.Count(raw[len(raw)-1], "\n") + 1}
 	seen := make(map[int]int, numFields) // field -> 1-based raw column
 	for i, cell := range raw {
 		name := normalizeName(cell)
-		switch f := fieldIndex(name); {
+		switch f := payment.FieldIndex(name); {
 		case name == "":
 			h.index[i] = colUnnamed
 		case f >= 0:
@@ -155,7 +150,7 @@ func unknownColumn(line, col int, cell string) error {
 	}
 	name := strings.TrimSpace(cell)
 	reason := "unknown column; fix its name or list it in ignore_columns"
-	if s := suggest.Closest(normalizeName(name), fieldNames[:], 2); s != "" {
+	if s := suggest.Closest(normalizeName(name), columnNames, 2); s != "" {
 		reason = fmt.Sprintf("unknown column; did you mean %s? Fix its name or list it in ignore_columns", s)
 	}
 	return &FileError{Line: line, Column: clip(name), Reason: reason}
@@ -166,7 +161,7 @@ func (h *header) checkRequired(line int) error {
 	var missing []string
 	for _, f := range []int{colAmount, colMemo, colName} {
 		if !h.present[f] {
-			missing = append(missing, fieldNames[f])
+			missing = append(missing, payment.Fields[f].Name)
 		}
 	}
 	if !h.present[colEmail] && !h.present[colAddress] {
@@ -190,7 +185,7 @@ func (h *header) checkRequired(line int) error {
 func (h *header) gocsvHeader() []string {
 	out := make([]string, 0, len(h.fields)+1)
 	for _, f := range h.fields {
-		out = append(out, fieldNames[f])
+		out = append(out, payment.Fields[f].Name)
 	}
 	return append(out, tagMeta)
 }

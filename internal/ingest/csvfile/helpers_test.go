@@ -11,6 +11,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/batchd/batchd/internal/payment"
 )
 
 // runDate is the run date of every test; dates in testdata are relative to it.
@@ -66,7 +68,7 @@ func parseFile(t testing.TB, name string, o Options) result {
 }
 
 // allColumns is a header with every field, in spec order.
-var allColumns = fieldNames[:]
+var allColumns = payment.FieldNames()
 
 // baseRow is a valid test-mode row; cases override cells of it.
 func baseRow() map[string]string {

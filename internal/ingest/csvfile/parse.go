@@ -41,7 +41,7 @@ func Parse(r io.Reader, opts Options, onRow func(Payment) error, onFinding func(
 	if err != nil {
 		return Summary{}, fileOrIOError(err)
 	}
-	c := &consumer{v: newValidator(opts, len(hdr.index)), onRow: onRow, onFinding: onFinding}
+	c := &consumer{v: newValidator(opts, hdr), onRow: onRow, onFinding: onFinding}
 	dec := &decoder{cr: cr, lim: lim, hdr: hdr, maxBytes: opts.maxRecordBytes(), stop: &c.stop, nextLine: hdr.next}
 	err = gocsv.UnmarshalDecoderToCallback(dec, c.handle)
 	if c.panicked {
@@ -108,7 +108,7 @@ type consumer struct {
 // handle validates one record and calls back. After a callback failed or
 // panicked it only lets gocsv drain, so that gocsv's goroutine ends; Parse
 // then returns the error or repeats the panic.
-func (c *consumer) handle(rec *record) {
+func (c *consumer) handle(rec record) {
 	if c.stop.Load() {
 		return
 	}
@@ -118,13 +118,20 @@ func (c *consumer) handle(rec *record) {
 			c.stop.Store(true)
 		}
 	}()
-	m, ok := parseMeta(rec.Meta)
+	// Every column of the header handed to gocsv, the meta column last: a
+	// record of another length has its cells out of place.
+	n := len(rec.cells)
+	if n != len(c.v.fields)+1 {
+		c.fail(fmt.Errorf("csvfile: gocsv handed over a record of %d columns, want %d", n, len(c.v.fields)+1))
+		return
+	}
+	m, ok := parseMeta(rec.cells[n-1])
 	if !ok {
-		c.fail(errors.New("csvfile: gocsv lost the line column; was a gocsv global such as TagName or the header normalizer changed?"))
+		c.fail(errors.New("csvfile: gocsv lost the line column"))
 		return
 	}
 	c.sum.Rows++
-	p, findings := c.v.check(rec, m)
+	p, findings := c.v.check(&rec, m)
 	if len(findings) > 0 {
 		c.sum.Invalid++
 		for _, f := range findings {

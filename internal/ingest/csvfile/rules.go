@@ -26,33 +26,47 @@ type cellRule struct {
 	min, max  int  // length in characters (runes); 0 = no bound
 	multiline bool // line breaks and tabs allowed
 	check     func(v *validator, s string) string
+	// norm turns a valid cell into the value stored; nil keeps it.
+	norm func(string) string
 }
 
-// cellRules is indexed by the col constants.
-var cellRules = [numFields]cellRule{
-	colNumber:                {check: digitsRule(1, 10)},
-	colAmount:                {check: amountRule},
-	colMemo:                  {max: 128, multiline: true},
-	colName:                  {max: 80},
-	colEmail:                 {max: 80, check: emailRule},
-	colAuthorizationDate:     {check: (*validator).authorizationDate},
-	colLabel:                 {max: 128},
-	colPhone:                 {max: 20},
-	colAddress:               {max: 128, multiline: true},
-	colCity:                  {max: 40},
-	colState:                 {check: stateRule},
-	colZip:                   {min: 5, max: 10},
-	colBankAccount:           {check: digitsRule(4, 17)},
-	colBankRouting:           {check: (*validator).routing},
-	colToken:                 {min: 36, max: 36},
-	colStore:                 {max: 128},
-	colTypeInfo:              {max: 128},
-	colRecurring:             {check: boolRule},
-	colRecurringCycle:        {check: cycleRule},
-	colRecurringStartDate:    {check: (*validator).startDate},
-	colRecurringInstallments: {check: installmentsRule},
-	colVerifyBeforeSave:      {check: boolRule},
-	colFundConfirmation:      {check: boolRule},
+// cellRules is indexed by column (the position in payment.Fields). A
+// cell's value is read by its field's kind (see validator.payment), so a
+// column whose kind is not text needs a check that the value reads.
+var cellRules = rulesByColumn(map[string]cellRule{
+	"number":                 {check: digitsRule(1, 10)},
+	"amount":                 {check: amountRule},
+	"memo":                   {max: 128, multiline: true},
+	"name":                   {max: 80},
+	"email":                  {max: 80, check: emailRule},
+	"authorization_date":     {check: (*validator).authorizationDate},
+	"label":                  {max: 128},
+	"phone":                  {max: 20},
+	"address":                {max: 128, multiline: true},
+	"city":                   {max: 40},
+	"state":                  {check: stateRule, norm: strings.ToUpper},
+	"zip":                    {min: 5, max: 10},
+	"bank_account":           {check: digitsRule(4, 17)},
+	"bank_routing":           {check: (*validator).routing},
+	"token":                  {min: 36, max: 36},
+	"store":                  {max: 128},
+	"type_info":              {max: 128},
+	"recurring":              {check: boolRule},
+	"recurring_cycle":        {check: cycleRule, norm: strings.ToLower},
+	"recurring_start_date":   {check: (*validator).startDate, norm: nullToEmpty},
+	"recurring_installments": {check: installmentsRule},
+	"verify_before_save":     {check: boolRule},
+	"fund_confirmation":      {check: boolRule},
+})
+
+// rulesByColumn places rules by column. A rule for a name that is not a
+// field is a mistake of this package, and panics.
+func rulesByColumn(byName map[string]cellRule) []cellRule {
+	rules := make([]cellRule, numFields)
+	for name, r := range byName {
+		rules[column(name)] = r
+	}
+	return rules
 }
 
 // apply returns why s breaks r, or "".
@@ -285,6 +299,14 @@ func (v *validator) authorizationDate(s string) string {
 
 // isNull reports the spelling of "no start date" that spec 2.1 shows.
 func isNull(s string) bool { return strings.EqualFold(s, "null") }
+
+// nullToEmpty stores NULL as "not given".
+func nullToEmpty(s string) string {
+	if isNull(s) {
+		return ""
+	}
+	return s
+}
 
 func (v *validator) startDate(s string) string {
 	if isNull(s) {

@@ -230,11 +230,9 @@ func TestStrayValueInUnnamedColumn(t *testing.T) {
 }
 
 // TestChangedGocsvGlobals: Parse sets no gocsv global, but another package
-// in the process might. A header normalizer is applied by gocsv to headers
-// and tags alike, so Parse still works; a changed TagName loses the line
-// column, and Parse must stop rather than accept rows with misplaced data.
-// FailIfUnmatchedStructTags makes gocsv refuse a file that lacks some field
-// columns; Parse then fails with gocsv's error.
+// in the process might. Parse does not depend on them: gocsv hands each
+// column to record.UnmarshalCSVWithFields in column order, whatever the
+// header normalizer, TagName or FailIfUnmatchedStructTags.
 // The test changes the globals and puts them back (SetHeaderNormalizer also
 // clears gocsv's struct cache); no test here runs in parallel.
 func TestChangedGocsvGlobals(t *testing.T) {
@@ -250,7 +248,7 @@ func TestChangedGocsvGlobals(t *testing.T) {
 	gocsv.FailIfUnmatchedStructTags = true
 	res = parseFile(t, "csv/valid.csv", testOpts())
 	gocsv.FailIfUnmatchedStructTags = false
-	if res.err == nil || len(res.rows) != 0 {
+	if res.err != nil || len(res.rows) != 5 {
 		t.Errorf("with FailIfUnmatchedStructTags: err = %v, rows %v", res.err, res.rows)
 	}
 
@@ -258,8 +256,21 @@ func TestChangedGocsvGlobals(t *testing.T) {
 	defer func() { gocsv.TagName = "csv" }()
 	gocsv.SetHeaderNormalizer(gocsv.DefaultNameNormalizer())
 	res = parseString(csvOf(baseRow()), testOpts())
-	if res.err == nil || !strings.Contains(res.err.Error(), "gocsv") || len(res.rows) != 0 {
+	if res.err != nil || len(res.rows) != 1 || res.rows[0].BankAccount != "1111000016" {
 		t.Errorf("with TagName json: err = %v, rows %v", res.err, res.rows)
+	}
+}
+
+// TestRecordOfWrongLength: a record whose cells do not match the header
+// handed to gocsv stops Parse rather than misplace data.
+func TestRecordOfWrongLength(t *testing.T) {
+	hdr := &header{index: []int{0, 1}, fields: []int{0, 1}}
+	for _, cells := range [][]string{nil, {"1001", "2,2,0"}, {"1001", "10.00", "x", "2,2,0"}} {
+		c := &consumer{v: newValidator(testOpts(), hdr)}
+		c.handle(record{cells: cells})
+		if c.err == nil || !strings.Contains(c.err.Error(), "columns") || c.sum.Rows != 0 {
+			t.Errorf("%q: err %v, rows %d", cells, c.err, c.sum.Rows)
+		}
 	}
 }
 

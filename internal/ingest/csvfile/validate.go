@@ -12,50 +12,26 @@ import (
 	"github.com/batchd/batchd/internal/redact"
 )
 
-// record is what gocsv decodes each canonical row into. gocsv only fills
-// exported fields; the type stays unexported.
+// record is one canonical record as gocsv hands it over: the cells of the
+// header's fields (header.fields), then the meta column. Its columns are
+// payment.Fields, which no struct declares one by one, so gocsv fills it
+// through UnmarshalCSVWithFields rather than by struct tags; the one
+// exported field is there because gocsv wants a struct with one.
 type record struct {
-	Number                string `csv:"number"`
-	Amount                string `csv:"amount"`
-	Memo                  string `csv:"memo"`
-	Name                  string `csv:"name"`
-	Email                 string `csv:"email"`
-	AuthorizationDate     string `csv:"authorization_date"`
-	Label                 string `csv:"label"`
-	Phone                 string `csv:"phone"`
-	Address               string `csv:"address"`
-	City                  string `csv:"city"`
-	State                 string `csv:"state"`
-	Zip                   string `csv:"zip"`
-	BankAccount           string `csv:"bank_account"`
-	BankRouting           string `csv:"bank_routing"`
-	Token                 string `csv:"token"`
-	Store                 string `csv:"store"`
-	TypeInfo              string `csv:"type_info"`
-	Recurring             string `csv:"recurring"`
-	RecurringCycle        string `csv:"recurring_cycle"`
-	RecurringStartDate    string `csv:"recurring_start_date"`
-	RecurringInstallments string `csv:"recurring_installments"`
-	VerifyBeforeSave      string `csv:"verify_before_save"`
-	FundConfirmation      string `csv:"fund_confirmation"`
-
-	Meta string `csv:"#meta"` // see meta
+	Meta  string `csv:"#meta"` // never set: the meta column is the last cell
+	cells []string
 }
 
-// cells returns the fields in column order, trimmed of surrounding white
-// space (including the no-break space spreadsheets like to add).
-func (r *record) cells() [numFields]string {
-	c := [numFields]string{
-		r.Number, r.Amount, r.Memo, r.Name, r.Email, r.AuthorizationDate, r.Label,
-		r.Phone, r.Address, r.City, r.State, r.Zip, r.BankAccount, r.BankRouting,
-		r.Token, r.Store, r.TypeInfo, r.Recurring, r.RecurringCycle,
-		r.RecurringStartDate, r.RecurringInstallments, r.VerifyBeforeSave,
-		r.FundConfirmation,
+// UnmarshalCSVWithFields is gocsv's TypeUnmarshalCSVWithFields: gocsv calls
+// it with each column of the record, in column order, and its name after
+// gocsv's header normalizer. The name is not needed: the header gocsv got
+// fixes the order (see consumer.handle, which checks the count).
+func (r *record) UnmarshalCSVWithFields(_, value string) error {
+	if r.cells == nil {
+		r.cells = make([]string, 0, numFields+1)
 	}
-	for i := range c {
-		c[i] = strings.TrimSpace(c[i])
-	}
-	return c
+	r.cells = append(r.cells, value)
+	return nil
 }
 
 // validator checks rows one by one and remembers, as hashes, what it needs
@@ -63,19 +39,24 @@ func (r *record) cells() [numFields]string {
 type validator struct {
 	run      time.Time // RunDate as midnight UTC, to compare with parsed dates
 	testMode bool
-	width    int // number of columns in the header
+	width    int   // number of columns in the header
+	fields   []int // the fields present, in the order of a record's cells
 	dup      dupIndex
 	out      []Finding
 	line     int
-	cells    [numFields]string
+	cells    []string // the current row by column (payment.Fields), trimmed
+	bad      []bool   // the columns of the current row that broke their rule
 }
 
-func newValidator(opts Options, width int) *validator {
+func newValidator(opts Options, hdr *header) *validator {
 	return &validator{
 		run:      DateOf(opts.RunDate),
 		testMode: opts.TestMode,
-		width:    width,
+		width:    len(hdr.index),
+		fields:   hdr.fields,
 		dup:      newDupIndex(),
+		cells:    make([]string, numFields),
+		bad:      make([]bool, numFields),
 	}
 }
 
@@ -92,19 +73,24 @@ func (v *validator) check(rec *record, m meta) (Payment, []Finding) {
 	if m.stray > 0 {
 		v.addRow(fmt.Sprintf("column %d has a value but no name in the header row", m.stray))
 	}
-	v.cells = rec.cells()
-	var bad [numFields]bool
+	clear(v.cells)
+	clear(v.bad)
+	// Cells are trimmed of surrounding white space, the no-break space
+	// spreadsheets like to add included.
+	for i, col := range v.fields {
+		v.cells[col] = strings.TrimSpace(rec.cells[i])
+	}
 	for col, s := range v.cells {
 		if s == "" {
 			continue
 		}
 		if msg := cellRules[col].apply(v, s); msg != "" {
 			v.add(col, msg)
-			bad[col] = true
+			v.bad[col] = true
 		}
 	}
-	v.crossChecks(&bad)
-	v.duplicates(&bad)
+	v.crossChecks()
+	v.duplicates()
 	if len(v.out) > 0 {
 		slices.SortStableFunc(v.out, func(a, b Finding) int { return columnOrder(a.Column) - columnOrder(b.Column) })
 		return Payment{}, v.out
@@ -113,8 +99,8 @@ func (v *validator) check(rec *record, m meta) (Payment, []Finding) {
 }
 
 // crossChecks applies the rules that involve more than one cell.
-func (v *validator) crossChecks(bad *[numFields]bool) {
-	c := &v.cells
+func (v *validator) crossChecks() {
+	c := v.cells
 	for _, col := range []int{colAmount, colMemo, colName} {
 		if c[col] == "" {
 			v.add(col, "is required")
@@ -140,19 +126,19 @@ func (v *validator) crossChecks(bad *[numFields]bool) {
 	case !bank && !token:
 		v.add(colBankRouting, "is required: give bank_routing and bank_account, or token and store")
 	}
-	if !bad[colRecurring] {
+	if !v.bad[colRecurring] {
 		v.recurring()
 	}
 }
 
 // pair demands that two columns are given together.
 func (v *validator) pair(a, b int) {
-	c := &v.cells
+	c := v.cells
 	switch {
 	case c[a] != "" && c[b] == "":
-		v.add(b, "is required together with "+fieldNames[a])
+		v.add(b, "is required together with "+payment.Fields[a].Name)
 	case c[a] == "" && c[b] != "":
-		v.add(a, "is required together with "+fieldNames[b])
+		v.add(a, "is required together with "+payment.Fields[b].Name)
 	}
 }
 
@@ -160,7 +146,7 @@ func (v *validator) pair(a, b int) {
 // any other check. An empty installment count is refused rather than read as
 // 0, because 0 means "indefinitely".
 func (v *validator) recurring() {
-	c := &v.cells
+	c := v.cells
 	if on, _ := parseBool(c[colRecurring]); on {
 		if c[colRecurringCycle] == "" {
 			v.add(colRecurringCycle, "is required when recurring is 1")
@@ -170,43 +156,45 @@ func (v *validator) recurring() {
 		}
 		return
 	}
-	for _, col := range []int{colRecurringCycle, colRecurringStartDate, colRecurringInstallments} {
-		if c[col] != "" && !(col == colRecurringStartDate && isNull(c[col])) {
+	for col, f := range payment.Fields {
+		if f.Recurrence && c[col] != "" && !(col == colRecurringStartDate && isNull(c[col])) {
 			v.add(col, "must be empty unless recurring is 1")
 		}
 	}
 }
 
-// payment builds the Payment of a row without findings.
+// payment builds the Payment of a row without findings: each cell read by
+// its field's kind, after its rule's normalisation. The rules have
+// accepted every cell, so reading cannot fail; an empty cell is the zero
+// value.
 func (v *validator) payment() Payment {
-	c := &v.cells
-	amount, _ := money.Parse(c[colAmount])
-	installments := 0
-	if c[colRecurringInstallments] != "" {
-		installments, _ = strconv.Atoi(c[colRecurringInstallments])
+	out := Payment{Line: v.line}
+	p := &out.Payment
+	for col := range payment.Fields {
+		s := v.cells[col]
+		if s == "" {
+			continue
+		}
+		if norm := cellRules[col].norm; norm != nil {
+			s = norm(s)
+		}
+		switch f := &payment.Fields[col]; f.Kind {
+		case payment.Text:
+			*f.Text(p) = s
+		case payment.Cents:
+			*f.Cents(p), _ = money.Parse(s)
+		case payment.Bool:
+			*f.Bool(p), _ = parseBool(s)
+		case payment.Int:
+			*f.Int(p), _ = strconv.Atoi(s)
+		}
 	}
-	recurring, _ := parseBool(c[colRecurring])
-	verify, _ := parseBool(c[colVerifyBeforeSave])
-	fund, _ := parseBool(c[colFundConfirmation])
-	start := c[colRecurringStartDate]
-	if isNull(start) {
-		start = ""
-	}
-	return Payment{Line: v.line, Payment: payment.Payment{
-		Number: c[colNumber], Amount: amount, Memo: c[colMemo], Name: c[colName],
-		Email: c[colEmail], AuthorizationDate: c[colAuthorizationDate], Label: c[colLabel],
-		Phone: c[colPhone], Address: c[colAddress], City: c[colCity],
-		State: strings.ToUpper(c[colState]), Zip: c[colZip], BankAccount: c[colBankAccount],
-		BankRouting: c[colBankRouting], Token: c[colToken], Store: c[colStore],
-		TypeInfo: c[colTypeInfo], Recurring: recurring,
-		RecurringCycle: strings.ToLower(c[colRecurringCycle]), RecurringStartDate: start,
-		RecurringInstallments: installments, VerifyBeforeSave: verify, FundConfirmation: fund,
-	}}
+	return out
 }
 
 // add records a finding about a cell of the current row.
 func (v *validator) add(col int, msg string) {
-	v.out = append(v.out, Finding{Line: v.line, Column: fieldNames[col], Value: shownValue(col, v.cells[col]), Message: msg})
+	v.out = append(v.out, Finding{Line: v.line, Column: payment.Fields[col].Name, Value: shownValue(col, v.cells[col]), Message: msg})
 }
 
 // addRow records a finding about the current row as a whole.
@@ -231,7 +219,7 @@ func shownValue(col int, s string) string {
 
 // columnOrder sorts findings by column, row-level findings last.
 func columnOrder(name string) int {
-	if i := fieldIndex(name); i >= 0 {
+	if i := payment.FieldIndex(name); i >= 0 {
 		return i
 	}
 	return numFields

@@ -1,0 +1,149 @@
+package echeck
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"reflect"
+	"time"
+
+	"github.com/batchd/batchd/internal/payment"
+)
+
+// Service adapts a Client to the domain's payment.Service: it builds the
+// create request from a ledger row, turns the wire's Check into the
+// domain's, and files every error under the domain's failures, so that
+// the jobs never depend on HTTP.
+type Service struct{ c *Client }
+
+var _ payment.Service = (*Service)(nil)
+
+// NewService returns the domain adapter of c.
+func NewService(c *Client) *Service { return &Service{c: c} }
+
+// CreateCheck creates row's check, with the row's identity.
+func (s *Service) CreateCheck(ctx context.Context, row *payment.Row) (*payment.Check, error) {
+	c, err := s.c.CreateCheck(ctx, RequestOf(row))
+	if err != nil {
+		return nil, domainError(err)
+	}
+	return c.Domain(), nil
+}
+
+// ListChecks returns one page of the check list.
+func (s *Service) ListChecks(ctx context.Context, q payment.CheckQuery) (*payment.CheckPage, error) {
+	pg, err := s.c.ListChecks(ctx, ListParams{
+		Label: q.Label, FromDate: q.FromDate, ToDate: q.ToDate,
+		Sort: q.Sort, Direction: q.Direction, Page: q.Page, Limit: q.Limit,
+	})
+	if err != nil {
+		return nil, domainError(err)
+	}
+	out := &payment.CheckPage{CurrentPage: pg.CurrentPage, LastPage: pg.LastPage, PerPage: pg.PerPage,
+		Total: pg.Total, Checks: make([]payment.Check, len(pg.Checks))}
+	for i := range pg.Checks {
+		out.Checks[i] = *pg.Checks[i].Domain()
+	}
+	return out, nil
+}
+
+// GetCheck returns one check; a 404 wraps payment.ErrNotFound.
+func (s *Service) GetCheck(ctx context.Context, id string) (*payment.Check, error) {
+	c, err := s.c.GetCheck(ctx, id)
+	if err != nil {
+		return nil, domainError(err)
+	}
+	return c.Domain(), nil
+}
+
+// DeleteCheck voids a check.
+func (s *Service) DeleteCheck(ctx context.Context, id string) error {
+	return domainError(s.c.DeleteCheck(ctx, id))
+}
+
+// Domain is what the domain keeps of a check from the wire. An unreadable
+// date gives the zero time.
+func (c *Check) Domain() *payment.Check {
+	d := &payment.Check{ID: c.CheckID, Label: c.Label, Number: c.Number, Amount: c.Amount,
+		Status: payment.ParseStatus(c.Status)}
+	if t, err := time.Parse(time.DateTime, c.Date); err == nil {
+		d.Created = t
+	}
+	if c.BasicVerification != nil {
+		d.Risk = c.BasicVerification.Risk
+	}
+	if c.FundsConfirmation != nil {
+		d.FundConfirmation = c.FundsConfirmation.Verification
+	}
+	return d
+}
+
+// RequestOf builds the create request of a ledger row: every field of its
+// payment (payment.Fields), but the schedule of a recurring check only
+// when the payment is recurring. The label and number are the row's
+// identity, never recomputed here.
+func RequestOf(row *payment.Row) CheckRequest {
+	var req CheckRequest
+	p := &row.Payment
+	rv := reflect.ValueOf(&req).Elem()
+	for i := range payment.Fields {
+		f := &payment.Fields[i]
+		if f.Recurrence && !p.Recurring {
+			continue
+		}
+		v := rv.Field(requestFields[i])
+		switch f.Kind {
+		case payment.Text:
+			v.SetString(*f.Text(p))
+		case payment.Cents:
+			v.SetInt(int64(*f.Cents(p)))
+		case payment.Bool:
+			v.SetBool(*f.Bool(p))
+		case payment.Int:
+			n := *f.Int(p) // sent even when 0, which means "indefinitely"
+			v.Set(reflect.ValueOf(&n))
+		}
+	}
+	req.Number, req.Label = row.Number, row.Label
+	return req
+}
+
+// domainError files err under the domain's failures: every error is
+// payment.ErrService, and the class decides the rest. An error the client
+// did not classify is Ambiguous (ClassOf), read by the domain as "lost".
+// The text stays the client's own.
+func domainError(err error) error {
+	if err == nil {
+		return nil
+	}
+	kinds := []error{payment.ErrService}
+	var e *Error
+	if errors.As(err, &e) && e.Status == http.StatusNotFound {
+		kinds = append(kinds, payment.ErrNotFound)
+	}
+	switch ClassOf(err) {
+	case Fatal:
+		kinds = append(kinds, payment.ErrKeyRefused)
+	case Permanent:
+		kinds = append(kinds, payment.ErrRefused)
+	case Retryable:
+		kinds = append(kinds, payment.ErrNotDone)
+	}
+	return &domainFailure{err: err, kinds: kinds}
+}
+
+// domainFailure is a client error that also is the domain's sentinels.
+type domainFailure struct {
+	err   error
+	kinds []error
+}
+
+func (f *domainFailure) Error() string   { return f.err.Error() }
+func (f *domainFailure) Unwrap() []error { return append([]error{f.err}, f.kinds...) }
+
+// RetryDelay is the service's Retry-After (payment.RetryAfter reads it).
+func (e *Error) RetryDelay() time.Duration { return e.RetryAfter }
+
+// ServiceMessage is the service's own "message" (payment.ServiceMessage
+// reads it).
+func (e *Error) ServiceMessage() string { return e.Message }

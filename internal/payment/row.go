@@ -1,0 +1,160 @@
+package payment
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+)
+
+// RowState is where a row stands in batchd's own lifecycle. The status of
+// its check at the service is kept apart, in Row.CheckStatus.
+type RowState string
+
+// The row states. Pending, InFlight and InDoubt are "open": the row has no
+// check yet. Submitted and Rejected are the ends of submission.
+const (
+	Pending   RowState = "pending"   // valid, waiting to be sent
+	InFlight  RowState = "in_flight" // create request about to leave or out
+	InDoubt   RowState = "in_doubt"  // the create's answer was lost; look it up before anything else
+	Submitted RowState = "submitted" // the check exists; CheckID is set
+	Rejected  RowState = "rejected"  // the API refused the create (4xx); final
+)
+
+// Open reports whether the row still has no check.
+func (s RowState) Open() bool { return s == Pending || s == InFlight || s == InDoubt }
+
+// Transition names a legal change of a row's state. Every ledger backend
+// applies the same table (Rule), so the lifecycle is decided here once.
+type Transition string
+
+// The transitions.
+const (
+	Send    Transition = "send"    // pending -> in_flight, committed before the request leaves
+	Create  Transition = "create"  // in_flight|in_doubt -> submitted
+	Doubt   Transition = "doubt"   // in_flight -> in_doubt
+	Reject  Transition = "reject"  // in_flight -> rejected
+	Release Transition = "release" // in_flight|in_doubt -> pending: certainly not created
+	Observe Transition = "observe" // submitted -> submitted, a new check status seen
+)
+
+var transitions = map[Transition]struct {
+	from []RowState
+	to   RowState
+}{
+	Send:    {[]RowState{Pending}, InFlight},
+	Create:  {[]RowState{InFlight, InDoubt}, Submitted},
+	Doubt:   {[]RowState{InFlight}, InDoubt},
+	Reject:  {[]RowState{InFlight}, Rejected},
+	Release: {[]RowState{InFlight, InDoubt}, Pending},
+	Observe: {[]RowState{Submitted}, Submitted},
+}
+
+// Next returns the state transition t leads to from state from, or an
+// error wrapping ErrIllegal when t may not start there.
+func (t Transition) Next(from RowState) (RowState, error) {
+	rule, ok := transitions[t]
+	if !ok {
+		return "", fmt.Errorf("%w: unknown transition %q", ErrIllegal, t)
+	}
+	if !slices.Contains(rule.from, from) {
+		return "", fmt.Errorf("%w: %s from %s", ErrIllegal, t, from)
+	}
+	return rule.to, nil
+}
+
+// Errors every ledger backend returns for the same refusals, so that the
+// jobs can tell a refused change (someone else got there first) from a
+// ledger that cannot be written.
+var (
+	// ErrIllegal is wrapped by every refused transition.
+	ErrIllegal = errors.New("illegal row transition")
+	// ErrNotFound is returned for a row, batch or file that does not exist.
+	ErrNotFound = errors.New("not found")
+	// ErrCheckOwned is wrapped when a check would be bound to a row while
+	// another row already owns it.
+	ErrCheckOwned = errors.New("check already belongs to another row")
+	// ErrDuplicate is returned by BeginBatch for content already ingested.
+	ErrDuplicate = errors.New("file content already ingested")
+)
+
+// RowKey identifies a row: its batch and its physical line in the file.
+// Keys sort in batch then line order, the order submit works in.
+type RowKey struct {
+	Batch uint64
+	Line  uint32
+}
+
+// String formats the key as "batch 7 line 12" for messages.
+func (k RowKey) String() string { return fmt.Sprintf("batch %d line %d", k.Batch, k.Line) }
+
+// Step is one entry of a row's history. Via names the transition; Note is
+// kept only when it says more than Via does (a reason, how a check was
+// found), because a million rows each carry their whole history.
+type Step struct {
+	At          time.Time  `json:"at"`
+	State       RowState   `json:"state"`
+	CheckStatus Status     `json:"check_status,omitempty"`
+	Note        string     `json:"note,omitempty"`
+	Via         Transition `json:"via,omitempty"`
+}
+
+// Row is one payment and everything batchd knows of it.
+type Row struct {
+	Key     RowKey   `json:"-"`
+	State   RowState `json:"state"`
+	Payment Payment  `json:"payment"`
+
+	// Label and Number are the identity the check carries; they are fixed
+	// at ingest and never change, so a lost answer can be looked up.
+	Label  string `json:"label"`
+	Number string `json:"number"`
+
+	Attempts  int       `json:"attempts,omitempty"`
+	AttemptAt time.Time `json:"attempt_at,omitzero"` // when the last create was sent
+
+	CheckID          string    `json:"check_id,omitempty"`
+	CheckStatus      Status    `json:"check_status,omitempty"`
+	CheckCreated     time.Time `json:"check_created,omitzero"` // the check's date at the service
+	StatusSeenAt     time.Time `json:"status_seen_at,omitzero"`
+	DepositedSeenAt  time.Time `json:"deposited_seen_at,omitzero"`
+	Risk             string    `json:"risk,omitempty"`
+	FundConfirmation string    `json:"fund_confirmation,omitempty"`
+	Error            string    `json:"error,omitempty"` // the API's message, or why batchd voided
+
+	History []Step `json:"history"`
+}
+
+// Identity is the row's check identity: what its check carries.
+func (r *Row) Identity() Identity {
+	return Identity{Label: r.Label, Number: r.Number, Amount: r.Payment.Amount}
+}
+
+// Final reports whether nothing more will happen to the row: rejected, or
+// its check reached a final status.
+func (r *Row) Final() bool {
+	return r.State == Rejected || (r.State == Submitted && r.CheckStatus.Final())
+}
+
+// CheckResult is what a successful create (or a lookup that found the
+// check) tells about the check.
+type CheckResult struct {
+	CheckID          string
+	Status           Status
+	Created          time.Time
+	Risk             string
+	FundConfirmation string
+	Note             string // how it was found, e.g. "found by label and number after a lost answer"
+}
+
+// ResultOf is what the ledger keeps of a check the service described.
+func ResultOf(c *Check, note string) CheckResult {
+	return CheckResult{CheckID: c.ID, Status: c.Status, Created: c.Created, Risk: c.Risk,
+		FundConfirmation: c.FundConfirmation, Note: note}
+}
+
+// Observation is one check status seen at the service.
+type Observation struct {
+	Key    RowKey
+	Status Status
+}

@@ -1,0 +1,59 @@
+package payment
+
+import "strings"
+
+// Status is the status of a check at the service (public-api-notes.md,
+// "Check status values"). The empty Status means "not known yet".
+type Status string
+
+// The check statuses the service is known to use. StatusUnknown stands for a
+// status word batchd does not know; ParseStatus never loses the word itself
+// (a report shows what the service said), so it is only a category.
+const (
+	StatusInProcess Status = "in_process" // created; waiting for the processing batch to close
+	StatusInReview  Status = "in_review"  // held for manual review
+	StatusPrinted   Status = "printed"    // batch closed; check printed
+	StatusDeposited Status = "deposited"  // funds deposited (settled); final
+	StatusFailed    Status = "failed"     // cancelled automatically; final
+	StatusVoid      Status = "void"       // cancelled by hand; final
+	StatusDeleted   Status = "deleted"    // removed; final
+	StatusUnknown   Status = "unknown"    // a word the service used that batchd does not know
+)
+
+var known = map[Status]bool{
+	StatusInProcess: true, StatusInReview: true, StatusPrinted: true,
+	StatusDeposited: true, StatusFailed: true, StatusVoid: true, StatusDeleted: true,
+}
+
+// ParseStatus reads a status word as the service may write it: case and
+// surrounding spaces do not count, and a space or hyphen stands for an
+// underscore ("In Process" is in_process). A word batchd does not know is
+// kept as written, lower-cased, so that a report can still show it; Known
+// tells it apart.
+func ParseStatus(s string) Status {
+	s = strings.ToLower(strings.TrimSpace(s))
+	s = strings.NewReplacer(" ", "_", "-", "_").Replace(s)
+	return Status(s)
+}
+
+// Known reports whether s is one of the statuses the service documents.
+func (s Status) Known() bool { return known[s] }
+
+// Final reports whether no check ever leaves status s: deposited, failed,
+// void and deleted. An unknown status is not final: batchd keeps watching
+// the check rather than forget it.
+func (s Status) Final() bool {
+	switch s {
+	case StatusDeposited, StatusFailed, StatusVoid, StatusDeleted:
+		return true
+	}
+	return false
+}
+
+// String returns the status word, or "unknown" for the empty status.
+func (s Status) String() string {
+	if s == "" {
+		return string(StatusUnknown)
+	}
+	return string(s)
+}
