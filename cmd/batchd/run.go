@@ -12,13 +12,19 @@ import (
 	"github.com/batchd/batchd/internal/daemon"
 	"github.com/batchd/batchd/internal/jobs"
 	"github.com/batchd/batchd/internal/metrics"
-	"github.com/batchd/batchd/internal/state"
+	"github.com/batchd/batchd/internal/payment"
 )
 
 // runDaemon is `batchd run`: the scheduled daemon. It sends READY=1 only
-// after the ledger is open and rows left in flight are recovered, stops
-// gracefully on SIGTERM/SIGINT within shutdown_timeout (a second signal
-// exits at once), and reloads its schedules on SIGHUP.
+// after the ledger is open, rows left in flight are recovered and the
+// admin listener is bound, stops gracefully on SIGTERM/SIGINT within
+// shutdown_timeout (a second signal exits at once), and reloads its
+// schedules on SIGHUP.
+//
+// Every goroutine that may touch the ledger (the job runs, the admin
+// server, the watchdog) runs in the scheduler's group, and the ledger is
+// closed only by Scheduler.Shutdown, after that group has returned: once
+// the scheduler has started, nothing here closes the ledger directly.
 func runDaemon(ctx context.Context, env *environ, args []string) error {
 	fs := newFlags(env, "run", "[--config F]")
 	cfgPath := configFlag(fs)
@@ -36,7 +42,12 @@ func runDaemon(ctx context.Context, env *environ, args []string) error {
 	if err != nil {
 		return err
 	}
-	defer je.Close()
+	started := false
+	defer func() {
+		if !started { // no goroutine of the daemon exists yet
+			je.Close()
+		}
+	}()
 	m.SetLimiterRate(je.Limiter.Rate)
 	if n, err := je.DB.RecoverInFlight(); err != nil {
 		return err
@@ -70,40 +81,53 @@ func runDaemon(ctx context.Context, env *environ, args []string) error {
 	if err != nil {
 		return err
 	}
-	runCtx, stopRun := context.WithCancel(context.WithoutCancel(ctx))
-	defer stopRun()
-	if err := sched.Start(runCtx); err != nil {
-		return err
-	}
-	adminCtx, stopAdmin := context.WithCancel(runCtx)
-	defer stopAdmin()
+	// Bind before anything runs, so that a bind failure fails start-up
+	// with nothing to stop.
+	var ln net.Listener
 	if cfg.Admin.Listen != "" {
-		ln, err := net.Listen("tcp", cfg.Admin.Listen)
-		if err != nil {
-			sched.Stop(context.Background())
+		if ln, err = net.Listen("tcp", cfg.Admin.Listen); err != nil {
 			return fmt.Errorf("admin.listen %s: %w", cfg.Admin.Listen, err)
 		}
-		h := sched.AdminHandler(daemon.AdminOptions{Check: je.DB.Ping, Errors: errs})
-		go daemon.ServeListener(adminCtx, ln, h)
+	}
+	// Runs are cancelled by Shutdown, not by a signal on ctx.
+	if err := sched.Start(context.WithoutCancel(ctx)); err != nil {
+		if ln != nil {
+			ln.Close()
+		}
+		return err
+	}
+	started = true
+	if ln != nil {
+		sched.ServeAdmin(ln, sched.AdminHandler(daemon.AdminOptions{Check: je.DB.Ping, Errors: errs}))
 		log.Info("admin server listening", "address", ln.Addr().String())
 	}
 	sched.Ready()
-	go sched.Watchdog(runCtx)
+	sched.StartWatchdog()
 	log.Info("batchd running", "config", path, "state", je.DB.Path(), "ingest", cfg.Schedule.Ingest,
 		"submit", cfg.Schedule.Submit, "reconcile", cfg.Schedule.Reconcile, "timezone", cfg.Schedule.Timezone)
 
-	return waitForStop(ctx, env, log, cfg, path, sched, build)
+	return waitForStop(ctx, env, log, cfg, path, sched, build, je.Close)
 }
 
 // waitForStop handles signals until a stop: SIGHUP reloads the schedules,
 // the first SIGTERM/SIGINT stops gracefully, a second one exits at once.
+// A failure of the admin server also stops batchd (with an error, so that
+// systemd restarts it). The stop is Scheduler.Shutdown: stop scheduling,
+// drain the runs within shutdown_timeout, stop the admin server and the
+// watchdog, wait for all of them, and only then closeLedger.
 func waitForStop(ctx context.Context, env *environ, log *slog.Logger, cfg *config.Config, path string,
-	sched *daemon.Scheduler, build func(*config.Config) []daemon.Job) error {
+	sched *daemon.Scheduler, build func(*config.Config) []daemon.Job, closeLedger func() error) error {
 	for {
-		var sig any
+		var (
+			sig    any
+			failed error
+		)
 		select {
 		case <-ctx.Done():
 			sig = "context"
+		case <-sched.Failed():
+			sig, failed = "failure", sched.Err()
+			log.Error("stopping: a daemon goroutine failed", "err", failed)
 		case s := <-env.signals:
 			if s == syscall.SIGHUP {
 				reload(env, log, path, sched, build)
@@ -114,20 +138,29 @@ func waitForStop(ctx context.Context, env *environ, log *slog.Logger, cfg *confi
 		log.Info("stopping: no new runs; waiting for running jobs", "signal", fmt.Sprint(sig), "shutdown_timeout", cfg.ShutdownTimeout.String())
 		stopCtx, cancel := context.WithTimeout(context.Background(), cfg.ShutdownTimeout.Std())
 		done := make(chan error, 1)
-		go func() { done <- sched.Stop(stopCtx) }()
-		select {
-		case err := <-done:
-			cancel()
-			if err != nil {
-				log.Error("stop did not finish cleanly", "err", err)
-				return err
+		go func() { done <- sched.Shutdown(stopCtx, closeLedger) }()
+		for {
+			select {
+			case err := <-done:
+				cancel()
+				if err != nil {
+					log.Error("stop did not finish cleanly", "err", err)
+					return err
+				}
+				if failed != nil {
+					return failed
+				}
+				log.Info("batchd stopped")
+				return nil
+			case s := <-env.signals:
+				if s == syscall.SIGHUP {
+					log.Warn("SIGHUP ignored: batchd is stopping")
+					continue
+				}
+				cancel()
+				env.exit(exitInterrupted, s)
+				return errInterrupted // reached only when exit returns (tests)
 			}
-			log.Info("batchd stopped")
-			return nil
-		case s := <-env.signals:
-			cancel()
-			env.exit(exitInterrupted, s)
-			return errInterrupted // reached only when exit returns (tests)
 		}
 	}
 }
@@ -150,10 +183,10 @@ func reload(env *environ, log *slog.Logger, path string, sched *daemon.Scheduler
 }
 
 // statusNote is the tail of systemd's STATUS= line.
-func statusNote(db *state.DB) string {
+func statusNote(db payment.Ledger) string {
 	st, err := jobs.StatusOf(db)
 	if err != nil {
 		return "ledger unreadable"
 	}
-	return fmt.Sprintf("%d pending, %d in doubt", st.Rows[state.Pending], st.Rows[state.InDoubt])
+	return fmt.Sprintf("%d pending, %d in doubt", st.Rows[payment.Pending], st.Rows[payment.InDoubt])
 }

@@ -7,16 +7,20 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"sync"
 	"time"
+
+	"github.com/batchd/batchd/internal/payment"
 )
 
 // AdminOptions configures the admin HTTP handler.
 type AdminOptions struct {
 	// Check reports whether batchd can do its work: nil when the ledger is
-	// open. Nil means always healthy as far as state goes.
+	// open and answers (the ledger's Ping). Its failure is filed under the
+	// source "ledger". Nil means always healthy as far as state goes.
 	Check func() error
-	// Errors supplies the last SFTP and API errors shown by /healthz; nil
-	// shows none.
+	// Errors supplies the last error of each outside dependency ("sftp",
+	// "api", "ledger") shown by /healthz; nil shows none.
 	Errors *ErrorRecorder
 }
 
@@ -27,15 +31,22 @@ type healthzBody struct {
 	Alive     bool                     `json:"alive"`  // the scheduler is running
 	Jobs      []JobHealth              `json:"jobs"`
 	LastError *RunError                `json:"last_job_error,omitempty"`
-	Errors    map[string]RecordedError `json:"errors,omitempty"` // by source: "sftp", "api"
+	Errors    map[string]RecordedError `json:"errors,omitempty"` // by source: "sftp", "api", "ledger"
+	// Failures says why Status is "unavailable": each failing job (until
+	// it next succeeds), the failed ledger check and a stopped scheduler,
+	// each with the source of its error.
+	Failures []Failure `json:"failures,omitempty"`
 }
 
 // AdminHandler returns the admin API:
 //
-//	GET  /healthz         200 when the state check passes and the scheduler
-//	                      is alive, else 503; JSON with every job's last run,
-//	                      outcome and next run, and the last SFTP/API errors.
-//	                      A failing job does not make batchd unhealthy.
+//	GET  /healthz         200 when the state check passes, the scheduler is
+//	                      alive and no job is failing, else 503; JSON with
+//	                      every job's last run, outcome and next run, the
+//	                      last error of each dependency, and "failures":
+//	                      each failing job or check with the source of its
+//	                      error ("sftp", "api", "ledger" or "batchd"). A job
+//	                      is failing from a failed run to its next success.
 //	GET  /metrics         Prometheus metrics from Options.Metrics.
 //	GET  /v1/status       JSON from Options.Status (`batchd status --json`).
 //	POST /v1/jobs/{name}  start a run now: 202 started, 409 already running,
@@ -61,15 +72,19 @@ func (s *Scheduler) AdminHandler(opts AdminOptions) http.Handler {
 func (s *Scheduler) serveHealthz(w http.ResponseWriter, opts AdminOptions) {
 	h := s.Health()
 	body := healthzBody{State: "open", Alive: h.Alive, Jobs: h.Jobs, LastError: h.LastError, Errors: opts.Errors.Last()}
-	ok := h.Alive
 	if opts.Check != nil {
 		if err := opts.Check(); err != nil {
-			body.State, ok = err.Error(), false
+			body.State = err.Error()
+			body.Failures = append(body.Failures, Failure{Check: "ledger", Source: string(payment.SourceLedger), Error: err.Error()})
 		}
 	}
+	if !h.Alive {
+		body.Failures = append(body.Failures, Failure{Check: "scheduler", Source: string(payment.SourceOther), Error: "the scheduler is not running"})
+	}
+	body.Failures = append(body.Failures, h.Failures...)
 	code := http.StatusOK
 	body.Status = "ok"
-	if !ok {
+	if len(body.Failures) > 0 {
 		code, body.Status = http.StatusServiceUnavailable, "unavailable"
 	}
 	writeJSON(w, code, body)
@@ -139,11 +154,24 @@ func Serve(ctx context.Context, listen string, h http.Handler) error {
 const shutdownGrace = 5 * time.Second
 
 // ServeListener serves h on ln until ctx is done, then stops accepting,
-// waits up to 5s for requests in progress and returns nil. It returns
-// early with an error if serving fails. It closes ln.
+// waits up to 5s for requests in progress and returns. It returns early
+// with an error if serving fails. It closes ln. It returns only once no
+// call of h is in progress, even one cut short by the 5s limit, so that a
+// handler never reads the ledger after the caller closed it; a request
+// that arrives meanwhile is answered 503.
 func ServeListener(ctx context.Context, ln net.Listener, h http.Handler) error {
+	var inflight sync.RWMutex // read-held by each call of h; write-locked once serving ends
+	defer inflight.Lock()
+	guarded := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !inflight.TryRLock() {
+			writeJSON(w, http.StatusServiceUnavailable, errorBody{"batchd is stopping"})
+			return
+		}
+		defer inflight.RUnlock()
+		h.ServeHTTP(w, r)
+	})
 	srv := &http.Server{
-		Handler:           h,
+		Handler:           guarded,
 		ReadHeaderTimeout: 5 * time.Second,
 		ReadTimeout:       10 * time.Second,
 		WriteTimeout:      30 * time.Second,

@@ -4,14 +4,20 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/batchd/batchd/internal/metrics"
+	"github.com/batchd/batchd/internal/payment"
 )
 
 // do sends one request to h and returns the status and body.
@@ -70,10 +76,16 @@ func TestHealthzAndMetrics(t *testing.T) {
 	t.Parallel()
 	logs := newLogSink()
 	m := metrics.New()
+	var submitOK atomic.Bool
 	fail := Job{Name: "submit", Spec: yearly, Run: func(context.Context) (string, error) {
-		return "0 sent", errors.New("create check row-7: API 503")
+		if submitOK.Load() {
+			return "3 sent", nil
+		}
+		return "0 sent", fmt.Errorf("create check row-7: %w", apiError{503})
 	}}
-	s := newStarted(t, []Job{okJob("ingest", "@hourly"), fail}, Options{Logger: logs.logger(), Metrics: m})
+	var recorded sync.Map
+	s := newStarted(t, []Job{okJob("ingest", "@hourly"), fail}, Options{Logger: logs.logger(), Metrics: m,
+		RecordSuccess: func(job string, at time.Time) error { recorded.Store(job, at); return nil }})
 	var stateErr error
 	rec := NewErrorRecorder(nil)
 	rec.Record("sftp", errors.New("dial sftp.example.com:22: connection refused"))
@@ -87,36 +99,48 @@ func TestHealthzAndMetrics(t *testing.T) {
 	}
 	s.wg.Wait() // both runs fully recorded
 
+	// A failed submit makes batchd unhealthy, naming the job, the source
+	// of its error and the error.
 	code, body := do(t, h, "GET", "/healthz", nil)
-	if code != http.StatusOK {
-		t.Fatalf("/healthz = %d %s, want 200", code, body)
+	if code != http.StatusServiceUnavailable {
+		t.Fatalf("/healthz with submit failing = %d %s, want 503", code, body)
 	}
 	var hz healthzBody
 	if err := json.Unmarshal([]byte(body), &hz); err != nil {
 		t.Fatalf("decode /healthz: %v\n%s", err, body)
 	}
-	if hz.Status != "ok" || !hz.Alive || len(hz.Jobs) != 2 {
+	if hz.Status != "unavailable" || hz.State != "open" || !hz.Alive || len(hz.Jobs) != 2 {
 		t.Fatalf("/healthz = %+v", hz)
 	}
+	const msg = "create check row-7: API 503"
 	in, sub := hz.Jobs[0], hz.Jobs[1]
-	if in.Name != "ingest" || in.LastOutcome != OutcomeOK || in.LastSummary != "ingest done" || in.NextRun.IsZero() || in.LastSuccess.IsZero() {
+	if in.Name != "ingest" || in.LastOutcome != OutcomeOK || in.LastSummary != "ingest done" || in.NextRun.IsZero() || in.LastSuccess.IsZero() || in.Failing != nil {
 		t.Errorf("ingest health = %+v", in)
 	}
-	if sub.LastOutcome != OutcomeError || sub.LastError != "create check row-7: API 503" || !sub.LastSuccess.IsZero() {
+	if sub.LastOutcome != OutcomeFailed || sub.LastError != msg || sub.LastErrorSource != "api" || !sub.LastSuccess.IsZero() ||
+		sub.Failing == nil || sub.Failing.Source != "api" {
 		t.Errorf("submit health = %+v", sub)
 	}
-	if hz.LastError == nil || hz.LastError.Job != "submit" {
+	if len(hz.Failures) != 1 || hz.Failures[0].Job != "submit" || hz.Failures[0].Source != "api" || hz.Failures[0].Error != msg ||
+		hz.Failures[0].Since.IsZero() {
+		t.Errorf("failures = %+v, want submit's API error", hz.Failures)
+	}
+	if hz.LastError == nil || hz.LastError.Job != "submit" || hz.LastError.Source != "api" {
 		t.Errorf("last job error = %+v, want submit's", hz.LastError)
 	}
 	if e := hz.Errors["sftp"]; !strings.Contains(e.Error, "connection refused") || e.At.IsZero() {
 		t.Errorf("sftp error in /healthz = %+v", e)
 	}
-
-	stateErr = errors.New("ledger closed")
-	if code, body := do(t, h, "GET", "/healthz", nil); code != http.StatusServiceUnavailable || !strings.Contains(body, "ledger closed") {
-		t.Errorf("/healthz with the state check failing = %d %s, want 503 naming the cause", code, body)
+	if _, ok := recorded.Load("submit"); ok {
+		t.Error("the failed submit was recorded as a success")
 	}
-	stateErr = nil
+	if _, ok := recorded.Load("ingest"); !ok {
+		t.Error("the successful ingest was not recorded as a success")
+	}
+	line := logs.waitFor(t, 1, "job finished", map[string]string{"job": "submit"})[0]
+	if line.level != slog.LevelError || line.attrs["outcome"] != "failed" || line.attrs["error"] != msg || line.attrs["source"] != "api" {
+		t.Errorf("log line of the failed run = %v", line)
+	}
 
 	code, body = do(t, h, "GET", "/metrics", nil)
 	if code != http.StatusOK {
@@ -124,7 +148,7 @@ func TestHealthzAndMetrics(t *testing.T) {
 	}
 	for _, want := range []string{
 		`batchd_job_runs_total{job="ingest",outcome="ok"} 1`,
-		`batchd_job_runs_total{job="submit",outcome="error"} 1`,
+		`batchd_job_runs_total{job="submit",outcome="failed"} 1`,
 		`batchd_job_duration_seconds_count{job="ingest"} 1`,
 		`batchd_job_last_success_timestamp_seconds{job="ingest"}`,
 		`batchd_api_limiter_rate 0`,
@@ -138,6 +162,32 @@ func TestHealthzAndMetrics(t *testing.T) {
 		t.Error("/metrics shows a last success for submit, which never succeeded")
 	}
 
+	// The ledger check failing is filed under "ledger".
+	stateErr = &payment.LedgerError{Op: "read", Path: "/x/batchd.db", Err: errors.New("database not open")}
+	code, body = do(t, h, "GET", "/healthz", nil)
+	hz = healthzBody{}
+	json.Unmarshal([]byte(body), &hz)
+	if code != http.StatusServiceUnavailable || !strings.Contains(hz.State, "database not open") || len(hz.Failures) != 2 ||
+		hz.Failures[0].Check != "ledger" || hz.Failures[0].Source != "ledger" || !strings.Contains(hz.Failures[0].Error, "cannot read the ledger") {
+		t.Errorf("/healthz with the state check failing = %d %s, want 503 naming the ledger", code, body)
+	}
+	stateErr = nil
+
+	// Healthy again once submit succeeds.
+	submitOK.Store(true)
+	if err := s.Trigger("submit"); err != nil {
+		t.Fatal(err)
+	}
+	logs.waitFor(t, 1, "job finished", map[string]string{"job": "submit", "outcome": "ok"})
+	s.wg.Wait()
+	code, body = do(t, h, "GET", "/healthz", nil)
+	if code != http.StatusOK || strings.Contains(body, `"failures"`) || strings.Contains(body, `"failing"`) {
+		t.Errorf("/healthz after submit succeeded = %d %s, want 200 with no failures", code, body)
+	}
+	if _, ok := recorded.Load("submit"); !ok {
+		t.Error("the successful submit was not recorded as a success")
+	}
+
 	if err := s.Stop(context.Background()); err != nil {
 		t.Fatal(err)
 	}
@@ -145,6 +195,12 @@ func TestHealthzAndMetrics(t *testing.T) {
 		t.Errorf("/healthz after Stop = %d %s, want 503 not alive", code, body)
 	}
 }
+
+// apiError stands for an error of the payment service's adapter.
+type apiError struct{ code int }
+
+func (e apiError) Error() string        { return fmt.Sprintf("API %d", e.code) }
+func (e apiError) Is(target error) bool { return target == payment.ErrService }
 
 func TestStatusEndpoint(t *testing.T) {
 	t.Parallel()

@@ -14,20 +14,32 @@
 //   - A run missed while batchd was down is caught up once at Start.
 //   - Stop waits for running jobs, up to the shutdown timeout.
 //   - Every run logs exactly one line: job, cause, outcome, duration,
-//     summary and error.
+//     summary, error and the error's source ("sftp", "api", "ledger").
+//   - Only a run that returned nil, uninterrupted, is a success (recorded
+//     as the job's last success). A run that returned an error, including
+//     "work left undone", is "failed": counted in
+//     batchd_job_runs_total{outcome="failed"} and shown by /healthz as
+//     unhealthy, with its source, until the job next succeeds.
+//   - Every goroutine that may touch the ledger (runs, the admin server,
+//     the watchdog) belongs to one errgroup, which Shutdown waits for
+//     before it closes the ledger.
 //
 // # Lifecycle, for the run command
 //
 //	s, err := daemon.New(jobs, opts)        // validates every schedule
 //	// open the ledger and recover interrupted work first
 //	s.Chain("ingest", "submit")             // optional; or RequestRun in a job
-//	s.Start(ctx)                            // ctx: not cancelled by SIGTERM
 //	ln, err := net.Listen("tcp", listen)    // fail start-up on a bind error
-//	go daemon.ServeListener(adminCtx, ln, s.AdminHandler(adminOpts))
+//	s.Start(ctx)                            // ctx: not cancelled by SIGTERM
+//	s.ServeAdmin(ln, s.AdminHandler(adminOpts))
 //	s.Ready()                               // READY=1, only now
-//	go s.Watchdog(ctx)
-//	// SIGHUP: s.Reload(newJobs); SIGINT/SIGTERM:
-//	s.Stop(timeoutCtx)                      // STOPPING=1, cancel runs, wait
+//	s.StartWatchdog()
+//	// SIGHUP: s.Reload(newJobs); SIGINT/SIGTERM, or <-s.Failed():
+//	s.Shutdown(timeoutCtx, ledger.Close)    // see Shutdown for the order
+//
+// Shutdown stops scheduling (STOPPING=1), drains the runs (cancels their
+// ctx and waits until timeoutCtx ends), stops the admin server and the
+// watchdog, waits for the whole group, and only then closes the ledger.
 //
 // READY=1 must be sent by the caller, after the ledger is open, recovery is
 // done, Start has returned and the admin listener is bound, because systemd

@@ -7,9 +7,9 @@ import (
 )
 
 // ErrorRecorder keeps the last error of each external dependency ("sftp",
-// "api") for /healthz, so that an operator sees why runs fail without
-// reading the log. The cmd layer records into it where it calls SFTP and
-// the API. Messages must already be free of secrets and account numbers,
+// "api", "ledger", as payment.SourceOf files errors) for /healthz, so that
+// an operator sees why runs fail without reading the log. The jobs record
+// into it (jobs.Scheduled). Messages must already be free of secrets and account numbers,
 // as every batchd error is. The zero value is not usable; use
 // NewErrorRecorder. It is safe for concurrent use.
 type ErrorRecorder struct {

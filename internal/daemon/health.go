@@ -4,6 +4,8 @@ import (
 	"time"
 
 	"github.com/robfig/cron/v3"
+
+	"github.com/batchd/batchd/internal/payment"
 )
 
 // Health is a snapshot of the scheduler for /healthz and the status line.
@@ -14,6 +16,10 @@ type Health struct {
 	Jobs []JobHealth `json:"jobs"`
 	// LastError is the most recent failed run of any job, if any.
 	LastError *RunError `json:"last_error,omitempty"`
+	// Failures lists the jobs whose last finished run failed (or
+	// panicked), in definition order: each stays until the job next
+	// succeeds, and makes /healthz unhealthy.
+	Failures []Failure `json:"failures,omitempty"`
 }
 
 // JobHealth describes one job. Times are in the scheduler's Location;
@@ -30,6 +36,12 @@ type JobHealth struct {
 	LastOutcome Outcome   `json:"last_outcome,omitempty"`
 	LastSummary string    `json:"last_summary,omitempty"`
 	LastError   string    `json:"last_error,omitempty"`
+	// LastErrorSource files LastError under where it came from: "sftp",
+	// "api", "ledger" or "batchd" (payment.SourceOf).
+	LastErrorSource string `json:"last_error_source,omitempty"`
+	// Failing is set while the job is failing: from a failed run until
+	// its next success.
+	Failing *Failure `json:"failing,omitempty"`
 	// LastSuccess is the start of the last successful run, this process's
 	// or the one recorded in the ledger.
 	LastSuccess time.Time `json:"last_success,omitzero"`
@@ -38,9 +50,34 @@ type JobHealth struct {
 
 // RunError is a failed run.
 type RunError struct {
-	Job   string    `json:"job"`
-	At    time.Time `json:"at"`
-	Error string    `json:"error"`
+	Job    string    `json:"job"`
+	At     time.Time `json:"at"`
+	Error  string    `json:"error"`
+	Source string    `json:"source,omitempty"` // "sftp", "api", "ledger" or "batchd"
+}
+
+// Failure is one reason batchd is unhealthy: a failing job, or a failed
+// check (the ledger's ping). Error is the error's message; batchd's errors
+// carry no key and no full account number.
+type Failure struct {
+	Job   string `json:"job,omitempty"`   // the failing job, or
+	Check string `json:"check,omitempty"` // the failed check: "ledger"
+	// Source is where the error came from: "sftp" (the file server),
+	// "api" (the payment service), "ledger" (batchd's state) or "batchd"
+	// (anything else), as payment.SourceOf files it.
+	Source string    `json:"source"`
+	Error  string    `json:"error"`
+	Since  time.Time `json:"since,omitzero"` // the first failed run since the last success
+	At     time.Time `json:"at,omitzero"`    // the latest failed run
+}
+
+// sourceName is the name /healthz gives a source; an error of no known
+// source is batchd's own.
+func sourceName(src payment.Source) string {
+	if src == "" {
+		return string(payment.SourceOther)
+	}
+	return string(src)
 }
 
 // Health returns a snapshot. Its next-run times come from the cron loop
@@ -72,6 +109,12 @@ func (s *Scheduler) Health() Health {
 		if lr := st.last; lr != nil {
 			jh.LastCause, jh.LastStart, jh.LastEnd = lr.cause, lr.start, lr.end
 			jh.LastOutcome, jh.LastSummary, jh.LastError = lr.outcome, lr.summary, lr.err
+			jh.LastErrorSource = string(lr.source)
+		}
+		if f := st.failing; f != nil {
+			c := *f
+			jh.Failing = &c
+			h.Failures = append(h.Failures, c)
 		}
 		h.Jobs = append(h.Jobs, jh)
 	}

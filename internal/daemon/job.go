@@ -32,13 +32,26 @@ type Job struct {
 // Outcome is how a job run ended.
 type Outcome string
 
-// The outcomes of a run. They are metric label values.
+// The outcomes of a run. They are metric label values
+// (batchd_job_runs_total{outcome}) and the "outcome" of the run's log line.
+// Only OutcomeOK is a success: only it is recorded as the job's last
+// success (Options.RecordSuccess) and serves chains. A failed or panicked
+// run makes /healthz unhealthy until the job next succeeds.
 const (
-	OutcomeOK       Outcome = "ok"       // Run returned a nil error
-	OutcomeError    Outcome = "error"    // Run returned an error
-	OutcomeCanceled Outcome = "canceled" // Run returned an error after its ctx was cancelled (shutdown)
-	OutcomePanic    Outcome = "panic"    // Run panicked; the panic was recovered
+	OutcomeOK Outcome = "ok" // Run returned a nil error and was not interrupted
+	// OutcomeFailed: Run returned an error, including one that says it left
+	// work undone (submit.ErrIncomplete), or a ledger failure even while
+	// stopping.
+	OutcomeFailed Outcome = "failed"
+	// OutcomeCanceled: the run's ctx was cancelled (batchd is stopping)
+	// before it returned, whatever it returned: an interrupted run is not a
+	// success, and not a failure worth an alert either.
+	OutcomeCanceled Outcome = "canceled"
+	OutcomePanic    Outcome = "panic" // Run panicked; the panic was recovered
 )
+
+// failing reports whether the outcome makes the job unhealthy.
+func (o Outcome) failing() bool { return o == OutcomeFailed || o == OutcomePanic }
 
 // Cause says why a run started. It appears in the run's log line.
 type Cause string

@@ -72,7 +72,7 @@ func (s *Scheduler) Ready() {
 // ctx is done. It pings only while the scheduler is alive, so a wedged
 // scheduler, or one that has begun to stop, gets restarted (Restart=) rather
 // than left hanging. Without a watchdog request it returns at once. Run it
-// in its own goroutine after Start.
+// with StartWatchdog after Start, so that Shutdown stops and waits for it.
 func (s *Scheduler) Watchdog(ctx context.Context) {
 	interval, err := sd.SdWatchdogEnabled(false)
 	if err != nil {

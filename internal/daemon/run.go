@@ -7,6 +7,8 @@ import (
 	"log/slog"
 	"runtime/debug"
 	"time"
+
+	"github.com/batchd/batchd/internal/payment"
 )
 
 // launch starts a run of the job in its own goroutine, unless the job is
@@ -41,7 +43,14 @@ func (s *Scheduler) startLocked(name string, cause Cause) error {
 	}
 	st.running, st.since = true, s.now()
 	s.wg.Add(1)
-	go s.run(s.runCtx, st, st.job, cause, st.since)
+	ctx, job, since := s.runCtx, st.job, st.since
+	// The run joins the group, so that Shutdown waits for it before the
+	// ledger closes even when Stop gave up waiting. It returns nil: a failed
+	// run is an outcome, not a reason to stop the daemon.
+	s.group.Go(func() error {
+		s.run(ctx, st, job, cause, since)
+		return nil
+	})
 	return nil
 }
 
@@ -72,8 +81,11 @@ func (s *Scheduler) run(ctx context.Context, st *jobState, job Job, cause Cause,
 	res := call(context.WithValue(ctx, runKey{}, &runRef{s: s, job: job.Name}), job)
 	d := time.Since(t0)
 	lr := &lastRun{cause: cause, start: start, end: s.now(), summary: res.summary, outcome: outcomeOf(ctx, res)}
-	if res.err != nil {
-		lr.err = res.err.Error()
+	switch {
+	case res.err != nil:
+		lr.err, lr.source = res.err.Error(), payment.SourceOf(res.err)
+	case lr.outcome == OutcomeCanceled:
+		lr.err = "interrupted: " + context.Cause(ctx).Error()
 	}
 	s.logRun(job.Name, lr, d, res)
 	s.opts.Metrics.ObserveJob(job.Name, string(lr.outcome), d)
@@ -89,18 +101,25 @@ func (s *Scheduler) run(ctx context.Context, st *jobState, job Job, cause Cause,
 	s.updateStatus()
 }
 
-// outcomeOf classifies a finished run. An error after the run's ctx was
-// cancelled is a shutdown, not a failure worth an alert.
+// outcomeOf classifies a finished run. Only a run that returned nil and
+// was not interrupted succeeded. A run whose ctx was cancelled (batchd is
+// stopping) is canceled whatever it returned: it may have returned nil
+// with work left, and its error is most likely the cancellation itself;
+// it is not a failure worth an alert. A ledger failure is a failure even
+// then: it is what stops every job. Any other error, including one that
+// says the run left work undone, is a failure.
 func outcomeOf(ctx context.Context, res result) Outcome {
 	switch {
 	case res.panic != nil:
 		return OutcomePanic
-	case res.err == nil:
-		return OutcomeOK
+	case res.err != nil && payment.SourceOf(res.err) == payment.SourceLedger:
+		return OutcomeFailed
 	case ctx.Err() != nil:
 		return OutcomeCanceled
+	case res.err != nil:
+		return OutcomeFailed
 	default:
-		return OutcomeError
+		return OutcomeOK
 	}
 }
 
@@ -110,7 +129,7 @@ func (s *Scheduler) logRun(name string, lr *lastRun, d time.Duration, res result
 	switch lr.outcome {
 	case OutcomeCanceled:
 		level = slog.LevelWarn
-	case OutcomeError, OutcomePanic:
+	case OutcomeFailed, OutcomePanic:
 		level = slog.LevelError
 	}
 	attrs := []slog.Attr{
@@ -121,6 +140,9 @@ func (s *Scheduler) logRun(name string, lr *lastRun, d time.Duration, res result
 	}
 	if lr.err != "" {
 		attrs = append(attrs, slog.String("error", lr.err))
+	}
+	if lr.source != "" {
+		attrs = append(attrs, slog.String("source", string(lr.source)))
 	}
 	if res.stack != nil {
 		attrs = append(attrs, slog.String("stack", string(res.stack)))
@@ -146,10 +168,18 @@ func (s *Scheduler) finish(st *jobState, name string, lr *lastRun) []string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	st.running, st.last = false, lr
-	if lr.outcome == OutcomeOK {
-		st.lastSuccess = lr.start
-	} else {
-		s.lastErr = &RunError{Job: name, At: lr.end, Error: lr.err}
+	switch {
+	case lr.outcome == OutcomeOK:
+		st.lastSuccess, st.failing = lr.start, nil
+	case lr.outcome.failing():
+		// The job stays failing, and /healthz unhealthy, until it next
+		// succeeds; an interrupted run changes nothing.
+		since := lr.end
+		if st.failing != nil {
+			since = st.failing.Since
+		}
+		st.failing = &Failure{Job: name, Source: sourceName(lr.source), Error: lr.err, Since: since, At: lr.end}
+		s.lastErr = &RunError{Job: name, At: lr.end, Error: lr.err, Source: sourceName(lr.source)}
 	}
 	if st.pending && s.state == started {
 		st.pending = false

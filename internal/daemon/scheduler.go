@@ -5,13 +5,17 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net"
+	"net/http"
 	"sort"
 	"sync"
 	"time"
 
 	"github.com/robfig/cron/v3"
+	"golang.org/x/sync/errgroup"
 
 	"github.com/batchd/batchd/internal/metrics"
+	"github.com/batchd/batchd/internal/payment"
 )
 
 // Options configures a Scheduler. Every field is optional.
@@ -74,7 +78,21 @@ type Scheduler struct {
 	runCtx  context.Context
 	cancel  context.CancelCauseFunc
 	lastErr *RunError
-	wg      sync.WaitGroup // one per run in progress
+	wg      sync.WaitGroup // one per run in progress, for Stop's bounded wait
+
+	// group holds every goroutine that may touch the ledger: job runs, the
+	// admin server (ServeAdmin) and the watchdog (StartWatchdog). Shutdown
+	// waits for all of it before it closes the ledger. groupCtx is done
+	// when a member fails (the admin server stops serving).
+	group    *errgroup.Group
+	groupCtx context.Context
+	// auxCtx stops the admin server and the watchdog; Shutdown cancels it
+	// once the runs have drained.
+	auxCtx  context.Context
+	stopAux context.CancelFunc
+	// groupGrace bounds Shutdown's wait for the group once the runs were
+	// cancelled and the admin server told to stop (tests shorten it).
+	groupGrace time.Duration
 
 	notifyMu sync.Mutex // keeps STATUS= lines in the order they were computed
 }
@@ -89,6 +107,7 @@ type jobState struct {
 	pending     bool      // a chained request arrived while running
 	last        *lastRun
 	lastSuccess time.Time
+	failing     *Failure // the last failed run, until the job next succeeds
 }
 
 // lastRun describes a finished run.
@@ -98,6 +117,7 @@ type lastRun struct {
 	outcome    Outcome
 	summary    string
 	err        string
+	source     payment.Source // where err came from, when there is one
 }
 
 // New validates every job (name, Run, schedule) and returns a Scheduler
@@ -115,7 +135,10 @@ func New(jobs []Job, opts Options) (*Scheduler, error) {
 	if opts.Notifier == nil {
 		opts.Notifier = nopNotifier{}
 	}
-	s := &Scheduler{opts: opts, log: opts.Logger, parser: newParser(), chains: map[string][]string{}}
+	s := &Scheduler{opts: opts, log: opts.Logger, parser: newParser(), chains: map[string][]string{},
+		groupGrace: shutdownGrace + 5*time.Second}
+	s.group, s.groupCtx = errgroup.WithContext(context.Background())
+	s.auxCtx, s.stopAux = context.WithCancel(context.Background())
 	cs, err := compile(s.parser, jobs)
 	if err != nil {
 		return nil, fmt.Errorf("configure jobs: %w", err)
@@ -237,7 +260,9 @@ func (s *Scheduler) Stop(ctx context.Context) error {
 	if first {
 		s.opts.Notifier.Stopping()
 		if wasStarted {
-			s.cron.Stop()
+			// Wait for a schedule firing in progress: it may be updating
+			// the status line, which reads the ledger.
+			<-s.cron.Stop().Done()
 			s.cancel(ErrStopping)
 		}
 		s.log.Info("scheduler stopping", "running", s.runningNames())
@@ -268,4 +293,81 @@ func (s *Scheduler) runningNames() []string {
 	}
 	sort.Strings(names)
 	return names
+}
+
+// ServeAdmin serves h (usually AdminHandler's) on ln in the scheduler's
+// group until Shutdown stops it. Bind ln before READY=1, so that a bind
+// failure fails start-up. If serving fails, the group fails: Failed is
+// closed and Err says why; the caller should then shut down.
+func (s *Scheduler) ServeAdmin(ln net.Listener, h http.Handler) {
+	s.group.Go(func() error { return ServeListener(s.auxCtx, ln, h) })
+}
+
+// StartWatchdog runs Watchdog in the scheduler's group until Shutdown.
+func (s *Scheduler) StartWatchdog() {
+	s.group.Go(func() error {
+		s.Watchdog(s.auxCtx)
+		return nil
+	})
+}
+
+// Failed is closed when a member of the scheduler's group failed (the
+// admin server stopped serving), and by Shutdown. Err says why.
+func (s *Scheduler) Failed() <-chan struct{} { return s.groupCtx.Done() }
+
+// Err is the first failure of a member of the scheduler's group, or nil.
+func (s *Scheduler) Err() error {
+	if s.groupCtx.Err() == nil {
+		return nil
+	}
+	if err := context.Cause(s.groupCtx); !errors.Is(err, context.Canceled) {
+		return err
+	}
+	return nil
+}
+
+// Shutdown stops the daemon in order, and then closes the ledger:
+//
+//  1. stop scheduling: no schedule, trigger, catch-up or chain starts a
+//     run any more (STOPPING=1);
+//  2. drain: cancel the runs in progress and wait for them until ctx is
+//     done (give it shutdown_timeout);
+//  3. stop the admin server and the watchdog;
+//  4. wait for the whole group: every run, the admin server (its requests
+//     in progress included) and the watchdog;
+//  5. call closeLedger (nil: none), when no goroutine of the group can
+//     touch the ledger any more.
+//
+// When ctx ends before the runs return, their ctx is cancelled already;
+// Shutdown waits a little longer for the group (at most groupGrace) and,
+// if a run still has not returned, leaves the ledger open and returns an
+// error: the process should exit, which releases the ledger's lock, as a
+// crash would. It never closes the ledger under a running job. The error
+// joins the drain, group and close errors. Call Shutdown once.
+func (s *Scheduler) Shutdown(ctx context.Context, closeLedger func() error) error {
+	drainErr := s.Stop(ctx)
+	s.stopAux()
+	done := make(chan error, 1)
+	go func() { done <- s.group.Wait() }()
+	var groupErr error
+	select {
+	case groupErr = <-done:
+	case <-time.After(s.groupGrace):
+		what := "the admin server"
+		if still := s.runningNames(); len(still) > 0 {
+			what = fmt.Sprintf("jobs %v", still)
+		}
+		s.log.Error("shutdown: " + what + " did not return in time; leaving the ledger open for the process exit to release")
+		return errors.Join(drainErr, fmt.Errorf("shutdown: %s still running %s after the drain; the ledger was not closed", what, s.groupGrace))
+	}
+	if groupErr != nil {
+		s.log.Error("daemon goroutine failed", "error", groupErr.Error())
+	}
+	var closeErr error
+	if closeLedger != nil {
+		if closeErr = closeLedger(); closeErr != nil {
+			closeErr = fmt.Errorf("close the ledger: %w", closeErr)
+		}
+	}
+	return errors.Join(drainErr, groupErr, closeErr)
 }

@@ -272,7 +272,7 @@ func TestChainAfterSuccess(t *testing.T) {
 	if err := s.Trigger("ingest"); err != nil {
 		t.Fatal(err)
 	}
-	logs.waitFor(t, 1, "job finished", map[string]string{"job": "ingest", "outcome": "error"})
+	logs.waitFor(t, 1, "job finished", map[string]string{"job": "ingest", "outcome": "failed"})
 	// Only the first, successful ingest started a submit. A chained run
 	// would be launched before the failed run's goroutine ends, so once
 	// every run has ended, any such submit has finished too.

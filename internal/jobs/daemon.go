@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/batchd/batchd/internal/metrics"
+	"github.com/batchd/batchd/internal/payment"
 )
 
 // Recorder keeps the last error of each outside dependency for /healthz.
@@ -16,8 +17,9 @@ type Recorder interface {
 }
 
 // Scheduled adapts the jobs to the daemon: each returns the one-line
-// summary the scheduler logs, updates metrics, and records SFTP and API
-// errors for the health endpoint.
+// summary the scheduler logs, updates metrics, and records its error for
+// the health endpoint under the error's real source (payment.SourceOf):
+// "sftp", "api", "ledger", or "batchd" for anything else.
 type Scheduled struct {
 	Env     *Env
 	Metrics *metrics.Metrics // may be nil
@@ -30,7 +32,7 @@ type Scheduled struct {
 // Ingest is the scheduled pickup.
 func (s Scheduled) Ingest(ctx context.Context) (string, error) {
 	out, err := s.Env.Ingest(ctx)
-	s.note("sftp", err)
+	s.note(err, payment.SourceSFTP, payment.SourceLedger)
 	var accepted, rejected, rows int
 	var waiting []string
 	for _, o := range out {
@@ -61,7 +63,7 @@ func (s Scheduled) Ingest(ctx context.Context) (string, error) {
 // Submit is the scheduled submit.
 func (s Scheduled) Submit(ctx context.Context) (string, error) {
 	sum, delivered, err := s.Env.Submit(ctx)
-	s.note("api", err)
+	s.note(err, payment.SourceAPI, payment.SourceLedger)
 	s.Metrics.ChecksCreated(sum.Created)
 	s.rows()
 	return fmt.Sprintf("created %d, rejected %d, voided %d, in doubt %d, pending %d, %d results reports",
@@ -71,7 +73,7 @@ func (s Scheduled) Submit(ctx context.Context) (string, error) {
 // Reconcile is the scheduled reconcile over the default window.
 func (s Scheduled) Reconcile(ctx context.Context) (string, error) {
 	sum, err := s.Env.Reconcile(ctx, nil)
-	s.note("api", err)
+	s.note(err, payment.SourceAPI, payment.SourceLedger)
 	s.rows()
 	if sum == nil {
 		return "", err
@@ -80,14 +82,18 @@ func (s Scheduled) Reconcile(ctx context.Context) (string, error) {
 		sum.Window, sum.ChecksSeen, sum.StatusChanges, sum.Unknown, sum.Missing, sum.Mismatched, sum.Stuck, sum.InDoubt), err
 }
 
-func (s Scheduled) note(source string, err error) {
+// note records a run's error under its source, or, after a run that
+// worked, clears the sources the job depends on.
+func (s Scheduled) note(err error, uses ...payment.Source) {
 	if s.Errors == nil {
 		return
 	}
 	if err != nil {
-		s.Errors.Record(source, err)
-	} else {
-		s.Errors.Clear(source)
+		s.Errors.Record(string(payment.SourceOf(err)), err)
+		return
+	}
+	for _, src := range uses {
+		s.Errors.Clear(string(src))
 	}
 }
 

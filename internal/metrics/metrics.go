@@ -73,7 +73,7 @@ func New() *Metrics {
 	m.jobDuration = f.histogramVec("job_duration_seconds", "Duration of job runs.", jobBuckets, "job")
 	m.jobLastOK = f.gaugeVec("job_last_success_timestamp_seconds",
 		"Unix time at which the last successful run of the job started.", "job")
-	m.jobRuns = f.counterVec("job_runs_total", "Finished job runs by outcome (ok, error, canceled, panic).", "job", "outcome")
+	m.jobRuns = f.counterVec("job_runs_total", "Finished job runs by outcome (ok, failed, canceled, panic).", "job", "outcome")
 	m.jobSkips = f.counterVec("job_skipped_total", "Scheduled job runs skipped because the job was still running.", "job")
 	m.jobPanics = f.counterVec("job_panics_total", "Job runs that panicked (recovered).", "job")
 	m.filesIngested = f.counter("files_ingested_total", "Payment files whose rows were recorded.")

@@ -25,6 +25,8 @@ import (
 	"time"
 
 	"golang.org/x/crypto/ssh"
+
+	"github.com/batchd/batchd/internal/retry"
 )
 
 // Defaults for the zero values in Options.
@@ -99,6 +101,7 @@ type Client struct {
 	signer ssh.Signer
 
 	dialing chan struct{} // a one-slot lock, held while (re)dialling
+	redials retry.Policy  // how a lost connection is redialled
 
 	mu         sync.Mutex
 	cur        *conn
@@ -108,8 +111,14 @@ type Client struct {
 
 // Dial connects to the server once, verifying its host key, and returns a
 // Client. It does not retry: a failure here is reported to the operator as
-// is. Host key problems are returned as *HostKeyError.
+// is. Host key problems are returned as *HostKeyError. Every error but
+// ctx's own wraps payment.ErrRemote.
 func Dial(ctx context.Context, opts Options) (*Client, error) {
+	c, err := dialClient(ctx, opts)
+	return c, serverError(ctx, err)
+}
+
+func dialClient(ctx context.Context, opts Options) (*Client, error) {
 	opts, err := opts.normalize()
 	if err != nil {
 		return nil, err
@@ -123,6 +132,7 @@ func Dial(ctx context.Context, opts Options) (*Client, error) {
 		log:     opts.Logger.With("sftp", opts.Address),
 		signer:  signer,
 		dialing: make(chan struct{}, 1),
+		redials: redialPolicy,
 	}
 	cn, err := c.dial(ctx)
 	if err != nil {
