@@ -53,7 +53,7 @@ func (id Identity) Same(other Identity) bool {
 // number as id (the amount left out): identities with equal Keys and equal
 // amounts are Same. Reconcile indexes rows in doubt by it.
 func (id Identity) Key() string {
-	return labelKey(id.Label) + "\x00" + numberKey(id.Number)
+	return labelKey(id.Label) + "\x00" + NumberKey(id.Number)
 }
 
 // Differences lists, in words for a report, how other differs from id by
@@ -80,11 +80,14 @@ func SameLabel(a, b string) bool { return labelKey(a) == labelKey(b) }
 // SameNumber compares check numbers as numbers: "0000123" and "123" are
 // the same check number. Text that is not all digits is compared trimmed,
 // as it is.
-func SameNumber(a, b string) bool { return numberKey(a) == numberKey(b) }
+func SameNumber(a, b string) bool { return NumberKey(a) == NumberKey(b) }
 
 func labelKey(s string) string { return strings.ToLower(strings.TrimSpace(s)) }
 
-func numberKey(s string) string {
+// NumberKey is a check number in the form SameNumber compares: trimmed,
+// and without leading zeros when it is all digits. Whatever must agree
+// with the identity rule (ingest's duplicate numbers, an index) uses it.
+func NumberKey(s string) string {
 	s = strings.TrimSpace(s)
 	if s == "" {
 		return "" // no number is not the number 0

@@ -4,9 +4,9 @@ import (
 	"encoding/binary"
 	"fmt"
 	"hash/maphash"
-	"strings"
 
 	"github.com/batchd/batchd/internal/money"
+	"github.com/batchd/batchd/internal/payment"
 )
 
 // dupIndex remembers what a file has shown so far, as hashes: no account
@@ -90,14 +90,11 @@ func (v *validator) duplicates() {
 }
 
 // repeatedNumber checks a well-formed check number. Leading zeros do not
-// make a number different. fp is the fingerprint of the row's payment
+// make a number different, as for payment.SameNumber. fp is the fingerprint of the row's payment
 // identity without authorization_date: with the same number, a different
 // date is still the same check.
 func (v *validator) repeatedNumber(fp uint32, src string) {
-	number := strings.TrimLeft(v.cells[colNumber], "0")
-	if number == "" {
-		number = "0"
-	}
+	number := payment.NumberKey(v.cells[colNumber]) // the identity rule's own comparison
 	key := v.dup.sum(0, "number", number)
 	first, seen := v.dup.numbers[key]
 	switch {
