@@ -66,6 +66,8 @@ type Config struct {
 	Reconcile ReconcileConfig `yaml:"reconcile"` // following checks to the end
 	Schedule  ScheduleConfig  `yaml:"schedule"`  // when each job runs
 	Admin     AdminConfig     `yaml:"admin"`     // health and metrics endpoint
+	Backup    BackupConfig    `yaml:"backup"`    // snapshots of the ledger
+	Retention RetentionConfig `yaml:"retention"` // pruning finished batches
 
 	apiKey Secret         // from api.key_file or $BATCHD_API_KEY, never YAML
 	loc    *time.Location // schedule.timezone, resolved by Validate
@@ -112,6 +114,13 @@ type SFTPConfig struct {
 	Outbox       string   `yaml:"outbox"`        // where reports are written
 	DialTimeout  Duration `yaml:"dial_timeout"`  // TCP connect and SSH handshake
 	Keepalive    Duration `yaml:"keepalive"`     // 0 disables keepalives
+	// Claim is the folder a file is renamed into before it is downloaded,
+	// so that no other batchd takes it. Empty means
+	// <inbox>/.batchd/<instance>/, where instance is the ledger's id.
+	Claim string `yaml:"claim"`
+	// Backups is the folder snapshots are uploaded to when
+	// backup.upload is true.
+	Backups string `yaml:"backups"`
 }
 
 // IngestConfig is the ingest section: which files are picked up, when, and
@@ -131,6 +140,10 @@ type IngestConfig struct {
 	IgnoreColumns []string `yaml:"ignore_columns"`
 	// MaxFileBytes is the largest file accepted, in bytes.
 	MaxFileBytes int64 `yaml:"max_file_bytes"`
+	// ClaimTimeout is how long a claim may sit untouched in another
+	// instance's claim folder before this instance takes the file back
+	// (that instance is taken to be dead).
+	ClaimTimeout Duration `yaml:"claim_timeout"`
 }
 
 // SubmitConfig is the submit section.
@@ -170,6 +183,29 @@ type ScheduleConfig struct {
 	Reconcile string `yaml:"reconcile"` // spec of the reconcile job
 }
 
+// BackupConfig is the backup section: the daemon's own snapshots of the
+// ledger. Schedule empty means the daemon takes none (batchd backup still
+// works by hand).
+type BackupConfig struct {
+	// Schedule is a cron spec, as in the schedule section.
+	Schedule string `yaml:"schedule"`
+	// Dir is where snapshots are written; absolute. Empty means
+	// <state_dir>/backups.
+	Dir string `yaml:"dir"`
+	// Keep is how many snapshots are kept in Dir (the newest).
+	Keep int `yaml:"keep"`
+	// Upload also puts each snapshot in sftp.backups on the SFTP server.
+	Upload bool `yaml:"upload"`
+}
+
+// RetentionConfig is the retention section.
+type RetentionConfig struct {
+	// KeepDays is how long a batch whose every row is final stays in the
+	// ledger after its last change; 0 keeps everything. The daemon prunes
+	// once a day, after reconcile's schedule.
+	KeepDays int `yaml:"keep_days"`
+}
+
 // AdminConfig is the admin section: the HTTP listener for health checks and
 // metrics.
 type AdminConfig struct {
@@ -198,6 +234,7 @@ func Default() *Config {
 			Outbox:      "/outbox",
 			DialTimeout: Duration(10 * time.Second),
 			Keepalive:   Duration(15 * time.Second),
+			Backups:     "/backups",
 		},
 		Ingest: IngestConfig{
 			Pattern:       "*.csv",
@@ -205,6 +242,7 @@ func Default() *Config {
 			OnInvalid:     OnInvalidRejectFile,
 			IgnoreColumns: []string{},
 			MaxFileBytes:  256 << 20,
+			ClaimTimeout:  Duration(time.Hour),
 		},
 		Submit: SubmitConfig{
 			ResolveAfter:     Duration(2 * time.Minute),
@@ -220,7 +258,9 @@ func Default() *Config {
 			Submit:    "@every 5m",
 			Reconcile: "0 6 * * *",
 		},
-		Admin: AdminConfig{Listen: "127.0.0.1:9464"},
+		Admin:     AdminConfig{Listen: "127.0.0.1:9464"},
+		Backup:    BackupConfig{Schedule: "30 5 * * *", Keep: 7},
+		Retention: RetentionConfig{KeepDays: 0},
 	}
 }
 
@@ -258,4 +298,12 @@ func (c *Config) Location() *time.Location {
 		return loc
 	}
 	return time.UTC
+}
+
+// BackupDir is backup.dir, or <state_dir>/backups when it is empty.
+func (c *Config) BackupDir() string {
+	if c.Backup.Dir != "" {
+		return c.Backup.Dir
+	}
+	return c.StateDir + "/backups"
 }

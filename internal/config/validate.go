@@ -35,6 +35,10 @@ func (c *Config) validate(checkKey bool) findings {
 	c.validateSubmit(&f)
 	c.validateReconcile(&f)
 	c.validateSchedule(&f)
+	c.validateBackup(&f)
+	if c.Retention.KeepDays < 0 {
+		f.add(0, "retention.keep_days", "retention.keep_days: must not be negative (0 keeps everything), got %d", c.Retention.KeepDays)
+	}
 	if c.Admin.Listen != "" {
 		checkHostPort(&f, "admin.listen", c.Admin.Listen, true)
 	}
@@ -115,6 +119,9 @@ func (c *Config) validateSFTP(f *findings) {
 	}
 	checkAbsPath(f, "sftp.identity_file", s.IdentityFile, false)
 	checkAbsPath(f, "sftp.known_hosts", s.KnownHosts, false)
+	if s.Claim != "" && !path.IsAbs(s.Claim) {
+		f.add(0, "sftp.claim", "sftp.claim: must be an absolute path on the SFTP server, got %s", showValue(s.Claim))
+	}
 	dirs := []struct{ key, dir string }{
 		{"sftp.inbox", s.Inbox}, {"sftp.archive", s.Archive},
 		{"sftp.failed", s.Failed}, {"sftp.outbox", s.Outbox},
@@ -156,6 +163,7 @@ func (c *Config) validateIngest(f *findings) {
 			f.add(0, key, "%s: must not be empty", key)
 		}
 	}
+	positive(f, "ingest.claim_timeout", in.ClaimTimeout)
 	if in.MaxFileBytes < 1 {
 		f.add(0, "ingest.max_file_bytes", "ingest.max_file_bytes: must be at least 1, got %d", in.MaxFileBytes)
 	}
@@ -187,6 +195,23 @@ func (c *Config) validateReconcile(f *findings) {
 		if d.n < 1 {
 			f.add(0, d.key, "%s: must be at least 1, got %d", d.key, d.n)
 		}
+	}
+}
+
+func (c *Config) validateBackup(f *findings) {
+	b := c.Backup
+	if b.Schedule != "" {
+		checkCron(f, "backup.schedule", b.Schedule)
+	}
+	checkAbsPath(f, "backup.dir", b.Dir, false)
+	if b.Keep < 1 {
+		f.add(0, "backup.keep", "backup.keep: must be at least 1, got %d", b.Keep)
+	}
+	if b.Upload && c.SFTP.Address == "" {
+		f.add(0, "backup.upload", "backup.upload: needs sftp.address (snapshots are uploaded to sftp.backups)")
+	}
+	if b.Upload && c.SFTP.Backups == "" {
+		f.add(0, "sftp.backups", "sftp.backups: must not be empty when backup.upload is true")
 	}
 }
 
