@@ -36,6 +36,11 @@ const (
 	Reject  Transition = "reject"  // in_flight -> rejected
 	Release Transition = "release" // in_flight|in_doubt -> pending: certainly not created
 	Observe Transition = "observe" // submitted -> submitted, a new check status seen
+	// Suspect puts a row that has no check on record in doubt although no
+	// answer was lost: the ledger was restored from a snapshot, and a
+	// create may have left after the snapshot was taken. The row is then
+	// looked up before it is ever sent.
+	Suspect Transition = "suspect" // pending|in_flight|in_doubt -> in_doubt
 )
 
 var transitions = map[Transition]struct {
@@ -48,6 +53,7 @@ var transitions = map[Transition]struct {
 	Reject:  {[]RowState{InFlight}, Rejected},
 	Release: {[]RowState{InFlight, InDoubt}, Pending},
 	Observe: {[]RowState{Submitted}, Submitted},
+	Suspect: {[]RowState{Pending, InFlight, InDoubt}, InDoubt},
 }
 
 // Next returns the state transition t leads to from state from, or an

@@ -48,7 +48,7 @@ func (r *Resolver) Resolve(ctx context.Context, rows []*payment.Row) (Outcome, e
 	if len(rows) == 0 {
 		return out, nil
 	}
-	from, to := window(rows)
+	from, to := window(rows, time.Now())
 	byLabel := map[string][]*payment.Row{}
 	for _, row := range rows {
 		byLabel[row.Label] = append(byLabel[row.Label], row)
@@ -104,19 +104,22 @@ func (r *Resolver) Resolve(ctx context.Context, rows []*payment.Row) (Outcome, e
 }
 
 // window is the date range of a lookup: from the day before the earliest
-// attempt to the day after the latest, in UTC. The service's day boundary
-// is not specified, so the range is widened a day each side.
-func window(rows []*payment.Row) (from, to string) {
-	first, last := rows[0].AttemptAt, rows[0].AttemptAt
+// attempt to the day after now, in UTC. A row's check cannot be older than
+// its first possible attempt, but may be any younger: a restored ledger's
+// rows were perhaps sent days after their recorded attempt (the snapshot's
+// time). The service's day boundary is not specified, so the range is
+// widened a day each side.
+func window(rows []*payment.Row, now time.Time) (from, to string) {
+	first := rows[0].AttemptAt
 	for _, row := range rows[1:] {
 		if row.AttemptAt.Before(first) {
 			first = row.AttemptAt
 		}
-		if row.AttemptAt.After(last) {
-			last = row.AttemptAt
-		}
 	}
-	return first.UTC().AddDate(0, 0, -1).Format(time.DateOnly), last.UTC().AddDate(0, 0, 1).Format(time.DateOnly)
+	if first.IsZero() || first.After(now) {
+		first = now
+	}
+	return first.UTC().AddDate(0, 0, -1).Format(time.DateOnly), now.UTC().AddDate(0, 0, 1).Format(time.DateOnly)
 }
 
 // walk pages through the check list for q, sorted by date, and returns
