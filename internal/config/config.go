@@ -68,6 +68,7 @@ type Config struct {
 	Admin     AdminConfig     `yaml:"admin"`     // health and metrics endpoint
 	Backup    BackupConfig    `yaml:"backup"`    // snapshots of the ledger
 	Retention RetentionConfig `yaml:"retention"` // pruning finished batches
+	Report    ReportConfig    `yaml:"report"`    // the reports' file formats
 
 	apiKey Secret         // from api.key_file or $BATCHD_API_KEY, never YAML
 	loc    *time.Location // schedule.timezone, resolved by Validate
@@ -121,7 +122,20 @@ type SFTPConfig struct {
 	// Backups is the folder snapshots are uploaded to when
 	// backup.upload is true.
 	Backups string `yaml:"backups"`
+	// TempUpload is how an upload is made to appear whole: TempUploadDot
+	// (".name.<rand>.tmp", then rename), TempUploadSuffix
+	// ("name.<rand>.partial", then rename, for servers that forbid
+	// dotfiles) or TempUploadNone (the final name directly, then a
+	// "<name>.done" marker, for servers that forbid rename).
+	TempUpload string `yaml:"temp_upload"`
 }
+
+// Values of sftp.temp_upload.
+const (
+	TempUploadDot    = "dot"
+	TempUploadSuffix = "suffix"
+	TempUploadNone   = "none"
+)
 
 // IngestConfig is the ingest section: which files are picked up, when, and
 // what happens to invalid rows.
@@ -140,6 +154,10 @@ type IngestConfig struct {
 	IgnoreColumns []string `yaml:"ignore_columns"`
 	// MaxFileBytes is the largest file accepted, in bytes.
 	MaxFileBytes int64 `yaml:"max_file_bytes"`
+	// Delimiter separates the cells of a payment file: "," (the default),
+	// ";" or "\t" for teams whose spreadsheet exports cannot use a comma.
+	// Amounts always use a dot for decimals.
+	Delimiter string `yaml:"delimiter"`
 	// ClaimTimeout is how long a claim may sit untouched in another
 	// instance's claim folder before this instance takes the file back
 	// (that instance is taken to be dead).
@@ -206,6 +224,13 @@ type RetentionConfig struct {
 	KeepDays int `yaml:"keep_days"`
 }
 
+// ReportConfig is the report section.
+type ReportConfig struct {
+	// Formats lists the formats every report is written in: "csv" (for
+	// machines) and "xlsx" (typed cells, for people); at least one.
+	Formats []string `yaml:"formats"`
+}
+
 // AdminConfig is the admin section: the HTTP listener for health checks and
 // metrics.
 type AdminConfig struct {
@@ -235,6 +260,7 @@ func Default() *Config {
 			DialTimeout: Duration(10 * time.Second),
 			Keepalive:   Duration(15 * time.Second),
 			Backups:     "/backups",
+			TempUpload:  TempUploadDot,
 		},
 		Ingest: IngestConfig{
 			Pattern:       "*.csv",
@@ -243,6 +269,7 @@ func Default() *Config {
 			IgnoreColumns: []string{},
 			MaxFileBytes:  256 << 20,
 			ClaimTimeout:  Duration(time.Hour),
+			Delimiter:     ",",
 		},
 		Submit: SubmitConfig{
 			ResolveAfter:     Duration(2 * time.Minute),
@@ -261,6 +288,7 @@ func Default() *Config {
 		Admin:     AdminConfig{Listen: "127.0.0.1:9464"},
 		Backup:    BackupConfig{Schedule: "30 5 * * *", Keep: 7},
 		Retention: RetentionConfig{KeepDays: 0},
+		Report:    ReportConfig{Formats: []string{"csv", "xlsx"}},
 	}
 }
 

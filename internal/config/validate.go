@@ -36,6 +36,12 @@ func (c *Config) validate(checkKey bool) findings {
 	c.validateReconcile(&f)
 	c.validateSchedule(&f)
 	c.validateBackup(&f)
+	if len(c.Report.Formats) == 0 {
+		f.add(0, "report.formats", "report.formats: list at least one of csv, xlsx")
+	}
+	for i, v := range c.Report.Formats {
+		oneOf(&f, "report.formats["+strconv.Itoa(i)+"]", v, "csv", "xlsx")
+	}
 	if c.Retention.KeepDays < 0 {
 		f.add(0, "retention.keep_days", "retention.keep_days: must not be negative (0 keeps everything), got %d", c.Retention.KeepDays)
 	}
@@ -138,6 +144,7 @@ func (c *Config) validateSFTP(f *findings) {
 		}
 	}
 	positive(f, "sftp.dial_timeout", s.DialTimeout)
+	oneOf(f, "sftp.temp_upload", s.TempUpload, TempUploadDot, TempUploadSuffix, TempUploadNone)
 	if s.Keepalive < 0 {
 		f.add(0, "sftp.keepalive", "sftp.keepalive: must not be negative (0 disables keepalives), got %s", s.Keepalive)
 	}
@@ -164,6 +171,9 @@ func (c *Config) validateIngest(f *findings) {
 		}
 	}
 	positive(f, "ingest.claim_timeout", in.ClaimTimeout)
+	if in.Delimiter != "," && in.Delimiter != ";" && in.Delimiter != "\t" {
+		f.add(0, "ingest.delimiter", "ingest.delimiter: must be \",\", \";\" or a tab (\"\\t\" in double quotes), got %s", showValue(in.Delimiter))
+	}
 	if in.MaxFileBytes < 1 {
 		f.add(0, "ingest.max_file_bytes", "ingest.max_file_bytes: must be at least 1, got %d", in.MaxFileBytes)
 	}
