@@ -115,9 +115,10 @@ type SFTPConfig struct {
 	Outbox       string   `yaml:"outbox"`        // where reports are written
 	DialTimeout  Duration `yaml:"dial_timeout"`  // TCP connect and SSH handshake
 	Keepalive    Duration `yaml:"keepalive"`     // 0 disables keepalives
-	// Claim is the folder a file is renamed into before it is downloaded,
-	// so that no other batchd takes it. Empty means
-	// <inbox>/.batchd/<instance>/, where instance is the ledger's id.
+	// Claim is the parent of the claim folders: a file is renamed into
+	// <claim>/<instance>/ (instance is the ledger's id) before it is
+	// downloaded, so that no other batchd takes it. Empty means
+	// <inbox>/.batchd.
 	Claim string `yaml:"claim"`
 	// Backups is the folder snapshots are uploaded to when
 	// backup.upload is true.

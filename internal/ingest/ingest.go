@@ -7,16 +7,28 @@
 //  1. Wait until the file is stable (size and modification time unchanged
 //     for StableFor, measured on batchd's own clock so the server's clock
 //     does not matter) and not empty, or until "<name>.done" exists.
-//  2. Download it to the spool under a temporary name, fsync, rename, and
+//  2. Claim it: rename it (and its marker) from the inbox into this
+//     instance's claim folder, <Claim>/<Instance>/, with a rename that
+//     never replaces, so that of several batchd processes on one inbox
+//     exactly one takes it. The claimed file's modification time is set to
+//     now: a claim untouched for ClaimTimeout belongs to a dead instance
+//     and is taken back the same way, by a rename into this instance's
+//     folder. Files left in this instance's own folder by a run that
+//     stopped are resumed first, then stale claims, then the inbox.
+//  3. Download it to the spool under a temporary name, fsync, rename, and
 //     hash it (SHA-256).
-//  3. Content already accepted is not ingested again: the file goes to
+//  4. Content already accepted is not ingested again: the file goes to
 //     the failed folder with a note naming the earlier file. The one
 //     exception is the crash case: the same name and content whose batch was
 //     committed but whose move never happened is simply archived.
-//  4. Parse and validate while loading rows into the ledger in chunks; the
+//  5. Parse and validate while loading rows into the ledger in chunks; the
 //     batch becomes visible to submit only when committed.
-//  5. Upload the rejects report, if any, then commit, then move the remote
-//     file to archive/YYYY-MM-DD/ (or to failed/ with <name>.error.txt).
+//  6. Upload the rejects report, if any. Then the fence: rename the file
+//     into <claim folder>/.commit/, which succeeds only while this
+//     instance still holds the claim, and which no other instance ever
+//     takes from. Only then commit (or record the rejection), then move
+//     the file to archive/YYYY-MM-DD/ (or to failed/ with
+//     <name>.error.txt).
 //
 // batchd never deletes a finance team's file, and a name clash in archive
 // or failed gets a suffix, never an overwrite.
@@ -48,6 +60,11 @@ type Remote interface {
 	Download(ctx context.Context, remotePath, localDir string) (local, sha256hex string, size int64, err error)
 	Upload(ctx context.Context, dir, name string, r io.Reader) error
 	Move(ctx context.Context, from, toDir, name string) (string, error)
+	// Rename never replaces: a missing from matches fs.ErrNotExist, an
+	// existing to fs.ErrExist (see remote.Client.Rename).
+	Rename(ctx context.Context, from, to string) error
+	Touch(ctx context.Context, p string, t time.Time) error
+	MkdirAll(ctx context.Context, dir string) error
 }
 
 var _ Remote = (*remote.Client)(nil)
@@ -72,6 +89,21 @@ type Options struct {
 	MaxFileBytes  int64 // larger files go to failed unread (0 = no limit)
 	TestMode      bool  // accept the sandbox's fixture routing number
 
+	// Delimiter separates the cells of a payment file (ingest.delimiter):
+	// ",", ";" or "\t"; "" is ",".
+	Delimiter string
+
+	// Claim is the folder holding each instance's claim folder,
+	// <Claim>/<Instance>/ (default <Inbox>/.batchd). It must be on the
+	// inbox's file system (claims are renames) and hold nothing else.
+	Claim string
+	// Instance names this instance's claim folder: the ledger's id
+	// (state.DB.Instance). Default: db's Instance(), if it has one.
+	Instance string
+	// ClaimTimeout is how long another instance's claim may stay
+	// untouched before this one takes the file back (default 1h).
+	ClaimTimeout time.Duration
+
 	Location   *time.Location // the run date for authorization_date and archive folders
 	SpoolDir   string         // local downloads
 	ReportsDir string         // local copies of rejects reports
@@ -89,8 +121,12 @@ type Outcome struct {
 	Rejected int
 	Outcome  string // accepted, accepted-with-rejects, rejected, unreadable, duplicate, too-large, recovered, waiting, error
 	Batch    uint64
-	Detail   string
-	MovedTo  string
+	// Detail starts with where the file has been, step by step, ending
+	// where it is now ("/inbox/pay.csv -> /inbox/.batchd/3fa9c2/pay.csv ->
+	// ..."), followed by ": " and the reason or note, if any.
+	Detail  string
+	Claim   string // where the file was read from, in this instance's claim folder
+	MovedTo string // where it was archived or failed to
 }
 
 // Job is the pickup job. It remembers, between runs, what it has seen of
@@ -130,6 +166,17 @@ func New(db payment.FileLedger, opts Options) *Job {
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
+	if opts.Claim == "" && opts.Inbox != "" {
+		opts.Claim = path.Join(opts.Inbox, ".batchd")
+	}
+	if opts.Instance == "" {
+		if d, ok := db.(interface{ Instance() string }); ok {
+			opts.Instance = d.Instance()
+		}
+	}
+	if opts.ClaimTimeout <= 0 {
+		opts.ClaimTimeout = time.Hour
+	}
 	log := opts.Logger
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
@@ -137,27 +184,51 @@ func New(db payment.FileLedger, opts Options) *Job {
 	return &Job{db: db, opts: opts, log: log, seen: map[string]observation{}}
 }
 
-// Run performs one pickup cycle. It waits up to MaxWait for files that are
-// still changing; those still changing after that are left for the next
-// run (Outcome "waiting"). An error means the cycle could not go on (SFTP
-// or state); outcomes of files already handled are returned with it.
+// Run performs one pickup cycle: first the files this instance claimed in
+// a run that stopped, then stale claims of other instances, then the
+// inbox. It waits up to MaxWait for inbox files that are still changing;
+// those still changing after that are left for the next run (Outcome
+// "waiting"). A file another batchd claims first is not this run's: it
+// is logged, with no Outcome. An error means the cycle could not go on
+// (SFTP or state); outcomes of files already handled are returned with it.
 func (j *Job) Run(ctx context.Context, rem Remote) ([]Outcome, error) {
 	if err := j.clearSpool(); err != nil {
 		return nil, err
 	}
+	if err := j.prepareClaims(ctx, rem); err != nil {
+		return nil, err
+	}
+	var out []Outcome
+	own, err := j.ownClaims(ctx, rem)
+	if err != nil {
+		return nil, err
+	}
+	for _, h := range append(own, j.staleClaims(ctx, rem)...) {
+		if err := j.settle(ctx, rem, h, &out); err != nil {
+			return out, err
+		}
+	}
+
 	deadline := j.opts.Now().Add(j.opts.MaxWait)
 	done := map[string]bool{}
-	var out []Outcome
 	for {
 		ready, waiting, err := j.scan(ctx, rem, done)
 		if err != nil {
 			return out, err
 		}
 		for _, f := range ready {
-			o, err := j.process(ctx, rem, f)
 			done[f.Name] = true
-			out = append(out, o)
+			h, o, err := j.claim(ctx, rem, f)
+			if o.Outcome != "" {
+				out = append(out, o)
+			}
 			if err != nil {
+				return out, err
+			}
+			if h == nil {
+				continue
+			}
+			if err := j.settle(ctx, rem, h, &out); err != nil {
 				return out, err
 			}
 		}
@@ -274,12 +345,13 @@ func (j *Job) nextReady(waiting []remote.FileInfo) time.Time {
 }
 
 func (j *Job) waitReason(f remote.FileInfo) string {
+	where := path.Join(j.opts.Inbox, f.Name) + ": "
 	switch {
 	case j.opts.DoneMarker:
-		return "waiting for " + f.Name + ".done"
+		return where + "waiting for " + f.Name + ".done"
 	case f.Size == 0:
-		return "empty so far; read once it has content and has been unchanged for " + j.opts.StableFor.String()
+		return where + "empty so far; read once it has content and has been unchanged for " + j.opts.StableFor.String()
 	default:
-		return "still changing; read once unchanged for " + j.opts.StableFor.String()
+		return where + "still changing; read once unchanged for " + j.opts.StableFor.String()
 	}
 }

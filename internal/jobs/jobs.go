@@ -83,11 +83,17 @@ func (e *Env) ReportsDir() string { return filepath.Join(e.Cfg.StateDir, "report
 
 func (e *Env) ingestOptions() ingest.Options {
 	c := e.Cfg
+	// The ledger's id names this instance's claim folder on the server.
+	var instance string
+	if db, ok := e.DB.(interface{ Instance() string }); ok {
+		instance = db.Instance()
+	}
 	return ingest.Options{
 		Inbox: c.SFTP.Inbox, Archive: c.SFTP.Archive, Failed: c.SFTP.Failed, Outbox: c.SFTP.Outbox,
+		Claim: c.SFTP.Claim, Instance: instance, ClaimTimeout: c.Ingest.ClaimTimeout.Std(),
 		Pattern: c.Ingest.Pattern, StableFor: c.Ingest.StableFor.Std(), DoneMarker: c.Ingest.DoneMarker,
 		OnInvalid: c.Ingest.OnInvalid, IgnoreColumns: c.Ingest.IgnoreColumns, MaxFileBytes: c.Ingest.MaxFileBytes,
-		TestMode: c.API.Mode == config.ModeTest, Location: c.Location(),
+		Delimiter: c.Ingest.Delimiter, TestMode: c.API.Mode == config.ModeTest, Location: c.Location(),
 		SpoolDir: filepath.Join(c.StateDir, "spool"), ReportsDir: e.ReportsDir(), Logger: e.Log,
 	}
 }
