@@ -7,14 +7,18 @@ import (
 	"os"
 	"time"
 
+	"github.com/batchd/batchd/internal/config"
 	"github.com/batchd/batchd/internal/ingest/csvfile"
 )
 
 func runValidate(_ context.Context, env *environ, args []string) error {
-	fs := newFlags(env, "validate", "[--test-mode] [--ignore-columns a,b] [--date YYYY-MM-DD] FILE.csv")
+	fs := newFlags(env, "validate", "[--config F] [--test-mode] [--ignore-columns a,b] [--delimiter D] [--date YYYY-MM-DD] FILE.csv")
+	cfgPath := fs.String("config", "", "judge the file as ingest would with this configuration: its schedule.timezone, "+
+		"ingest.delimiter, ingest.ignore_columns and api.mode (default: no configuration)")
 	testMode := fs.Bool("test-mode", false, "accept the sandbox's test routing number 999900001 (as api.mode: test does)")
-	ignore := fs.String("ignore-columns", "", "comma-separated columns to accept and ignore (as ingest.ignore_columns)")
-	date := fs.String("date", "", "run date for the authorization_date window (default today, local time)")
+	ignore := fs.String("ignore-columns", "", "comma-separated columns to accept and ignore (as ingest.ignore_columns), added to the configuration's")
+	delimiter := fs.String("delimiter", "", `cell separator: "," ";" or "tab" (as ingest.delimiter; default the configuration's, else ",")`)
+	date := fs.String("date", "", "run date for the authorization_date window (default today in schedule.timezone with --config, else local time)")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -22,36 +26,92 @@ func runValidate(_ context.Context, env *environ, args []string) error {
 		fmt.Fprintln(env.stderr, "batchd validate: give exactly one file")
 		return errUsage
 	}
-	run := time.Now()
+	opts := csvfile.Options{TestMode: *testMode}
+	// Without a configuration the run date is today in local time ($TZ);
+	// with one it is today in schedule.timezone, as for ingest, so that a
+	// row cannot pass validate and fail ingest over the date.
+	loc := time.Local
+	if *cfgPath != "" {
+		cfg, err := loadConfig(env, *cfgPath)
+		if err != nil {
+			return err
+		}
+		loc = cfg.Location()
+		opts.IgnoreColumns = append(opts.IgnoreColumns, cfg.Ingest.IgnoreColumns...)
+		opts.Delimiter = cfg.Ingest.Delimiter
+		opts.TestMode = opts.TestMode || cfg.API.Mode == config.ModeTest
+	}
+	opts.IgnoreColumns = append(opts.IgnoreColumns, splitList(*ignore)...)
+	if *delimiter != "" {
+		d, ok := delimiterFlag(*delimiter)
+		if !ok {
+			fmt.Fprintf(env.stderr, "batchd validate: --delimiter: want \",\", \";\" or \"tab\", got %q\n", *delimiter)
+			return errUsage
+		}
+		opts.Delimiter = d
+	}
+	run := time.Now().In(loc)
 	if *date != "" {
-		d, err := time.ParseInLocation(time.DateOnly, *date, time.Local)
+		d, err := time.ParseInLocation(time.DateOnly, *date, loc)
 		if err != nil {
 			fmt.Fprintf(env.stderr, "batchd validate: --date: want YYYY-MM-DD, got %q\n", *date)
 			return errUsage
 		}
 		run = d
 	}
+	opts.RunDate = csvfile.DateOf(run)
+
 	name := fs.Arg(0)
 	f, err := os.Open(name)
 	if err != nil {
 		return err
 	}
 	defer f.Close()
-	opts := csvfile.Options{IgnoreColumns: splitList(*ignore), RunDate: csvfile.DateOf(run), TestMode: *testMode}
 	sum, err := csvfile.Parse(f, opts,
 		func(csvfile.Payment) error { return nil },
 		func(fd csvfile.Finding) error { _, err := fmt.Fprintf(env.stdout, "%s: %s\n", name, fd); return err })
 	var ferr *csvfile.FileError
-	if errors.As(err, &ferr) {
+	switch {
+	case errors.As(err, &ferr) && ferr.Damaged:
+		fmt.Fprintf(env.stdout, "%s: %s\n", name, ferr)
+		fmt.Fprintf(env.stdout, "%s: %d rows, every one refused (%d with no other problem)\n", name, sum.Rows, sum.Valid)
+		return fmt.Errorf("%s would be rejected as a whole, every row, whatever ingest.on_invalid says: "+
+			"a spreadsheet dropped leading zeros from its numbers", name)
+	case errors.As(err, &ferr):
 		fmt.Fprintf(env.stdout, "%s: %s\n", name, ferr)
 		return fmt.Errorf("%s would be rejected: it cannot be read as a payment file", name)
-	}
-	if err != nil {
+	case err != nil:
 		return err
 	}
-	fmt.Fprintf(env.stdout, "%s: %d rows, %d valid, %d invalid\n", name, sum.Rows, sum.Valid, sum.Invalid)
+	fmt.Fprintf(env.stdout, "%s: %s\n", name, summary(sum))
 	if sum.Invalid > 0 {
 		return fmt.Errorf("%s would be rejected (ingest.on_invalid: reject_file) or lose %d rows (skip_rows)", name, sum.Invalid)
 	}
 	return nil
+}
+
+// summary is the count line of validate: "12 rows, 10 valid, 2 invalid",
+// and the warnings when there are any.
+func summary(sum csvfile.Summary) string {
+	s := fmt.Sprintf("%d rows, %d valid, %d invalid", sum.Rows, sum.Valid, sum.Invalid)
+	switch sum.Warnings {
+	case 0:
+	case 1:
+		s += ", 1 warning"
+	default:
+		s += fmt.Sprintf(", %d warnings", sum.Warnings)
+	}
+	return s
+}
+
+// delimiterFlag reads --delimiter: a comma, a semicolon, or a tab written
+// as "tab", `\t` or a tab character.
+func delimiterFlag(s string) (string, bool) {
+	switch s {
+	case ",", ";":
+		return s, true
+	case "tab", `\t`, "\t":
+		return "\t", true
+	}
+	return "", false
 }

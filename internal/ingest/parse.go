@@ -11,13 +11,17 @@ import (
 	"github.com/batchd/batchd/internal/report"
 )
 
-// RejectsColumns are the columns of <file>.rejects.csv.
-var RejectsColumns = []string{"line", "column", "value", "message"}
+// RejectsColumns are the columns of <file>.rejects.csv. severity is "error"
+// (the row is refused) or "warning" (the row is accepted; see
+// csvfile.Warning); it comes last so that the first four columns keep their
+// places.
+var RejectsColumns = []string{"line", "column", "value", "message", "severity"}
 
 // ParseOptions returns the parser options for a run at the job's clock.
 func (j *Job) ParseOptions() csvfile.Options {
 	return csvfile.Options{
 		IgnoreColumns: j.opts.IgnoreColumns,
+		Delimiter:     j.opts.Delimiter,
 		RunDate:       csvfile.DateOf(j.opts.Now().In(j.opts.Location)),
 		TestMode:      j.opts.TestMode,
 		Logger:        j.log,
@@ -54,7 +58,7 @@ func (j *Job) parse(local string, loader payment.Loader) (string, csvfile.Summar
 // WriteFinding writes one finding as a rejects-report row. Values are
 // already masked by the parser where sensitive.
 func WriteFinding(w *report.Writer, f csvfile.Finding) error {
-	return w.Write(strconv.Itoa(f.Line), f.Column, f.Value, f.Message)
+	return w.Write(strconv.Itoa(f.Line), f.Column, f.Value, f.Message, f.Severity.String())
 }
 
 func copyFile(from, to string) error {

@@ -6,7 +6,10 @@
 //
 // A payment file is UTF-8 text (a byte order mark is allowed), with CRLF or
 // LF line ends and RFC 4180 quoting: a field in double quotes may hold commas,
-// line breaks and doubled quotes (""). The first non-blank row is the header.
+// line breaks and doubled quotes (""). Cells are separated by commas, or by
+// Options.Delimiter (";" or a tab, ingest.delimiter); a header row that
+// another separator would split into column names is refused with a message
+// naming that separator and the setting that reads it. The first non-blank row is the header.
 // Its cells are the field names of a check (spec 2.1, payment.Fields),
 // matched without regard to case or surrounding spaces, in any order:
 //
@@ -24,8 +27,12 @@
 //
 // The whole file is rejected (a *FileError) when it is empty, has no rows
 // after the header, is not text (holds NUL bytes), is UTF-16 or invalid
-// UTF-8, has a quoting error, or has a record longer than
-// Options.MaxRecordBytes. Everything else is judged per row.
+// UTF-8 (shown as Windows-1252 would read it, the likely cause), has a
+// quoting error, or has a record longer than Options.MaxRecordBytes; and,
+// once every row has been judged, when a spreadsheet dropped the leading
+// zeros of a routing number or ZIP code (FileError.Damaged): the file's
+// account numbers may have lost theirs too. Everything else is judged per
+// row.
 //
 // # Rows
 //
@@ -73,9 +80,22 @@
 //     naming the earlier line. A check number used twice is refused the same
 //     way. Rows with other findings count as earlier rows too.
 //
-// Findings never hold a full account number or token: Value masks them with
-// redact, and a bank_routing value that is not 9 digits is masked as well,
-// since it may be an account number in the wrong column.
+// # Spreadsheet damage
+//
+// spreadsheet.go holds the checks for what exports do to a sheet, each with
+// the fix in a finance person's words: a routing number of 7 or 8 digits
+// that is valid with zeros in front, and a ZIP code of 3 or 4 digits, are
+// refused with their rows and refuse the whole file (above); an account of
+// 16 or 17 digits whose digits past the 15th are all 0 was rounded to a
+// spreadsheet's 15 significant digits and is refused; an amount with a
+// decimal comma is refused with "amounts must use a dot". A "?" where a
+// letter should be (any "?" in name; between letters, starting a word, or a
+// run, in memo, address and city) is a Warning: the row stays valid, and
+// the finding reaches onFinding before the row reaches onRow.
+//
+// Every Finding has a Value. Findings never hold a full account number,
+// routing number or token: Value masks them with redact (a routing cell may
+// be an account number in the wrong column).
 //
 // # Decoding with gocsv
 //

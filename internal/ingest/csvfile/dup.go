@@ -82,7 +82,7 @@ func (v *validator) duplicates() {
 	case c[colNumber] == "" && formed && !bad[colAuthorizationDate]:
 		key := v.dup.sum(amount, src, a, b, c[colAuthorizationDate])
 		if first, seen := v.dup.payments[key]; seen {
-			v.addRow(fmt.Sprintf("same payment as line %d (same %s, amount and authorization_date, and no check number)", first, src))
+			v.addRow(v.paymentValue(), fmt.Sprintf("same payment as line %d (same %s, amount and authorization_date, and no check number)", first, src))
 		} else {
 			v.dup.payments[key] = line32(v.line)
 		}
@@ -101,8 +101,20 @@ func (v *validator) repeatedNumber(fp uint32, src string) {
 	case !seen:
 		v.dup.numbers[key] = numberEntry{line: line32(v.line), payment: fp}
 	case fp != 0 && first.payment == fp:
-		v.addRow(fmt.Sprintf("same payment as line %d (same %s, amount and check number)", first.line, src))
+		v.addRow(v.paymentValue(), fmt.Sprintf("same payment as line %d (same %s, amount and check number)", first.line, src))
 	default:
 		v.add(colNumber, fmt.Sprintf("check number already used on line %d", first.line))
 	}
+}
+
+// paymentValue is the Finding.Value of a duplicate payment: the masked
+// account (or token) and the amount, "****0016 10.00".
+func (v *validator) paymentValue() string {
+	c := v.cells
+	src := shownValue(colBankAccount, c[colBankAccount])
+	if c[colBankAccount] == "" {
+		src = shownValue(colToken, c[colToken])
+	}
+	amount, _ := money.Parse(c[colAmount])
+	return src + " " + amount.String()
 }

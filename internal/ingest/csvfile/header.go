@@ -83,8 +83,9 @@ func ignoreSet(names []string) (map[string]bool, error) {
 	return set, nil
 }
 
-// readHeader reads the first non-blank record and maps its columns.
-func readHeader(cr *csv.Reader, ignore map[string]bool) (*header, error) {
+// readHeader reads the first non-blank record and maps its columns. A header
+// that is wrong because the file uses another separator than sep says so.
+func readHeader(cr *csv.Reader, ignore map[string]bool, sep separator) (*header, error) {
 	raw, err := cr.Read()
 	if errors.Is(err, io.EOF) {
 		return nil, &FileError{Reason: "empty file: a header row is required"}
@@ -93,13 +94,26 @@ func readHeader(cr *csv.Reader, ignore map[string]bool) (*header, error) {
 		return nil, &FileError{Line: 1, Reason: "the header row is too long; is a quote left open?"}
 	}
 	if err != nil {
-		return nil, readError(err)
+		return nil, readError(err, sep)
 	}
 	line, _ := cr.FieldPos(0)
 	last, _ := cr.FieldPos(len(raw) - 1)
-	if err := checkText(cr, raw); err != nil {
+	if err := checkText(cr, raw, nil); err != nil {
 		return nil, err
 	}
+	h, err := mapHeader(raw, line, last, ignore)
+	if err != nil {
+		if serr := wrongSeparator(line, raw, sep); serr != nil {
+			return nil, serr
+		}
+		return nil, err
+	}
+	return h, nil
+}
+
+// mapHeader maps the cells of the header record raw, read from lines line
+// to last.
+func mapHeader(raw []string, line, last int, ignore map[string]bool) (*header, error) {
 	h := &header{index: make([]int, len(raw)), present: make([]bool, numFields), pos: make([]int, numFields),
 		next: last + strings.Count(raw[len(raw)-1], "\n") + 1}
 	seen := make(map[int]int, numFields) // field -> 1-based raw column

@@ -12,7 +12,8 @@ import (
 
 // Parse reads a payment file from r as a stream and validates every row. It
 // calls onRow for each valid row and onFinding for each finding, in line
-// order, on the caller's goroutine; a row with findings never reaches onRow.
+// order, on the caller's goroutine; a row with a finding of severity Error
+// never reaches onRow, and a valid row's warnings come before the row.
 // Either callback may be nil. When a callback returns an error, Parse stops
 // reading and returns that error; a callback that wants cancellation returns
 // ctx.Err().
@@ -21,14 +22,16 @@ import (
 // then the whole file is rejected, and rows already passed to onRow must be
 // discarded by the caller (a FileError may be found after many rows, for
 // example invalid UTF-8 on line 500000). An empty file and a file with a
-// header but no rows are FileErrors. Errors reading r are returned wrapped,
+// header but no rows are FileErrors, and so is a file in which a
+// spreadsheet dropped the leading zeros of a routing number or ZIP code
+// (FileError.Damaged), found once every row has been read and reported. Errors reading r are returned wrapped,
 // and are not FileErrors. A panic in a callback is repeated by Parse after
 // its reading goroutine has ended.
 //
 // Memory use does not grow with the file, apart from one small map entry per
 // row (a 64-bit hash and a line number) for duplicate detection.
 func Parse(r io.Reader, opts Options, onRow func(Payment) error, onFinding func(Finding) error) (Summary, error) {
-	ignore, err := opts.check()
+	ignore, sep, err := opts.check()
 	if err != nil {
 		return Summary{}, err
 	}
@@ -36,13 +39,13 @@ func Parse(r io.Reader, opts Options, onRow func(Payment) error, onFinding func(
 	if err != nil {
 		return Summary{}, err
 	}
-	cr := newCSVReader(br)
-	hdr, err := readHeader(cr, ignore)
+	cr := newCSVReader(br, sep)
+	hdr, err := readHeader(cr, ignore, sep)
 	if err != nil {
 		return Summary{}, fileOrIOError(err)
 	}
 	c := &consumer{v: newValidator(opts, hdr), onRow: onRow, onFinding: onFinding}
-	dec := &decoder{cr: cr, lim: lim, hdr: hdr, maxBytes: opts.maxRecordBytes(), stop: &c.stop, nextLine: hdr.next}
+	dec := &decoder{cr: cr, sep: sep, lim: lim, hdr: hdr, maxBytes: opts.maxRecordBytes(), stop: &c.stop, nextLine: hdr.next}
 	err = gocsv.UnmarshalDecoderToCallback(dec, c.handle)
 	if c.panicked {
 		panic(c.panicValue)
@@ -55,7 +58,12 @@ func Parse(r io.Reader, opts Options, onRow func(Payment) error, onFinding func(
 	case c.sum.Rows == 0:
 		return c.sum, &FileError{Reason: "no rows: the file has a header row but no payments"}
 	}
-	logger(opts).Debug("parsed payment file", "rows", c.sum.Rows, "valid", c.sum.Valid, "invalid", c.sum.Invalid)
+	if err := c.v.zeros.err(); err != nil {
+		logger(opts).Debug("payment file damaged by a spreadsheet", "rows", c.sum.Rows, "err", err)
+		return c.sum, err
+	}
+	logger(opts).Debug("parsed payment file", "rows", c.sum.Rows, "valid", c.sum.Valid, "invalid", c.sum.Invalid,
+		"warnings", c.sum.Warnings)
 	return c.sum, nil
 }
 
@@ -67,14 +75,19 @@ func fileOrIOError(err error) error {
 	return fmt.Errorf("read payment file: %w", err)
 }
 
-func (o Options) check() (map[string]bool, error) {
+func (o Options) check() (map[string]bool, separator, error) {
 	if o.RunDate.IsZero() {
-		return nil, errors.New("csvfile: Options.RunDate is required to judge authorization dates")
+		return nil, 0, errors.New("csvfile: Options.RunDate is required to judge authorization dates")
 	}
 	if o.MaxRecordBytes < 0 {
-		return nil, fmt.Errorf("csvfile: Options.MaxRecordBytes %d is negative", o.MaxRecordBytes)
+		return nil, 0, fmt.Errorf("csvfile: Options.MaxRecordBytes %d is negative", o.MaxRecordBytes)
 	}
-	return ignoreSet(o.IgnoreColumns)
+	sep, err := parseSeparator(o.Delimiter)
+	if err != nil {
+		return nil, 0, err
+	}
+	ignore, err := ignoreSet(o.IgnoreColumns)
+	return ignore, sep, err
 }
 
 func (o Options) maxRecordBytes() int {
@@ -131,21 +144,24 @@ func (c *consumer) handle(rec record) {
 		return
 	}
 	c.sum.Rows++
-	p, findings := c.v.check(&rec, m)
-	if len(findings) > 0 {
+	p, findings, valid := c.v.check(&rec, m)
+	if valid {
+		c.sum.Valid++
+	} else {
 		c.sum.Invalid++
-		for _, f := range findings {
-			if c.onFinding != nil {
-				if err := c.onFinding(f); err != nil {
-					c.fail(err)
-					return
-				}
+	}
+	for _, f := range findings {
+		if f.Severity == Warning {
+			c.sum.Warnings++
+		}
+		if c.onFinding != nil {
+			if err := c.onFinding(f); err != nil {
+				c.fail(err)
+				return
 			}
 		}
-		return
 	}
-	c.sum.Valid++
-	if c.onRow != nil {
+	if valid && c.onRow != nil {
 		if err := c.onRow(p); err != nil {
 			c.fail(err)
 		}

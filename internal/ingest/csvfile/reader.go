@@ -11,6 +11,8 @@ import (
 	"strings"
 	"sync/atomic"
 	"unicode/utf8"
+
+	"github.com/batchd/batchd/internal/payment"
 )
 
 // bufSize is the read buffer of the CSV reader. It is also the slack of the
@@ -80,19 +82,22 @@ func notText(line int) error {
 }
 
 // newCSVReader is the one configuration of encoding/csv that Parse uses:
-// strict quoting, any number of fields (the validator reports a wrong count
-// per row), fresh record slices (gocsv's reading goroutine runs one record
-// ahead of the callback, so a reused slice would be overwritten).
-func newCSVReader(br *bufio.Reader) *csv.Reader {
+// the file's separator, strict quoting, any number of fields (the validator
+// reports a wrong count per row), fresh record slices (gocsv's reading
+// goroutine runs one record ahead of the callback, so a reused slice would
+// be overwritten).
+func newCSVReader(br *bufio.Reader, sep separator) *csv.Reader {
 	cr := csv.NewReader(br)
+	cr.Comma = rune(sep)
 	cr.FieldsPerRecord = -1
 	cr.ReuseRecord = false
 	return cr
 }
 
 // checkText rejects a record holding a NUL byte or invalid UTF-8, naming the
-// physical line of the offending byte.
-func checkText(cr *csv.Reader, rec []string) error {
+// physical line of the offending byte. hdr is the file's header, to name
+// the column of a bad cell; nil while reading the header itself.
+func checkText(cr *csv.Reader, rec []string, hdr *header) error {
 	for i, f := range rec {
 		nul := strings.IndexByte(f, 0)
 		if nul < 0 && utf8.ValidString(f) {
@@ -102,9 +107,10 @@ func checkText(cr *csv.Reader, rec []string) error {
 		if nul >= 0 {
 			return notText(line + strings.Count(f[:nul], "\n"))
 		}
+		name, sensitive := hdr.column(len(rec), i)
 		bad := invalidUTF8(f)
-		return &FileError{Line: line + strings.Count(f[:bad], "\n"),
-			Reason: "invalid UTF-8 text; save the file as CSV UTF-8"}
+		return &FileError{Line: line + strings.Count(f[:bad], "\n"), Column: name,
+			Reason: invalidUTF8Reason(f, name, sensitive)}
 	}
 	return nil
 }
@@ -122,7 +128,7 @@ func invalidUTF8(s string) int {
 
 // readError turns an encoding/csv error into a FileError. Other errors, such
 // as I/O errors of the source, are returned unchanged.
-func readError(err error) error {
+func readError(err error, sep separator) error {
 	var pe *csv.ParseError
 	if !errors.As(err, &pe) {
 		return err
@@ -134,7 +140,7 @@ func readError(err error) error {
 		fe.Reason = `a quote (") inside a field that does not start with a quote; ` +
 			`put the whole field in quotes and double the inner quote ("")`
 	case errors.Is(pe.Err, csv.ErrQuote):
-		fe.Reason = "a quoted field is not closed, or its closing quote is not followed by a comma"
+		fe.Reason = "a quoted field is not closed, or its closing quote is not followed by a " + sep.one()
 	}
 	if pe.Line != fe.Line {
 		fe.Reason += " (noticed at line " + strconv.Itoa(pe.Line) + ")"
@@ -149,6 +155,7 @@ func readError(err error) error {
 // inside each record, in an extra column.
 type decoder struct {
 	cr       *csv.Reader
+	sep      separator
 	lim      *limitReader
 	hdr      *header
 	maxBytes int
@@ -184,18 +191,30 @@ func (d *decoder) GetCSVRow() (row []string, err error) {
 				"a record starting at or after this line is longer than %d bytes; is a quote left open?", d.maxBytes)}
 		}
 		if err != nil {
-			return nil, readError(err)
+			return nil, readError(err, d.sep)
 		}
 		line, _ := d.cr.FieldPos(0)
 		last, _ := d.cr.FieldPos(len(raw) - 1)
 		d.nextLine = last + strings.Count(raw[len(raw)-1], "\n") + 1
-		if err := checkText(d.cr, raw); err != nil {
+		if err := checkText(d.cr, raw, d.hdr); err != nil {
 			return nil, err
 		}
 		if !isBlank(raw) {
 			return d.canonical(raw, line), nil
 		}
 	}
+}
+
+// column names the field of cell i of a record of n cells, and whether the
+// field is masked in messages: "" when h is nil (the header is being read),
+// the record does not line up with the header, or the column is not a
+// field.
+func (h *header) column(n, i int) (name string, sensitive bool) {
+	if h == nil || n != len(h.index) || h.index[i] < 0 {
+		return "", false
+	}
+	f := h.index[i]
+	return payment.Fields[f].Name, f == colBankAccount || f == colBankRouting || f == colToken
 }
 
 // GetCSVRows is part of gocsv.SimpleDecoder; Parse never reads a whole file.
@@ -208,36 +227,42 @@ func (d *decoder) GetCSVRows() ([][]string, error) {
 // cannot be trusted, and the validator only reports the count.
 func (d *decoder) canonical(raw []string, line int) []string {
 	out := make([]string, len(d.hdr.fields)+1)
-	stray := 0
+	stray, value := 0, ""
 	if len(raw) == len(d.hdr.index) {
 		for i, v := range raw {
 			switch f := d.hdr.index[i]; f {
 			case colIgnored:
 			case colUnnamed:
 				if stray == 0 && strings.TrimSpace(v) != "" {
-					stray = i + 1
+					stray, value = i+1, strings.TrimSpace(v)
 				}
 			default:
 				out[d.hdr.pos[f]] = v
 			}
 		}
 	}
-	out[len(out)-1] = meta{line: line, fields: len(raw), stray: stray}.String()
+	out[len(out)-1] = meta{line: line, fields: len(raw), stray: stray, value: value}.String()
 	return out
 }
 
 // meta is what the decoder tells the validator about a record.
 type meta struct {
-	line   int // physical line where the record starts
-	fields int // number of fields in the raw record
-	stray  int // 1-based column without a header name that holds a value, or 0
+	line   int    // physical line where the record starts
+	fields int    // number of fields in the raw record
+	stray  int    // 1-based column without a header name that holds a value, or 0
+	value  string // the value in column stray, trimmed
 }
 
+// String is "line,fields,stray", followed by ",value" when there is a stray
+// value (which may hold commas: it is the rest of the string).
 func (m meta) String() string {
 	var b [3 * 20]byte
 	out := strconv.AppendInt(b[:0], int64(m.line), 10)
 	out = strconv.AppendInt(append(out, ','), int64(m.fields), 10)
 	out = strconv.AppendInt(append(out, ','), int64(m.stray), 10)
+	if m.stray > 0 {
+		return string(out) + "," + m.value
+	}
 	return string(out)
 }
 
@@ -245,11 +270,12 @@ func (m meta) String() string {
 // the column, which a changed gocsv global could cause.
 func parseMeta(s string) (meta, bool) {
 	a, rest, ok1 := strings.Cut(s, ",")
-	b, c, ok2 := strings.Cut(rest, ",")
+	b, rest, ok2 := strings.Cut(rest, ",")
+	c, value, _ := strings.Cut(rest, ",")
 	line, err1 := strconv.Atoi(a)
 	fields, err2 := strconv.Atoi(b)
 	stray, err3 := strconv.Atoi(c)
-	m := meta{line: line, fields: fields, stray: stray}
+	m := meta{line: line, fields: fields, stray: stray, value: value}
 	return m, ok1 && ok2 && err1 == nil && err2 == nil && err3 == nil && line > 0
 }
 

@@ -35,7 +35,7 @@ type cellRule struct {
 // column whose kind is not text needs a check that the value reads.
 var cellRules = rulesByColumn(map[string]cellRule{
 	"number":                 {check: digitsRule(1, 10)},
-	"amount":                 {check: amountRule},
+	"amount":                 {check: (*validator).amount},
 	"memo":                   {max: 128, multiline: true},
 	"name":                   {max: 80},
 	"email":                  {max: 80, check: emailRule},
@@ -45,8 +45,8 @@ var cellRules = rulesByColumn(map[string]cellRule{
 	"address":                {max: 128, multiline: true},
 	"city":                   {max: 40},
 	"state":                  {check: stateRule, norm: strings.ToUpper},
-	"zip":                    {min: 5, max: 10},
-	"bank_account":           {check: digitsRule(4, 17)},
+	"zip":                    {check: (*validator).zip},
+	"bank_account":           {check: accountRule},
 	"bank_routing":           {check: (*validator).routing},
 	"token":                  {min: 36, max: 36},
 	"store":                  {max: 128},
@@ -160,7 +160,9 @@ func spreadsheetHint(s string) string {
 	return ""
 }
 
-func amountRule(_ *validator, s string) string {
+// amount demands a plain decimal amount greater than 0. The comma is refused
+// with a reason that depends on the file's separator: see amountCommaMessage.
+func (v *validator) amount(s string) string {
 	c, err := money.Parse(s)
 	switch {
 	case err == nil && c <= 0:
@@ -174,7 +176,7 @@ func amountRule(_ *validator, s string) string {
 	case strings.HasPrefix(s, "-"):
 		return "must be greater than 0"
 	case strings.Contains(s, ","):
-		return "must not contain a comma: write 1234.56, without thousands separators or a decimal comma"
+		return amountCommaMessage(v.sep, s)
 	case strings.ContainsAny(s, "$€£¥"):
 		return "must not contain a currency symbol: write 1234.56"
 	}
@@ -240,11 +242,46 @@ func installmentsRule(_ *validator, s string) string {
 	return "must be a whole number of 0 or more (0 means indefinitely)"
 }
 
-var routingDigits = digitsRule(9, 9)
+var (
+	routingDigits = digitsRule(9, 9)
+	accountDigits = digitsRule(4, 17)
+)
+
+// accountRule demands 4 to 17 digits that a spreadsheet did not round.
+func accountRule(v *validator, s string) string {
+	if msg := accountDigits(v, s); msg != "" {
+		return msg
+	}
+	if roundedAccount(s) {
+		return roundedAccountMessage(s)
+	}
+	return ""
+}
+
+// zip demands 5 to 10 characters. A ZIP code of 3 or 4 digits lost its
+// leading zeros in a spreadsheet: the row is refused, and so is the file
+// (see zeroDamage).
+func (v *validator) zip(s string) string {
+	const min, max = 5, 10
+	n := utf8.RuneCountInString(s)
+	switch {
+	case lostZeroZip(s):
+		v.zeros.add(zeroCell{line: v.line, column: colZip, shown: s, digits: n})
+		return lostZeroMessage(n, min, "ZIP code")
+	case n < min || n > max:
+		return fmt.Sprintf("must be %d to %d characters (has %d)", min, max, n)
+	}
+	return ""
+}
 
 // routing demands 9 digits that pass the ABA checksum, and accepts the
-// sandbox routing number in test mode only.
+// sandbox routing number in test mode only. A number that lost its leading
+// zeros in a spreadsheet refuses the row and the file (see zeroDamage).
 func (v *validator) routing(s string) string {
+	if lostZeroRouting(s) {
+		v.zeros.add(zeroCell{line: v.line, column: colBankRouting, shown: shownValue(colBankRouting, s), digits: len(s)})
+		return lostZeroMessage(len(s), 9, "routing number")
+	}
 	if msg := routingDigits(v, s); msg != "" {
 		return msg
 	}

@@ -53,7 +53,7 @@ func TestRuleBoundaries(t *testing.T) {
 		{"state 1", merge(addr, map[string]string{"state": "T"}), false, []string{"state"}},
 		{"state 3", merge(addr, map[string]string{"state": "TXX"}), false, []string{"state"}},
 		{"state digit", merge(addr, map[string]string{"state": "T1"}), false, []string{"state"}},
-		{"zip 4", merge(addr, map[string]string{"zip": "7870"}), false, []string{"zip"}},
+		{"zip 4", merge(addr, map[string]string{"zip": "A1B2"}), false, []string{"zip"}}, // 4 digits: see TestLostLeadingZeros
 		{"zip 5", merge(addr, map[string]string{"zip": "78701"}), false, nil},
 		{"zip 10", merge(addr, map[string]string{"zip": "78701-1234"}), false, nil},
 		{"zip 11", merge(addr, map[string]string{"zip": "78701-12345"}), false, []string{"zip"}},

@@ -1,6 +1,7 @@
 package csvfile
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
@@ -138,7 +139,7 @@ func TestFileErrors(t *testing.T) {
 		{"bare quote", "amount,memo,name,email,bank_routing,bank_account\n1,5\" disk,a,a@b.co,999900001,1111000016\n", 2, "", "quote"},
 		{"unclosed quote", "amount,memo,name,email,bank_routing,bank_account\n1,\"open,a,a@b.co,999900001,1111000016\n2,x\n", 2, "", "not closed"},
 		{"invalid utf8 in header", "amount,m\xe9mo\n", 1, "", "invalid UTF-8"},
-		{"invalid utf8 in row", "amount,memo,name,email,bank_routing,bank_account\n1,ok,a,a@b.co,999900001,1111000016\n2,\"two\nlines \xe9\",a,a@b.co,999900001,1111000016\n", 4, "", "invalid UTF-8"},
+		{"invalid utf8 in row", "amount,memo,name,email,bank_routing,bank_account\n1,ok,a,a@b.co,999900001,1111000016\n2,\"two\nlines \xe9\",a,a@b.co,999900001,1111000016\n", 4, "memo", "invalid UTF-8"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -264,4 +265,273 @@ func TestDemoFiles(t *testing.T) {
 	}
 	equal(t, "vendors findings", res.where(), []string{"4:bank_routing", "5:memo", "6:email", "7:amount"})
 	equal(t, "vendors rows", res.rowLines(), []int{2, 3, 8})
+}
+
+// Spreadsheet exports. Each file in testdata/csv below is written the way a
+// spreadsheet exports it; see spreadsheet.go.
+
+func TestSemicolonFile(t *testing.T) {
+	// Read with commas (the default): the header is one unknown column.
+	res := parseFile(t, "csv/semicolons.csv", testOpts())
+	fe := mustFileError(t, res.err)
+	want := `line 1: this file uses semicolons between cells; save it as CSV with commas, or set ingest.delimiter: ";"`
+	if fe.Error() != want || fe.Damaged {
+		t.Errorf("FileError = %q, want %q", fe, want)
+	}
+	if len(res.rows)+len(res.findings) != 0 {
+		t.Error("callbacks ran for a refused header")
+	}
+
+	// With ingest.delimiter: ";" the rows are read; amounts still need a dot.
+	o := testOpts()
+	o.Delimiter = ";"
+	res = parseFile(t, "csv/semicolons.csv", o)
+	if res.err != nil {
+		t.Fatal(res.err)
+	}
+	equal(t, "findings", res.where(), []string{"3:amount", "5:amount"})
+	equal(t, "row lines", res.rowLines(), []int{2, 4})
+	if res.sum != (Summary{Rows: 4, Valid: 2, Invalid: 2}) {
+		t.Errorf("summary = %+v", res.sum)
+	}
+	if f := res.findings[0]; f.Value != "1234,56" ||
+		!strings.Contains(f.Message, "amounts must use a dot for decimals: write 1234.56, not 1234,56") ||
+		!strings.Contains(f.Message, "semicolons") {
+		t.Errorf("decimal comma: %+v", f)
+	}
+	if f := res.findings[1]; f.Value != "1.234,56" || !strings.Contains(f.Message, "must use a dot") {
+		t.Errorf("thousands and decimal comma: %+v", f)
+	}
+	if p := res.rows[1]; p.Memo != "Catering; lunch" || p.Amount != 4050 || p.BankAccount != "1111000020" {
+		t.Errorf("quoted semicolon: %+v", p)
+	}
+
+	// A tab configured, a semicolon file given.
+	o.Delimiter = "\t"
+	fe = mustFileError(t, parseFile(t, "csv/semicolons.csv", o).err)
+	if !strings.Contains(fe.Reason, `uses semicolons between cells, but ingest.delimiter: "\t" is set`) ||
+		!strings.Contains(fe.Reason, `set ingest.delimiter: ";"`) {
+		t.Errorf("tab set, semicolons given: %v", fe)
+	}
+}
+
+func TestTabFile(t *testing.T) {
+	fe := mustFileError(t, parseFile(t, "csv/tabs.csv", testOpts()).err)
+	if want := `this file uses tabs between cells; save it as CSV with commas, or set ingest.delimiter: "\t"`; fe.Reason != want {
+		t.Errorf("reason = %q, want %q", fe.Reason, want)
+	}
+	o := testOpts()
+	o.Delimiter = "\t"
+	res := parseFile(t, "csv/tabs.csv", o)
+	if res.err != nil || len(res.findings) != 0 {
+		t.Fatalf("err %v, findings %v", res.err, res.findings)
+	}
+	equal(t, "row lines", res.rowLines(), []int{2, 3})
+	if p := res.rows[0]; p.Memo != "Office supplies, May" || p.Amount != 2500 {
+		t.Errorf("row 2 = %+v", p)
+	}
+	if p := res.rows[1]; p.Name != "Jürgen Müller" || p.Amount != 13000 {
+		t.Errorf("row 3 = %+v", p)
+	}
+}
+
+func TestCommaFileWithSemicolonSetting(t *testing.T) {
+	o := testOpts()
+	o.Delimiter = ";"
+	fe := mustFileError(t, parseFile(t, "csv/valid.csv", o).err)
+	if !strings.Contains(fe.Reason, `this file uses commas between cells, but ingest.delimiter: ";" is set`) ||
+		!strings.Contains(fe.Reason, "a comma is the default") {
+		t.Errorf("reason = %q", fe.Reason)
+	}
+	o.Delimiter = "|"
+	if _, err := Parse(strings.NewReader(csvOf(baseRow())), o, nil, nil); err == nil || !strings.Contains(err.Error(), "Delimiter") {
+		t.Errorf("delimiter |: err = %v, want a configuration error", err)
+	}
+}
+
+// TestLostLeadingZeros: a routing number or a ZIP code that lost its leading
+// zero refuses the whole file, because the file's account numbers may have
+// lost theirs too; each such cell is also a finding of its row.
+func TestLostLeadingZeros(t *testing.T) {
+	live := testOpts()
+	live.TestMode = false
+	res := parseFile(t, "csv/lost_zeros.csv", live)
+	fe := mustFileError(t, res.err)
+	if !fe.Damaged || fe.Line != 2 || fe.Column != "zip" {
+		t.Errorf("FileError = %+v", fe)
+	}
+	for _, sub := range []string{
+		"ZIP code 2134 has 4 digits instead of 5: a spreadsheet dropped its leading zero",
+		"4 routing numbers and ZIP codes of this file lost leading zeros (lines 2, 4)",
+		"Account numbers in the same file may have lost their leading zeros too",
+		"every row of this file is refused",
+		"format the bank_routing, bank_account and zip columns as text",
+	} {
+		if !strings.Contains(fe.Reason, sub) {
+			t.Errorf("reason lacks %q:\n%s", sub, fe.Reason)
+		}
+	}
+	equal(t, "findings", res.where(), []string{"2:zip", "2:bank_routing", "4:zip", "4:bank_routing"})
+	equal(t, "values", values(res.findings), []string{"2134", "****0015", "7102", "****0339"})
+	for _, f := range res.findings {
+		if !strings.Contains(f.Message, "a spreadsheet dropped the leading zero") || !strings.Contains(f.Message, "account numbers") {
+			t.Errorf("finding %v", f)
+		}
+	}
+	if strings.Contains(fe.Error(), "11000015") {
+		t.Errorf("verdict shows the routing number unmasked: %v", fe)
+	}
+
+	res = parseFile(t, "csv/lost_zeros_zip.csv", live)
+	fe = mustFileError(t, res.err)
+	if !fe.Damaged || fe.Line != 3 || fe.Column != "zip" || !strings.Contains(fe.Reason, "ZIP code 2108") {
+		t.Errorf("ZIP codes only: %+v", fe)
+	}
+
+	// A routing number of 8 digits that is no routing number with a 0 in
+	// front is a typo, refused with its row only.
+	res = parseString(csvOf(with(map[string]string{"bank_routing": "02100002"})), live)
+	if res.err != nil || len(res.findings) != 1 || strings.Contains(res.findings[0].Message, "spreadsheet") {
+		t.Errorf("8-digit typo: err %v, findings %v", res.err, res.findings)
+	}
+}
+
+func TestRoundedAccounts(t *testing.T) {
+	res := parseFile(t, "csv/rounded_accounts.csv", testOpts())
+	if res.err != nil {
+		t.Fatal(res.err)
+	}
+	equal(t, "findings", res.where(), []string{"2:bank_account", "3:bank_account", "5:bank_account"})
+	equal(t, "row lines", res.rowLines(), []int{4, 6})
+	equal(t, "values", values(res.findings), []string{"****4600", "****7650", "****E+16"})
+	want := []string{
+		"looks rounded by a spreadsheet: it has 17 digits and the last 2 digits are 0",
+		"looks rounded by a spreadsheet: it has 16 digits and the last digit is 0",
+		"scientific notation",
+	}
+	for i, f := range res.findings {
+		if !strings.Contains(f.Message, want[i]) {
+			t.Errorf("line %d: %q, want %q", f.Line, f.Message, want[i])
+		}
+	}
+	for _, f := range res.findings[:2] {
+		if !strings.Contains(f.Message, "Format the bank_account column as text before typing or pasting, and re-enter") {
+			t.Errorf("line %d: no fix in %q", f.Line, f.Message)
+		}
+	}
+	if res.rows[0].BankAccount != "12345678901234567" {
+		t.Errorf("17 digits typed as text: %+v", res.rows[0])
+	}
+}
+
+// TestQuestionMarkNames: letters an export could not encode became "?": a
+// warning in the report, and the row stays valid.
+func TestQuestionMarkNames(t *testing.T) {
+	res := parseFile(t, "csv/question_marks.csv", testOpts())
+	if res.err != nil {
+		t.Fatal(res.err)
+	}
+	if res.sum != (Summary{Rows: 6, Valid: 6, Warnings: 5}) {
+		t.Errorf("summary = %+v", res.sum)
+	}
+	equal(t, "row lines", res.rowLines(), []int{2, 3, 4, 5, 6, 7})
+	equal(t, "warnings", res.where(), []string{"2:name", "3:name", "4:name", "5:memo", "7:name"})
+	equal(t, "values", values(res.findings), []string{"?ukasz Nowak", "Nguy?n V?n An", "???", "Beratung f?r M?ller GmbH", "Jos? Garc?a"})
+	for _, f := range res.findings {
+		if f.Severity != Warning || !strings.Contains(f.Message, `save the sheet as "CSV UTF-8"`) ||
+			!strings.HasPrefix(f.String(), fmt.Sprintf("line %d, column %s: warning: ", f.Line, f.Column)) {
+			t.Errorf("finding %+v: %s", f, f)
+		}
+	}
+	if res.rows[0].Name != "?ukasz Nowak" {
+		t.Errorf("the name is stored as written: %q", res.rows[0].Name)
+	}
+}
+
+func TestLossyText(t *testing.T) {
+	cases := []struct {
+		s    string
+		name bool
+		want bool
+	}{
+		{"M?ller", false, true},
+		{"?ukasz Nowak", false, true},
+		{"Pay ??? now", false, true},
+		{"???", false, true},
+		{"Paid?", false, false},
+		{"Paid? Call back", false, false},
+		{"Really??", false, false},
+		{"Invoice ? 12", false, false},
+		{"Müller", false, false},
+		{"Jos?", true, true},
+		{"?", true, true},
+		{"Ann Smith", true, false},
+	}
+	for _, c := range cases {
+		if got := lossyText(c.s, c.name); got != c.want {
+			t.Errorf("lossyText(%q, name %v) = %v, want %v", c.s, c.name, got, c.want)
+		}
+	}
+}
+
+// TestWindows1252File: Excel's plain "CSV" writes Windows-1252; the file is
+// refused, and the message shows the cell as that encoding reads it.
+func TestWindows1252File(t *testing.T) {
+	res := parseFile(t, "csv/windows1252.csv", testOpts())
+	fe := mustFileError(t, res.err)
+	if fe.Line != 3 || fe.Column != "memo" || !strings.Contains(fe.Reason, "Windows-1252") ||
+		!strings.Contains(fe.Reason, `"Beratung – Juni"`) || !strings.HasSuffix(fe.Reason, "save the file as CSV UTF-8") {
+		t.Errorf("FileError = %+v", fe)
+	}
+	// An account cell in Windows-1252 is masked.
+	in := "amount,memo,name,email,bank_routing,bank_account\n1,m,n,a@b.co,999900001,11110000\xa016\n"
+	fe = mustFileError(t, parseString(in, testOpts()).err)
+	if fe.Column != "bank_account" || strings.Contains(fe.Reason, "11110000") || !strings.Contains(fe.Reason, "****") {
+		t.Errorf("account cell: %+v", fe)
+	}
+}
+
+// TestEveryFindingHasAValue: whatever the finding, it says what it is about.
+func TestEveryFindingHasAValue(t *testing.T) {
+	semi := testOpts()
+	semi.Delimiter = ";"
+	for name, o := range map[string]Options{
+		"csv/invalid_rows.csv": testOpts(), "csv/duplicates.csv": testOpts(), "csv/quoted_comma_newline.csv": testOpts(),
+		"csv/rounded_accounts.csv": testOpts(), "csv/question_marks.csv": testOpts(), "csv/lost_zeros.csv": testOpts(),
+		"csv/semicolons.csv": semi, "demo/vendors-errors.csv": testOpts(),
+	} {
+		res := parseFile(t, name, o)
+		if len(res.findings) == 0 {
+			t.Errorf("%s: no findings", name)
+		}
+		for _, f := range res.findings {
+			if f.Value == "" || !strings.Contains(f.String(), "(") {
+				t.Errorf("%s: finding without a value: %+v", name, f)
+			}
+		}
+	}
+	res := parseFile(t, "csv/invalid_rows.csv", testOpts())
+	got := map[string]string{}
+	for _, f := range res.findings {
+		got[fmt.Sprintf("%d:%s", f.Line, f.Column)] = f.Value
+	}
+	for where, want := range map[string]string{
+		"9:memo": EmptyValue, "4:amount": "1,234.56", "33:": "24 fields", "14:bank_routing": "****5678",
+	} {
+		if got[where] != want {
+			t.Errorf("%s: value %q, want %q", where, got[where], want)
+		}
+	}
+	res = parseFile(t, "csv/duplicates.csv", testOpts())
+	if f := res.findings[0]; f.Line != 4 || !strings.HasPrefix(f.Value, "****") || !strings.Contains(f.Value, ".") {
+		t.Errorf("duplicate payment: %+v", f)
+	}
+}
+
+func values(fs []Finding) []string {
+	out := make([]string, len(fs))
+	for i, f := range fs {
+		out[i] = f.Value
+	}
+	return out
 }

@@ -36,6 +36,11 @@ type Options struct {
 	// ABA checksum and exists only in test mode.
 	TestMode bool
 
+	// Delimiter separates the cells of a row (ingest.delimiter): "," (the
+	// default, also when empty), ";" or "\t". Amounts use a dot for decimals
+	// whatever the delimiter. Any other value is a configuration error.
+	Delimiter string
+
 	// MaxRecordBytes bounds the size of one record (0 means
 	// DefaultMaxRecordBytes). A longer record rejects the file.
 	MaxRecordBytes int
@@ -91,31 +96,84 @@ func (p Payment) LogValue() slog.Value {
 	return slog.GroupValue(attrs...)
 }
 
-// Finding is one reason why one row cannot be submitted. A row may have
-// several. Column is the canonical (lower-case) column name, or "" when the
-// finding concerns the row as a whole (a wrong number of fields, a duplicate
-// payment). Value is the offending cell, masked for bank_account and token
-// and cut to about 64 characters.
+// Severity says whether a Finding refuses its row.
+type Severity int
+
+// The severities. The zero value is Error, so that a Finding refuses its
+// row unless it says otherwise.
+const (
+	// Error refuses the row.
+	Error Severity = iota
+	// Warning is reported with the row, which stays valid: something in it
+	// looks damaged, but the payment can be made as written.
+	Warning
+)
+
+// String is the severity as the rejects report writes it.
+func (s Severity) String() string {
+	if s == Warning {
+		return "warning"
+	}
+	return "error"
+}
+
+// EmptyValue is Finding.Value for a finding about an empty cell, such as a
+// required column left empty.
+const EmptyValue = "(empty)"
+
+// Finding is one reason why one row cannot be submitted (an Error) or one
+// thing about a valid row that a person should look at (a Warning). A row may
+// have several. Column is the canonical (lower-case) column name, or "" when
+// the finding concerns the row as a whole (a wrong number of fields, a
+// duplicate payment). Value is never empty: it is the offending cell, masked
+// for bank_account, bank_routing and token and cut to about 64 characters;
+// EmptyValue for an empty cell; and for a finding about the whole row, what
+// identifies the problem (the masked account and the amount of a duplicate
+// payment, the number of fields of a row of the wrong width).
 type Finding struct {
-	Line    int
-	Column  string
-	Value   string
-	Message string
+	Line     int
+	Column   string
+	Value    string
+	Message  string
+	Severity Severity
 }
 
-// String formats f as "line 12, column amount: must be greater than 0".
+// String formats f as
+// `line 12, column amount: must be greater than 0 (value "-5")`, with
+// "warning: " before the message of a warning.
 func (f Finding) String() string {
-	return where(f.Line, f.Column) + f.Message
+	var b strings.Builder
+	b.WriteString(where(f.Line, f.Column))
+	if f.Severity == Warning {
+		b.WriteString("warning: ")
+	}
+	b.WriteString(f.Message)
+	switch f.Value {
+	case "":
+	case EmptyValue:
+		b.WriteString(" (the cell is empty)")
+	default:
+		b.WriteString(" (value ")
+		b.WriteString(strconv.Quote(f.Value))
+		b.WriteString(")")
+	}
+	return b.String()
 }
 
-// FileError reports that the input cannot be read as a payment file at all:
-// not text, not UTF-8, malformed CSV, a bad header, or no rows. The whole
-// file is rejected; rows already passed to onRow must be discarded. Line and
-// Column are zero and empty when they do not apply.
+// FileError reports that the input cannot be read as a payment file at all
+// (not text, not UTF-8, malformed CSV, a bad header, or no rows), or that a
+// spreadsheet damaged it so that no row can be trusted (Damaged). The whole
+// file is rejected, whatever the policy for invalid rows; rows already
+// passed to onRow must be discarded. Line and Column are zero and empty when
+// they do not apply.
 type FileError struct {
 	Line   int
 	Column string
 	Reason string
+	// Damaged marks a file that reads as a payment file but whose numbers a
+	// spreadsheet changed (leading zeros dropped): every row is refused,
+	// because its account numbers cannot be trusted.
+	Damaged bool
 }
 
 // Error formats e as "line 1, column ammount: unknown column; ...".
@@ -124,9 +182,11 @@ func (e *FileError) Error() string {
 }
 
 // Summary counts the data rows of a file. Blank rows are not counted. Rows
-// is always Valid + Invalid.
+// is always Valid + Invalid. Warnings counts the findings of severity
+// Warning, on valid and invalid rows alike.
 type Summary struct {
 	Rows, Valid, Invalid int
+	Warnings             int
 }
 
 func where(line int, column string) string {

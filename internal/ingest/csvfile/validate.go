@@ -39,19 +39,25 @@ func (r *record) UnmarshalCSVWithFields(_, value string) error {
 type validator struct {
 	run      time.Time // RunDate as midnight UTC, to compare with parsed dates
 	testMode bool
-	width    int   // number of columns in the header
-	fields   []int // the fields present, in the order of a record's cells
+	sep      separator // the file's cell delimiter
+	width    int       // number of columns in the header
+	fields   []int     // the fields present, in the order of a record's cells
 	dup      dupIndex
+	zeros    zeroDamage // cells whose leading zeros a spreadsheet dropped, in the whole file
 	out      []Finding
+	errs     int // the findings in out that refuse the row
 	line     int
 	cells    []string // the current row by column (payment.Fields), trimmed
 	bad      []bool   // the columns of the current row that broke their rule
 }
 
+// newValidator returns the validator of one file. opts has been checked.
 func newValidator(opts Options, hdr *header) *validator {
+	sep, _ := parseSeparator(opts.Delimiter)
 	return &validator{
 		run:      DateOf(opts.RunDate),
 		testMode: opts.TestMode,
+		sep:      sep,
 		width:    len(hdr.index),
 		fields:   hdr.fields,
 		dup:      newDupIndex(),
@@ -60,18 +66,20 @@ func newValidator(opts Options, hdr *header) *validator {
 	}
 }
 
-// check validates one record. It returns the findings in column order, or
-// none and the Payment. The returned slice is reused by the next call.
-func (v *validator) check(rec *record, m meta) (Payment, []Finding) {
+// check validates one record. It returns the findings in column order
+// (errors and warnings) and whether the row is valid, with its Payment when
+// it is. The returned slice is reused by the next call.
+func (v *validator) check(rec *record, m meta) (Payment, []Finding, bool) {
 	v.out = v.out[:0]
+	v.errs = 0
 	v.line = m.line
 	if m.fields != v.width {
-		v.addRow(fmt.Sprintf("has %d fields but the header has %d; is a value with a comma not quoted?",
-			m.fields, v.width))
-		return Payment{}, v.out
+		v.addRow(fmt.Sprintf("%d fields", m.fields), fmt.Sprintf(
+			"has %d fields but the header has %d; is a value with a %s not quoted?", m.fields, v.width, v.sep.one()))
+		return Payment{}, v.out, false
 	}
 	if m.stray > 0 {
-		v.addRow(fmt.Sprintf("column %d has a value but no name in the header row", m.stray))
+		v.addRow(shownStray(m.value), fmt.Sprintf("column %d has a value but no name in the header row", m.stray))
 	}
 	clear(v.cells)
 	clear(v.bad)
@@ -89,13 +97,20 @@ func (v *validator) check(rec *record, m meta) (Payment, []Finding) {
 			v.bad[col] = true
 		}
 	}
+	for _, col := range lossyColumns {
+		if lossyText(v.cells[col], col == colName) {
+			v.warn(col, lossyMessage)
+		}
+	}
 	v.crossChecks()
 	v.duplicates()
-	if len(v.out) > 0 {
+	if len(v.out) > 1 {
 		slices.SortStableFunc(v.out, func(a, b Finding) int { return columnOrder(a.Column) - columnOrder(b.Column) })
-		return Payment{}, v.out
 	}
-	return v.payment(), nil
+	if v.errs > 0 {
+		return Payment{}, v.out, false
+	}
+	return v.payment(), v.out, true
 }
 
 // crossChecks applies the rules that involve more than one cell.
@@ -192,27 +207,50 @@ func (v *validator) payment() Payment {
 	return out
 }
 
-// add records a finding about a cell of the current row.
+// add records an error about a cell of the current row.
 func (v *validator) add(col int, msg string) {
+	v.errs++
 	v.out = append(v.out, Finding{Line: v.line, Column: payment.Fields[col].Name, Value: shownValue(col, v.cells[col]), Message: msg})
 }
 
-// addRow records a finding about the current row as a whole.
-func (v *validator) addRow(msg string) {
-	v.out = append(v.out, Finding{Line: v.line, Message: msg})
+// warn records a warning about a cell of the current row: the row stays
+// valid.
+func (v *validator) warn(col int, msg string) {
+	v.out = append(v.out, Finding{Line: v.line, Column: payment.Fields[col].Name, Value: shownValue(col, v.cells[col]),
+		Message: msg, Severity: Warning})
 }
 
-// shownValue is the cell as a Finding may repeat it. An account number and a
-// token are masked. A routing cell that is not 9 digits is masked as well:
-// it may be an account number typed into the wrong column.
+// addRow records an error about the current row as a whole; value is what
+// identifies the problem, already masked.
+func (v *validator) addRow(value, msg string) {
+	v.errs++
+	if value == "" {
+		value = EmptyValue
+	}
+	v.out = append(v.out, Finding{Line: v.line, Value: value, Message: msg})
+}
+
+// shownValue is the cell as a Finding may repeat it: EmptyValue for an empty
+// cell. An account number, a routing number and a token are masked: a
+// routing cell may hold an account number typed into the wrong column.
 func shownValue(col int, s string) string {
 	switch {
 	case s == "":
-		return ""
-	case col == colBankAccount, col == colBankRouting && !(len(s) == 9 && isDigits(s)):
+		return EmptyValue
+	case col == colBankAccount, col == colBankRouting:
 		return strings.ToValidUTF8(redact.Account(s), "")
 	case col == colToken:
 		return redact.Secret(s)
+	}
+	return clip(s)
+}
+
+// shownStray is a value in a column without a name, as a Finding may repeat
+// it. It may be an account number pushed out of its column, so a value with
+// four digits or more is masked.
+func shownStray(s string) string {
+	if countDigits(s) >= 4 {
+		return strings.ToValidUTF8(redact.Account(s), "")
 	}
 	return clip(s)
 }

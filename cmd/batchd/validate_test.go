@@ -1,0 +1,178 @@
+package main
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// csvTestdata is the path of a file in testdata/csv.
+func csvTestdata(name string) string { return filepath.Join("..", "..", "testdata", "csv", name) }
+
+// runBinary runs the built batchd with args and extra environment, and
+// returns its exit code, stdout and stderr.
+func runBinary(t *testing.T, env []string, args ...string) (int, string, string) {
+	t.Helper()
+	cmd := exec.Command(binary, args...)
+	cmd.Env = append(os.Environ(), env...)
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	err := cmd.Run()
+	var ee *exec.ExitError
+	switch {
+	case err == nil:
+		return 0, out.String(), errb.String()
+	case errors.As(err, &ee):
+		return ee.ExitCode(), out.String(), errb.String()
+	}
+	t.Fatalf("run batchd: %v", err)
+	return 0, "", ""
+}
+
+func mustContainAll(t *testing.T, what, text string, subs ...string) {
+	t.Helper()
+	for _, s := range subs {
+		if !strings.Contains(text, s) {
+			t.Errorf("%s lacks %q:\n%s", what, s, text)
+		}
+	}
+}
+
+// TestValidateSpreadsheetDamageProcess runs `batchd validate` as a process on
+// two spreadsheet exports: a semicolon file, and a file whose number columns
+// lost their leading zeros.
+func TestValidateSpreadsheetDamageProcess(t *testing.T) {
+	t.Run("semicolons", func(t *testing.T) {
+		code, out, errOut := runBinary(t, nil, "validate", "--test-mode", csvTestdata("semicolons.csv"))
+		if code != exitFailure {
+			t.Fatalf("exit %d, want %d\n%s%s", code, exitFailure, out, errOut)
+		}
+		mustContainAll(t, "stdout", out,
+			`line 1: this file uses semicolons between cells; save it as CSV with commas, or set ingest.delimiter: ";"`)
+		mustContainAll(t, "stderr", errOut, "would be rejected")
+		if strings.Contains(out, "unknown column") || strings.Contains(out, "ignore_columns") {
+			t.Errorf("the old, wrong advice:\n%s", out)
+		}
+	})
+	t.Run("lost leading zeros", func(t *testing.T) {
+		code, out, errOut := runBinary(t, nil, "validate", csvTestdata("lost_zeros.csv"))
+		if code != exitFailure {
+			t.Fatalf("exit %d, want %d\n%s%s", code, exitFailure, out, errOut)
+		}
+		mustContainAll(t, "stdout", out,
+			`line 2, column zip: has 4 digits instead of 5: a spreadsheet dropped the leading zero of this ZIP code`,
+			`(value "2134")`, `(value "****0015")`,
+			"Account numbers in the same file may have lost their leading zeros too",
+			"every row of this file is refused",
+			"format the bank_routing, bank_account and zip columns as text",
+			"4 rows, every one refused")
+		mustContainAll(t, "stderr", errOut, "rejected as a whole, every row, whatever ingest.on_invalid says")
+		for _, secret := range []string{"11000015", "21200339", "4567890123", "5550001234"} {
+			if strings.Contains(out+errOut, secret) {
+				t.Errorf("output shows %s unmasked", secret)
+			}
+		}
+	})
+}
+
+// TestValidateUsesScheduleTimezone: with --config, the run date is today in
+// schedule.timezone, not in $TZ. Pacific/Kiritimati (UTC+14) is always a
+// day or two ahead of Etc/GMT+12 (UTC-12), so today there is in the future
+// here, whatever the time of day.
+func TestValidateUsesScheduleTimezone(t *testing.T) {
+	ahead, err := time.LoadLocation("Pacific/Kiritimati")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	file := filepath.Join(dir, "pay.csv")
+	today := time.Now().In(ahead).Format(time.DateOnly)
+	data := "amount,memo,name,email,bank_routing,bank_account,authorization_date\n" +
+		"10.00,Invoice 1,Ann Smith,ann@example.com,999900001,1111000016," + today + "\n"
+	if err := os.WriteFile(file, []byte(data), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	config := func(zone string) string {
+		return writeConfig(t, t.TempDir(), fmt.Sprintf(
+			"state_dir: %s\napi: {base_url: \"http://127.0.0.1:1\"}\nschedule: {timezone: %s}\n", dir, zone))
+	}
+	key := "BATCHD_API_KEY=sk_test_x1234567890"
+
+	// $TZ says UTC-12, the configuration UTC+14: the configuration wins.
+	code, out, errOut := runBinary(t, []string{key, "TZ=Etc/GMT+12"}, "validate", "--config", config("Pacific/Kiritimati"), file)
+	if code != exitOK || !strings.Contains(out, "1 rows, 1 valid, 0 invalid") {
+		t.Fatalf("schedule.timezone Pacific/Kiritimati, TZ=Etc/GMT+12: exit %d\n%s%s", code, out, errOut)
+	}
+	code, out, errOut = runBinary(t, []string{key, "TZ=Pacific/Kiritimati"}, "validate", "--config", config("Etc/GMT+12"), file)
+	if code != exitFailure || !strings.Contains(out, "must not be in the future") || !strings.Contains(out, `(value "`+today+`")`) {
+		t.Fatalf("schedule.timezone Etc/GMT+12, TZ=Pacific/Kiritimati: exit %d\n%s%s", code, out, errOut)
+	}
+}
+
+// TestValidateConfigDelimiter: --config brings ingest.delimiter (and
+// api.mode: test, the default, for the sandbox routing number).
+func TestValidateConfigDelimiter(t *testing.T) {
+	dir := t.TempDir()
+	cfg := writeConfig(t, dir, fmt.Sprintf(
+		"state_dir: %s\napi: {base_url: \"http://127.0.0.1:1\"}\ningest: {delimiter: \";\"}\n", dir))
+	code, out, errOut := runMain(t, map[string]string{"BATCHD_API_KEY": "sk_test_x1234567890"},
+		"validate", "--config", cfg, csvTestdata("semicolons.csv"))
+	if code != exitFailure {
+		t.Fatalf("exit %d\n%s%s", code, out, errOut)
+	}
+	mustContainAll(t, "stdout", out, "4 rows, 2 valid, 2 invalid",
+		`line 3, column amount: amounts must use a dot for decimals: write 1234.56, not 1234,56`, `(value "1234,56")`)
+}
+
+func TestValidateSpreadsheetFindings(t *testing.T) {
+	cases := []struct {
+		name string
+		args []string
+		code int
+		want []string
+		not  []string
+	}{
+		{"question marks are warnings", []string{"--test-mode", csvTestdata("question_marks.csv")}, exitOK,
+			[]string{`line 2, column name: warning: has a "?" where a letter should be`, `(value "?ukasz Nowak")`,
+				`save the sheet as "CSV UTF-8"`, "6 rows, 6 valid, 0 invalid, 5 warnings"}, nil},
+		{"rounded accounts", []string{"--test-mode", csvTestdata("rounded_accounts.csv")}, exitFailure,
+			[]string{"line 2, column bank_account: looks rounded by a spreadsheet", `(value "****4600")`,
+				"Format the bank_account column as text before typing or pasting, and re-enter the account numbers"},
+			[]string{"12345678901234600", "9876543210987650"}},
+		{"semicolons with --delimiter", []string{"--test-mode", "--delimiter", ";", csvTestdata("semicolons.csv")}, exitFailure,
+			[]string{"amounts must use a dot for decimals", `(value "1234,56")`, "4 rows, 2 valid, 2 invalid"}, nil},
+		{"tabs with --delimiter", []string{"--test-mode", "--delimiter", "tab", csvTestdata("tabs.csv")}, exitOK,
+			[]string{"2 rows, 2 valid, 0 invalid"}, nil},
+		{"tabs without", []string{"--test-mode", csvTestdata("tabs.csv")}, exitFailure,
+			[]string{`this file uses tabs between cells; save it as CSV with commas, or set ingest.delimiter: "\t"`}, nil},
+		{"windows-1252", []string{"--test-mode", csvTestdata("windows1252.csv")}, exitFailure,
+			[]string{"line 3, column memo: invalid UTF-8 text", "Windows-1252", `"Beratung – Juni"`, "save the file as CSV UTF-8"}, nil},
+		{"invalid rows show values", []string{"--test-mode", csvTestdata("invalid_rows.csv")}, exitFailure,
+			[]string{`line 4, column amount: must not contain a comma`, `(value "1,234.56")`, "line 9, column memo: is required (the cell is empty)"},
+			[]string{"1111000016"}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			code, out, errOut := runMain(t, nil, append([]string{"validate"}, c.args...)...)
+			if code != c.code {
+				t.Fatalf("exit %d, want %d\n%s%s", code, c.code, out, errOut)
+			}
+			mustContainAll(t, "stdout", out, c.want...)
+			for _, s := range c.not {
+				if strings.Contains(out+errOut, s) {
+					t.Errorf("output shows %s", s)
+				}
+			}
+		})
+	}
+	if code, _, errOut := runMain(t, nil, "validate", "--delimiter", "|", csvTestdata("valid.csv")); code != exitUsage ||
+		!strings.Contains(errOut, "--delimiter") {
+		t.Errorf("--delimiter |: exit %d, %s", code, errOut)
+	}
+}
