@@ -92,6 +92,9 @@ func (s *Scheduler) run(ctx context.Context, st *jobState, job Job, cause Cause,
 	if res.panic != nil {
 		s.opts.Metrics.JobPanicked(job.Name)
 	}
+	if lr.outcome.failing() {
+		s.opts.Metrics.JobFailed(job.Name, sourceName(lr.source))
+	}
 	if lr.outcome == OutcomeOK {
 		s.recordSuccess(job.Name, start)
 	}

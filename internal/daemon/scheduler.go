@@ -27,7 +27,8 @@ type Options struct {
 	// Logger receives one line per finished run, skips, catch-up decisions
 	// and reloads. Nil discards.
 	Logger *slog.Logger
-	// Metrics records runs, durations, skips and panics. Nil records nothing.
+	// Metrics records runs, durations, skips, panics and failures by
+	// source. Nil records nothing.
 	Metrics *metrics.Metrics
 	// LastSuccess returns the start time of the job's last successful run
 	// as persisted (batchd keeps it in the ledger), and false when none is
@@ -147,10 +148,22 @@ func New(jobs []Job, opts Options) (*Scheduler, error) {
 	for _, c := range cs {
 		s.jobs[c.job.Name] = &jobState{job: c.job, sched: c.sched}
 		s.order = append(s.order, c.job.Name)
+		s.initFailures(c.job.Name)
 	}
 	s.cron = cron.New(cron.WithLocation(opts.Location), cron.WithParser(s.parser),
 		cron.WithLogger(cronLogger{s.log}))
 	return s, nil
+}
+
+// failureSources are the values of batchd_job_failures_total{source}, as
+// sourceName gives them.
+var failureSources = []string{string(payment.SourceSFTP), string(payment.SourceAPI),
+	string(payment.SourceLedger), string(payment.SourceOther)}
+
+// initFailures makes the job's failure counters read 0 before its first
+// failure, so that an alert on their increase sees that failure.
+func (s *Scheduler) initFailures(name string) {
+	s.opts.Metrics.InitJobFailures(name, failureSources...)
 }
 
 func (s *Scheduler) now() time.Time { return s.opts.Now().In(s.opts.Location) }
@@ -221,6 +234,7 @@ func (s *Scheduler) Reload(jobs []Job) error {
 		st := old[name]
 		if st == nil {
 			st = &jobState{}
+			s.initFailures(name)
 		}
 		delete(old, name)
 		respec := st.entry == 0 || st.job.Spec != c.job.Spec

@@ -48,10 +48,13 @@ type Metrics struct {
 	jobRuns       *prometheus.CounterVec
 	jobSkips      *prometheus.CounterVec
 	jobPanics     *prometheus.CounterVec
+	jobFailures   *prometheus.CounterVec
 	filesIngested prometheus.Counter
 	filesRejected prometheus.Counter
 
 	limiterRate atomic.Pointer[func() float64]
+
+	catalog []Family // every family registered through the factory
 
 	rowsMu    sync.Mutex
 	rowStates map[string]bool // states ever set, so a vanished state reads 0
@@ -61,7 +64,7 @@ type Metrics struct {
 // collectors, are registered on a new private registry.
 func New() *Metrics {
 	m := &Metrics{reg: prometheus.NewRegistry(), rowStates: map[string]bool{}}
-	f := factory{m.reg}
+	f := factory{reg: m.reg, catalog: &m.catalog}
 	m.rows = f.gaugeVec("rows", "Rows in the ledger by state.", "state")
 	m.checksCreated = f.counter("checks_created_total", "eChecks created (including ones found after a lost answer).")
 	m.apiRequests = f.counterVec("api_requests_total",
@@ -76,12 +79,11 @@ func New() *Metrics {
 	m.jobRuns = f.counterVec("job_runs_total", "Finished job runs by outcome (ok, failed, canceled, panic).", "job", "outcome")
 	m.jobSkips = f.counterVec("job_skipped_total", "Scheduled job runs skipped because the job was still running.", "job")
 	m.jobPanics = f.counterVec("job_panics_total", "Job runs that panicked (recovered).", "job")
+	m.jobFailures = f.counterVec("job_failures_total",
+		"Failed job runs (outcome failed or panic) by where the error came from: sftp, api, ledger or batchd.", "job", "source")
 	m.filesIngested = f.counter("files_ingested_total", "Payment files whose rows were recorded.")
 	m.filesRejected = f.counter("files_rejected_total", "Payment files moved to the failed directory.")
-	m.reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
-		Namespace: Namespace, Name: "api_limiter_rate",
-		Help: "Current request rate (per second) allowed by the adaptive API limiter.",
-	}, m.readLimiterRate))
+	f.gaugeFunc("api_limiter_rate", "Current request rate (per second) allowed by the adaptive API limiter.", m.readLimiterRate)
 	m.reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }
@@ -209,6 +211,28 @@ func (m *Metrics) JobPanicked(job string) {
 		return
 	}
 	m.jobPanics.WithLabelValues(job).Inc()
+}
+
+// InitJobFailures makes batchd_job_failures_total{job,source} read 0 for
+// each of sources before the job's first failure, so that an alert on its
+// increase sees the first failure too (a series that appears at 1 has no
+// increase).
+func (m *Metrics) InitJobFailures(job string, sources ...string) {
+	if m == nil {
+		return
+	}
+	for _, src := range sources {
+		m.jobFailures.WithLabelValues(job, src)
+	}
+}
+
+// JobFailed counts a failed (or panicked) run of the job, under where its
+// error came from: "sftp", "api", "ledger" or "batchd" (payment.SourceOf).
+func (m *Metrics) JobFailed(job, source string) {
+	if m == nil {
+		return
+	}
+	m.jobFailures.WithLabelValues(job, source).Inc()
 }
 
 // FilesIngested adds n payment files whose rows were recorded.

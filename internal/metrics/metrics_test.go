@@ -4,6 +4,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -37,6 +38,9 @@ func TestMetricsExposition(t *testing.T) {
 	m.SetJobLastSuccess("ingest", time.Unix(1700000000, 0))
 	m.JobSkipped("ingest")
 	m.JobPanicked("submit")
+	m.InitJobFailures("ingest", "sftp", "ledger")
+	m.JobFailed("ingest", "sftp")
+	m.JobFailed("submit", "api")
 	m.FilesIngested(2)
 	m.FilesRejected(1)
 
@@ -58,6 +62,9 @@ func TestMetricsExposition(t *testing.T) {
 		`batchd_job_last_success_timestamp_seconds{job="ingest"} 1.7e+09`,
 		`batchd_job_skipped_total{job="ingest"} 1`,
 		`batchd_job_panics_total{job="submit"} 1`,
+		`batchd_job_failures_total{job="ingest",source="sftp"} 1`,
+		`batchd_job_failures_total{job="ingest",source="ledger"} 0`,
+		`batchd_job_failures_total{job="submit",source="api"} 1`,
 		`batchd_files_ingested_total 2`,
 		`batchd_files_rejected_total 1`,
 		`process_start_time_seconds`,
@@ -89,9 +96,11 @@ func TestNilMetricsIsNoOp(t *testing.T) {
 	m.SetJobLastSuccess("ingest", time.Now())
 	m.JobSkipped("ingest")
 	m.JobPanicked("ingest")
+	m.InitJobFailures("ingest", "ledger")
+	m.JobFailed("ingest", "ledger")
 	m.FilesIngested(1)
 	m.FilesRejected(1)
-	if m.Registry() != nil {
+	if m.Registry() != nil || m.Families() != nil {
 		t.Error("nil Metrics has a registry")
 	}
 	rec := httptest.NewRecorder()
@@ -99,4 +108,61 @@ func TestNilMetricsIsNoOp(t *testing.T) {
 	if rec.Code != http.StatusNotFound {
 		t.Errorf("nil Metrics handler = %d, want 404", rec.Code)
 	}
+}
+
+// TestFamiliesMatchExposition checks the catalog against what a scrape
+// shows once every collector has a series: same names, same label names.
+func TestFamiliesMatchExposition(t *testing.T) {
+	t.Parallel()
+	m := New()
+	m.SetRows(map[string]int{"pending": 1})
+	m.ChecksCreated(1)
+	m.ObserveAPI("check.create", 429, time.Second)
+	m.APIRetry("check.create")
+	m.ObserveJob("ingest", "ok", time.Second)
+	m.SetJobLastSuccess("ingest", time.Now())
+	m.JobSkipped("ingest")
+	m.JobPanicked("ingest")
+	m.JobFailed("ingest", "batchd")
+	m.FilesIngested(1)
+	m.FilesRejected(1)
+
+	mfs, err := m.Registry().Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	scraped := map[string][]string{} // batchd_ family -> label names
+	for _, mf := range mfs {
+		if !strings.HasPrefix(mf.GetName(), Namespace+"_") {
+			continue
+		}
+		var labels []string
+		for _, lp := range mf.GetMetric()[0].GetLabel() {
+			labels = append(labels, lp.GetName())
+		}
+		scraped[mf.GetName()] = labels
+	}
+	fams := m.Families()
+	if len(fams) != len(scraped) {
+		t.Errorf("Families lists %d families, the scrape has %d: %v", len(fams), len(scraped), scraped)
+	}
+	for _, f := range fams {
+		got, ok := scraped[f.Name]
+		if !ok {
+			t.Errorf("family %s is not scraped", f.Name)
+			continue
+		}
+		if strings.Join(got, ",") != strings.Join(sorted(f.Labels), ",") {
+			t.Errorf("family %s: labels %v, scrape shows %v", f.Name, f.Labels, got)
+		}
+		if f.Type != "counter" && f.Type != "gauge" && f.Type != "histogram" {
+			t.Errorf("family %s: type %q", f.Name, f.Type)
+		}
+	}
+}
+
+func sorted(s []string) []string {
+	out := append([]string(nil), s...)
+	slices.Sort(out)
+	return out
 }
