@@ -178,7 +178,8 @@ admin: {listen: %s}
 			LastOutcome string `json:"last_outcome"`
 		} `json:"jobs"`
 	}
-	if code, err := getJSON(base+"/healthz", &health); code != 200 || err != nil || len(health.Jobs) != 3 {
+	// ingest, submit, reconcile, and backup on its default schedule.
+	if code, err := getJSON(base+"/healthz", &health); code != 200 || err != nil || len(health.Jobs) != 4 {
 		t.Fatalf("/healthz: %d %v %+v", code, err, health)
 	}
 	metrics := getText(base + "/metrics")

@@ -61,11 +61,18 @@ func runDaemon(ctx context.Context, env *environ, args []string) error {
 		s := jobs.Scheduled{Env: je, Metrics: m, Errors: errs, OnPending: func(ctx context.Context) {
 			daemon.RequestRun(ctx, "submit")
 		}}
-		return []daemon.Job{
+		js := []daemon.Job{
 			{Name: "ingest", Spec: c.Schedule.Ingest, Run: s.Ingest},
 			{Name: "submit", Spec: c.Schedule.Submit, Run: s.Submit},
 			{Name: "reconcile", Spec: c.Schedule.Reconcile, Run: s.Reconcile},
 		}
+		if c.Backup.Schedule != "" { // "" takes no snapshots
+			js = append(js, daemon.Job{Name: "backup", Spec: c.Backup.Schedule, Run: s.Backup})
+		}
+		if c.Retention.KeepDays > 0 { // once a day, after reconcile; without compaction
+			js = append(js, daemon.Job{Name: "prune", Spec: jobs.PruneSpec(c.Schedule.Reconcile), Run: s.Prune(c.Retention.KeepDays)})
+		}
+		return js
 	}
 	sched, err = daemon.New(build(cfg), daemon.Options{
 		Location: cfg.Location(), Logger: log, Metrics: m,
@@ -98,7 +105,12 @@ func runDaemon(ctx context.Context, env *environ, args []string) error {
 	}
 	started = true
 	if ln != nil {
-		sched.ServeAdmin(ln, sched.AdminHandler(daemon.AdminOptions{Check: je.DB.Ping, Errors: errs}))
+		sched.ServeAdmin(ln, sched.AdminHandler(daemon.AdminOptions{Check: je.DB.Ping, Errors: errs, Notes: func() map[string]any {
+			if m, err := jobs.RestoredMark(je.DB); err == nil && m != nil {
+				return map[string]any{"restored": m}
+			}
+			return nil
+		}}))
 		log.Info("admin server listening", "address", ln.Addr().String())
 	}
 	sched.Ready()
@@ -188,5 +200,9 @@ func statusNote(db payment.Ledger) string {
 	if err != nil {
 		return "ledger unreadable"
 	}
-	return fmt.Sprintf("%d pending, %d in doubt", st.Rows[payment.Pending], st.Rows[payment.InDoubt])
+	note := fmt.Sprintf("%d pending, %d in doubt", st.Rows[payment.Pending], st.Rows[payment.InDoubt])
+	if st.Restored != nil {
+		note += ", restored from a snapshot of " + st.Restored.SnapshotAt.Format("2006-01-02 15:04Z07:00")
+	}
+	return note
 }

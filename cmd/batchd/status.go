@@ -36,6 +36,9 @@ func runStatus(ctx context.Context, env *environ, args []string) error {
 		enc.SetIndent("", "  ")
 		return enc.Encode(st)
 	}
+	if st.Restored != nil {
+		fmt.Fprintf(env.stdout, "ledger %s\n\n", st.Restored)
+	}
 	tw := tabwriter.NewWriter(env.stdout, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "BATCH\tFILE\tSTATUS\tROWS\tINVALID\tPENDING\tIN_FLIGHT\tIN_DOUBT\tSUBMITTED\tREJECTED\tRESULTS")
 	for _, b := range st.Batches {

@@ -22,6 +22,9 @@ type AdminOptions struct {
 	// Errors supplies the last error of each outside dependency ("sftp",
 	// "api", "ledger") shown by /healthz; nil shows none.
 	Errors *ErrorRecorder
+	// Notes supplies information /healthz shows without it counting as a
+	// failure, such as the ledger's restored mark; nil shows none.
+	Notes func() map[string]any
 }
 
 // healthzBody is the JSON of GET /healthz.
@@ -36,6 +39,9 @@ type healthzBody struct {
 	// it next succeeds), the failed ledger check and a stopped scheduler,
 	// each with the source of its error.
 	Failures []Failure `json:"failures,omitempty"`
+	// Notes is information that is not a failure (AdminOptions.Notes),
+	// such as "restored": the ledger was restored from a snapshot.
+	Notes map[string]any `json:"notes,omitempty"`
 }
 
 // AdminHandler returns the admin API:
@@ -72,6 +78,9 @@ func (s *Scheduler) AdminHandler(opts AdminOptions) http.Handler {
 func (s *Scheduler) serveHealthz(w http.ResponseWriter, opts AdminOptions) {
 	h := s.Health()
 	body := healthzBody{State: "open", Alive: h.Alive, Jobs: h.Jobs, LastError: h.LastError, Errors: opts.Errors.Last()}
+	if opts.Notes != nil {
+		body.Notes = opts.Notes()
+	}
 	if opts.Check != nil {
 		if err := opts.Check(); err != nil {
 			body.State = err.Error()

@@ -7,6 +7,7 @@ import (
 
 	"github.com/batchd/batchd/internal/reconcile"
 	"github.com/batchd/batchd/internal/report"
+	"github.com/batchd/batchd/internal/state"
 )
 
 // Reconcile runs one reconcile over window (nil: the default window, from
@@ -17,7 +18,7 @@ func (e *Env) Reconcile(ctx context.Context, window *reconcile.Window) (*reconci
 	opts := reconcile.Options{
 		ReportsDir: filepath.Join(e.ReportsDir(), "daily"), Location: c.Location(),
 		LookbackDays: c.Reconcile.LookbackDays, StuckAfterBusinessDays: c.Reconcile.StuckAfterBusinessDays,
-		KeepDays: c.Reconcile.KeepDays, Retry: e.retryPolicy(), Logger: e.Log,
+		KeepDays: c.Reconcile.KeepDays, Retry: e.retryPolicy(), Logger: e.Log, Formats: ReportFormats(c),
 	}
 	if c.SFTP.Address != "" {
 		rem, err := e.Dial(ctx)
@@ -31,13 +32,43 @@ func (e *Env) Reconcile(ctx context.Context, window *reconcile.Window) (*reconci
 	if err != nil {
 		return nil, err
 	}
+	mark, err := RestoredMark(e.DB)
+	if err != nil {
+		return nil, err
+	}
 	w := window
 	if w == nil {
 		dw, err := reconcile.DefaultWindow(e.DB, e.now(), c.Location(), c.Reconcile.LookbackDays)
 		if err != nil {
 			return nil, err
 		}
+		// After a restore, the window reaches back to the snapshot's
+		// date (within the lookback), so that the checks made for rows
+		// the snapshot does not have show up as unknown.
+		if mark != nil {
+			from := reconcile.DateOf(mark.SnapshotAt.UTC()).AddDays(-1)
+			floor := reconcile.DateOf(e.now().In(c.Location())).AddDays(-c.Reconcile.LookbackDays)
+			if from.Before(floor) {
+				from = floor
+			}
+			if from.Before(dw.From) {
+				dw.From = from
+			}
+		}
 		w = &dw
 	}
-	return r.Run(ctx, *w)
+	sum, err := r.Run(ctx, *w)
+	if err == nil && mark != nil && coversRestore(*w, mark) {
+		if cerr := e.DB.(restorable).ClearRestored(); cerr != nil {
+			return sum, cerr
+		}
+		e.Log.Info("the restored mark is cleared: this reconcile covered the snapshot's date to the restore", "snapshot_at", mark.SnapshotAt, "window", w.String())
+	}
+	return sum, err
+}
+
+// coversRestore reports whether a reconcile over w saw every check that
+// may have been made between the snapshot and the restore.
+func coversRestore(w reconcile.Window, m *state.RestoreMark) bool {
+	return !reconcile.DateOf(m.SnapshotAt.UTC()).Before(w.From) && !w.To.Before(reconcile.DateOf(m.RestoredAt.UTC()))
 }

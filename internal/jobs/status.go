@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/batchd/batchd/internal/payment"
+	"github.com/batchd/batchd/internal/state"
 )
 
 // Status is the ledger at a glance: what `batchd status --json` prints and
@@ -11,6 +12,10 @@ import (
 type Status struct {
 	Batches []BatchStatus            `json:"batches"`
 	Rows    map[payment.RowState]int `json:"rows"` // totals over all batches
+	// Restored is set from a restore of the ledger from a snapshot until
+	// a reconcile covering the snapshot's date completes: information,
+	// not a failure.
+	Restored *state.RestoreMark `json:"restored,omitempty"`
 }
 
 // BatchStatus is one batch's line in Status.
@@ -45,5 +50,27 @@ func StatusOf(db payment.Ledger) (Status, error) {
 		}
 		st.Batches = append(st.Batches, s)
 	}
+	m, err := RestoredMark(db)
+	if err != nil {
+		return Status{}, err
+	}
+	st.Restored = m
 	return st, nil
+}
+
+// restorable is a ledger that can be restored from a snapshot:
+// internal/state's DB.
+type restorable interface {
+	Restored() (*state.RestoreMark, error)
+	ClearRestored() error
+}
+
+// RestoredMark returns the ledger's restored mark, or nil when it has
+// none (or cannot be restored at all).
+func RestoredMark(db payment.Ledger) (*state.RestoreMark, error) {
+	r, ok := db.(restorable)
+	if !ok {
+		return nil, nil
+	}
+	return r.Restored()
 }

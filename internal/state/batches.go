@@ -130,9 +130,9 @@ func (l *Loader) write(buf []pendingRow) error {
 		rows, open, nums := tx.Bucket(bucketRows), tx.Bucket(bucketOpen), tx.Bucket(bucketNumbers)
 		// Keys only grow within a load (batch id, then line): pack pages
 		// instead of bbolt's half-full default for random inserts. Rows
-		// keep the margin every row write keeps (rowFill), since each row
-		// grows as it moves through its states; the open index does not.
-		rows.FillPercent, open.FillPercent = rowFill, 1.0
+		// leave room for what they gain on their way to submitted
+		// (loadFill); the open index does not grow.
+		rows.FillPercent, open.FillPercent = loadFill, 1.0
 		for _, pr := range buf {
 			r := payment.Row{Key: payment.RowKey{Batch: l.batch.ID, Line: pr.line}, State: payment.Pending, Payment: pr.p,
 				Label: pr.p.Label, Number: pr.p.Number,

@@ -17,17 +17,19 @@ import (
 	"crypto/rand"
 	"encoding/binary"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
+	"runtime/debug"
+	"strings"
 	"sync"
 	"time"
 
 	"github.com/batchd/batchd/internal/payment"
 	bolt "go.etcd.io/bbolt"
-	bolterrors "go.etcd.io/bbolt/errors"
 )
 
 // SchemaVersion is the layout this build reads and writes.
@@ -76,6 +78,13 @@ type Options struct {
 	// row by every worker; a shorter one raises throughput at a given
 	// concurrency and still groups dozens of rows per commit.
 	GroupCommitDelay time.Duration
+	// MustExist refuses to create a ledger even in a fresh state
+	// directory (ErrNoLedger), for callers that must never make one.
+	// Without it, Open creates a ledger only where there is neither a
+	// ledger nor the marker file (see MarkerName).
+	MustExist bool
+	// NoSnapshots leaves the snapshot socket (SocketName) unserved.
+	NoSnapshots bool
 }
 
 // DB is an open ledger. Its methods are safe for concurrent use.
@@ -86,50 +95,85 @@ type DB struct {
 	chunk    int
 	instance string
 
-	mu      sync.Mutex // guards the commit counter
+	mu      sync.Mutex // guards the commit counter and generation
 	lastTx  int
 	commits int64
+
+	// dir is the state directory when the DB was opened by Open, which
+	// keeps the marker there up to date; "" for a snapshot or a copy.
+	dir        string
+	generation uint64   // as committed by the last bump
+	previous   []string // earlier instances (see RestoreMark)
+	snap       *snapServer
+	closeOnce  sync.Once
 }
 
-// Open opens (creating if needed) the ledger in dir. The directory is
-// created 0700 and the file forced to 0600.
+func (o *Options) defaults() {
+	if o.Timeout <= 0 {
+		o.Timeout = time.Second
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	if o.LoadChunk <= 0 {
+		o.LoadChunk = 5000
+	}
+	if o.GroupCommitDelay <= 0 {
+		o.GroupCommitDelay = 2 * time.Millisecond
+	}
+}
+
+// Open opens the ledger in dir. It creates one (and the marker beside it)
+// only in a fresh directory, one with neither a ledger nor a marker, and
+// not at all with Options.MustExist. It refuses, with an error wrapping
+// ErrUnusable that names the file and what is wrong, a ledger that is
+// missing while the marker says one was made, empty, truncated, damaged
+// (its whole tree is walked and checked before anything is written),
+// another installation's, a snapshot, or an older copy of the one last
+// used. The directory is created 0700 and the file forced to 0600.
+//
+// While it is open, the ledger serves consistent snapshots to `batchd
+// backup` on the socket SocketName in dir (see snapshot.go), unless
+// Options.NoSnapshots.
 func Open(dir string, opts Options) (*DB, error) {
-	if opts.Timeout <= 0 {
-		opts.Timeout = time.Second
-	}
-	if opts.Now == nil {
-		opts.Now = time.Now
-	}
-	if opts.LoadChunk <= 0 {
-		opts.LoadChunk = 5000
-	}
-	if opts.GroupCommitDelay <= 0 {
-		opts.GroupCommitDelay = 2 * time.Millisecond
-	}
+	opts.defaults()
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, fmt.Errorf("open state: create %s: %w", dir, err)
 	}
 	path := filepath.Join(dir, FileName)
-	b, err := bolt.Open(path, 0o600, &bolt.Options{Timeout: opts.Timeout})
-	if errors.Is(err, bolterrors.ErrTimeout) {
-		return nil, fmt.Errorf("open state %s: %w (waited %s); stop the other process or point state_dir elsewhere", path, ErrLocked, opts.Timeout)
+	mk, hasMarker, mkErr := readMarker(dir)
+	_, statErr := os.Lstat(path)
+	create := false
+	switch {
+	case statErr == nil:
+	case !errors.Is(statErr, os.ErrNotExist):
+		return nil, fmt.Errorf("open state %s: %w", path, statErr)
+	case hasMarker && mkErr != nil:
+		return nil, refusal(path, fmt.Sprintf("is missing, and the marker %s beside it cannot be read (%v)", filepath.Join(dir, MarkerName), mkErr))
+	case hasMarker:
+		return nil, refusal(path, fmt.Sprintf("is missing, but the marker %s says ledger instance %s was made here (last used %s): it was deleted, or state_dir points at the wrong place",
+			filepath.Join(dir, MarkerName), mk.Instance, mk.Updated.UTC().Format(time.RFC3339)))
+	case opts.MustExist:
+		return nil, fmt.Errorf("open state %s: %w: the state directory has no ledger; `batchd init` creates one", path, ErrNoLedger)
+	default:
+		create = true
 	}
+	if mkErr != nil {
+		hasMarker = false // a damaged marker beside a sound ledger is rewritten
+	}
+	d, err := openFile(path, opts, create, acceptInDir(path, mk, hasMarker, !opts.MustExist))
 	if err != nil {
-		return nil, fmt.Errorf("open state %s: %w", path, err)
+		return nil, err
 	}
-	if err := os.Chmod(path, 0o600); err != nil {
-		b.Close()
-		return nil, fmt.Errorf("open state %s: %w", path, err)
+	d.dir = dir
+	// The marker follows the ledger's first commit: a crash in between
+	// leaves a ledger without a marker, which the next Open accepts.
+	if err := d.writeMarker(); err != nil && create {
+		d.bolt.Close()
+		return nil, fmt.Errorf("open state %s: write the marker: %w", path, err)
 	}
-	b.MaxBatchDelay = opts.GroupCommitDelay
-	d := &DB{bolt: b, path: path, now: opts.Now, chunk: opts.LoadChunk}
-	if err := b.Update(d.initSchema); err != nil {
-		b.Close()
-		return nil, fmt.Errorf("open state %s: %w", path, err)
-	}
-	if err := d.discardLoading(); err != nil {
-		b.Close()
-		return nil, fmt.Errorf("open state %s: discard half-loaded batches: %w", path, err)
+	if !opts.NoSnapshots {
+		d.snap = d.serveSnapshots(filepath.Join(dir, SocketName))
 	}
 	return d, nil
 }
@@ -176,6 +220,23 @@ func (d *DB) initSchema(tx *bolt.Tx) error {
 		}
 	}
 	d.instance = string(inst)
+	if raw := meta.Get(keyPrevious); raw != nil {
+		if err := json.Unmarshal(raw, &d.previous); err != nil {
+			return fmt.Errorf("previous instances: %w", err)
+		}
+	}
+	gen := uint64(0)
+	if raw := meta.Get(keyGeneration); len(raw) == 8 {
+		gen = binary.BigEndian.Uint64(raw)
+	}
+	if err := meta.Put(keyGeneration, u64(gen+1)); err != nil {
+		return err
+	}
+	tx.OnCommit(func() {
+		d.mu.Lock()
+		d.generation = gen + 1
+		d.mu.Unlock()
+	})
 	return nil
 }
 
@@ -187,8 +248,54 @@ func (d *DB) Path() string { return d.path }
 // installations (or a state directory made anew) never share a label.
 func (d *DB) Instance() string { return d.instance }
 
-// Close closes the database.
-func (d *DB) Close() error { return d.bolt.Close() }
+// Close stops serving snapshots, records the ledger's generation in the
+// marker and closes the database. A second Close does nothing more.
+func (d *DB) Close() error {
+	d.closeOnce.Do(func() {
+		d.snap.stop()
+		if d.dir != "" {
+			// Best effort: a ledger that cannot be written (a full
+			// disk) keeps the marker it has, which is never ahead.
+			if d.bumpGeneration(nil) == nil {
+				_ = d.writeMarker()
+			}
+		}
+	})
+	return d.bolt.Close()
+}
+
+// bumpGeneration raises the ledger's generation in a transaction of its
+// own, or within tx when one is given.
+func (d *DB) bumpGeneration(tx *bolt.Tx) error {
+	bump := func(tx *bolt.Tx) error {
+		meta := tx.Bucket(bucketMeta)
+		gen := uint64(0)
+		if raw := meta.Get(keyGeneration); len(raw) == 8 {
+			gen = binary.BigEndian.Uint64(raw)
+		}
+		tx.OnCommit(func() {
+			d.mu.Lock()
+			d.generation = gen + 1
+			d.mu.Unlock()
+		})
+		return meta.Put(keyGeneration, u64(gen+1))
+	}
+	if tx != nil {
+		return bump(tx)
+	}
+	return d.update(bump)
+}
+
+// writeMarker records this ledger's instance and generation beside it.
+func (d *DB) writeMarker() error {
+	if d.dir == "" {
+		return nil
+	}
+	d.mu.Lock()
+	m := marker{Instance: d.instance, Generation: d.generation, Previous: d.previous, Updated: time.Now().UTC()}
+	d.mu.Unlock()
+	return writeMarker(d.dir, m)
+}
 
 // Stats reports bbolt's counters; tests and benchmarks use TxStats to count
 // commits.
@@ -203,6 +310,7 @@ func u64(v uint64) []byte {
 // update runs fn in a write transaction and counts the commit.
 func (d *DB) update(fn func(*bolt.Tx) error) (err error) {
 	defer d.recoverDamage("write", &err)
+	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
 	return d.fail("write", d.bolt.Update(func(tx *bolt.Tx) error {
 		tx.OnCommit(d.counter(tx))
 		return fn(tx)
@@ -213,7 +321,12 @@ func (d *DB) update(fn func(*bolt.Tx) error) (err error) {
 // per transaction, however many callers shared it.
 func (d *DB) batch(fn func(*bolt.Tx) error) (err error) {
 	defer d.recoverDamage("write", &err)
+	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
 	return d.fail("write", d.bolt.Batch(func(tx *bolt.Tx) error {
+		// bbolt may run fn on a goroutine of its own; there too a
+		// fault reading a damaged page is a panic, which bbolt's Batch
+		// recovers and returns as an error.
+		defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
 		tx.OnCommit(d.counter(tx))
 		return fn(tx)
 	}))
@@ -222,6 +335,7 @@ func (d *DB) batch(fn func(*bolt.Tx) error) (err error) {
 // view runs fn in a read transaction.
 func (d *DB) view(fn func(*bolt.Tx) error) (err error) {
 	defer d.recoverDamage("read", &err)
+	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
 	return d.fail("read", d.bolt.View(fn))
 }
 
@@ -237,6 +351,11 @@ func (d *DB) fail(op string, err error) error {
 			return err
 		}
 	}
+	// bbolt's Batch returns a panic of its transaction as an error
+	// reading "panic: …": that is a damaged page too.
+	if msg := err.Error(); strings.HasPrefix(msg, "panic: ") {
+		err = damagedErr(strings.TrimPrefix(msg, "panic: "))
+	}
 	// bbolt's own error names the file again; the message names it once.
 	if pe, ok := err.(*fs.PathError); ok && pe.Path == d.path {
 		err = fmt.Errorf("%s: %w", pe.Op, pe.Err)
@@ -250,9 +369,14 @@ func (d *DB) fail(op string, err error) error {
 // transaction back on its way out.
 func (d *DB) recoverDamage(op string, err *error) {
 	if r := recover(); r != nil {
-		*err = &payment.LedgerError{Op: op, Path: d.path,
-			Err: fmt.Errorf("the ledger file is damaged (%v); stop batchd and keep the file for inspection; restore the last good copy of it", r)}
+		*err = &payment.LedgerError{Op: op, Path: d.path, Err: damagedErr(fmt.Sprint(r))}
 	}
+}
+
+// damagedErr says that the file is damaged, and what to do.
+func damagedErr(cause string) error {
+	return fmt.Errorf("the ledger file is damaged (%s); stop batchd and keep the file for inspection; "+
+		"run `batchd check` for a diagnosis and install the last good snapshot with `batchd restore --from SNAPSHOT`", cause)
 }
 
 func (d *DB) counter(tx *bolt.Tx) func() {

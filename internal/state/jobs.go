@@ -35,10 +35,19 @@ func (d *DB) RecordSuccess(job string, at time.Time) error {
 	if err != nil {
 		return err
 	}
-	err = d.update(func(tx *bolt.Tx) error { return tx.Bucket(bucketJobs).Put([]byte(job), raw) })
+	// Each success also raises the ledger's generation and records it in
+	// the marker, so that a copy taken before it and put back by hand is
+	// refused (see Open).
+	err = d.update(func(tx *bolt.Tx) error {
+		if err := tx.Bucket(bucketJobs).Put([]byte(job), raw); err != nil {
+			return err
+		}
+		return d.bumpGeneration(tx)
+	})
 	if err != nil {
 		return fmt.Errorf("record success of %s: %w", job, err)
 	}
+	_ = d.writeMarker() // best effort: a marker behind the ledger is never wrong
 	return nil
 }
 

@@ -76,6 +76,8 @@ func (d *DB) index(tx *bolt.Tx, r *payment.Row) error {
 		return err
 	}
 	if r.State == payment.Submitted && !r.CheckStatus.Final() {
+		// Rows are submitted in about key order: pack the pages.
+		track.FillPercent = 1.0
 		if err := track.Put(key, nil); err != nil {
 			return err
 		}
@@ -121,3 +123,12 @@ func putRow(tx *bolt.Tx, r *payment.Row) error {
 // leaves the ledger about twice the size of its data, and reconcile, which
 // reads every row, keeps all of it in memory.
 const rowFill = 0.9
+
+// loadFill is how full the loader fills a page of new rows. A row grows
+// by about 40% on its way to submitted (its check, two history steps) and
+// a little more as reconcile records its statuses. Pages packed to
+// rowFill at ingest split as their rows grow, one row at a time, and end
+// about half full; filled to loadFill they end 83% full after submit and
+// 89% once every check is deposited, without a split (docs/benchmarks.md,
+// "Ledger size per row").
+const loadFill = 0.65

@@ -1,0 +1,42 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/batchd/batchd/internal/state"
+)
+
+// runInit is `batchd init`: create the ledger in state_dir, with the
+// marker beside it that keeps a lost ledger from ever being replaced by an
+// empty one. The first start of any command does the same in a state
+// directory that has neither; init only does it on purpose. On an
+// existing ledger it checks that it opens and changes nothing.
+func runInit(ctx context.Context, env *environ, args []string) error {
+	fs := newFlags(env, "init", "[--config F]")
+	cfgPath := configFlag(fs)
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	cfg, err := loadConfig(env, *cfgPath)
+	if err != nil {
+		return err
+	}
+	_, statErr := os.Lstat(filepath.Join(cfg.StateDir, state.FileName))
+	existed := !errors.Is(statErr, os.ErrNotExist)
+	db, err := state.Open(cfg.StateDir, state.Options{NoSnapshots: true})
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	if existed {
+		fmt.Fprintf(env.stdout, "the ledger %s exists already (instance %s); nothing to do\n", db.Path(), db.Instance())
+		return nil
+	}
+	fmt.Fprintf(env.stdout, "created the ledger %s (instance %s); %s beside it records that it exists\n",
+		db.Path(), db.Instance(), filepath.Join(cfg.StateDir, state.MarkerName))
+	return nil
+}

@@ -1,0 +1,445 @@
+package state
+
+import (
+	"bytes"
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"maps"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/batchd/batchd/internal/payment"
+	bolt "go.etcd.io/bbolt"
+	bolterrors "go.etcd.io/bbolt/errors"
+)
+
+// maxFaults is how many faults a Report lists; the rest are counted.
+const maxFaults = 200
+
+// Fault is one thing wrong with a ledger. Where names the place (the
+// file, a bucket, a batch, a row by its key, a check id); What never
+// holds a full account number or any other payment detail.
+type Fault struct {
+	Where string `json:"where"`
+	What  string `json:"what"`
+}
+
+func (f Fault) String() string { return f.Where + ": " + f.What }
+
+// Report is the result of checking a ledger file.
+type Report struct {
+	Path string `json:"path"`
+	// Via is set when the file checked was a snapshot of a ledger a
+	// running batchd holds ("a snapshot served by batchd process N").
+	Via        string                   `json:"via,omitempty"`
+	Size       int64                    `json:"size"`
+	Instance   string                   `json:"instance,omitempty"`
+	SnapshotAt time.Time                `json:"snapshot_at,omitzero"` // set when the file is a snapshot
+	Restored   *RestoreMark             `json:"restored,omitempty"`
+	Batches    int                      `json:"batches"`
+	Rows       int                      `json:"rows"`
+	ByState    map[payment.RowState]int `json:"by_state"`
+	Checks     int                      `json:"checks"` // check ids owned by rows
+	Faults     []Fault                  `json:"faults"`
+	// More counts the faults found beyond the first maxFaults.
+	More int `json:"more_faults,omitempty"`
+
+	id identity // what the file says of itself, for the marker's check
+}
+
+// OK reports whether the check found nothing wrong.
+func (r *Report) OK() bool { return len(r.Faults) == 0 }
+
+// Summary is the verdict in one line.
+func (r *Report) Summary() string {
+	if r.OK() {
+		return fmt.Sprintf("%s: OK: %d batches, %d rows, %d checks", r.Path, r.Batches, r.Rows, r.Checks)
+	}
+	n := len(r.Faults) + r.More
+	s := fmt.Sprintf("%s: DAMAGED: %d fault(s); first: %s", r.Path, n, r.Faults[0])
+	return s
+}
+
+func (r *Report) add(where, format string, args ...any) {
+	if len(r.Faults) >= maxFaults {
+		r.More++
+		return
+	}
+	r.Faults = append(r.Faults, Fault{Where: where, What: fmt.Sprintf(format, args...)})
+}
+
+// CheckFile checks the ledger (or snapshot) file at path: its header and
+// length, bbolt's own consistency check (Tx.Check), and batchd's
+// invariants: every row decodes and its state is a legal RowState; the
+// open, track and checks indexes agree with the rows; each batch's
+// counts agree with its rows; each check id is owned by exactly one row.
+// Faults are in the report; an error means the file could not be checked
+// at all (it does not exist, or a process holds it: ErrLocked). It never
+// writes to the file, and never panics on a damaged one.
+func CheckFile(path string) (*Report, error) {
+	r := &Report{Path: path, ByState: map[payment.RowState]int{}}
+	fi, err := os.Stat(path)
+	if err != nil {
+		return nil, err
+	}
+	r.Size = fi.Size()
+	if _, err := preflight(path); err != nil {
+		if lockedByOther(path) { // read while a writer was at it
+			return nil, fmt.Errorf("check %s: %w", path, ErrLocked)
+		}
+		r.add("file", "%v", err)
+		return r, nil
+	}
+	b, err := boltOpen(path, bolt.Options{ReadOnly: true, Timeout: 200 * time.Millisecond})
+	if errors.Is(err, bolterrors.ErrTimeout) {
+		return nil, fmt.Errorf("check %s: %w", path, ErrLocked)
+	}
+	if err != nil {
+		r.add("file", "cannot be opened: %v", err)
+		return r, nil
+	}
+	defer b.Close()
+	if err := verify(path); err != nil {
+		r.add("file", "%v", err)
+		return r, nil
+	}
+	err = guarded(func() error {
+		return b.View(func(tx *bolt.Tx) error {
+			for _, f := range structure(tx, maxFaults) {
+				r.add("file", "%s", f)
+			}
+			if !r.OK() {
+				return nil // a tree that faults is not read further
+			}
+			return guarded(func() error { return r.invariants(tx) })
+		})
+	})
+	if err != nil {
+		r.add("file", "reading stopped: %v", err)
+	}
+	return r, nil
+}
+
+// CheckLedger checks the ledger in the state directory dir, and its
+// marker. When a process holds the ledger, it checks a snapshot that
+// process serves (see BackupLedger), written to a temporary file in dir
+// and removed after.
+func CheckLedger(dir string) (*Report, error) {
+	path := filepath.Join(dir, FileName)
+	mk, hasMarker, mkErr := readMarker(dir)
+	if _, err := os.Lstat(path); errors.Is(err, os.ErrNotExist) {
+		r := &Report{Path: path, ByState: map[payment.RowState]int{}}
+		switch {
+		case mkErr != nil:
+			r.add("file", "is missing, and the marker %s cannot be read (%v)", MarkerName, mkErr)
+		case hasMarker:
+			r.add("file", "is missing, but the marker %s says ledger instance %s was made here", MarkerName, mk.Instance)
+		default:
+			return nil, fmt.Errorf("%s: %w: the state directory has no ledger (`batchd init` creates one)", path, ErrNoLedger)
+		}
+		return r, nil
+	}
+	r, err := CheckFile(path)
+	if errors.Is(err, ErrLocked) {
+		r, err = checkServed(dir)
+	}
+	if err != nil || !r.OK() {
+		return r, err
+	}
+	if mkErr != nil {
+		hasMarker = false
+	}
+	id := r.id
+	if r.Via != "" {
+		id.snapshotAt = time.Time{} // the snapshot checked in its place is stamped; the ledger is not
+	}
+	if err := acceptInDir(path, mk, hasMarker, false)(id); err != nil {
+		msg := strings.TrimPrefix(err.Error(), ErrUnusable.Error()+": "+path+" ")
+		if i := strings.Index(msg, ". batchd never starts"); i > 0 {
+			msg = msg[:i]
+		}
+		r.add("file", "%s", msg)
+	}
+	return r, nil
+}
+
+// checkServed checks a snapshot of the ledger that the process holding it
+// serves.
+func checkServed(dir string) (*Report, error) {
+	f, err := os.CreateTemp(dir, ".check-*.db")
+	if err != nil {
+		return nil, err
+	}
+	defer os.Remove(f.Name())
+	info, err := snapshotOf(dir, f)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return nil, fmt.Errorf("check %s: %w", filepath.Join(dir, FileName), err)
+	}
+	r, err := CheckFile(f.Name())
+	if err != nil {
+		return nil, err
+	}
+	r.Path = filepath.Join(dir, FileName)
+	r.Via = fmt.Sprintf("a snapshot taken at %s by %s, which holds the ledger", info.At.Format(time.RFC3339), info.Via)
+	return r, nil
+}
+
+var requiredBuckets = [][]byte{bucketMeta, bucketFiles, bucketBatches, bucketRows, bucketOpen, bucketTrack, bucketChecks, bucketNumbers, bucketJobs}
+
+// invariants checks batchd's own rules in tx. Rows are read once, in key
+// order, alongside the open and track indexes (which are keyed alike), so
+// that memory stays flat however many rows there are.
+func (r *Report) invariants(tx *bolt.Tx) error {
+	missing := false
+	for _, name := range requiredBuckets {
+		if tx.Bucket(name) == nil {
+			r.add("ledger", "the %q bucket is missing", name)
+			missing = true
+		}
+	}
+	if missing {
+		return nil
+	}
+	r.meta(tx)
+	batches := r.batches(tx.Bucket(bucketBatches))
+	r.files(tx.Bucket(bucketFiles))
+
+	rows, open, track, checks := tx.Bucket(bucketRows), tx.Bucket(bucketOpen), tx.Bucket(bucketTrack), tx.Bucket(bucketChecks)
+	oc, tc := open.Cursor(), track.Cursor()
+	ok, ov := oc.First()
+	tk, _ := tc.First()
+	tally := map[uint64]map[payment.RowState]int{}
+	checkFault := false
+	orphan := func(index string, k []byte) {
+		r.add(keyName(k), "the %s index names a row that does not exist", index)
+	}
+	rc := rows.Cursor()
+	for k, v := rc.First(); k != nil; k, v = rc.Next() {
+		for ok != nil && bytes.Compare(ok, k) < 0 {
+			orphan("open", ok)
+			ok, ov = oc.Next()
+		}
+		for tk != nil && bytes.Compare(tk, k) < 0 {
+			orphan("track", tk)
+			tk, _ = tc.Next()
+		}
+		inOpen, inTrack := ok != nil && bytes.Equal(ok, k), tk != nil && bytes.Equal(tk, k)
+		openState := payment.RowState(ov)
+		if inOpen {
+			ok, ov = oc.Next()
+		}
+		if inTrack {
+			tk, _ = tc.Next()
+		}
+		if len(k) != 12 {
+			r.add("rows", "a row key of %d bytes (want 12)", len(k))
+			continue
+		}
+		key := keyFrom(k)
+		where := key.String()
+		if v == nil {
+			r.add(where, "is a bucket, not a row")
+			continue
+		}
+		row, err := decodeRow(key, v)
+		if err != nil {
+			r.add(where, "does not decode: %v", errors.Unwrap(err))
+			continue
+		}
+		r.Rows++
+		if !legal(row.State) {
+			r.add(where, "has the unknown state %q", row.State)
+			continue
+		}
+		r.ByState[row.State]++
+		if _, ok := batches[key.Batch]; !ok {
+			r.add(where, "belongs to batch %d, which the ledger does not have", key.Batch)
+		} else {
+			if tally[key.Batch] == nil {
+				tally[key.Batch] = map[payment.RowState]int{}
+			}
+			tally[key.Batch][row.State]++
+		}
+		switch {
+		case row.State.Open() && !inOpen:
+			r.add(where, "is %s but missing from the open index", row.State)
+		case row.State.Open() && openState != row.State:
+			r.add(where, "is %s but the open index says %q", row.State, openState)
+		case !row.State.Open() && inOpen:
+			r.add(where, "is %s but still in the open index", row.State)
+		}
+		wantTrack := row.State == payment.Submitted && !row.CheckStatus.Final()
+		switch {
+		case wantTrack && !inTrack:
+			r.add(where, "has a check not final (%s) but is missing from the track index", orNone(row.CheckStatus))
+		case !wantTrack && inTrack:
+			r.add(where, "is in the track index but is %s with check status %s", row.State, orNone(row.CheckStatus))
+		}
+		switch {
+		case row.State == payment.Submitted && row.CheckID == "":
+			r.add(where, "is submitted without a check id")
+		case row.State != payment.Submitted && row.CheckID != "":
+			r.add(where, "is %s but has check %s", row.State, row.CheckID)
+		}
+		if row.CheckID != "" {
+			r.Checks++
+			owner := checks.Get([]byte(row.CheckID))
+			checkFault = checkFault || !bytes.Equal(owner, k)
+			switch {
+			case owner == nil:
+				r.add(where, "owns check %s, which is missing from the checks index", row.CheckID)
+			case !bytes.Equal(owner, k):
+				r.add(where, "owns check %s, which the checks index gives to %s: a check id owned by two rows", row.CheckID, keyName(owner))
+			}
+		}
+	}
+	for ; ok != nil; ok, _ = oc.Next() {
+		orphan("open", ok)
+	}
+	for ; tk != nil; tk, _ = tc.Next() {
+		orphan("track", tk)
+	}
+	// Every row's check maps back to the row; if the index holds more
+	// entries than rows own checks, or a row's check does not map back,
+	// name the entries no row owns.
+	if n := checks.Stats().KeyN; n != r.Checks || checkFault {
+		_ = checks.ForEach(func(id, k []byte) error {
+			raw := rows.Get(k)
+			if len(k) != 12 || raw == nil {
+				r.add("check "+string(id), "the checks index names %s, which does not exist", keyName(k))
+				return nil
+			}
+			if row, err := decodeRow(keyFrom(k), raw); err == nil && row.CheckID != string(id) {
+				other := row.CheckID
+				if other == "" {
+					other = "none"
+				}
+				r.add("check "+string(id), "the checks index names %s, whose check is %s", keyFrom(k), other)
+			}
+			return nil
+		})
+	}
+	for _, id := range slices.Sorted(maps.Keys(batches)) {
+		b := batches[id]
+		if b.Status == payment.BatchLoading {
+			continue // counted at commit; Open discards it
+		}
+		want := map[payment.RowState]int{}
+		for s, n := range b.Counts {
+			if n != 0 {
+				want[s] = n
+			}
+		}
+		if got := tally[id]; !maps.Equal(want, got) && !(len(want) == 0 && len(got) == 0) {
+			r.add(fmt.Sprintf("batch %d", id), "counts %s but its rows are %s", counts(want), counts(got))
+		}
+	}
+	return nil
+}
+
+func (r *Report) meta(tx *bolt.Tx) {
+	if id, err := readIdentity(tx); err != nil {
+		r.add("meta", "%v", err)
+	} else {
+		r.id = id
+	}
+	meta := tx.Bucket(bucketMeta)
+	raw := meta.Get(keySchema)
+	switch {
+	case len(raw) != 8:
+		r.add("meta", "has no schema version")
+	case binary.BigEndian.Uint64(raw) > SchemaVersion:
+		r.add("meta", "schema version %d was written by a newer batchd (this one reads %d)", binary.BigEndian.Uint64(raw), SchemaVersion)
+	}
+	if inst := meta.Get(keyInstance); len(inst) == 0 {
+		r.add("meta", "has no instance id")
+	} else {
+		r.Instance = string(inst)
+	}
+	r.SnapshotAt = r.id.snapshotAt
+	if raw := meta.Get(keyRestored); raw != nil {
+		m := &RestoreMark{}
+		if err := json.Unmarshal(raw, m); err != nil {
+			r.add("meta", "the restored mark does not read: %v", err)
+		} else {
+			r.Restored = m
+		}
+	}
+}
+
+func (r *Report) batches(bb *bolt.Bucket) map[uint64]*payment.Batch {
+	out := map[uint64]*payment.Batch{}
+	_ = bb.ForEach(func(k, v []byte) error {
+		if len(k) != 8 {
+			r.add("batches", "a batch key of %d bytes (want 8)", len(k))
+			return nil
+		}
+		id := binary.BigEndian.Uint64(k)
+		b := &payment.Batch{}
+		if err := json.Unmarshal(v, b); err != nil {
+			r.add(fmt.Sprintf("batch %d", id), "does not decode: %v", err)
+			return nil
+		}
+		if b.ID != id {
+			r.add(fmt.Sprintf("batch %d", id), "is stored under id %d but says it is %d", id, b.ID)
+		}
+		out[id] = b
+		return nil
+	})
+	r.Batches = len(out)
+	return out
+}
+
+// files checks that every file record decodes. (A record may outlive its
+// batch: it is what keeps the same content from being paid again.)
+func (r *Report) files(fb *bolt.Bucket) {
+	_ = fb.ForEach(func(k, v []byte) error {
+		var f payment.File
+		if err := json.Unmarshal(v, &f); err != nil {
+			r.add("file record "+string(k), "does not decode: %v", err)
+			return nil
+		}
+		return nil
+	})
+}
+
+func legal(s payment.RowState) bool {
+	switch s {
+	case payment.Pending, payment.InFlight, payment.InDoubt, payment.Submitted, payment.Rejected:
+		return true
+	}
+	return false
+}
+
+func keyName(k []byte) string {
+	if len(k) != 12 {
+		return fmt.Sprintf("key %x", k)
+	}
+	return keyFrom(k).String()
+}
+
+func orNone(s payment.Status) string {
+	if s == "" {
+		return "none"
+	}
+	return string(s)
+}
+
+func counts(m map[payment.RowState]int) string {
+	if len(m) == 0 {
+		return "none"
+	}
+	var parts []string
+	for _, s := range slices.Sorted(maps.Keys(m)) {
+		parts = append(parts, fmt.Sprintf("%s %d", s, m[s]))
+	}
+	return strings.Join(parts, ", ")
+}

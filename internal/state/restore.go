@@ -1,0 +1,380 @@
+package state
+
+import (
+	"crypto/rand"
+	"encoding/binary"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"syscall"
+	"time"
+
+	"github.com/batchd/batchd/internal/payment"
+	bolt "go.etcd.io/bbolt"
+)
+
+// Restoring a snapshot. A snapshot knows nothing of what happened after
+// it was taken: a row it shows pending or in flight may have been sent
+// since, and a row it shows in doubt may have been settled. So Restore
+// puts every row that has no check on record in doubt (payment.Suspect),
+// with its attempt time no later than the snapshot's, and submit's
+// resolver looks each one up (binding the check that exists, or
+// releasing the row to be sent) before anything is sent: a restore never
+// pays twice. Batches loaded after the snapshot are not in it; the
+// checks made for them show up as unknown in the next reconcile's
+// exceptions, which is why the restored mark stays until a reconcile
+// whose window covers the snapshot's date completes (see ClearRestored).
+//
+// A restore also gives the ledger a new instance id, keeping the old one
+// in its list of previous instances: batch labels
+// (batchd-<instance>-<batch>) and ledger-assigned numbers restart from
+// the snapshot's sequences, and a new batch must never carry the identity
+// of a lost batch's row, whose check the resolver would otherwise take
+// for its own.
+
+// RestoreMark records that the ledger was restored from a snapshot.
+type RestoreMark struct {
+	SnapshotAt       time.Time `json:"snapshot_at"` // the ledger is as of then
+	RestoredAt       time.Time `json:"restored_at"`
+	From             string    `json:"from"`               // the snapshot file
+	Replaced         string    `json:"replaced,omitempty"` // where the ledger it replaced was kept
+	RowsInDoubt      int       `json:"rows_put_in_doubt"`
+	Instance         string    `json:"instance"`
+	PreviousInstance string    `json:"previous_instance"`
+}
+
+// String says it in one line, for status and logs.
+func (m *RestoreMark) String() string {
+	return fmt.Sprintf("restored at %s from a snapshot taken at %s (%s); %d rows without a check were put in doubt and are looked up before any send; files accepted after the snapshot are not in the ledger. This mark stays until a reconcile covering %s completes",
+		m.RestoredAt.UTC().Format(time.RFC3339), m.SnapshotAt.UTC().Format(time.RFC3339), m.From, m.RowsInDoubt, m.SnapshotAt.UTC().Format(time.DateOnly))
+}
+
+// Restored returns the restored mark, or nil when the ledger was not
+// restored (or a reconcile has cleared the mark since).
+func (d *DB) Restored() (*RestoreMark, error) {
+	var m *RestoreMark
+	err := d.view(func(tx *bolt.Tx) error {
+		raw := tx.Bucket(bucketMeta).Get(keyRestored)
+		if raw == nil {
+			return nil
+		}
+		m = &RestoreMark{}
+		return json.Unmarshal(raw, m)
+	})
+	if err != nil {
+		return nil, fmt.Errorf("read the restored mark: %w", err)
+	}
+	return m, nil
+}
+
+// ClearRestored removes the restored mark: a reconcile whose window
+// covers the snapshot's date has completed.
+func (d *DB) ClearRestored() error {
+	err := d.update(func(tx *bolt.Tx) error { return tx.Bucket(bucketMeta).Delete(keyRestored) })
+	if err != nil {
+		return fmt.Errorf("clear the restored mark: %w", err)
+	}
+	return nil
+}
+
+// RestoreOptions tunes Restore.
+type RestoreOptions struct {
+	// Now is the clock (default time.Now).
+	Now func() time.Time
+	// OtherInstance allows restoring a snapshot of another ledger than
+	// the one the state directory's marker names.
+	OtherInstance bool
+	// Settle is how long after the replaced ledger's last write the
+	// restore waits before it installs a snapshot that has rows without a
+	// check (submit.resolve_after): a create sent just before batchd
+	// stopped may take that long to show in the service's list, and the
+	// rows put in doubt are looked up at once. Wait is called with the time to wait until (holding the
+	// ledger's lock, so that no batchd starts meanwhile); nil skips it.
+	Settle time.Duration
+	Wait   func(until time.Time) error
+}
+
+// Restoral is what Restore did.
+type Restoral struct {
+	Ledger string
+	Mark   RestoreMark
+	Report *Report // the check of the installed ledger
+}
+
+// ErrInUse is returned by Restore while a process holds the ledger.
+var ErrInUse = errors.New("the ledger is in use by a running batchd")
+
+// Restore installs the snapshot from as the ledger of the state directory
+// dir. batchd must be stopped: Restore refuses while the ledger is
+// locked. It checks the snapshot, copies it beside the ledger, puts every
+// row without a check in doubt as of the snapshot's time, gives the
+// ledger a new instance id, sets the restored mark, checks the result,
+// and only then swaps it in: the ledger it replaces is kept as
+// batchd.db.replaced-<time>, never deleted. A failure at any step leaves
+// the ledger as it was.
+func Restore(dir, from string, opts RestoreOptions) (*Restoral, error) {
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	now := opts.Now().UTC()
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, fmt.Errorf("restore: %w", err)
+	}
+	ledger := filepath.Join(dir, FileName)
+	from, err := filepath.Abs(from)
+	if err != nil {
+		return nil, err
+	}
+	if same(from, ledger) {
+		return nil, fmt.Errorf("restore: %s is the ledger itself", from)
+	}
+	unlock, err := lockLedger(ledger)
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+
+	rep, err := CheckFile(from)
+	if err != nil {
+		return nil, fmt.Errorf("restore: check %s: %w", from, err)
+	}
+	if !rep.OK() {
+		return nil, fmt.Errorf("restore: the snapshot fails its check, so it was not installed: %s", rep.Summary())
+	}
+	if rep.SnapshotAt.IsZero() {
+		return nil, fmt.Errorf("restore: %s is not a snapshot made by `batchd backup` (it has no snapshot time); restore only such snapshots, whose time says which rows to look up", from)
+	}
+	mk, hasMarker, mkErr := readMarker(dir)
+	if mkErr != nil {
+		hasMarker = false
+	}
+	if hasMarker && !opts.OtherInstance && mk.Instance != rep.id.instance &&
+		!slices.Contains(mk.Previous, rep.id.instance) && !slices.Contains(rep.id.previous, mk.Instance) {
+		return nil, fmt.Errorf("restore: %s is a snapshot of ledger instance %s, but this state directory's ledger is instance %s (marker %s): is it the right snapshot? --other-instance restores it anyway",
+			from, rep.id.instance, mk.Instance, filepath.Join(dir, MarkerName))
+	}
+
+	open := rep.ByState[payment.Pending] + rep.ByState[payment.InFlight] + rep.ByState[payment.InDoubt]
+	if fi, err := os.Stat(ledger); err == nil && open > 0 && opts.Wait != nil && opts.Settle > 0 {
+		if until := fi.ModTime().Add(opts.Settle); until.After(opts.Now()) {
+			if err := opts.Wait(until); err != nil {
+				return nil, fmt.Errorf("restore: %w", err)
+			}
+		}
+	}
+
+	tmp := filepath.Join(dir, ".batchd.db.restoring-"+strconv.Itoa(os.Getpid()))
+	if err := copyFile(from, tmp); err != nil {
+		os.Remove(tmp)
+		return nil, fmt.Errorf("restore: copy %s: %w", from, err)
+	}
+	installed := false
+	defer func() {
+		if !installed {
+			os.Remove(tmp)
+		}
+	}()
+	o := Options{Now: opts.Now}
+	o.defaults()
+	d, err := openFile(tmp, o, false, nil)
+	if err != nil {
+		return nil, fmt.Errorf("restore: open the copy: %w", err)
+	}
+	mark := RestoreMark{SnapshotAt: rep.SnapshotAt, RestoredAt: now, From: from, PreviousInstance: rep.id.instance}
+	n, err := d.suspectAll(rep.SnapshotAt)
+	if err == nil {
+		mark.RowsInDoubt = n
+		if _, statErr := os.Lstat(ledger); statErr == nil {
+			mark.Replaced = ledger + ".replaced-" + now.Format("20060102T150405Z")
+		}
+		err = d.finishRestore(&mark, mk.Generation)
+	}
+	if cerr := d.bolt.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return nil, fmt.Errorf("restore: %w", err)
+	}
+	after, err := CheckFile(tmp)
+	if err != nil {
+		return nil, fmt.Errorf("restore: check the restored ledger: %w", err)
+	}
+	if !after.OK() {
+		return nil, fmt.Errorf("restore: the restored ledger fails its check, so it was not installed: %s", after.Summary())
+	}
+	if err := syncFile(tmp); err != nil {
+		return nil, fmt.Errorf("restore: %w", err)
+	}
+	// Run as root for a service with its own user (systemd's
+	// DynamicUser=), the new ledger must still be the service's.
+	if err := ownLikeDir(tmp, dir); err != nil {
+		return nil, fmt.Errorf("restore: %w", err)
+	}
+	// The ledger it replaces stays, under another name: linked first, so
+	// that batchd.db names a whole ledger at every instant.
+	if mark.Replaced != "" {
+		if err := os.Link(ledger, mark.Replaced); err != nil {
+			if err := os.Rename(ledger, mark.Replaced); err != nil {
+				return nil, fmt.Errorf("restore: keep the replaced ledger: %w", err)
+			}
+		}
+	}
+	if err := os.Rename(tmp, ledger); err != nil {
+		return nil, fmt.Errorf("restore: install %s: %w", ledger, err)
+	}
+	installed = true
+	if err := syncDir(dir); err != nil {
+		return nil, fmt.Errorf("restore: sync %s: %w", dir, err)
+	}
+	prev := append(slices.Clone(after.id.previous), mk.Previous...)
+	if err := writeMarker(dir, marker{Instance: mark.Instance, Generation: after.id.generation, Previous: prev, Updated: now}); err != nil {
+		return nil, fmt.Errorf("restore: the ledger is installed, but its marker could not be written: %w", err)
+	}
+	if err := ownLikeDir(filepath.Join(dir, MarkerName), dir); err != nil {
+		return nil, fmt.Errorf("restore: the ledger is installed, but: %w", err)
+	}
+	after.Path = ledger
+	return &Restoral{Ledger: ledger, Mark: mark, Report: after}, nil
+}
+
+// lockLedger takes the ledger file's lock as bbolt does (flock), so that
+// no batchd opens it during the restore; it fails at once if one holds
+// it. A missing ledger needs no lock.
+func lockLedger(ledger string) (unlock func(), err error) {
+	f, err := os.Open(ledger)
+	if errors.Is(err, os.ErrNotExist) {
+		return func() {}, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("restore: %w", err)
+	}
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		f.Close()
+		if errors.Is(err, syscall.EWOULDBLOCK) {
+			return nil, fmt.Errorf("restore: %s: %w: stop batchd (systemctl stop batchd, and any batchd command) first", ledger, ErrInUse)
+		}
+		return nil, fmt.Errorf("restore: lock %s: %w", ledger, err)
+	}
+	return func() { f.Close() }, nil
+}
+
+// ownLikeDir gives path the owner of dir when they differ (only root
+// can, and only root needs to).
+func ownLikeDir(path, dir string) error {
+	di, err1 := os.Stat(dir)
+	fi, err2 := os.Stat(path)
+	if err := errors.Join(err1, err2); err != nil {
+		return err
+	}
+	d, ok1 := di.Sys().(*syscall.Stat_t)
+	f, ok2 := fi.Sys().(*syscall.Stat_t)
+	if !ok1 || !ok2 || (d.Uid == f.Uid && d.Gid == f.Gid) || os.Geteuid() != 0 {
+		return nil
+	}
+	if err := os.Chown(path, int(d.Uid), int(d.Gid)); err != nil {
+		return fmt.Errorf("give %s the state directory's owner (uid %d): %w", path, d.Uid, err)
+	}
+	return nil
+}
+
+func copyFile(from, to string) error {
+	src, err := os.Open(from)
+	if err != nil {
+		return err
+	}
+	defer src.Close()
+	dst, err := os.OpenFile(to, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if err != nil {
+		return err
+	}
+	_, err = io.Copy(dst, src)
+	if err == nil {
+		err = dst.Sync()
+	}
+	return errors.Join(err, dst.Close())
+}
+
+// suspectAll puts every row without a check in doubt, as of the snapshot
+// time at: its attempt time becomes at, or stays earlier when it was (a
+// create sent before the snapshot must stay inside the lookup's window).
+func (d *DB) suspectAll(at time.Time) (int, error) {
+	var keys []payment.RowKey
+	err := d.view(func(tx *bolt.Tx) error {
+		return tx.Bucket(bucketOpen).ForEach(func(k, _ []byte) error {
+			keys = append(keys, keyFrom(k))
+			return nil
+		})
+	})
+	if err != nil {
+		return 0, err
+	}
+	note := "restored from a snapshot taken at " + at.UTC().Format(time.RFC3339) + ": a create may have left after it; looked up before any send"
+	for chunk := range slices.Chunk(keys, d.chunk) {
+		err := d.update(func(tx *bolt.Tx) error {
+			for _, k := range chunk {
+				_, err := d.apply(tx, k, payment.Suspect, note, func(r *payment.Row) error {
+					if r.AttemptAt.IsZero() || r.AttemptAt.After(at) {
+						r.AttemptAt = at.UTC()
+					}
+					r.Error = note
+					return nil
+				})
+				if err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			return 0, fmt.Errorf("put rows in doubt: %w", err)
+		}
+	}
+	return len(keys), nil
+}
+
+// finishRestore turns the snapshot into a ledger: a new instance (the old
+// one kept in the previous list), a generation ahead of the marker's, no
+// snapshot stamp, and the restored mark.
+func (d *DB) finishRestore(m *RestoreMark, markerGen uint64) error {
+	var b [3]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		return err
+	}
+	m.Instance = hex.EncodeToString(b[:])
+	return d.update(func(tx *bolt.Tx) error {
+		meta := tx.Bucket(bucketMeta)
+		var prev []string
+		if raw := meta.Get(keyPrevious); raw != nil {
+			if err := json.Unmarshal(raw, &prev); err != nil {
+				return fmt.Errorf("previous instances: %w", err)
+			}
+		}
+		prev = append(prev, m.PreviousInstance)
+		rawPrev, _ := json.Marshal(prev)
+		rawMark, err := json.Marshal(m)
+		if err != nil {
+			return err
+		}
+		gen := markerGen
+		if raw := meta.Get(keyGeneration); len(raw) == 8 {
+			gen = max(gen, binary.BigEndian.Uint64(raw))
+		}
+		for _, kv := range []struct{ k, v []byte }{
+			{keyInstance, []byte(m.Instance)}, {keyPrevious, rawPrev}, {keyRestored, rawMark}, {keyGeneration, u64(gen + 1)},
+		} {
+			if err := meta.Put(kv.k, kv.v); err != nil {
+				return err
+			}
+		}
+		if err := meta.Delete(keySnapshotAt); err != nil {
+			return err
+		}
+		return meta.Delete(keySnapshotOf)
+	})
+}
