@@ -1,21 +1,32 @@
 package ingest
 
 import (
+	"bufio"
+	"encoding/gob"
+	"errors"
 	"fmt"
 	"io"
 	"os"
-	"strconv"
 
 	"github.com/batchd/batchd/internal/ingest/csvfile"
 	"github.com/batchd/batchd/internal/payment"
 	"github.com/batchd/batchd/internal/report"
 )
 
-// RejectsColumns are the columns of <file>.rejects.csv. severity is "error"
-// (the row is refused) or "warning" (the row is accepted; see
-// csvfile.Warning); it comes last so that the first four columns keep their
-// places.
-var RejectsColumns = []string{"line", "column", "value", "message", "severity"}
+// RejectsTable is the layout of <file>.rejects.csv (and .xlsx). severity
+// is "error" (the row is refused) or "warning" (the row is accepted; see
+// csvfile.Warning); it comes last so that the first four columns keep
+// their places.
+var RejectsTable = report.Table{Sheet: "rejects", Columns: []report.Column{
+	{Name: "line", Kind: report.Int},
+	{Name: "column", Kind: report.Text},
+	{Name: "value", Kind: report.Text},
+	{Name: "message", Kind: report.Text},
+	{Name: "severity", Kind: report.Text},
+}}
+
+// RejectsColumns are the rejects report's column names.
+var RejectsColumns = RejectsTable.Names()
 
 // ParseOptions returns the parser options for a run at the job's clock.
 func (j *Job) ParseOptions() csvfile.Options {
@@ -28,56 +39,74 @@ func (j *Job) ParseOptions() csvfile.Options {
 	}
 }
 
+// finding is a csvfile.Finding as the spool keeps it: exactly the cells of
+// its rejects-report row.
+type finding struct {
+	Line                             int
+	Column, Value, Message, Severity string
+}
+
+func (f finding) cells() []any { return []any{f.Line, f.Column, f.Value, f.Message, f.Severity} }
+
 // parse streams the spooled file into loader and the findings into a
-// rejects report in the spool. It returns the report's path (to remove)
-// and the parse summary. The file is never held in memory whole.
+// spool file beside it, from which deliverRejects writes the rejects
+// report in every format. It returns that file's path (to remove) and the
+// parse summary. Neither file is ever held in memory whole.
 func (j *Job) parse(local string, loader payment.Loader) (string, csvfile.Summary, error) {
 	in, err := os.Open(local)
 	if err != nil {
 		return "", csvfile.Summary{}, err
 	}
 	defer in.Close()
-	out, err := os.CreateTemp(j.opts.SpoolDir, ".rejects-*.csv")
+	out, err := os.CreateTemp(j.opts.SpoolDir, ".rejects-*.gob")
 	if err != nil {
 		return "", csvfile.Summary{}, err
 	}
 	defer out.Close()
-	w := report.NewWriter(out)
-	if err := w.Write(RejectsColumns...); err != nil {
-		return out.Name(), csvfile.Summary{}, err
-	}
+	w := bufio.NewWriter(out)
+	enc := gob.NewEncoder(w)
 	sum, perr := csvfile.Parse(in, j.ParseOptions(),
 		func(p csvfile.Payment) error { return loader.Add(p.Line, p.Payment) },
-		func(f csvfile.Finding) error { return WriteFinding(w, f) })
+		func(f csvfile.Finding) error {
+			return enc.Encode(finding{f.Line, f.Column, f.Value, f.Message, f.Severity.String()})
+		})
 	if err := w.Flush(); err != nil && perr == nil {
 		perr = fmt.Errorf("write rejects report: %w", err)
 	}
 	return out.Name(), sum, perr
 }
 
-// WriteFinding writes one finding as a rejects-report row. Values are
-// already masked by the parser where sensitive.
+// WriteFinding writes one finding as a rejects-report CSV row, as the
+// rejects report shows it. Values are already masked by the parser where
+// sensitive.
 func WriteFinding(w *report.Writer, f csvfile.Finding) error {
-	return w.Write(strconv.Itoa(f.Line), f.Column, f.Value, f.Message, f.Severity.String())
+	rec, err := RejectsTable.CSVRecord(finding{f.Line, f.Column, f.Value, f.Message, f.Severity.String()}.cells()...)
+	if err != nil {
+		return err
+	}
+	return w.Write(rec...)
 }
 
-func copyFile(from, to string) error {
-	in, err := os.Open(from)
-	if err != nil {
-		return err
-	}
-	defer in.Close()
-	out, err := os.OpenFile(to, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o640)
-	if err != nil {
-		return err
-	}
-	if _, err := io.Copy(out, in); err != nil {
-		out.Close()
-		return err
-	}
-	if err := out.Sync(); err != nil {
-		out.Close()
-		return err
-	}
-	return out.Close()
+// writeRejects writes the rejects report at path (the CSV's) in every
+// configured format from the findings parse spooled.
+func (j *Job) writeRejects(spool, path string) ([]string, error) {
+	return RejectsTable.Write(path, j.opts.ReportFormats, func(r *report.Rows) error {
+		in, err := os.Open(spool)
+		if err != nil {
+			return err
+		}
+		defer in.Close()
+		dec := gob.NewDecoder(bufio.NewReader(in))
+		for {
+			var f finding
+			if err := dec.Decode(&f); errors.Is(err, io.EOF) {
+				return nil
+			} else if err != nil {
+				return fmt.Errorf("read findings: %w", err)
+			}
+			if err := r.Add(f.cells()...); err != nil {
+				return err
+			}
+		}
+	})
 }

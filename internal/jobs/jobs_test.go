@@ -76,10 +76,10 @@ func (c *cycle) post(path string, body any) {
 	resp.Body.Close()
 }
 
-// outboxCSV reads a report from the sshd's outbox, by name prefix.
+// outboxCSV reads a CSV report from the sshd's outbox, by name prefix.
 func (c *cycle) outboxCSV(prefix string) [][]string {
 	c.t.Helper()
-	matches, _ := filepath.Glob(filepath.Join(c.sshd.Path("outbox"), prefix+"*"))
+	matches, _ := filepath.Glob(filepath.Join(c.sshd.Path("outbox"), prefix+"*.csv"))
 	if len(matches) != 1 {
 		c.t.Fatalf("outbox has %v for %s", matches, prefix)
 	}

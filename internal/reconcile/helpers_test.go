@@ -382,3 +382,11 @@ func mustCents(t testing.TB, s string) money.Cents {
 	}
 	return c
 }
+
+// stamp is a time as the reports show it in loc; "" for the zero time.
+func stamp(t time.Time, loc *time.Location) string {
+	if t.IsZero() {
+		return ""
+	}
+	return t.In(loc).Format(time.DateTime)
+}

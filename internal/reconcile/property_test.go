@@ -107,10 +107,10 @@ func TestSettlementEqualsStatusSums(t *testing.T) {
 			t.Fatal(err)
 		}
 		statusPath, settlementPath := filepath.Join(dir, "status.csv"), filepath.Join(dir, "settlement.csv")
-		if err := writeStatus(statusPath, lines); err != nil {
+		if _, err := writeStatus(statusPath, nil, lines); err != nil {
 			t.Fatal(err)
 		}
-		if err := writeSettlementFile(settlementPath, st); err != nil {
+		if _, err := writeSettlementFile(settlementPath, nil, st); err != nil {
 			t.Fatal(err)
 		}
 		settlementAgrees(t, statusPath, settlementPath)

@@ -34,6 +34,9 @@ type Options struct {
 	// Outbox receives each report after it is written locally; the zero
 	// Destination keeps the reports local only.
 	Outbox report.Destination
+	// Formats are the formats each report is written in (report.formats);
+	// none means CSV alone.
+	Formats []report.Format
 	// Location is the zone of "today", of the run date in report names and
 	// of every time shown in a report (schedule.timezone); nil means UTC.
 	Location *time.Location

@@ -8,7 +8,6 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
-	"strconv"
 	"time"
 
 	"github.com/batchd/batchd/internal/money"
@@ -27,16 +26,42 @@ type statusLine struct {
 	account     string
 	amount      money.Cents
 	status      string
-	created     string
-	lastChange  string
-	depositedOn string
+	created     time.Time // in the report's zone; zero when unknown
+	lastChange  time.Time // in the report's zone; zero when unknown
+	depositedOn Date      // the zero Date unless deposited
 }
 
-var statusHeader = []string{"batch", "file", "line", "check_id", "number", "label", "name", "account",
-	"amount", "status", "created", "last_status_change", "deposited_on"}
+// StatusTable is the layout of status-YYYY-MM-DD.csv (and .xlsx).
+var StatusTable = report.Table{Sheet: "status", Columns: []report.Column{
+	{Name: "batch", Kind: report.Int},
+	{Name: "file", Kind: report.Text},
+	{Name: "line", Kind: report.Int},
+	{Name: "check_id", Kind: report.Text},
+	{Name: "number", Kind: report.Text},
+	{Name: "label", Kind: report.Text},
+	{Name: "name", Kind: report.Text},
+	{Name: "account", Kind: report.Text},
+	{Name: "amount", Kind: report.Money},
+	{Name: "status", Kind: report.Text},
+	{Name: "created", Kind: report.DateTime},
+	{Name: "last_status_change", Kind: report.DateTime},
+	{Name: "deposited_on", Kind: report.Date},
+}}
 
-var exceptionsHeader = []string{"kind", "check_id", "batch", "file", "line", "label", "number", "amount",
-	"status", "detail", "action"}
+// ExceptionsTable is the layout of exceptions-YYYY-MM-DD.csv (and .xlsx).
+var ExceptionsTable = report.Table{Sheet: "exceptions", Columns: []report.Column{
+	{Name: "kind", Kind: report.Text},
+	{Name: "check_id", Kind: report.Text},
+	{Name: "batch", Kind: report.Int},
+	{Name: "file", Kind: report.Text},
+	{Name: "line", Kind: report.Int},
+	{Name: "label", Kind: report.Text},
+	{Name: "number", Kind: report.Text},
+	{Name: "amount", Kind: report.Money},
+	{Name: "status", Kind: report.Text},
+	{Name: "detail", Kind: report.Text},
+	{Name: "action", Kind: report.Text},
+}}
 
 // statusLines picks the rows of the status report: created in the window,
 // or not final, or looked at in this run; in batch and line order.
@@ -48,10 +73,11 @@ func (m *matcher) statusLines(w Window, loc *time.Location) []statusLine {
 		if !w.Contains(rec.serviceDate()) && rec.final() && !m.checked[k] {
 			continue
 		}
+		deposited, _ := ParseDate(rec.depositDate(loc)) // "" is the zero Date
 		out = append(out, statusLine{
 			batch: k.Batch, file: m.files[k.Batch], line: k.Line, checkID: rec.checkID, number: rec.number,
 			label: rec.label, name: rec.name, account: rec.account, amount: rec.amount, status: rec.status.String(),
-			created: stamp(rec.created, loc), lastChange: stamp(rec.statusSeen, loc), depositedOn: rec.depositDate(loc),
+			created: local(rec.created, loc), lastChange: local(rec.statusSeen, loc), depositedOn: deposited,
 		})
 	}
 	slices.SortFunc(out, func(a, b statusLine) int {
@@ -60,23 +86,28 @@ func (m *matcher) statusLines(w Window, loc *time.Location) []statusLine {
 	return out
 }
 
-func stamp(t time.Time, loc *time.Location) string {
+// local is t in loc, or the zero time (a blank cell) for the zero time.
+func local(t time.Time, loc *time.Location) time.Time {
 	if t.IsZero() {
-		return ""
+		return time.Time{}
 	}
-	return t.In(loc).Format(time.DateTime)
+	return t.In(loc)
 }
 
-func writeStatus(path string, lines []statusLine) error {
-	return report.WriteFile(path, func(w *report.Writer) error {
-		if err := w.Write(statusHeader...); err != nil {
-			return err
-		}
+// cell is a Date as a report cell: the day, or nil (blank) for the zero
+// Date.
+func (d Date) cell() any {
+	if d.IsZero() {
+		return nil
+	}
+	return time.Date(d.Year, d.Month, d.Day, 0, 0, 0, 0, time.UTC)
+}
+
+func writeStatus(path string, formats []report.Format, lines []statusLine) ([]string, error) {
+	return StatusTable.Write(path, formats, func(r *report.Rows) error {
 		for _, l := range lines {
-			err := w.Write(strconv.FormatUint(l.batch, 10), l.file, strconv.FormatUint(uint64(l.line), 10),
-				l.checkID, l.number, l.label, l.name, l.account, l.amount.String(), l.status,
-				l.created, l.lastChange, l.depositedOn)
-			if err != nil {
+			if err := r.Add(l.batch, l.file, l.line, l.checkID, l.number, l.label, l.name, l.account,
+				l.amount, l.status, l.created, l.lastChange, l.depositedOn.cell()); err != nil {
 				return err
 			}
 		}
@@ -84,21 +115,17 @@ func writeStatus(path string, lines []statusLine) error {
 	})
 }
 
-func writeExceptions(path string, excs []*exception) error {
-	return report.WriteFile(path, func(w *report.Writer) error {
-		if err := w.Write(exceptionsHeader...); err != nil {
-			return err
-		}
+func writeExceptions(path string, formats []report.Format, excs []*exception) ([]string, error) {
+	return ExceptionsTable.Write(path, formats, func(r *report.Rows) error {
 		for _, e := range excs {
-			batch, line, amount := "", "", ""
+			var batch, line, amount any // blank unless known
 			if e.hasRow {
-				batch = strconv.FormatUint(e.key.Batch, 10)
-				line = strconv.FormatUint(uint64(e.key.Line), 10)
+				batch, line = e.key.Batch, e.key.Line
 			}
 			if e.kind != KindIncomplete {
-				amount = e.amount.String()
+				amount = e.amount
 			}
-			if err := w.Write(e.kind, e.checkID, batch, e.file, line, e.label, e.number, amount,
+			if err := r.Add(e.kind, e.checkID, batch, e.file, line, e.label, e.number, amount,
 				string(e.status), e.detail, e.action); err != nil {
 				return err
 			}
@@ -107,17 +134,18 @@ func writeExceptions(path string, excs []*exception) error {
 	})
 }
 
-// Report names: the kind and the run date.
+// Report names: the kind and the run date, as the CSV's; report.PathAs
+// gives the XLSX copy's (status-2026-11-22.xlsx).
 func reportName(kind string, d Date) string { return kind + "-" + d.String() + ".csv" }
 
 var (
-	reportFile = regexp.MustCompile(`^(status|settlement|exceptions)-(\d{4}-\d{2}-\d{2})\.csv$`)
-	reportTemp = regexp.MustCompile(`^\.(status|settlement|exceptions)-\d{4}-\d{2}-\d{2}\.csv\..*\.tmp$`)
+	reportFile = regexp.MustCompile(`^(status|settlement|exceptions)-(\d{4}-\d{2}-\d{2})\.(csv|xlsx)$`)
+	reportTemp = regexp.MustCompile(`^\.(status|settlement|exceptions)-\d{4}-\d{2}-\d{2}\.(csv|xlsx)\..*\.tmp$`)
 )
 
-// prune deletes local reports dated more than keepDays before today, and
-// temporary files a killed run left behind a day ago or more. Other files
-// are never touched.
+// prune deletes local reports (CSV and XLSX copies) dated more than
+// keepDays before today, and temporary files a killed run left behind a
+// day ago or more. Other files are never touched.
 func prune(dir string, today Date, keepDays int, now time.Time) (int, error) {
 	if keepDays < 0 {
 		return 0, nil

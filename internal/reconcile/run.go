@@ -121,37 +121,46 @@ func (r *Runner) fill(sum *Summary, m *matcher) {
 	}
 }
 
-// writeSummaries writes the settlement and exceptions reports.
-func (r *Runner) writeSummaries(settlementPath, exceptionsPath string, lines []statusLine, excs []*exception) error {
+// writeSummaries writes the settlement and exceptions reports, returning
+// the paths of each.
+func (r *Runner) writeSummaries(settlementPath, exceptionsPath string, lines []statusLine, excs []*exception) ([]string, []string, error) {
 	st, err := settle(lines)
 	if err != nil {
-		return fmt.Errorf("settlement: %w", err)
+		return nil, nil, fmt.Errorf("settlement: %w", err)
 	}
-	if err := writeSettlementFile(settlementPath, st); err != nil {
-		return err
+	se, err := writeSettlementFile(settlementPath, r.opts.Formats, st)
+	if err != nil {
+		return nil, nil, err
 	}
-	return writeExceptions(exceptionsPath, excs)
+	ex, err := writeExceptions(exceptionsPath, r.opts.Formats, excs)
+	return se, ex, err
 }
 
-// writeReports writes the three reports locally, prunes old ones and
-// uploads the new ones.
+// writeReports writes the three reports locally, in every format, prunes
+// old ones and uploads the new ones. sum.Reports lists the paths format by
+// format: status, settlement, exceptions as CSV, then as XLSX.
 func (r *Runner) writeReports(ctx context.Context, sum *Summary, today Date, lines []statusLine, excs []*exception) error {
 	dir := r.opts.ReportsDir
-	paths := []string{
-		filepath.Join(dir, reportName("status", today)),
-		filepath.Join(dir, reportName("settlement", today)),
-		filepath.Join(dir, reportName("exceptions", today)),
-	}
 	// The status report is the long one (a line per check); the other two
-	// are written meanwhile. Each is renamed into place only when whole.
+	// are written meanwhile. Each file is renamed into place only when whole.
+	var status []string
 	statusDone := make(chan error, 1)
-	go func() { statusDone <- writeStatus(paths[0], lines) }()
-	err := r.writeSummaries(paths[1], paths[2], lines, excs)
+	go func() {
+		var err error
+		status, err = writeStatus(filepath.Join(dir, reportName("status", today)), r.opts.Formats, lines)
+		statusDone <- err
+	}()
+	settlement, exceptions, err := r.writeSummaries(filepath.Join(dir, reportName("settlement", today)),
+		filepath.Join(dir, reportName("exceptions", today)), lines, excs)
 	if serr := <-statusDone; serr != nil {
 		return serr
 	}
 	if err != nil {
 		return err
+	}
+	var paths []string
+	for i := range status { // one path per format in each, in the same order
+		paths = append(paths, status[i], settlement[i], exceptions[i])
 	}
 	sum.Reports = paths
 	if n, err := prune(dir, today, r.opts.KeepDays, time.Now()); err != nil {

@@ -270,7 +270,7 @@ func TestReportTimesAreLocal(t *testing.T) {
 	if got := rec.depositDate(ny); got != "2026-03-02" {
 		t.Errorf("deposit day %s", got)
 	}
-	if got := stamp(rec.created, ny); got != "2026-03-02 05:00:00" {
+	if got := local(rec.created, ny).Format(time.DateTime); got != "2026-03-02 05:00:00" {
 		t.Errorf("created %s", got)
 	}
 	rec.depositedSeen = time.Time{} // deposited when batchd first recorded the check

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"maps"
 	"slices"
-	"strconv"
 
 	"github.com/batchd/batchd/internal/money"
 	"github.com/batchd/batchd/internal/report"
@@ -49,19 +48,21 @@ type settlement struct {
 	batchStatus map[uint64]map[string]*tally
 	batch       map[uint64]*tally
 	status      map[string]*tally
-	deposited   map[string]*tally // deposit date -> deposited checks
+	deposited   map[Date]*tally // deposit date -> deposited checks
 	grand       tally
+}
+
+// get returns m's tally of k, adding an empty one.
+func get[K comparable](m map[K]*tally, k K) *tally {
+	if m[k] == nil {
+		m[k] = &tally{}
+	}
+	return m[k]
 }
 
 func settle(lines []statusLine) (*settlement, error) {
 	s := &settlement{batches: map[uint64]string{}, batchStatus: map[uint64]map[string]*tally{},
-		batch: map[uint64]*tally{}, status: map[string]*tally{}, deposited: map[string]*tally{}}
-	get := func(m map[string]*tally, k string) *tally {
-		if m[k] == nil {
-			m[k] = &tally{}
-		}
-		return m[k]
-	}
+		batch: map[uint64]*tally{}, status: map[string]*tally{}, deposited: map[Date]*tally{}}
 	for _, l := range lines {
 		st := l.status
 		s.batches[l.batch] = l.file
@@ -91,43 +92,50 @@ const (
 	SectionGrandTotal  = "grand_total"
 )
 
-var settlementHeader = []string{"section", "batch", "file", "status", "deposit_date", "count", "amount"}
+// SettlementTable is the layout of settlement-YYYY-MM-DD.csv (and .xlsx).
+// count and amount are numbers, each computed in exact cents: no formula.
+var SettlementTable = report.Table{Sheet: "settlement", Columns: []report.Column{
+	{Name: "section", Kind: report.Text},
+	{Name: "batch", Kind: report.Int},
+	{Name: "file", Kind: report.Text},
+	{Name: "status", Kind: report.Text},
+	{Name: "deposit_date", Kind: report.Date},
+	{Name: "count", Kind: report.Int},
+	{Name: "amount", Kind: report.Money},
+}}
 
 // write lays the settlement out in sections a spreadsheet can filter on
 // the first column: each batch's statuses followed by its total, then the
 // totals per status, the deposits per day batchd first saw them deposited,
 // and the grand total.
-func (s *settlement) write(w *report.Writer) error {
-	if err := w.Write(settlementHeader...); err != nil {
-		return err
-	}
-	line := func(section, batch, file, status, date string, t *tally) error {
-		return w.Write(section, batch, file, status, date, strconv.Itoa(t.count), t.amount.String())
+func (s *settlement) write(r *report.Rows) error {
+	line := func(section string, batch any, file, status string, date Date, t *tally) error {
+		return r.Add(section, batch, file, status, date.cell(), t.count, t.amount)
 	}
 	for _, b := range slices.Sorted(maps.Keys(s.batchStatus)) {
-		id, file := strconv.FormatUint(b, 10), s.batches[b]
+		file := s.batches[b]
 		for _, st := range slices.SortedFunc(maps.Keys(s.batchStatus[b]), compareStatus) {
-			if err := line(SectionBatchStatus, id, file, st, "", s.batchStatus[b][st]); err != nil {
+			if err := line(SectionBatchStatus, b, file, st, Date{}, s.batchStatus[b][st]); err != nil {
 				return err
 			}
 		}
-		if err := line(SectionBatchTotal, id, file, "", "", s.batch[b]); err != nil {
+		if err := line(SectionBatchTotal, b, file, "", Date{}, s.batch[b]); err != nil {
 			return err
 		}
 	}
 	for _, st := range slices.SortedFunc(maps.Keys(s.status), compareStatus) {
-		if err := line(SectionStatusTotal, "", "", st, "", s.status[st]); err != nil {
+		if err := line(SectionStatusTotal, nil, "", st, Date{}, s.status[st]); err != nil {
 			return err
 		}
 	}
-	for _, d := range slices.Sorted(maps.Keys(s.deposited)) {
-		if err := line(SectionDeposited, "", "", "deposited", d, s.deposited[d]); err != nil {
+	for _, d := range slices.SortedFunc(maps.Keys(s.deposited), Date.Compare) {
+		if err := line(SectionDeposited, nil, "", "deposited", d, s.deposited[d]); err != nil {
 			return err
 		}
 	}
-	return line(SectionGrandTotal, "", "", "", "", &s.grand)
+	return line(SectionGrandTotal, nil, "", "", Date{}, &s.grand)
 }
 
-func writeSettlementFile(path string, s *settlement) error {
-	return report.WriteFile(path, s.write)
+func writeSettlementFile(path string, formats []report.Format, s *settlement) ([]string, error) {
+	return SettlementTable.Write(path, formats, s.write)
 }

@@ -2,8 +2,11 @@ package report
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
+	"strings"
 
 	"github.com/batchd/batchd/internal/payment"
 )
@@ -36,4 +39,17 @@ func (d Destination) Deliver(ctx context.Context, local, name string) error {
 		return fmt.Errorf("deliver %s to %s: %w", name, d.Dir, err)
 	}
 	return nil
+}
+
+// DeliverAll delivers every copy of one report, as Table.Write returned
+// them (locals, in any format), under name, the CSV's name in the outbox:
+// each copy under name with its own extension (PathAs), so that
+// payroll.csv.results.csv comes with payroll.csv.results.xlsx. It tries
+// every copy and returns the errors together. A zero d does nothing.
+func (d Destination) DeliverAll(ctx context.Context, locals []string, name string) error {
+	var errs []error
+	for _, local := range locals {
+		errs = append(errs, d.Deliver(ctx, local, PathAs(name, Format(strings.TrimPrefix(filepath.Ext(local), ".")))))
+	}
+	return errors.Join(errs...)
 }

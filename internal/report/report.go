@@ -1,7 +1,10 @@
-// Package report writes the CSV files that finance staff open in a
-// spreadsheet: rejects, results, status, settlement and exceptions.
+// Package report writes the reports that finance staff open in a
+// spreadsheet: rejects, results, status, settlement, exceptions and
+// archive. Each is a Table of typed columns, written from one fill
+// function in every configured Format: CSV for machines (this file's
+// Writer) and XLSX with typed cells for people (xlsx.go). See table.go.
 //
-// Every cell is treated as untrusted text, because most of them came from a
+// In the CSV, every cell is treated as untrusted text, because most of them came from a
 // payment file or from the API. Following OWASP's CSV injection guidance, a
 // cell whose first character could start a formula (=, +, -, @, tab,
 // carriage return, or their full-width forms) is prefixed with a single
@@ -14,8 +17,6 @@ import (
 	"bufio"
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
 	"strings"
 	"unicode/utf8"
 )
@@ -89,50 +90,20 @@ func Safe(s string) string {
 // reader sees the old report or the new one, never half of one. The file is
 // created with mode 0640, since reports carry names and amounts.
 func WriteFile(path string, fill func(*Writer) error) error {
-	dir := filepath.Dir(path)
-	if err := os.MkdirAll(dir, 0o750); err != nil {
-		return fmt.Errorf("write report %s: %w", path, err)
-	}
-	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".*.tmp")
+	a, err := createAtomic(path)
 	if err != nil {
 		return fmt.Errorf("write report %s: %w", path, err)
 	}
-	tmp := f.Name()
-	defer os.Remove(tmp) // a no-op once renamed
-	if err := f.Chmod(0o640); err != nil {
-		f.Close()
-		return fmt.Errorf("write report %s: %w", path, err)
-	}
-	w := NewWriter(f)
+	defer a.discard() // a no-op once committed
+	w := NewWriter(a.f)
 	if err := fill(w); err != nil {
-		f.Close()
 		return fmt.Errorf("write report %s: %w", path, err)
 	}
 	if err := w.Flush(); err != nil {
-		f.Close()
 		return fmt.Errorf("write report %s: %w", path, err)
 	}
-	if err := f.Sync(); err != nil {
-		f.Close()
-		return fmt.Errorf("write report %s: sync: %w", path, err)
-	}
-	if err := f.Close(); err != nil {
+	if err := a.commit(); err != nil {
 		return fmt.Errorf("write report %s: %w", path, err)
-	}
-	if err := os.Rename(tmp, path); err != nil {
-		return fmt.Errorf("write report %s: %w", path, err)
-	}
-	return syncDir(dir)
-}
-
-func syncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return fmt.Errorf("sync dir %s: %w", dir, err)
-	}
-	defer d.Close()
-	if err := d.Sync(); err != nil {
-		return fmt.Errorf("sync dir %s: %w", dir, err)
 	}
 	return nil
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
-	"strconv"
 	"strings"
 
 	"github.com/batchd/batchd/internal/payment"
@@ -12,19 +11,33 @@ import (
 	"github.com/batchd/batchd/internal/report"
 )
 
-// ResultsColumns are the columns of <file>.results.csv, the finance team's
-// receipt for one file: the eight first, then name and the masked
-// account so a person can tell rows apart without opening the input.
-var ResultsColumns = []string{"line", "check_id", "number", "label", "amount", "status", "risk", "fund_confirmation", "error", "name", "account"}
+// ResultsTable is the layout of <file>.results.csv (and .xlsx), the
+// finance team's receipt for one file: the eight columns first,
+// then name and the masked account so a person can tell rows apart without
+// opening the input.
+var ResultsTable = report.Table{Sheet: "results", Columns: []report.Column{
+	{Name: "line", Kind: report.Int},
+	{Name: "check_id", Kind: report.Text},
+	{Name: "number", Kind: report.Text},
+	{Name: "label", Kind: report.Text},
+	{Name: "amount", Kind: report.Money},
+	{Name: "status", Kind: report.Text},
+	{Name: "risk", Kind: report.Text},
+	{Name: "fund_confirmation", Kind: report.Text},
+	{Name: "error", Kind: report.Text},
+	{Name: "name", Kind: report.Text},
+	{Name: "account", Kind: report.Text},
+}}
 
-// ResultsName is the report's name for an input file name.
+// ResultsColumns are the results report's column names.
+var ResultsColumns = ResultsTable.Names()
+
+// ResultsName is the report's name for an input file name: the CSV's;
+// report.PathAs gives the other formats'.
 func ResultsName(file string) string { return file + ".results.csv" }
 
 // WriteResults writes one batch's results report.
-func WriteResults(db payment.RowReader, batchID uint64, w *report.Writer) error {
-	if err := w.Write(ResultsColumns...); err != nil {
-		return err
-	}
+func WriteResults(db payment.RowReader, batchID uint64, r *report.Rows) error {
 	return db.Rows(batchID, func(row *payment.Row) (bool, error) {
 		status := string(row.CheckStatus)
 		if row.State != payment.Submitted {
@@ -37,19 +50,20 @@ func WriteResults(db payment.RowReader, batchID uint64, w *report.Writer) error 
 		if acct != "" {
 			acct = "****" + acct
 		}
-		err := w.Write(strconv.Itoa(int(row.Key.Line)), row.CheckID, row.Number, row.Label,
-			row.Payment.Amount.String(), status, row.Risk, row.FundConfirmation, row.Error,
+		err := r.Add(row.Key.Line, row.CheckID, row.Number, row.Label,
+			row.Payment.Amount, status, row.Risk, row.FundConfirmation, row.Error,
 			row.Payment.Name, acct)
 		return err == nil, err
 	})
 }
 
 // DeliverResults writes the results report of every batch whose rows all
-// have a check or a rejection and whose report has not been delivered:
-// locally under dir, then to out. A batch is stamped only
-// after delivery, so a failed upload is retried by the next run. It
-// returns the names delivered.
-func DeliverResults(ctx context.Context, db payment.Rows, dir string, out report.Destination) ([]string, error) {
+// have a check or a rejection and whose report has not been delivered, in
+// each of formats (none: CSV alone): locally under dir, then to out. A
+// batch is stamped only after every copy is delivered, so a failed upload
+// is retried by the next run. It returns, for each batch delivered, the
+// names of its copies ("payroll.csv.results.csv, payroll.csv.results.xlsx").
+func DeliverResults(ctx context.Context, db payment.Rows, dir string, out report.Destination, formats []report.Format) ([]string, error) {
 	batches, err := db.Batches()
 	if err != nil {
 		return nil, err
@@ -59,18 +73,29 @@ func DeliverResults(ctx context.Context, db payment.Rows, dir string, out report
 		if b.Status != payment.BatchReady || b.OpenRows() > 0 || !b.ResultsReported.IsZero() {
 			continue
 		}
-		name := ResultsName(b.File)
+		// Named after the archived file (payroll-1.csv), so that no
+		// receipt replaces another file's (payment.OutboxName).
+		base, err := payment.OutboxName(db, &b)
+		if err != nil {
+			return done, err
+		}
+		name := ResultsName(base)
 		local := filepath.Join(dir, fmt.Sprintf("batch-%06d-%s", b.ID, safeName(name)))
-		if err := report.WriteFile(local, func(w *report.Writer) error { return WriteResults(db, b.ID, w) }); err != nil {
+		paths, err := ResultsTable.Write(local, formats, func(r *report.Rows) error { return WriteResults(db, b.ID, r) })
+		if err != nil {
 			return done, fmt.Errorf("results of batch %d (%s): %w", b.ID, b.File, err)
 		}
-		if err := out.Deliver(ctx, local, name); err != nil {
+		if err := out.DeliverAll(ctx, paths, name); err != nil {
 			return done, fmt.Errorf("results of batch %d (%s): %w", b.ID, b.File, err)
 		}
 		if err := db.ResultsReported(b.ID); err != nil {
 			return done, err
 		}
-		done = append(done, name)
+		names := make([]string, len(paths))
+		for i, p := range paths {
+			names[i] = report.PathAs(name, report.Format(strings.TrimPrefix(filepath.Ext(p), ".")))
+		}
+		done = append(done, strings.Join(names, ", "))
 	}
 	return done, nil
 }

@@ -1,0 +1,117 @@
+package report
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+)
+
+// atomicFile is a report being written under a temporary name beside its
+// final path: ".<name>.<random>.tmp", mode 0640. commit syncs it, renames
+// it over the path and syncs the directory; discard removes it. A reader
+// of the path sees the old file or the new one, never half of one.
+type atomicFile struct {
+	f              *os.File
+	path, tmp, dir string
+	done           bool
+}
+
+func createAtomic(path string) (*atomicFile, error) {
+	dir := filepath.Dir(path)
+	if err := os.MkdirAll(dir, 0o750); err != nil {
+		return nil, err
+	}
+	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".*.tmp")
+	if err != nil {
+		return nil, err
+	}
+	if err := f.Chmod(0o640); err != nil {
+		f.Close()
+		os.Remove(f.Name())
+		return nil, err
+	}
+	return &atomicFile{f: f, path: path, tmp: f.Name(), dir: dir}, nil
+}
+
+// sync flushes the temporary file to disk and closes it; rename then
+// puts it in place. commit does both.
+func (a *atomicFile) sync() error {
+	if err := a.f.Sync(); err != nil {
+		a.f.Close()
+		return fmt.Errorf("sync: %w", err)
+	}
+	return a.f.Close()
+}
+
+func (a *atomicFile) rename() error {
+	if err := os.Rename(a.tmp, a.path); err != nil {
+		return err
+	}
+	a.done = true
+	return syncDir(a.dir)
+}
+
+func (a *atomicFile) commit() error {
+	if err := a.sync(); err != nil {
+		return err
+	}
+	return a.rename()
+}
+
+// discard removes the temporary file unless it was committed.
+func (a *atomicFile) discard() {
+	if a == nil || a.done {
+		return
+	}
+	a.f.Close() // may already be closed
+	os.Remove(a.tmp)
+	a.done = true
+}
+
+func syncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return fmt.Errorf("sync dir %s: %w", dir, err)
+	}
+	defer d.Close()
+	if err := d.Sync(); err != nil {
+		return fmt.Errorf("sync dir %s: %w", dir, err)
+	}
+	return nil
+}
+
+// Move puts the finished report at src in place at dst, replacing any
+// report there: by a rename when both are on one file system, otherwise
+// by an atomic copy (temporary file, sync, rename) and the removal of src.
+// Either way a reader of dst never sees half a report.
+func Move(src, dst string) error {
+	dir := filepath.Dir(dst)
+	if err := os.MkdirAll(dir, 0o750); err != nil {
+		return fmt.Errorf("move report to %s: %w", dst, err)
+	}
+	if err := os.Rename(src, dst); err == nil {
+		return syncDir(dir)
+	} else if errors.Is(err, os.ErrNotExist) {
+		return fmt.Errorf("move report to %s: %w", dst, err)
+	}
+	in, err := os.Open(src)
+	if err != nil {
+		return fmt.Errorf("move report to %s: %w", dst, err)
+	}
+	defer in.Close()
+	a, err := createAtomic(dst)
+	if err != nil {
+		return fmt.Errorf("move report to %s: %w", dst, err)
+	}
+	defer a.discard()
+	if _, err := io.Copy(a.f, in); err != nil {
+		return fmt.Errorf("move report to %s: %w", dst, err)
+	}
+	if err := a.commit(); err != nil {
+		return fmt.Errorf("move report to %s: %w", dst, err)
+	}
+	in.Close()
+	return os.Remove(src)
+}
