@@ -2,9 +2,12 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"strings"
 	"text/tabwriter"
 
+	"github.com/batchd/batchd/internal/ingest"
 	"github.com/batchd/batchd/internal/jobs"
 )
 
@@ -31,6 +34,13 @@ func runIngest(ctx context.Context, env *environ, args []string) error {
 	tw.Flush()
 	if len(outcomes) == 0 && err == nil {
 		fmt.Fprintln(env.stdout, "no files in", cfg.SFTP.Inbox)
+	}
+	// One file's trouble stays with that file: the others were handled.
+	// The error (on stderr) says why each failed; the exit code is 1.
+	var ff *ingest.FilesFailed
+	if errors.As(err, &ff) {
+		fmt.Fprintf(env.stdout, "%d of %d files failed: %s; the others were handled\n",
+			len(ff.Files), len(ff.Files)+ff.Handled, strings.Join(ff.Names(), ", "))
 	}
 	return err
 }

@@ -70,6 +70,8 @@ func TestClaimBeforeDownload(t *testing.T) {
 			inbox + "/pay.csv.done -> " + claim + "/pay.csv.done",
 			claim + "/pay.csv -> " + claim + "/.commit/pay.csv",
 			claim + "/pay.csv.done -> " + claim + "/.commit/pay.csv.done",
+			claim + "/.commit/pay.csv -> " + r.opts.Archive + "/2026-11-20/pay.csv",
+			claim + "/.commit/pay.csv.done -> " + r.opts.Archive + "/2026-11-20/pay.csv.done",
 		}
 		if strings.Join(rec.seen, "\n") != strings.Join(want, "\n") {
 			t.Fatalf("renames:\n%s\nwant:\n%s", strings.Join(rec.seen, "\n"), strings.Join(want, "\n"))
@@ -130,7 +132,7 @@ func TestResumeOwnClaimsAfterCrash(t *testing.T) {
 		var l logs
 		r := newRig(t, srv, withLogs(&l))
 		r.drop("a.csv", twoRows)
-		if _, err := r.run(crashAt{r.rem, "download"}); err == nil {
+		if _, err := r.run(crashAt{r.rem, "download", r.opts.Archive}); err == nil {
 			t.Fatal("crash not reached")
 		}
 		claim := r.claimDir()
@@ -181,7 +183,7 @@ func twoRigs(t *testing.T, srv server, tweak func(*Options)) (*rig, *rig) {
 func leaveClaimed(t *testing.T, a *rig, name, content string) string {
 	t.Helper()
 	a.drop(name, content)
-	if _, err := a.run(crashAt{a.rem, "download"}); err == nil {
+	if _, err := a.run(crashAt{a.rem, "download", a.opts.Archive}); err == nil {
 		t.Fatal("crash not reached")
 	}
 	p := filepath.Join(a.claimDir(), name)

@@ -19,8 +19,9 @@ import (
 
 // server is an SFTP server whose files the test reaches directly on disk.
 type server struct {
-	root string
-	opts remote.Options
+	root  string
+	opts  remote.Options
+	sftpd *sftpd.Server // the in-process server, whose hooks refuse what a partner's may; nil for OpenSSH
 }
 
 // servers returns the two kinds every scenario runs against: the real
@@ -30,7 +31,7 @@ func servers() map[string]func(t *testing.T) server {
 	return map[string]func(t *testing.T) server{
 		"openssh": func(t *testing.T) server {
 			s := testsshd.Start(t)
-			return server{s.Root, remote.Options{Address: s.Addr, User: s.User, IdentityFile: s.IdentityFile, KnownHosts: s.KnownHosts}}
+			return server{s.Root, remote.Options{Address: s.Addr, User: s.User, IdentityFile: s.IdentityFile, KnownHosts: s.KnownHosts}, nil}
 		},
 		"inprocess": func(t *testing.T) server {
 			s, err := sftpd.Start(context.Background(), t.TempDir())
@@ -38,7 +39,7 @@ func servers() map[string]func(t *testing.T) server {
 				t.Fatal(err)
 			}
 			t.Cleanup(func() { s.Close() })
-			return server{s.Root, remote.Options{Address: s.Addr, User: s.User, IdentityFile: s.IdentityFile, KnownHosts: s.KnownHostsFile}}
+			return server{s.Root, remote.Options{Address: s.Addr, User: s.User, IdentityFile: s.IdentityFile, KnownHosts: s.KnownHostsFile}, s}
 		},
 	}
 }

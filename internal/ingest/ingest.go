@@ -23,15 +23,17 @@
 //     committed but whose move never happened is simply archived.
 //  5. Parse and validate while loading rows into the ledger in chunks; the
 //     batch becomes visible to submit only when committed.
-//  6. Upload the rejects report, if any. Then the fence: rename the file
-//     into <claim folder>/.commit/, which succeeds only while this
-//     instance still holds the claim, and which no other instance ever
-//     takes from. Only then commit (or record the rejection), then move
-//     the file to archive/YYYY-MM-DD/ (or to failed/ with
-//     <name>.error.txt).
+//  6. The fence: rename the file into <claim folder>/.commit/, which
+//     succeeds only while this instance still holds the claim, and which
+//     no other instance ever takes from. Then choose the name the file
+//     will have in archive/YYYY-MM-DD/ (or failed/), one no report in the
+//     outbox bears (names.go), and upload the rejects report, if any,
+//     under it. Only then commit (or record the rejection), record where
+//     the file goes, and move it there (to failed/ with <name>.error.txt).
 //
 // batchd never deletes a finance team's file, and a name clash in archive
-// or failed gets a suffix, never an overwrite.
+// or failed gets a suffix, never an overwrite. One file's trouble stays
+// with that file: see Run.
 package ingest
 
 import (
@@ -51,6 +53,7 @@ import (
 
 	"github.com/batchd/batchd/internal/payment"
 	"github.com/batchd/batchd/internal/remote"
+	"github.com/batchd/batchd/internal/report"
 	"github.com/batchd/batchd/internal/retry"
 )
 
@@ -59,12 +62,14 @@ type Remote interface {
 	List(ctx context.Context, dir string) ([]remote.FileInfo, error)
 	Download(ctx context.Context, remotePath, localDir string) (local, sha256hex string, size int64, err error)
 	Upload(ctx context.Context, dir, name string, r io.Reader) error
-	Move(ctx context.Context, from, toDir, name string) (string, error)
 	// Rename never replaces: a missing from matches fs.ErrNotExist, an
 	// existing to fs.ErrExist (see remote.Client.Rename).
 	Rename(ctx context.Context, from, to string) error
 	Touch(ctx context.Context, p string, t time.Time) error
 	MkdirAll(ctx context.Context, dir string) error
+	// Sweep removes the temporary files failed uploads left in dir,
+	// untouched since before (see remote.Client.Sweep).
+	Sweep(ctx context.Context, dir string, before time.Time) ([]string, error)
 }
 
 var _ Remote = (*remote.Client)(nil)
@@ -104,9 +109,20 @@ type Options struct {
 	// untouched before this one takes the file back (default 1h).
 	ClaimTimeout time.Duration
 
+	// SweepDirs are the folders batchd uploads to besides the outbox and
+	// the failed folder (sftp.backups); each run starts by removing from
+	// all of them the temporary files of uploads that failed (see
+	// remote.Client.Sweep) and have been untouched for SweepAge (default
+	// 1h: an upload under way keeps its file's time recent).
+	SweepDirs []string
+	SweepAge  time.Duration
+
 	Location   *time.Location // the run date for authorization_date and archive folders
 	SpoolDir   string         // local downloads
 	ReportsDir string         // local copies of rejects reports
+	// ReportFormats are the formats of the rejects report (report.formats;
+	// none: CSV alone).
+	ReportFormats []report.Format
 
 	Now    func() time.Time
 	Logger *slog.Logger
@@ -177,6 +193,9 @@ func New(db payment.FileLedger, opts Options) *Job {
 	if opts.ClaimTimeout <= 0 {
 		opts.ClaimTimeout = time.Hour
 	}
+	if opts.SweepAge <= 0 {
+		opts.SweepAge = time.Hour
+	}
 	log := opts.Logger
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
@@ -189,8 +208,16 @@ func New(db payment.FileLedger, opts Options) *Job {
 // inbox. It waits up to MaxWait for inbox files that are still changing;
 // those still changing after that are left for the next run (Outcome
 // "waiting"). A file another batchd claims first is not this run's: it
-// is logged, with no Outcome. An error means the cycle could not go on
-// (SFTP or state); outcomes of files already handled are returned with it.
+// is logged, with no Outcome.
+//
+// One file's trouble stays with that file: a file that cannot be claimed,
+// read, moved or reported gets Outcome "error", is logged at error level
+// and left where it is (the inbox, or this instance's claim folder, where
+// the next run resumes it), and the run goes on with the other files. It
+// then ends with a *FilesFailed error naming them. A failure that would
+// fail every file stops the run at once, with the outcomes so far: the
+// ledger's (payment.ErrLedger), a connection lost for good
+// (remote.Unreachable), or ctx ending.
 func (j *Job) Run(ctx context.Context, rem Remote) ([]Outcome, error) {
 	if err := j.clearSpool(); err != nil {
 		return nil, err
@@ -198,14 +225,38 @@ func (j *Job) Run(ctx context.Context, rem Remote) ([]Outcome, error) {
 	if err := j.prepareClaims(ctx, rem); err != nil {
 		return nil, err
 	}
-	var out []Outcome
+	j.sweep(ctx, rem)
+	var (
+		out    []Outcome
+		failed FilesFailed
+	)
+	// fileErr takes note of one file's failure; it reports whether the
+	// run must stop.
+	fileErr := func(name string, err error) bool {
+		if stopsRun(ctx, err) {
+			return true
+		}
+		failed.Files = append(failed.Files, FileFailure{File: name, Err: err})
+		detail := ""
+		if len(out) > 0 && out[len(out)-1].File == name {
+			detail = out[len(out)-1].Detail
+		}
+		j.log.Error("file skipped for this run; the other files go on", "file", name, "detail", detail, "err", err)
+		return false
+	}
+	stop := func(err error) ([]Outcome, error) {
+		if ferr := failed.orNil(out); ferr != nil {
+			err = errors.Join(err, ferr)
+		}
+		return out, err
+	}
 	own, err := j.ownClaims(ctx, rem)
 	if err != nil {
 		return nil, err
 	}
 	for _, h := range append(own, j.staleClaims(ctx, rem)...) {
-		if err := j.settle(ctx, rem, h, &out); err != nil {
-			return out, err
+		if err := j.settle(ctx, rem, h, &out); err != nil && fileErr(h.name, err) {
+			return stop(err)
 		}
 	}
 
@@ -214,7 +265,7 @@ func (j *Job) Run(ctx context.Context, rem Remote) ([]Outcome, error) {
 	for {
 		ready, waiting, err := j.scan(ctx, rem, done)
 		if err != nil {
-			return out, err
+			return stop(err)
 		}
 		for _, f := range ready {
 			done[f.Name] = true
@@ -223,18 +274,21 @@ func (j *Job) Run(ctx context.Context, rem Remote) ([]Outcome, error) {
 				out = append(out, o)
 			}
 			if err != nil {
-				return out, err
+				if fileErr(f.Name, err) {
+					return stop(err)
+				}
+				continue
 			}
 			if h == nil {
 				continue
 			}
-			if err := j.settle(ctx, rem, h, &out); err != nil {
-				return out, err
+			if err := j.settle(ctx, rem, h, &out); err != nil && fileErr(h.name, err) {
+				return stop(err)
 			}
 		}
 		if len(waiting) == 0 || len(ready) > 0 {
 			if len(waiting) == 0 {
-				return out, nil
+				return out, failed.orNil(out)
 			}
 			continue // handling files took time; look again before waiting
 		}
@@ -243,10 +297,98 @@ func (j *Job) Run(ctx context.Context, rem Remote) ([]Outcome, error) {
 			for _, f := range waiting {
 				out = append(out, Outcome{File: f.Name, Outcome: "waiting", Detail: j.waitReason(f)})
 			}
-			return out, nil
+			return out, failed.orNil(out)
 		}
 		if err := retry.Sleep(ctx, next.Sub(j.opts.Now())); err != nil {
-			return out, err
+			return stop(err)
+		}
+	}
+}
+
+// stopsRun reports whether a file's failure must stop the whole run: it
+// would fail every other file too.
+func stopsRun(ctx context.Context, err error) bool {
+	return ctx.Err() != nil || errors.Is(err, payment.ErrLedger) || remote.Unreachable(err)
+}
+
+// FilesFailed is the error of a run in which some files failed and the
+// others were handled. Each failed file has Outcome "error" and stays
+// where its line says.
+type FilesFailed struct {
+	Files   []FileFailure
+	Handled int // the files of the run settled otherwise (not failed, not waiting)
+}
+
+// FileFailure is one file's failure.
+type FileFailure struct {
+	File string
+	Err  error
+}
+
+func (e *FilesFailed) Error() string {
+	var b strings.Builder
+	n := len(e.Files)
+	fmt.Fprintf(&b, "%d of %d files failed (the others were handled): ", n, n+e.Handled)
+	for i, f := range e.Files {
+		if i > 0 {
+			b.WriteString("; ")
+		}
+		b.WriteString(f.File + ": " + f.Err.Error())
+	}
+	return b.String()
+}
+
+// Unwrap returns every file's error, so that errors.Is and SourceOf see
+// them.
+func (e *FilesFailed) Unwrap() []error {
+	out := make([]error, len(e.Files))
+	for i, f := range e.Files {
+		out[i] = f.Err
+	}
+	return out
+}
+
+// Names lists the files that failed.
+func (e *FilesFailed) Names() []string {
+	out := make([]string, len(e.Files))
+	for i, f := range e.Files {
+		out[i] = f.File
+	}
+	return out
+}
+
+// orNil returns e, counting the run's other outcomes, or nil if no file
+// failed.
+func (e *FilesFailed) orNil(out []Outcome) error {
+	if len(e.Files) == 0 {
+		return nil
+	}
+	e.Handled = 0
+	for _, o := range out {
+		if o.Outcome != "error" && o.Outcome != "waiting" {
+			e.Handled++
+		}
+	}
+	return e
+}
+
+// sweep removes what failed uploads left in the folders batchd uploads to
+// (only its own temporary names; see remote.Client.Sweep). A server that
+// refuses deletes keeps them: that is logged, and tried again next run.
+func (j *Job) sweep(ctx context.Context, rem Remote) {
+	before := j.opts.Now().Add(-j.opts.SweepAge)
+	seen := map[string]bool{}
+	for _, dir := range append([]string{j.opts.Outbox, j.opts.Failed}, j.opts.SweepDirs...) {
+		if dir == "" || seen[path.Clean(dir)] {
+			continue
+		}
+		seen[path.Clean(dir)] = true
+		removed, err := rem.Sweep(ctx, dir, before)
+		if len(removed) > 0 {
+			j.log.Info("removed temporary files left by failed uploads", "dir", dir, "files", removed)
+		}
+		if err != nil {
+			j.log.Warn("cannot remove temporary files left by failed uploads; the next run tries again", "dir", dir, "err", err)
 		}
 	}
 }

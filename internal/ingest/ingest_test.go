@@ -191,7 +191,8 @@ func TestDoneMarker(t *testing.T) {
 // point of the protocol.
 type crashAt struct {
 	Remote
-	point string // "download", "move-before", "move-after"
+	point   string // "download", "move-before", "move-after"
+	archive string // the archive folder, whose moves "move-*" stop
 }
 
 var errKilled = errors.New("killed")
@@ -204,18 +205,20 @@ func (c crashAt) Download(ctx context.Context, p, dir string) (string, string, i
 	return l, s, n, err
 }
 
-func (c crashAt) Move(ctx context.Context, from, dir, name string) (string, error) {
+func (c crashAt) Rename(ctx context.Context, from, to string) error {
+	if !strings.HasPrefix(to, c.archive+"/") {
+		return c.Remote.Rename(ctx, from, to)
+	}
 	switch c.point {
 	case "move-before": // the batch is committed; the move never happens
-		return "", errKilled
-	case "move-after": // the move happened; its record never did
-		to, err := c.Remote.Move(ctx, from, dir, name)
-		if err != nil {
-			return to, err
+		return errKilled
+	case "move-after": // the move happened; nothing after it did
+		if err := c.Remote.Rename(ctx, from, to); err != nil {
+			return err
 		}
-		return "", errKilled
+		return errKilled
 	}
-	return c.Remote.Move(ctx, from, dir, name)
+	return c.Remote.Rename(ctx, from, to)
 }
 
 func TestCrashPoints(t *testing.T) {
@@ -224,7 +227,7 @@ func TestCrashPoints(t *testing.T) {
 			forEachServer(t, func(t *testing.T, srv server) {
 				r := newRig(t, srv, nil)
 				r.drop("pay.csv", twoRows)
-				if _, err := r.run(crashAt{r.rem, point}); !errors.Is(err, errKilled) {
+				if _, err := r.run(crashAt{r.rem, point, r.opts.Archive}); !errors.Is(err, errKilled) {
 					t.Fatalf("crash not reached: %v", err)
 				}
 				if point == "download" {

@@ -17,15 +17,15 @@ import (
 )
 
 // process takes one claimed file through download, dedup, parse, fence,
-// commit and move. The returned error is for failures that should stop the
-// run (SFTP, state); a bad file is an Outcome, not an error. errClaimLost
-// means another instance took the file back before anything final was
-// written here.
+// report, commit and move. The returned error is the file's failure (see
+// Run for which ones stop the run); a bad file is an Outcome, not an
+// error. errClaimLost means another instance took the file back before
+// anything final was written here.
 func (j *Job) process(ctx context.Context, rem Remote, h *held) (Outcome, error) {
 	o := Outcome{File: h.name}
 	if j.opts.MaxFileBytes > 0 && h.size > j.opts.MaxFileBytes {
 		reason := fmt.Sprintf("the file is %d bytes; ingest.max_file_bytes allows %d. Split it into smaller files.", h.size, j.opts.MaxFileBytes)
-		return j.fail(ctx, rem, o, "too-large", h, reason)
+		return j.fail(ctx, rem, o, "too-large", h, reason, settleAs{})
 	}
 	if err := os.MkdirAll(j.opts.SpoolDir, 0o700); err != nil {
 		return j.errored(o, fmt.Errorf("spool %s: %w", j.opts.SpoolDir, err))
@@ -44,23 +44,40 @@ func (j *Job) process(ctx context.Context, rem Remote, h *held) (Outcome, error)
 	}
 	defer os.Remove(local)
 
-	if known, err := j.db.File(sum); err == nil && known.Accepted {
-		return j.known(ctx, rem, o, h, known)
-	} else if err != nil && !errors.Is(err, payment.ErrNotFound) {
+	prior, err := j.db.File(sum)
+	switch {
+	case errors.Is(err, payment.ErrNotFound):
+		prior = nil
+	case err != nil:
 		return j.errored(o, err)
+	case prior.Accepted:
+		return j.known(ctx, rem, o, h, prior)
 	}
-	return j.load(ctx, rem, o, h, local, payment.FileMeta{Name: h.name, SHA256: sum, Size: size})
+	if done, o, err := j.finishRejection(ctx, rem, o, h, prior); done {
+		return o, err
+	}
+	return j.load(ctx, rem, o, h, local, payment.FileMeta{Name: h.name, SHA256: sum, Size: size}, prior)
 }
 
 // known handles content the ledger has accepted before: the tail of a run
-// that crashed between commit and move, or a duplicate.
+// that stopped between commit and move (or whose move failed), or a
+// duplicate.
 func (j *Job) known(ctx context.Context, rem Remote, o Outcome, h *held, f *payment.File) (Outcome, error) {
 	o.Batch = f.BatchID
-	if f.Moved == "" && f.Name == o.File {
-		to, err := j.archive(ctx, rem, h, f.SHA256)
-		o.MovedTo = to
+	if f.Name == o.File && (f.Moved == "" || h.committing) {
+		// Committed here, not yet archived. The name recorded before the
+		// move was tried is kept if it is still free: reports may bear it.
+		dir, prefer := j.dayDir(), ""
+		if f.Moved != "" {
+			dir, prefer = path.Dir(f.Moved), path.Base(f.Moved)
+		}
+		name, err := j.chooseName(ctx, rem, dir, h.name, prefer, f.BatchID, true)
 		if err != nil {
-			return j.errored(o, err)
+			return j.errored(o, fmt.Errorf("archive %s: %w", h.path, err))
+		}
+		to, err := j.moveTo(ctx, rem, h, dir, name, f.SHA256, f.BatchID, true)
+		if err != nil {
+			return j.errored(o, fmt.Errorf("archive %s: %w", h.path, err))
 		}
 		o.Outcome, o.MovedTo = "recovered", to
 		o.Detail = fmt.Sprintf("batch %d was committed before the last run stopped; archived now", f.BatchID)
@@ -69,11 +86,47 @@ func (j *Job) known(ctx context.Context, rem Remote, o Outcome, h *held, f *paym
 	}
 	reason := fmt.Sprintf("duplicate: the same content was already ingested as %q on %s (batch %d); it was not ingested again",
 		f.Name, f.Seen.In(j.opts.Location).Format("2006-01-02 15:04 MST"), f.BatchID)
-	return j.fail(ctx, rem, o, "duplicate", h, reason)
+	return j.fail(ctx, rem, o, "duplicate", h, reason, settleAs{})
+}
+
+// finishRejection settles a file whose rejection this instance recorded,
+// with the name it was to be moved under, but which is still in its
+// .commit folder: a run stopped, or the move failed. Its rejects report
+// went out before the rejection was recorded, so it is moved on under
+// that name without being read again (nor recorded again, as a new batch,
+// at every run while the move keeps failing). done is false when f is not
+// such a file.
+func (j *Job) finishRejection(ctx context.Context, rem Remote, o Outcome, h *held, f *payment.File) (done bool, _ Outcome, _ error) {
+	if f == nil || f.Accepted || !h.committing || f.Moved == "" || f.Name != h.name || path.Dir(f.Moved) != path.Clean(j.opts.Failed) {
+		return false, o, nil
+	}
+	br, ok := j.db.(interface {
+		Batch(id uint64) (*payment.Batch, error)
+	})
+	if !ok {
+		return false, o, nil
+	}
+	b, err := br.Batch(f.BatchID)
+	if errors.Is(err, payment.ErrNotFound) || err == nil && b.Status != payment.BatchRejected {
+		return false, o, nil
+	}
+	if err != nil {
+		o, err = j.errored(o, err)
+		return true, o, err
+	}
+	o.Batch, o.Rows, o.Rejected, o.Valid = b.ID, b.Rows, b.Invalid, b.Rows-b.Invalid
+	outcome, reason := "rejected", b.Note
+	if b.Invalid == 0 {
+		outcome, reason = "unreadable", "the file cannot be read as a payment file: "+b.Note
+	}
+	o, err = j.fail(ctx, rem, o, outcome, h, reason, settleAs{name: path.Base(f.Moved), sha: f.SHA256, batch: b.ID, reports: b.Invalid > 0})
+	return true, o, err
 }
 
 // load parses the spooled file into a new batch and settles the file.
-func (j *Job) load(ctx context.Context, rem Remote, o Outcome, h *held, local string, meta payment.FileMeta) (Outcome, error) {
+// prior is the ledger's record of a refused file of the same content, or
+// nil.
+func (j *Job) load(ctx context.Context, rem Remote, o Outcome, h *held, local string, meta payment.FileMeta, prior *payment.File) (Outcome, error) {
 	loader, err := j.db.BeginBatch(meta)
 	if err != nil {
 		return j.errored(o, err)
@@ -84,44 +137,64 @@ func (j *Job) load(ctx context.Context, rem Remote, o Outcome, h *held, local st
 	o.Rows, o.Valid, o.Rejected = sum.Rows, sum.Valid, sum.Invalid
 
 	var ferr *csvfile.FileError
-	switch {
-	case errors.As(perr, &ferr):
-		if err := j.fenceOrAbort(ctx, rem, h, loader); err != nil {
-			return j.errored(o, err)
-		}
-		if _, err := loader.Reject(sum.Rows, sum.Invalid, ferr.Error()); err != nil {
-			return j.errored(o, err)
-		}
-		return j.fail(ctx, rem, o, "unreadable", h, "the file cannot be read as a payment file: "+ferr.Error())
-	case perr != nil:
+	unreadable := errors.As(perr, &ferr)
+	if perr != nil && !unreadable {
 		if err := loader.Abort(); err != nil {
 			perr = errors.Join(perr, err)
 		}
 		return j.errored(o, fmt.Errorf("read %s: %w", o.File, perr))
 	}
+	rejected := unreadable || sum.Invalid > 0 && (j.opts.OnInvalid != SkipRows || sum.Valid == 0)
+	dir := j.dayDir()
+	if rejected {
+		dir = j.opts.Failed
+	}
 
-	if sum.Invalid > 0 || sum.Warnings > 0 { // warnings too: a lossy export must not be silent
-		if err := j.deliverRejects(ctx, rem, rej, o); err != nil {
-			if aerr := loader.Abort(); aerr != nil {
-				err = errors.Join(err, aerr)
-			}
-			return j.errored(o, err)
+	// Past the fence before any report goes out: a file whose report is
+	// in the outbox is settled by this instance, under the name the
+	// report bears. That name is chosen now, unique in the outbox.
+	if err := j.fenceOrAbort(ctx, rem, h, loader); err != nil {
+		return j.errored(o, err)
+	}
+	prefer := ""
+	if prior != nil && prior.Name == h.name && prior.Moved != "" && path.Dir(prior.Moved) == path.Clean(dir) {
+		prefer = path.Base(prior.Moved) // an earlier attempt's name, and report
+	}
+	withReport := !unreadable && (sum.Invalid > 0 || sum.Warnings > 0) // warnings too: a lossy export must not be silent
+	name, err := j.chooseName(ctx, rem, dir, h.name, prefer, o.Batch, withReport || !rejected)
+	if err != nil {
+		return j.errored(o, abortWith(loader, fmt.Errorf("name %s in %s: %w", h.name, dir, err)))
+	}
+	if withReport {
+		if err := j.deliverRejects(ctx, rem, rej, Outcome{File: name, Batch: o.Batch}); err != nil {
+			return j.errored(o, abortWith(loader, err))
 		}
 	}
-	if sum.Invalid > 0 && (j.opts.OnInvalid != SkipRows || sum.Valid == 0) {
-		reason := fmt.Sprintf("%d of %d rows are invalid, so nothing in this file was submitted (ingest.on_invalid: %s). "+
-			"Every problem is listed in %s. Fix the file and upload it again.",
-			sum.Invalid, sum.Rows, j.opts.OnInvalid, path.Join(j.opts.Outbox, rejectsName(o.File)))
-		if err := j.fenceOrAbort(ctx, rem, h, loader); err != nil {
+	as := settleAs{name: name, sha: meta.SHA256, batch: o.Batch, reports: withReport}
+	redeliver := func(o Outcome) {
+		if moved := path.Base(o.MovedTo); withReport && o.MovedTo != "" && moved != name {
+			if err := j.deliverRejects(ctx, rem, rej, Outcome{File: moved, Batch: o.Batch}); err != nil {
+				j.log.Warn("deliver rejects report under the file's new name", "file", o.File, "name", moved, "err", err)
+			}
+		}
+	}
+
+	switch {
+	case unreadable:
+		if _, err := loader.Reject(sum.Rows, sum.Invalid, ferr.Error()); err != nil {
 			return j.errored(o, err)
 		}
+		return j.fail(ctx, rem, o, "unreadable", h, "the file cannot be read as a payment file: "+ferr.Error(), as)
+	case rejected:
+		reason := fmt.Sprintf("%d of %d rows are invalid, so nothing in this file was submitted (ingest.on_invalid: %s). "+
+			"Every problem is listed in %s. Fix the file and upload it again.",
+			sum.Invalid, sum.Rows, j.opts.OnInvalid, path.Join(j.opts.Outbox, rejectsName(name)))
 		if _, err := loader.Reject(sum.Rows, sum.Invalid, reason); err != nil {
 			return j.errored(o, err)
 		}
-		return j.fail(ctx, rem, o, "rejected", h, reason)
-	}
-	if err := j.fenceOrAbort(ctx, rem, h, loader); err != nil {
-		return j.errored(o, err)
+		o, err := j.fail(ctx, rem, o, "rejected", h, reason, as)
+		redeliver(o)
+		return o, err
 	}
 	if _, err := loader.Commit(sum.Rows, sum.Invalid); err != nil {
 		return j.errored(o, err)
@@ -130,54 +203,96 @@ func (j *Job) load(ctx context.Context, rem Remote, o Outcome, h *held, local st
 	switch {
 	case sum.Invalid > 0:
 		o.Outcome = "accepted-with-rejects"
-		o.Detail = fmt.Sprintf("%d invalid rows skipped; see %s", sum.Invalid, path.Join(j.opts.Outbox, rejectsName(o.File)))
+		o.Detail = fmt.Sprintf("%d invalid rows skipped; see %s", sum.Invalid, path.Join(j.opts.Outbox, rejectsName(name)))
 	case sum.Warnings > 0:
-		o.Detail = fmt.Sprintf("%d warnings (rows accepted); see %s", sum.Warnings, path.Join(j.opts.Outbox, rejectsName(o.File)))
+		o.Detail = fmt.Sprintf("%d warnings (rows accepted); see %s", sum.Warnings, path.Join(j.opts.Outbox, rejectsName(name)))
 	}
-	to, err := j.archive(ctx, rem, h, meta.SHA256)
-	o.MovedTo = to
+	to, err := j.moveTo(ctx, rem, h, dir, name, meta.SHA256, o.Batch, true)
 	if err != nil {
-		return j.errored(o, err)
+		return j.errored(o, fmt.Errorf("archive %s: %w", h.path, err))
 	}
+	o.MovedTo = to
+	redeliver(o)
 	j.log.Info("file accepted", "file", o.File, "batch", o.Batch, "rows", o.Valid, "from", h.path, "moved_to", to)
 	return o, nil
 }
 
-// fenceOrAbort passes the fence, or discards the half-loaded batch.
-func (j *Job) fenceOrAbort(ctx context.Context, rem Remote, h *held, loader payment.Loader) error {
-	err := j.fence(ctx, rem, h)
-	if err != nil {
-		if aerr := loader.Abort(); aerr != nil {
-			return fmt.Errorf("%v; discard batch %d: %w", err, loader.Batch().ID, aerr)
-		}
+// abortWith discards a half-loaded batch after err.
+func abortWith(loader payment.Loader, err error) error {
+	if aerr := loader.Abort(); aerr != nil {
+		return fmt.Errorf("%w; discard batch %d: %w", err, loader.Batch().ID, aerr)
 	}
 	return err
 }
 
-// archive moves a committed file to archive/YYYY-MM-DD/ and records where.
-func (j *Job) archive(ctx context.Context, rem Remote, h *held, sha string) (string, error) {
-	day := j.opts.Now().In(j.opts.Location).Format("2006-01-02")
-	src, name := h.path, h.name
-	to, err := rem.Move(ctx, src, path.Join(j.opts.Archive, day), name)
-	if err != nil {
-		return "", fmt.Errorf("archive %s: %w", src, err)
+// fenceOrAbort passes the fence, or discards the half-loaded batch.
+func (j *Job) fenceOrAbort(ctx context.Context, rem Remote, h *held, loader payment.Loader) error {
+	if err := j.fence(ctx, rem, h); err != nil {
+		return abortWith(loader, err)
 	}
-	if j.opts.DoneMarker {
-		if _, err := rem.Move(ctx, src+".done", path.Join(j.opts.Archive, day), name+".done"); err != nil {
-			j.log.Warn("move done marker", "file", name, "err", err)
+	return nil
+}
+
+// dayDir is today's archive folder, archive/YYYY-MM-DD.
+func (j *Job) dayDir() string {
+	return path.Join(j.opts.Archive, j.opts.Now().In(j.opts.Location).Format("2006-01-02"))
+}
+
+// moveTo moves a held file to dir/name, never replacing anything. sha, if
+// set, names the ledger's record of the file, which is told where the file
+// goes before each rename, so that a run that stops in between finishes
+// the move under the same name. If name was taken meanwhile (another
+// client), another is chosen. It returns the file's new path.
+func (j *Job) moveTo(ctx context.Context, rem Remote, h *held, dir, name, sha string, batch uint64, reports bool) (string, error) {
+	if err := rem.MkdirAll(ctx, dir); err != nil {
+		return "", err
+	}
+	for attempt := 1; ; attempt++ {
+		to := path.Join(dir, name)
+		if sha != "" {
+			if err := j.db.FileMoved(sha, to); err != nil {
+				return "", err
+			}
+		}
+		err := rem.Rename(ctx, h.path, to)
+		if err == nil {
+			if j.opts.DoneMarker {
+				j.moveMarker(ctx, rem, h.path, to)
+			}
+			return to, nil
+		}
+		if !errors.Is(err, fs.ErrExist) || attempt == 3 {
+			return "", err
+		}
+		if name, err = j.chooseName(ctx, rem, dir, h.name, "", batch, reports); err != nil {
+			return "", err
 		}
 	}
-	if err := j.db.FileMoved(sha, to); err != nil {
-		return to, err
-	}
-	return to, nil
+}
+
+// settleAs says how fail moves a file: under name (already chosen, and
+// borne by its rejects report if reports), recording the move in the
+// ledger's record of the file sha, of batch. The zero value chooses a name
+// free in the failed folder and records nothing (the file is not this
+// content's batch: a duplicate, a file too large to read).
+type settleAs struct {
+	name, sha string
+	batch     uint64
+	reports   bool
 }
 
 // fail moves a file to the failed folder with <name>.error.txt beside it.
-func (j *Job) fail(ctx context.Context, rem Remote, o Outcome, outcome string, h *held, reason string) (Outcome, error) {
+func (j *Job) fail(ctx context.Context, rem Remote, o Outcome, outcome string, h *held, reason string, as settleAs) (Outcome, error) {
 	o.Outcome, o.Detail = outcome, reason
 	src := h.path
-	to, err := rem.Move(ctx, src, j.opts.Failed, h.name)
+	name := as.name
+	if name == "" {
+		var err error
+		if name, err = j.chooseName(ctx, rem, j.opts.Failed, h.name, "", as.batch, as.reports); err != nil {
+			return j.errored(o, fmt.Errorf("move %s to %s: %w", src, j.opts.Failed, err))
+		}
+	}
+	to, err := j.moveTo(ctx, rem, h, j.opts.Failed, name, as.sha, as.batch, as.reports)
 	if err != nil {
 		if !h.committing && errors.Is(err, fs.ErrNotExist) {
 			return o, errClaimLost // nothing final was written: no fence was needed
@@ -185,11 +300,6 @@ func (j *Job) fail(ctx context.Context, rem Remote, o Outcome, outcome string, h
 		return j.errored(o, fmt.Errorf("move %s to %s: %w", src, j.opts.Failed, err))
 	}
 	o.MovedTo = to
-	if j.opts.DoneMarker {
-		if _, err := rem.Move(ctx, src+".done", j.opts.Failed, h.name+".done"); err != nil {
-			j.log.Warn("move done marker", "file", o.File, "err", err)
-		}
-	}
 	note := fmt.Sprintf("batchd could not accept %s.\r\n\r\n%s\r\n", o.File, reason)
 	if err := rem.Upload(ctx, j.opts.Failed, path.Base(to)+".error.txt", strings.NewReader(note)); err != nil {
 		return j.errored(o, fmt.Errorf("write %s.error.txt: %w", to, err))
@@ -203,18 +313,19 @@ func (j *Job) errored(o Outcome, err error) (Outcome, error) {
 	return o, err
 }
 
-// deliverRejects keeps a local copy of the rejects report and uploads it
-// to the outbox, from the kept copy.
+// deliverRejects writes the rejects report of o.File, from the findings
+// parse spooled at local, in every configured format to a kept local copy
+// (each atomically), and uploads each copy to the outbox: name.rejects.csv
+// and name.rejects.xlsx. It may be called again for the same findings
+// under another name.
 func (j *Job) deliverRejects(ctx context.Context, rem Remote, local string, o Outcome) error {
 	name := rejectsName(o.File)
 	keep := filepath.Join(j.opts.ReportsDir, "rejects", fmt.Sprintf("batch-%06d-%s", o.Batch, strings.ReplaceAll(name, "/", "_")))
-	if err := os.MkdirAll(filepath.Dir(keep), 0o750); err != nil {
+	kept, err := j.writeRejects(local, keep)
+	if err != nil {
 		return fmt.Errorf("keep rejects report: %w", err)
 	}
-	if err := copyFile(local, keep); err != nil {
-		return fmt.Errorf("keep rejects report: %w", err)
-	}
-	return report.Destination{Outbox: rem, Dir: j.opts.Outbox}.Deliver(ctx, keep, name)
+	return report.Destination{Outbox: rem, Dir: j.opts.Outbox}.DeliverAll(ctx, kept, name)
 }
 
 func rejectsName(file string) string { return file + ".rejects.csv" }

@@ -34,7 +34,7 @@ func (s Scheduled) Ingest(ctx context.Context) (string, error) {
 	out, err := s.Env.Ingest(ctx)
 	s.note(err, payment.SourceSFTP, payment.SourceLedger)
 	var accepted, rejected, rows int
-	var waiting []string
+	var waiting, failed []string
 	for _, o := range out {
 		switch o.Outcome {
 		case "accepted", "accepted-with-rejects", "recovered":
@@ -43,6 +43,7 @@ func (s Scheduled) Ingest(ctx context.Context) (string, error) {
 		case "waiting":
 			waiting = append(waiting, o.File)
 		case "error":
+			failed = append(failed, o.File)
 		default:
 			rejected++
 		}
@@ -54,6 +55,11 @@ func (s Scheduled) Ingest(ctx context.Context) (string, error) {
 		s.OnPending(ctx)
 	}
 	sum := fmt.Sprintf("%d files accepted (%d rows), %d not accepted", accepted, rows, rejected)
+	if len(failed) > 0 {
+		// Each was skipped for this run and is tried again; the error
+		// (recorded for /healthz) says why, file by file.
+		sum += fmt.Sprintf(", %d failed (%s)", len(failed), strings.Join(failed, ", "))
+	}
 	if len(waiting) > 0 {
 		sum += fmt.Sprintf(", %d still arriving (%s)", len(waiting), strings.Join(waiting, ", "))
 	}

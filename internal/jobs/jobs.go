@@ -95,7 +95,21 @@ func (e *Env) ingestOptions() ingest.Options {
 		OnInvalid: c.Ingest.OnInvalid, IgnoreColumns: c.Ingest.IgnoreColumns, MaxFileBytes: c.Ingest.MaxFileBytes,
 		Delimiter: c.Ingest.Delimiter, TestMode: c.API.Mode == config.ModeTest, Location: c.Location(),
 		SpoolDir: filepath.Join(c.StateDir, "spool"), ReportsDir: e.ReportsDir(), Logger: e.Log,
+		SweepDirs: sweepDirs(c), ReportFormats: ReportFormats(c),
 	}
+}
+
+// ReportFormats are the formats every report is written in
+// (report.formats).
+func ReportFormats(c *config.Config) []report.Format { return report.FormatsOf(c.Report.Formats) }
+
+// sweepDirs are the folders besides the outbox and the failed folder that
+// batchd uploads to, whose failed uploads' leftovers ingest removes.
+func sweepDirs(c *config.Config) []string {
+	if c.Backup.Upload && c.SFTP.Backups != "" {
+		return []string{c.SFTP.Backups}
+	}
+	return nil
 }
 
 // Dial connects to the configured SFTP server.
@@ -106,7 +120,7 @@ func (e *Env) Dial(ctx context.Context) (*remote.Client, error) {
 	}
 	return remote.Dial(ctx, remote.Options{
 		Address: c.Address, User: c.User, IdentityFile: c.IdentityFile, KnownHosts: c.KnownHosts,
-		DialTimeout: c.DialTimeout.Std(), Keepalive: c.Keepalive.Std(), Logger: e.Log,
+		DialTimeout: c.DialTimeout.Std(), Keepalive: c.Keepalive.Std(), TempUpload: c.TempUpload, Logger: e.Log,
 	})
 }
 
@@ -159,14 +173,14 @@ func CanDeliver(err error) bool {
 // DeliverResults writes finished batches' results reports locally and to
 // the SFTP outbox when one is configured.
 func (e *Env) DeliverResults(ctx context.Context) ([]string, error) {
-	dir := filepath.Join(e.ReportsDir(), "results")
+	dir, formats := filepath.Join(e.ReportsDir(), "results"), ReportFormats(e.Cfg)
 	if e.Cfg.SFTP.Address == "" {
-		return submit.DeliverResults(ctx, e.DB, dir, report.Destination{})
+		return submit.DeliverResults(ctx, e.DB, dir, report.Destination{}, formats)
 	}
 	rem, err := e.Dial(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("deliver results: %w", err)
 	}
 	defer rem.Close()
-	return submit.DeliverResults(ctx, e.DB, dir, report.Destination{Outbox: rem, Dir: e.Cfg.SFTP.Outbox})
+	return submit.DeliverResults(ctx, e.DB, dir, report.Destination{Outbox: rem, Dir: e.Cfg.SFTP.Outbox}, formats)
 }

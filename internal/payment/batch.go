@@ -1,6 +1,10 @@
 package payment
 
-import "time"
+import (
+	"errors"
+	"path"
+	"time"
+)
 
 // BatchStatus is where an ingested file's batch stands.
 type BatchStatus string
@@ -30,6 +34,42 @@ type Batch struct {
 	ResultsReported time.Time `json:"results_reported,omitzero"`
 }
 
+// OutboxName is the name batch b's file goes by in the outbox, where its
+// reports are <name>.results.csv and <name>.rejects.csv: the name the file
+// was archived under (payroll-1.csv for archive/2026-11-20/payroll-1.csv),
+// which ingest chooses so that no other file's reports bear it. f is the
+// ledger's record of b's file; without a recorded move (a batch from before
+// batchd recorded them) it is b.File.
+func (b *Batch) OutboxName(f *File) string {
+	if f != nil && f.BatchID == b.ID && f.Moved != "" {
+		return path.Base(f.Moved)
+	}
+	return b.File
+}
+
+// FileReader finds the ledger's record of a file by its content. A
+// FileLedger has it.
+type FileReader interface {
+	File(sha256 string) (*File, error)
+}
+
+// OutboxName is b.OutboxName with the file's record read from ledger, if
+// ledger keeps files (a FileReader; every Ledger does).
+func OutboxName(ledger any, b *Batch) (string, error) {
+	fr, ok := ledger.(FileReader)
+	if !ok || b.SHA256 == "" {
+		return b.File, nil
+	}
+	f, err := fr.File(b.SHA256)
+	if errors.Is(err, ErrNotFound) {
+		return b.File, nil
+	}
+	if err != nil {
+		return "", err
+	}
+	return b.OutboxName(f), nil
+}
+
 // OpenRows counts the batch's rows that have no check yet.
 func (b *Batch) OpenRows() int { return b.Counts[Pending] + b.Counts[InFlight] + b.Counts[InDoubt] }
 
@@ -42,9 +82,12 @@ type File struct {
 	BatchID  uint64    `json:"batch_id"`
 	Seen     time.Time `json:"seen"`
 	Accepted bool      `json:"accepted"`
-	// Moved is the remote path the file was moved to (archive or failed);
-	// empty while it still sits in the inbox, which after a crash tells
-	// ingest to finish the move rather than call the file a duplicate.
+	// Moved is the remote path the file was moved to (archive or failed).
+	// Ingest records it just before the move, so that a run that stopped
+	// (or whose move failed) finishes the move under the same name; empty
+	// while the file still sits in the inbox, which after a crash tells
+	// ingest to finish the move rather than call the file a duplicate. Its
+	// base name is the file's name in the outbox (Batch.OutboxName).
 	Moved string `json:"moved,omitempty"`
 }
 

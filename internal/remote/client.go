@@ -5,7 +5,8 @@
 //   - The server's host key must be pinned in a known_hosts file. An unknown
 //     or changed key is refused; there is no way to turn this off.
 //   - Uploads are atomic: a reader of the target directory sees either no
-//     file or the whole file, never part of one.
+//     file or the whole file, never part of one (on servers that refuse
+//     renames: a file is whole once its "<name>.done" marker is there).
 //   - Moves never overwrite: a clash gets a numbered name instead.
 //   - A dead server is noticed in seconds (keepalives and a per-request
 //     deadline), and a lost connection is redialled with backoff. Operations
@@ -61,6 +62,9 @@ type Options struct {
 	// without progress. A transfer as a whole may take longer. When it
 	// expires the connection is closed.
 	OpTimeout time.Duration
+	// TempUpload is how Upload makes a file appear whole (sftp.temp_upload):
+	// TempDot (the default), TempSuffix or TempNone. See Upload.
+	TempUpload string
 	// Logger receives connection events; nil discards them.
 	Logger *slog.Logger
 }
@@ -160,6 +164,13 @@ func (o Options) normalize() (Options, error) {
 	}
 	if o.OpTimeout <= 0 {
 		o.OpTimeout = DefaultOpTimeout
+	}
+	switch o.TempUpload {
+	case "":
+		o.TempUpload = TempDot
+	case TempDot, TempSuffix, TempNone:
+	default:
+		return o, fmt.Errorf("sftp %s: unknown temporary upload mode %q (want %s, %s or %s)", o.Address, o.TempUpload, TempDot, TempSuffix, TempNone)
 	}
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)

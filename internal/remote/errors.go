@@ -32,3 +32,15 @@ type remoteErr struct{ err error }
 func (e *remoteErr) Error() string        { return e.err.Error() }
 func (e *remoteErr) Unwrap() error        { return e.err }
 func (e *remoteErr) Is(target error) bool { return target == payment.ErrRemote }
+
+// Unreachable reports whether err means that the server cannot be worked
+// with at all any more, rather than that it refused one operation: the
+// connection was lost and could not be made again, the Client was closed,
+// or a reconnect was refused for good (a changed host key, a refused
+// login). A job stops at such an error; after a refusal it goes on with
+// its other files.
+func Unreachable(err error) bool {
+	var pe *permanentError
+	var hk *HostKeyError
+	return errors.Is(err, ErrConnectionLost) || errors.Is(err, ErrClosed) || errors.As(err, &pe) || errors.As(err, &hk)
+}

@@ -36,8 +36,8 @@ func TestNumbered(t *testing.T) {
 		{"a.", 1, "a-1."},
 	}
 	for _, tc := range cases {
-		if got := numbered(tc.name, tc.i); got != tc.want {
-			t.Errorf("numbered(%q, %d) = %q, want %q", tc.name, tc.i, got, tc.want)
+		if got := Numbered(tc.name, tc.i); got != tc.want {
+			t.Errorf("Numbered(%q, %d) = %q, want %q", tc.name, tc.i, got, tc.want)
 		}
 	}
 }
@@ -52,9 +52,9 @@ func FuzzNumbered(f *testing.F) {
 		if checkName(name) != nil || i < 1 {
 			return
 		}
-		a, b := numbered(name, i), numbered(name, i+1)
+		a, b := Numbered(name, i), Numbered(name, i+1)
 		if checkName(a) != nil || a == name || a == b {
-			t.Fatalf("numbered(%q, %d) = %q, next %q", name, i, a, b)
+			t.Fatalf("Numbered(%q, %d) = %q, next %q", name, i, a, b)
 		}
 	})
 }

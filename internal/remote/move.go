@@ -9,8 +9,8 @@ import (
 	"strings"
 )
 
-// maxSuffix bounds the numbered names Move tries.
-const maxSuffix = 9999
+// MaxSuffix bounds the numbered names Move tries.
+const MaxSuffix = 9999
 
 // Move renames from into toDir (created if missing) as name, never replacing
 // an existing file: if toDir/name is taken it tries name-1.csv, name-2.csv
@@ -68,8 +68,8 @@ func (m *mover) move(k *call) (string, error) {
 		return "", err
 	}
 	m.src = src
-	for i := 0; i <= maxSuffix; i++ {
-		to := path.Join(m.toDir, numbered(m.name, i))
+	for i := 0; i <= MaxSuffix; i++ {
+		to := path.Join(m.toDir, Numbered(m.name, i))
 		if taken, err := exists(k.cn, to); err != nil || taken {
 			if err != nil {
 				return "", err
@@ -90,7 +90,7 @@ func (m *mover) move(k *call) (string, error) {
 		}
 		return "", fmt.Errorf("rename to %s: %w", to, err)
 	}
-	return "", fmt.Errorf("%s and %d numbered variants already exist in %s", m.name, maxSuffix, m.toDir)
+	return "", fmt.Errorf("%s and %d numbered variants already exist in %s", m.name, MaxSuffix, m.toDir)
 }
 
 // happened reports whether the rename to m.pending, whose answer was lost,
@@ -119,10 +119,10 @@ func exists(cn *conn, p string) (bool, error) {
 	return err == nil, err
 }
 
-// numbered returns name for i == 0, else name with "-i" before its
+// Numbered returns name for i == 0, else name with "-i" before its
 // extension: "pay.csv" -> "pay-2.csv", "README" -> "README-2",
-// ".done" -> ".done-2".
-func numbered(name string, i int) string {
+// ".done" -> ".done-2". Move numbers a taken name this way.
+func Numbered(name string, i int) string {
 	if i == 0 {
 		return name
 	}

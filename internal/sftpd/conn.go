@@ -41,13 +41,13 @@ func (s *Server) serveConn(c net.Conn) {
 			continue
 		}
 		s.wg.Add(1)
-		go s.serveSession(ch, creqs)
+		go s.serveSession(ch, creqs, func() { c.Close() })
 	}
 }
 
 // serveSession grants the "sftp" subsystem and refuses everything else
 // (shells, exec, port forwarding): the server exists only for file transfer.
-func (s *Server) serveSession(ch ssh.Channel, reqs <-chan *ssh.Request) {
+func (s *Server) serveSession(ch ssh.Channel, reqs <-chan *ssh.Request, drop func()) {
 	defer s.wg.Done()
 	defer ch.Close()
 	started := false
@@ -59,16 +59,20 @@ func (s *Server) serveSession(ch ssh.Channel, reqs <-chan *ssh.Request) {
 		if ok {
 			started = true
 			s.wg.Add(1)
-			go s.serveSFTP(ch)
+			go s.serveSFTP(ch, drop)
 		}
 	}
 }
 
-func (s *Server) serveSFTP(ch ssh.Channel) {
+// serveSFTP serves the sftp subsystem through the hooks' filter (see
+// Hooks); drop closes the client's connection.
+func (s *Server) serveSFTP(ch ssh.Channel, drop func()) {
 	defer s.wg.Done()
 	defer ch.Close()
-	srv, err := sftp.NewServer(ch, sftp.WithServerWorkingDirectory(s.Root))
+	end := s.newFilter(ch, drop)
+	srv, err := sftp.NewServer(end, sftp.WithServerWorkingDirectory(s.Root))
 	if err != nil {
+		end.Close()
 		return
 	}
 	_ = srv.Serve()

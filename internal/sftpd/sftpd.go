@@ -6,7 +6,9 @@
 // Paths stay absolute, as on OpenSSH without a chroot: Root is where the demo
 // keeps its inbox, and relative paths resolve against it. Unlike OpenSSH,
 // the server's plain rename replaces an existing target (pkg/sftp calls
-// os.Rename), and it offers no fsync@openssh.com extension.
+// os.Rename), and it offers no fsync@openssh.com extension. Hooks make it
+// refuse requests as partners' servers do (no deletes, no renames, no
+// dotfiles, a quota), or drop the connection mid-transfer.
 package sftpd
 
 import (
@@ -43,6 +45,7 @@ type Server struct {
 	stop   func() bool // unregisters the context hook
 
 	mu     sync.Mutex
+	hooks  Hooks
 	closed bool
 	conns  map[net.Conn]struct{}
 	wg     sync.WaitGroup
