@@ -10,16 +10,27 @@ import (
 	"github.com/batchd/batchd/internal/payment"
 )
 
-// rowCodecV1 prefixes a row stored in the binary layout. Rows written by
-// earlier builds are JSON and start with '{'; decodeRowValue reads both.
-const rowCodecV1 = 0x01
+// Row layouts. A stored row starts with its layout: '{' for the JSON of
+// the first builds, rowCodecV1 or rowCodecV2 for the binary layouts.
+// encodeRow writes rowCodecV2; decodeRowValue reads all three, so a
+// ledger may hold rows of every layout, and a row is rewritten in the
+// current one the next time it changes.
+const (
+	rowCodecV1 = 0x01
+	rowCodecV2 = 0x02
+)
 
 var errShortRow = errors.New("row value truncated")
 
-// encodeRow appends r in the binary layout: the version byte, then every
+// encodeRow appends r in the current layout, rowCodecV2.
+func encodeRow(dst []byte, r *payment.Row) []byte { return encodeRowV2(dst, r) }
+
+// encodeRowV1 appends r in rowCodecV1: the version byte, then every
 // field in a fixed order, strings as uvarint length and bytes, integers as
 // varints, times as (unix seconds, nanoseconds) with 0 for the zero time.
-func encodeRow(dst []byte, r *payment.Row) []byte {
+// batchd no longer writes it; it stays so that tests can write rows as
+// earlier builds did, which ledgers still hold.
+func encodeRowV1(dst []byte, r *payment.Row) []byte {
 	e := enc(append(dst, rowCodecV1))
 	e.str(string(r.State))
 	e = e.payment(&r.Payment)
@@ -52,7 +63,8 @@ func encodeRow(dst []byte, r *payment.Row) []byte {
 // flags as the bits of one uvarint, in spec order from bit 0. A field
 // added to payment.Fields changes this layout, which rows already stored
 // were written in: TestRowCodecV1Layout then fails, and the change needs a
-// new layout version, with the old one kept for decoding.
+// new layout version, with the old one kept for decoding. rowCodecV2
+// takes its payment fields in the same order (TestRowCodecV2Layout).
 var paymentV1 = layoutOf(payment.Fields)
 
 type paymentLayout struct {
@@ -123,15 +135,23 @@ func (d dec) payment(p *payment.Payment) dec {
 	return d
 }
 
-// decodeRowValue reads a stored row in either layout.
+// decodeRowValue reads a stored row in any layout.
 func decodeRowValue(raw []byte, r *payment.Row) error {
-	if len(raw) > 0 && raw[0] == '{' {
+	switch {
+	case len(raw) == 0:
+		return errors.New("empty row value")
+	case raw[0] == '{':
 		return json.Unmarshal(raw, r)
+	case raw[0] == rowCodecV1:
+		return decodeRowV1(raw[1:], r)
+	case raw[0] == rowCodecV2:
+		return decodeRowV2(raw[1:], r)
 	}
-	if len(raw) == 0 || raw[0] != rowCodecV1 {
-		return errors.New("unknown row layout")
-	}
-	d := dec{b: raw[1:]}
+	return errors.New("unknown row layout")
+}
+
+func decodeRowV1(raw []byte, r *payment.Row) error {
+	d := dec{b: raw}
 	r.State = payment.RowState(d.str())
 	d = d.payment(&r.Payment)
 	r.Label = d.str()

@@ -86,11 +86,13 @@ func TestRowCodecRefusesTruncated(t *testing.T) {
 func FuzzDecodeRowValue(f *testing.F) {
 	r := fullRow()
 	f.Add(encodeRow(nil, &r))
+	f.Add(encodeRowV1(nil, &r))
 	f.Add([]byte{rowCodecV1})
+	f.Add([]byte{rowCodecV2})
 	f.Add([]byte(`{"state":"pending"}`))
 	f.Fuzz(func(t *testing.T, raw []byte) {
 		var got payment.Row
-		if decodeRowValue(raw, &got) != nil || len(raw) == 0 || raw[0] != rowCodecV1 {
+		if decodeRowValue(raw, &got) != nil || len(raw) == 0 || raw[0] == '{' {
 			return
 		}
 		// What decodes must encode back to the same row.
@@ -150,7 +152,7 @@ func TestRowCodecV1Layout(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if got := encodeRow(nil, &c.row); !bytes.Equal(got, want) {
+			if got := encodeRowV1(nil, &c.row); !bytes.Equal(got, want) {
 				t.Errorf("encodeRow\n got %x\nwant %x", got, want)
 			}
 			var got payment.Row
