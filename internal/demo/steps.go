@@ -90,10 +90,7 @@ func summary(out io.Writer, db payment.Ledger) error {
 	}
 	for _, b := range bs {
 		err := db.Rows(b.ID, func(r *payment.Row) (bool, error) {
-			status := string(r.CheckStatus)
-			if r.State != payment.Submitted {
-				status = string(r.State)
-			}
+			status := r.ReportStatus()
 			t := by[status]
 			if t == nil {
 				t = &tally{}

@@ -204,17 +204,7 @@ func plural(n int, one, many string) string {
 
 // archiveRecord is one row of an archive report, as typed cells.
 func archiveRecord(b *payment.Batch, r *payment.Row, loc *time.Location) []any {
-	status := string(r.CheckStatus)
-	if r.State != payment.Submitted {
-		status = string(r.State)
-	}
-	acct := ""
-	switch {
-	case r.Payment.BankAccount != "": // never so for a final row, which keeps only the last digits
-		acct = redact.Account(r.Payment.BankAccount)
-	case r.Payment.AccountLast4 != "":
-		acct = "****" + r.Payment.AccountLast4
-	}
+	status, acct := r.ReportStatus(), redact.PaymentAccount(&r.Payment)
 	var ingested, sent, last time.Time
 	for _, s := range r.History {
 		switch {

@@ -136,6 +136,15 @@ func (r *Row) Identity() Identity {
 	return Identity{Label: r.Label, Number: r.Number, Amount: r.Payment.Amount}
 }
 
+// ReportStatus is the one word a report shows for the row: its check's
+// status once it has a check, else its own state (pending, rejected, …).
+func (r *Row) ReportStatus() string {
+	if r.State == Submitted {
+		return string(r.CheckStatus)
+	}
+	return string(r.State)
+}
+
 // Final reports whether nothing more will happen to the row: rejected, or
 // its check reached a final status.
 func (r *Row) Final() bool {

@@ -32,22 +32,9 @@ type record struct {
 func recordOf(r *payment.Row) *record {
 	return &record{
 		key: r.Key, version: len(r.History), checkID: r.CheckID, number: r.Number, label: r.Label,
-		name: r.Payment.Name, account: maskedAccount(r), amount: r.Payment.Amount, status: r.CheckStatus,
+		name: r.Payment.Name, account: redact.PaymentAccount(&r.Payment), amount: r.Payment.Amount, status: r.CheckStatus,
 		created: r.CheckCreated, statusSeen: r.StatusSeenAt, depositedSeen: r.DepositedSeenAt,
 	}
-}
-
-// maskedAccount shows an account as redact.Account does. A submitted row
-// keeps only the trailing digits (state scrubs the rest), which already are
-// what the mask may show.
-func maskedAccount(r *payment.Row) string {
-	switch {
-	case r.Payment.BankAccount != "":
-		return redact.Account(r.Payment.BankAccount)
-	case r.Payment.AccountLast4 != "":
-		return "****" + r.Payment.AccountLast4
-	}
-	return ""
 }
 
 // final reports whether nothing more will happen to the record's check.

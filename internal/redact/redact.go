@@ -5,6 +5,8 @@ package redact
 import (
 	"strconv"
 	"strings"
+
+	"github.com/batchd/batchd/internal/payment"
 )
 
 // Account masks a bank account number for display: "****6789". At most
@@ -18,6 +20,20 @@ func Account(acct string) string {
 		show = 4
 	}
 	return "****" + acct[len(acct)-show:]
+}
+
+// PaymentAccount is a payment's account as every report shows it: masked
+// from the full number while the row still holds it, else from the
+// trailing digits the ledger kept once the row was final; "" for a
+// payment by token.
+func PaymentAccount(p *payment.Payment) string {
+	switch {
+	case p.BankAccount != "":
+		return Account(p.BankAccount)
+	case p.AccountLast4 != "":
+		return "****" + p.AccountLast4
+	}
+	return ""
 }
 
 // Last4 returns the digits of an account number that batchd may keep after

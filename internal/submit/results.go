@@ -39,20 +39,9 @@ func ResultsName(file string) string { return file + ".results.csv" }
 // WriteResults writes one batch's results report.
 func WriteResults(db payment.RowReader, batchID uint64, r *report.Rows) error {
 	return db.Rows(batchID, func(row *payment.Row) (bool, error) {
-		status := string(row.CheckStatus)
-		if row.State != payment.Submitted {
-			status = string(row.State)
-		}
-		acct := row.Payment.AccountLast4
-		if row.Payment.BankAccount != "" {
-			acct = redact.Last4(row.Payment.BankAccount)
-		}
-		if acct != "" {
-			acct = "****" + acct
-		}
 		err := r.Add(row.Key.Line, row.CheckID, row.Number, row.Label,
-			row.Payment.Amount, status, row.Risk, row.FundConfirmation, row.Error,
-			row.Payment.Name, acct)
+			row.Payment.Amount, row.ReportStatus(), row.Risk, row.FundConfirmation, row.Error,
+			row.Payment.Name, redact.PaymentAccount(&row.Payment))
 		return err == nil, err
 	})
 }
