@@ -1,6 +1,7 @@
 package state
 
 import (
+	"encoding/binary"
 	"errors"
 	"time"
 
@@ -183,47 +184,43 @@ func decodeRowV2(raw []byte, r *payment.Row) error {
 	return d.err
 }
 
-// paymentV2 appends p in rowCodecV2's payment part.
+// paymentV2 appends p in rowCodecV2's payment part. The values go in
+// first, after room for the presence bits, which are known only then;
+// the room left over is closed up at the end.
 func (e enc) paymentV2(p *payment.Payment) enc {
+	start := len(e)
+	e = append(e, make([]byte, presenceRoom)...)
 	var present uint64
 	bit := uint(0)
 	for i := range paymentV1.head {
-		if !paymentV1.head[i].IsZero(p) {
+		if f := &paymentV1.head[i]; f.Kind == payment.Cents {
+			if v := *f.Cents(p); v != 0 {
+				present |= 1 << bit
+				e.int(int64(v))
+			}
+		} else if v := *f.Text(p); v != "" {
 			present |= 1 << bit
+			e.str(v)
 		}
 		bit++
 	}
 	if p.AccountLast4 != "" {
 		present |= 1 << bit
-	}
-	bit++
-	for i := range paymentV1.ints {
-		if !paymentV1.ints[i].IsZero(p) {
-			present |= 1 << bit
-		}
-		bit++
-	}
-	e.uint(present)
-	bit = 0
-	for i := range paymentV1.head {
-		if f := &paymentV1.head[i]; present&(1<<bit) != 0 {
-			if f.Kind == payment.Cents {
-				e.int(int64(*f.Cents(p)))
-			} else {
-				e.str(*f.Text(p))
-			}
-		}
-		bit++
-	}
-	if present&(1<<bit) != 0 {
 		e.str(p.AccountLast4)
 	}
 	bit++
 	for i := range paymentV1.ints {
-		if present&(1<<bit) != 0 {
-			e.int(int64(*paymentV1.ints[i].Int(p)))
+		if v := *paymentV1.ints[i].Int(p); v != 0 {
+			present |= 1 << bit
+			e.int(int64(v))
 		}
 		bit++
+	}
+	var bits [binary.MaxVarintLen64]byte
+	n := binary.PutUvarint(bits[:], present)
+	copy(e[start:], bits[:n])
+	if n < presenceRoom {
+		e = append(e[:start+n], e[start+presenceRoom:]...)
 	}
 	var flags uint64
 	for i := range paymentV1.flags {
@@ -234,6 +231,9 @@ func (e enc) paymentV2(p *payment.Payment) enc {
 	e.uint(flags)
 	return e
 }
+
+// presenceRoom is the most bytes the presence bits of paymentV2 take.
+var presenceRoom = (len(paymentV1.head) + 1 + len(paymentV1.ints) + 6) / 7
 
 // paymentV2 reads rowCodecV2's payment part into p.
 func (d dec) paymentV2(p *payment.Payment) dec {
