@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -148,7 +149,12 @@ func Prune(ctx context.Context, db Pruner, cfg *config.Config, log *slog.Logger,
 			out = report.Destination{Outbox: rem, Dir: cfg.SFTP.Outbox}
 		}
 		local := filepath.Join(dir, fmt.Sprintf("batch-%06d-%s.archive.csv", b.ID, safeFileName(b.File)))
-		paths, err := ArchiveTable.Write(local, ReportFormats(cfg), func(w *report.Rows) error {
+		formats := archiveFormats(ReportFormats(cfg), b)
+		if !slices.Equal(formats, ReportFormats(cfg)) {
+			log.Warn("archive written as CSV only: the batch has more rows than an XLSX worksheet holds",
+				"batch", b.ID, "file", b.File, "rows", storedRows(b))
+		}
+		paths, err := ArchiveTable.Write(local, formats, func(w *report.Rows) error {
 			return rows(func(r *payment.Row) error {
 				if err := ctx.Err(); err != nil { // batchd is stopping: the batch stays
 					return err
@@ -173,6 +179,39 @@ func Prune(ctx context.Context, db Pruner, cfg *config.Config, log *slog.Logger,
 			"last_change", p.LastChange.In(loc).Format(time.DateTime))
 	}
 	return res, err
+}
+
+// xlsxRowLimit is the most data rows an XLSX worksheet holds: 1,048,576
+// rows, less the header.
+const xlsxRowLimit = 1_048_575
+
+// archiveFormats are the formats of a batch's archive: report.formats,
+// less XLSX for a batch with more rows than a worksheet holds (the XLSX
+// copy would fail, and the batch could never be pruned), and CSV when that
+// leaves none.
+func archiveFormats(formats []report.Format, b *payment.Batch) []report.Format {
+	if storedRows(b) <= xlsxRowLimit {
+		return formats
+	}
+	var out []report.Format
+	for _, f := range formats {
+		if f != report.XLSX {
+			out = append(out, f)
+		}
+	}
+	if len(out) == 0 {
+		out = []report.Format{report.CSV}
+	}
+	return out
+}
+
+// storedRows counts the rows the ledger holds of a batch.
+func storedRows(b *payment.Batch) int {
+	n := 0
+	for _, c := range b.Counts {
+		n += c
+	}
+	return n
 }
 
 // Describe words a prune in one line, for the log and the command line.

@@ -6,6 +6,7 @@ import (
 	"encoding/csv"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strconv"
 	"strings"
 	"testing"
@@ -140,5 +141,26 @@ func finishedBatch(t *testing.T, db *state.DB, age int, at time.Time) {
 	}
 	if err := db.ResultsReported(b.ID); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestArchiveFormats: a batch beyond an XLSX worksheet's rows is archived
+// in CSV alone, so that it can be pruned at all.
+func TestArchiveFormats(t *testing.T) {
+	both := []report.Format{report.CSV, report.XLSX}
+	for _, c := range []struct {
+		rows    int
+		formats []report.Format
+		want    []report.Format
+	}{
+		{1000, both, both},
+		{xlsxRowLimit, both, both},
+		{xlsxRowLimit + 1, both, []report.Format{report.CSV}},
+		{1_800_000, []report.Format{report.XLSX}, []report.Format{report.CSV}},
+	} {
+		b := &payment.Batch{Counts: map[payment.RowState]int{payment.Submitted: c.rows - 1, payment.Rejected: 1}}
+		if got := archiveFormats(c.formats, b); !reflect.DeepEqual(got, c.want) {
+			t.Errorf("%d rows, %v: %v, want %v", c.rows, c.formats, got, c.want)
+		}
 	}
 }

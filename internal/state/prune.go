@@ -243,8 +243,13 @@ func (d *DB) pruneTx(b *payment.Batch, before time.Time, digest uint64) error {
 		rows, checks := tx.Bucket(bucketRows), tx.Bucket(bucketChecks)
 		open, track := tx.Bucket(bucketOpen), tx.Bucket(bucketTrack)
 		dg := newPruneDigest()
+		// The rows are read first and removed after: seeking the batch's
+		// first key again after each removal would step over every leaf
+		// already emptied (bbolt merges them only at commit), which makes
+		// a large batch take quadratic time.
+		var lines []uint32
 		c := rows.Cursor()
-		for k, v := c.Seek(prefix); k != nil && hasPrefix(k, prefix); k, v = c.Seek(prefix) {
+		for k, v := c.Seek(prefix); k != nil && hasPrefix(k, prefix); k, v = c.Next() {
 			dg.add(k, v)
 			r, err := decodeRow(keyFrom(k), v)
 			if err != nil {
@@ -260,15 +265,15 @@ func (d *DB) pruneTx(b *payment.Batch, before time.Time, digest uint64) error {
 					}
 				}
 			}
+			lines = append(lines, r.Key.Line)
+		}
+		for _, line := range lines {
+			k := keyBytes(payment.RowKey{Batch: b.ID, Line: line})
 			// A final row is in neither index; removing is harmless.
-			if err := open.Delete(k); err != nil {
-				return err
-			}
-			if err := track.Delete(k); err != nil {
-				return err
-			}
-			if err := c.Delete(); err != nil {
-				return err
+			for _, bk := range []*bolt.Bucket{rows, open, track} {
+				if err := bk.Delete(k); err != nil {
+					return err
+				}
 			}
 		}
 		if dg.sum() != digest {
