@@ -15,6 +15,7 @@
 package config
 
 import (
+	"strings"
 	"time"
 
 	_ "time/tzdata" // schedule.timezone must load on machines without a zoneinfo database
@@ -60,6 +61,7 @@ type Config struct {
 	// The sections, one per concern; each type documents its keys.
 	Log       LogConfig       `yaml:"log"`       // logging
 	API       APIConfig       `yaml:"api"`       // the eCheck API
+	ACH       ACHConfig       `yaml:"ach"`       // the ACH API (funding sources)
 	SFTP      SFTPConfig      `yaml:"sftp"`      // the partner's SFTP server
 	Ingest    IngestConfig    `yaml:"ingest"`    // picking up payment files
 	Submit    SubmitConfig    `yaml:"submit"`    // creating checks
@@ -99,6 +101,19 @@ type APIConfig struct {
 	Concurrency int `yaml:"concurrency"`
 	// Timeout bounds one HTTP request.
 	Timeout Duration `yaml:"timeout"`
+}
+
+// ACHConfig is the ach section: where the ACH API (/ach/v2) is, for
+// funding-source files. It shares api's key, mode, rate limit and timeout:
+// both APIs are one service, and one token bucket paces every call.
+type ACHConfig struct {
+	// BaseURL is the ACH API's base URL, up to and including /ach/v2.
+	// Empty means api.base_url followed by /ach/v2 (spec §4.2: the ACH API
+	// lives under the same host).
+	BaseURL string `yaml:"base_url"`
+	// Provider is the bank-linking provider's word in
+	// /funding-source/processor/{provider}: one lowercase word.
+	Provider string `yaml:"provider"`
 }
 
 // SFTPConfig is the sftp section. An empty Address means no SFTP server is
@@ -253,6 +268,7 @@ func Default() *Config {
 			Concurrency: 4,
 			Timeout:     Duration(30 * time.Second),
 		},
+		ACH: ACHConfig{Provider: "plaid"},
 		SFTP: SFTPConfig{
 			Inbox:       "/inbox",
 			Archive:     "/archive",
@@ -327,6 +343,17 @@ func (c *Config) Location() *time.Location {
 		return loc
 	}
 	return time.UTC
+}
+
+// ACHBaseURL is ach.base_url, or api.base_url followed by /ach/v2.
+func (c *Config) ACHBaseURL() string {
+	if c.ACH.BaseURL != "" {
+		return c.ACH.BaseURL
+	}
+	if c.API.BaseURL == "" {
+		return ""
+	}
+	return strings.TrimRight(c.API.BaseURL, "/") + "/ach/v2"
 }
 
 // BackupDir is backup.dir, or <state_dir>/backups when it is empty.

@@ -8,6 +8,7 @@ import (
 	"path"
 	"path/filepath"
 	"reflect"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -89,7 +90,13 @@ func (c *Config) validateTop(f *findings) {
 
 func (c *Config) validateAPI(f *findings, checkKey bool) {
 	a := c.API
-	checkBaseURL(f, a.BaseURL)
+	checkBaseURL(f, "api.base_url", a.BaseURL)
+	if c.ACH.BaseURL != "" {
+		checkBaseURL(f, "ach.base_url", c.ACH.BaseURL)
+	}
+	if !providerWord.MatchString(c.ACH.Provider) {
+		f.add(0, "ach.provider", "ach.provider: must be one lowercase word (the bank-linking provider's name in /funding-source/processor/{provider}), got %s", showValue(c.ACH.Provider))
+	}
 	modeOK := oneOf(f, "api.mode", a.Mode, ModeTest, ModeLive)
 	checkAbsPath(f, "api.key_file", a.KeyFile, false)
 	if !(a.Rate > 0) || math.IsInf(a.Rate, 0) {
@@ -276,10 +283,12 @@ func parseCron(spec string) (err error) {
 	return err
 }
 
-func checkBaseURL(f *findings, raw string) {
-	const key = "api.base_url"
+// providerWord is a bank-linking provider's path word.
+var providerWord = regexp.MustCompile(`^[a-z]{1,32}$`)
+
+func checkBaseURL(f *findings, key, raw string) {
 	if raw == "" {
-		f.add(0, key, "api.base_url: required (the eCheck API's https URL)")
+		f.add(0, key, "%s: required (the API's https URL)", key)
 		return
 	}
 	u, err := url.Parse(raw)
@@ -288,20 +297,20 @@ func checkBaseURL(f *findings, raw string) {
 		if ue, ok := err.(*url.Error); ok {
 			err = ue.Err
 		}
-		f.add(0, key, "api.base_url: not a URL: %s", safeErr(err))
+		f.add(0, key, "%s: not a URL: %s", key, safeErr(err))
 		return
 	}
 	switch {
 	case u.User != nil:
-		f.add(0, key, "api.base_url: must not contain a user name or password")
+		f.add(0, key, "%s: must not contain a user name or password", key)
 	case u.Scheme != "https" && u.Scheme != "http":
-		f.add(0, key, "api.base_url: must be an https URL, got %s", showValue(raw))
+		f.add(0, key, "%s: must be an https URL, got %s", key, showValue(raw))
 	case u.Hostname() == "":
-		f.add(0, key, "api.base_url: has no host: %s", showValue(raw))
+		f.add(0, key, "%s: has no host: %s", key, showValue(raw))
 	case u.RawQuery != "" || u.Fragment != "":
-		f.add(0, key, "api.base_url: must not have a query or fragment: %s", showValue(raw))
+		f.add(0, key, "%s: must not have a query or fragment: %s", key, showValue(raw))
 	case u.Scheme == "http" && !isLoopback(u.Hostname()):
-		f.add(0, key, "api.base_url: http:// is allowed only to a loopback host (localhost, 127.0.0.1, ::1), such as a local sandbox; use https:// for %s", showValue(u.Hostname()))
+		f.add(0, key, "%s: http:// is allowed only to a loopback host (localhost, 127.0.0.1, ::1), such as a local sandbox; use https:// for %s", key, showValue(u.Hostname()))
 	}
 }
 

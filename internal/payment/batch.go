@@ -16,9 +16,34 @@ const (
 	BatchRejected BatchStatus = "rejected" // the file was refused; it has no rows
 )
 
+// BatchKind is what an ingested file holds, told by its header: payments
+// (the default, and every batch from before kinds existed), funding-source
+// requests, or micro-deposit verifications (internal/funding). Payment
+// jobs touch only payment batches' rows; onboarding only the others.
+type BatchKind string
+
+// The batch kinds.
+const (
+	KindPayments      BatchKind = ""                // a payment file: checks
+	KindSources       BatchKind = "funding-sources" // a funding-source file
+	KindVerifications BatchKind = "verifications"   // a verification file
+)
+
+// Payments reports whether the batch's rows are payments.
+func (k BatchKind) Payments() bool { return k == KindPayments }
+
+// String names the kind for messages and reports.
+func (k BatchKind) String() string {
+	if k == KindPayments {
+		return "payments"
+	}
+	return string(k)
+}
+
 // Batch is one ingested file.
 type Batch struct {
 	ID      uint64      `json:"id"`
+	Kind    BatchKind   `json:"kind,omitempty"`
 	File    string      `json:"file"` // the name the file had in the inbox
 	SHA256  string      `json:"sha256"`
 	Label   string      `json:"label"` // the label given to rows whose CSV had none
@@ -93,6 +118,7 @@ type File struct {
 
 // FileMeta describes a downloaded file about to be ingested.
 type FileMeta struct {
+	Kind   BatchKind
 	Name   string
 	SHA256 string
 	Size   int64
