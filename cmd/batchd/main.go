@@ -66,7 +66,7 @@ func commands() []command {
 		{"restore", "install a snapshot as the ledger (batchd stopped); never pays twice", runRestore},
 		{"check", "check the ledger (or a copy of it) for damage", runCheck},
 		{"validate", "check a payment file offline, as ingest would", runValidate},
-		{"sandbox", "serve an emulator of the eCheck API's test mode", runSandbox},
+		{"sandbox", "serve an emulator of the eCheck and ACH APIs' test mode", runSandbox},
 		{"version", "print the version", runVersion},
 	}
 }

@@ -27,19 +27,33 @@ func (k *keyList) Set(v string) error {
 }
 
 func runSandbox(ctx context.Context, env *environ, args []string) error {
-	fs := newFlags(env, "sandbox", "[--listen 127.0.0.1:8080] [--key sk_test_…] [--quirks] [fault flags]")
+	fs := newFlags(env, "sandbox", "[--listen 127.0.0.1:8080] [--key sk_test_…] [--quirks] [--date YYYY-MM-DD] "+
+		"[--legacy-processor NAME] [--max-funding-sources N] [fault flags]")
 	listen := fs.String("listen", "127.0.0.1:8080", "address to serve on (port 0 picks a free port)")
 	var keys keyList
-	fs.Var(&keys, "key", "accepted API key, repeatable; `sk_test_x` or sk_test_x:basic (no fund-confirmation plan). Default: any sk_test_ key")
+	fs.Var(&keys, "key", "accepted API key, repeatable; `sk_test_x`, sk_test_x:basic (no fund-confirmation plan) "+
+		"or sk_test_x:inactive (/ach/v2 answers 403 App inactive). Default: any sk_test_ key")
 	rateLimit := fs.Float64("rate-limit", 0, "requests per second per key; the excess gets 429 with Retry-After (0 = unlimited)")
 	latency := fs.Duration("latency", 0, "delay added to every request")
-	errorRate := fs.Float64("error-rate", 0, "fraction of /v1 requests answered 500 or 503 with no effect")
-	dropRate := fs.Float64("drop-rate", 0, "fraction of check creates stored and then answered by closing the connection")
-	seed := fs.Int64("seed", 1, "seed of the fault generator, to replay a run")
+	errorRate := fs.Float64("error-rate", 0, "fraction of /v1 and /ach/v2 requests answered 500 or 503 with no effect")
+	dropRate := fs.Float64("drop-rate", 0, "fraction of creates (checks; ACH customers and funding sources) stored and then answered by closing the connection")
+	seed := fs.Int64("seed", 1, "seed of the fault generator and of ACH micro-deposit amounts, to replay a run")
 	quirks := fs.Bool("quirks", false, "answer like a less tidy service: numbers without leading zeros, label filter by substring in any case, "+
 		"float amounts (0.5700000000000001), paging numbers as numbers or strings, accounts masked 1......016, an edit without phone keeps it")
+	date := fs.String("date", "", "start every key's sandbox clock on this `YYYY-MM-DD` day (micro-deposit initiation is 410 from 2026-06-08)")
+	legacy := fs.String("legacy-processor", "", "processor `NAME` the ACH API accepts at processor-token exchange besides svcach (default: none)")
+	maxSources := fs.Int("max-funding-sources", sandbox.DefaultMaxFundingSources, "funding sources an ACH customer may hold, deleted ones not counted")
 	if err := parseFlags(fs, args); err != nil {
 		return err
+	}
+	start, err := parseStartDate(*date)
+	if err != nil {
+		fmt.Fprintf(env.stderr, "batchd sandbox: --date %v\n", err)
+		return errUsage
+	}
+	if *maxSources < 1 {
+		fmt.Fprintln(env.stderr, "batchd sandbox: --max-funding-sources must be at least 1")
+		return errUsage
 	}
 	for _, f := range []struct {
 		name string
@@ -54,6 +68,7 @@ func runSandbox(ctx context.Context, env *environ, args []string) error {
 	srv := sandbox.New(sandbox.Options{
 		Keys: keys, RateLimit: *rateLimit, Latency: *latency,
 		ErrorRate: *errorRate, DropRate: *dropRate, Seed: *seed, Quirks: *quirks, Logger: log,
+		Date: start, LegacyProcessor: *legacy, MaxFundingSources: *maxSources,
 	})
 	ln, err := net.Listen("tcp", *listen)
 	if err != nil {
@@ -63,9 +78,10 @@ func runSandbox(ctx context.Context, env *environ, args []string) error {
 	// The first line on stdout is the URL, so scripts and tests can read
 	// the port when --listen asked for port 0.
 	fmt.Fprintf(env.stdout, "http://%s\n", ln.Addr())
-	log.Info("sandbox serving the eCheck API test mode", "url", "http://"+ln.Addr().String(),
+	log.Info("sandbox serving the eCheck API (/v1) and ACH API (/ach/v2) test mode", "url", "http://"+ln.Addr().String(),
 		"keys", len(keys), "rate_limit", *rateLimit, "latency", *latency, "error_rate", *errorRate,
-		"drop_rate", *dropRate, "seed", *seed, "quirks", *quirks)
+		"drop_rate", *dropRate, "seed", *seed, "quirks", *quirks, "date", *date,
+		"legacy_processor", *legacy, "max_funding_sources", *maxSources)
 
 	done := make(chan error, 1)
 	go func() { done <- hs.Serve(ln) }()
@@ -82,4 +98,24 @@ func runSandbox(ctx context.Context, env *environ, args []string) error {
 		return fmt.Errorf("shutdown: %w", err)
 	}
 	return nil
+}
+
+// maxStartDays bounds --date to a century either side of today, as the
+// sandbox bounds a key's clock.
+const maxStartDays = 36500
+
+// parseStartDate reads --date: "" for none, else a YYYY-MM-DD day within
+// maxStartDays of today. The error words the rule for the usage message.
+func parseStartDate(s string) (time.Time, error) {
+	if s == "" {
+		return time.Time{}, nil
+	}
+	d, err := time.Parse("2006-01-02", s)
+	if err != nil || len(s) != len("2006-01-02") {
+		return time.Time{}, errors.New("must be a date YYYY-MM-DD")
+	}
+	if days := time.Until(d) / (24 * time.Hour); days > maxStartDays || days < -maxStartDays {
+		return time.Time{}, fmt.Errorf("must be within %d days of today", maxStartDays)
+	}
+	return d, nil
 }

@@ -32,12 +32,16 @@ type Key struct {
 	// confirmation. Without it a create or edit that asks for fund
 	// confirmation is answered 403 "Fund Confirmation Limit Reached".
 	FundConfirmation bool
+	// Inactive marks a key whose application is disabled: the ACH API
+	// answers it 403 "App inactive" (docs/ach-wire.md); /v1 still serves it.
+	Inactive bool
 }
 
 // ParseKey reads a key as given on the command line: "sk_test_abc" for the
 // full plan, "sk_test_abc:basic" for a plan without fund confirmation
-// (":full" is accepted too). Only test keys are accepted. Errors never
-// repeat the key.
+// (":full" is accepted too), "sk_test_abc:inactive" for a full-plan key
+// whose application is disabled (refused by /ach/v2). Only test keys are
+// accepted. Errors never repeat the key.
 func ParseKey(flag string) (Key, error) {
 	value, plan, _ := strings.Cut(strings.TrimSpace(flag), ":")
 	k := Key{Value: value, FundConfirmation: true}
@@ -45,8 +49,10 @@ func ParseKey(flag string) (Key, error) {
 	case "", "full":
 	case "basic":
 		k.FundConfirmation = false
+	case "inactive":
+		k.Inactive = true
 	default:
-		return Key{}, fmt.Errorf("parse sandbox key %s: plan must be basic or full", redact.Secret(value))
+		return Key{}, fmt.Errorf("parse sandbox key %s: plan must be basic, full or inactive", redact.Secret(value))
 	}
 	if err := checkKeyValue(value); err != nil {
 		return Key{}, fmt.Errorf("parse sandbox key %s: %w", redact.Secret(value), err)
@@ -91,6 +97,11 @@ type keyState struct {
 	tokens     map[string]tokenEntry
 	links      []*paymentLink
 	linkByTok  map[string]*paymentLink
+
+	// ach is the key's part of the ACH API. It is guarded by the
+	// server's ach.mu, not by mu, because customers and accounts are
+	// also indexed server-wide.
+	ach achKey
 }
 
 // firstAutoNumber is the first automatic check number of a key.
@@ -105,6 +116,7 @@ func (s *Server) newKeyState(k Key) *keyState {
 		tokens:     make(map[string]tokenEntry),
 		linkByTok:  make(map[string]*paymentLink),
 	}
+	ks.offsetDays.Store(s.startOffset())
 	if r := s.opts.RateLimit; r > 0 {
 		ks.limiter = rate.NewLimiter(rate.Limit(r), max(1, int(math.Ceil(r))))
 	}
@@ -130,14 +142,27 @@ func (s *Server) authenticate(r *http.Request) (*keyState, *apiError) {
 	case isLiveKey(v):
 		return nil, errorf(http.StatusUnauthorized, "Authorization: live keys are not accepted in test mode")
 	}
+	if ks := s.lookupKey(v); ks != nil {
+		return ks, nil
+	}
+	return nil, errorf(http.StatusUnauthorized, "Authorization: invalid API key")
+}
+
+// lookupKey returns the state of key v, creating it on first use when any
+// sk_test_ key is welcome, or nil when v is not accepted. Both APIs share
+// it, so that a key has one clock and one rate limit whichever it calls.
+func (s *Server) lookupKey(v string) *keyState {
+	if isLiveKey(v) {
+		return nil
+	}
 	s.mu.RLock()
 	ks := s.keys[v]
 	s.mu.RUnlock()
 	if ks != nil {
-		return ks, nil
+		return ks
 	}
 	if !s.anyKey || checkKeyValue(v) != nil {
-		return nil, errorf(http.StatusUnauthorized, "Authorization: invalid API key")
+		return nil
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -145,5 +170,5 @@ func (s *Server) authenticate(r *http.Request) (*keyState, *apiError) {
 		ks = s.newKeyState(Key{Value: v, FundConfirmation: true})
 		s.keys[v] = ks
 	}
-	return ks, nil
+	return ks
 }

@@ -7,7 +7,7 @@ import (
 )
 
 func TestAuth(t *testing.T) {
-	listed := newHarness(t, Options{Keys: []Key{{keyA, true}, {"sk_live_listed", true}}})
+	listed := newHarness(t, Options{Keys: []Key{{Value: keyA, FundConfirmation: true}, {Value: "sk_live_listed", FundConfirmation: true}}})
 	open := newHarness(t, Options{Keys: []Key{}})
 	cases := []struct {
 		name   string
@@ -130,10 +130,10 @@ func TestParseKey(t *testing.T) {
 		want Key
 		err  bool
 	}{
-		{"sk_test_abc", Key{"sk_test_abc", true}, false},
-		{"sk_test_abc:full", Key{"sk_test_abc", true}, false},
-		{"sk_test_abc:basic", Key{"sk_test_abc", false}, false},
-		{" sk_test_abc ", Key{"sk_test_abc", true}, false},
+		{"sk_test_abc", Key{Value: "sk_test_abc", FundConfirmation: true}, false},
+		{"sk_test_abc:full", Key{Value: "sk_test_abc", FundConfirmation: true}, false},
+		{"sk_test_abc:basic", Key{Value: "sk_test_abc"}, false},
+		{" sk_test_abc ", Key{Value: "sk_test_abc", FundConfirmation: true}, false},
 		{"sk_test_abc:gold", Key{}, true},
 		{"sk_live_abc", Key{}, true},
 		{"sk_test_", Key{}, true},

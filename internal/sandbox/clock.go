@@ -66,7 +66,8 @@ func (s *Server) getClock(w http.ResponseWriter, _ *http.Request, ks *keyState, 
 	return nil
 }
 
-// advanceClock moves the key's sandbox clock advance_days days forward and
+// advanceClock moves the key's sandbox clock advance_days days forward, or
+// sets its day to date (forward or back, keeping the time of day), and
 // applies the lifecycle at the new time.
 func (s *Server) advanceClock(w http.ResponseWriter, r *http.Request, ks *keyState, _ string) *apiError {
 	p, aerr := readBody(w, r, s.opts.MaxBodyBytes)
@@ -75,14 +76,25 @@ func (s *Server) advanceClock(w http.ResponseWriter, r *http.Request, ks *keySta
 	}
 	f := &fields{p: p}
 	n, ok := f.integer("advance_days", 0, maxAdvanceDays)
+	day, dated := f.date("date")
 	if f.err != nil {
 		return f.err
 	}
-	if !ok {
+	switch {
+	case ok && dated:
+		return badField("date", "give either advance_days or date, not both")
+	case !ok && !dated:
 		return badField("advance_days", "required")
 	}
 	ks.mu.Lock()
-	ks.offsetDays.Add(n)
+	if dated {
+		if aerr := s.setDay(ks, day); aerr != nil {
+			ks.mu.Unlock()
+			return aerr
+		}
+	} else {
+		ks.offsetDays.Add(n)
+	}
 	now := s.keyNow(ks)
 	ks.settle(now)
 	ks.mu.Unlock()

@@ -1,6 +1,6 @@
 // Package sandbox emulates the test mode of the eCheck API (paths under
-// /v1/) in memory, so that batchd can be exercised end to end without the
-// real service.
+// /v1/) and of the ACH API (paths under /ach/v2/) in memory, so that
+// batchd can be exercised end to end without the real service.
 //
 // A Server is an http.Handler. It keeps each API key's checks, tokens and
 // payment links apart, validates requests by the limits of the service
@@ -8,8 +8,9 @@
 // show, and reproduces the sandbox test fixtures (routing 999900001 with
 // accounts 1111000001 to 1111000022). It can also misbehave on purpose:
 // latency, a per-key rate limit, injected 500/503 answers, and creates whose
-// answer is lost although the check was stored. Faults are drawn from a
-// seeded generator so that a run can be repeated.
+// answer is lost although the check (or ACH customer or funding source)
+// was stored. Faults are drawn from a seeded generator so that a run can
+// be repeated.
 //
 // Endpoints outside the real API drive time, settlement and payers, for
 // the API key of the request only. They need a valid key but are exempt
@@ -17,8 +18,30 @@
 //
 //	GET  /_sandbox/clock                      {"success":true,"now":"YYYY-MM-DD HH:MM:SS"}
 //	POST /_sandbox/clock   {"advance_days":N} moves the key's sandbox clock N days on
+//	POST /_sandbox/clock   {"date":"YYYY-MM-DD"} sets its day, forward or back
 //	POST /_sandbox/deposit {"check_ids":[…]}  marks checks deposited
 //	POST /_sandbox/paymentlink/pay            a payer completes a payment link
+//
+// Options.Date starts every key's clock on a given day.
+//
+// The ACH API answers exactly docs/ach-wire.md, the contract batchd's ACH
+// client is written against too (files ach_*.go): customers (/user),
+// funding sources linked three ways (micro-deposits, on-demand, a
+// processor token), /accounts, direct debits and credits, and the key's
+// webhook URL. It shares the key's state, clock, rate limit and faults
+// with /v1, but answers authentication failures 403 ("Access key
+// invalid", "App inactive" for a Key.Inactive key) and errors in its own
+// envelope {"success":false,"error":true,"message",["code"]}. Customers
+// and funding sources are indexed across keys, because an account number
+// belongs to one customer at a time across the whole service.
+// Micro-deposit initiation is 410 from 2026-06-08 on the key's clock.
+// Its control endpoints stand in for the bank-linking provider and the
+// customer's bank statement:
+//
+//	POST /ach/v2/_sandbox/processor/token        issues a processor token for an account
+//	POST /ach/v2/_sandbox/processor/token/revoke revokes one
+//	GET  /ach/v2/_sandbox/funding-source/{id}/micro-deposits  the two deposits
+//	GET|POST /ach/v2/_sandbox/clock              the key's clock, as /_sandbox/clock
 //
 // By default the sandbox stores and echoes every value exactly as sent
 // (text trimmed of surrounding white space). Options.Quirks makes it

@@ -93,10 +93,26 @@ func (s *Server) coin() bool {
 	return s.rng.IntN(2) == 0
 }
 
+// faultText is how one API words its injected faults and writes its
+// error envelope.
+type faultText struct {
+	limited, internal, unavailable string
+	write                          func(http.ResponseWriter, *apiError)
+}
+
+// v1Faults is the eCheck API's wording.
+var v1Faults = faultText{"Too many requests; retry later", "Internal server error", "Service temporarily unavailable", writeError}
+
 // admit applies the key's rate limit and ErrorRate to a /v1 request. It
 // reports false when it has answered the request itself, before the
 // endpoint could touch any state.
 func (s *Server) admit(w http.ResponseWriter, ks *keyState, r *http.Request) bool {
+	return s.admitAs(w, ks, r, v1Faults)
+}
+
+// admitAs is admit for the API whose wording is ft. Both APIs draw on the
+// key's one rate limiter and the one fault generator.
+func (s *Server) admitAs(w http.ResponseWriter, ks *keyState, r *http.Request, ft faultText) bool {
 	if ks.limiter != nil {
 		now := s.now()
 		res := ks.limiter.ReserveN(now, 1)
@@ -104,7 +120,7 @@ func (s *Server) admit(w http.ResponseWriter, ks *keyState, r *http.Request) boo
 			res.CancelAt(now)
 			s.stats.rateLimited.Add(1)
 			w.Header().Set("Retry-After", strconv.Itoa(retryAfter(d)))
-			writeError(w, errorf(http.StatusTooManyRequests, "Too many requests; retry later"))
+			ft.write(w, errorf(http.StatusTooManyRequests, "%s", ft.limited))
 			return false
 		}
 	}
@@ -112,11 +128,11 @@ func (s *Server) admit(w http.ResponseWriter, ks *keyState, r *http.Request) boo
 		s.stats.errors.Add(1)
 		if s.coin() {
 			s.log.Info("sandbox fault injected", "fault", "500", "path", r.URL.Path, "key", redact.Secret(ks.key.Value))
-			writeError(w, errorf(http.StatusInternalServerError, "Internal server error"))
+			ft.write(w, errorf(http.StatusInternalServerError, "%s", ft.internal))
 		} else {
 			s.log.Info("sandbox fault injected", "fault", "503", "path", r.URL.Path, "key", redact.Secret(ks.key.Value))
 			w.Header().Set("Retry-After", "1")
-			writeError(w, errorf(http.StatusServiceUnavailable, "Service temporarily unavailable"))
+			ft.write(w, errorf(http.StatusServiceUnavailable, "%s", ft.unavailable))
 		}
 		return false
 	}

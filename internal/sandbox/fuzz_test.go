@@ -36,7 +36,7 @@ func FuzzCreate(f *testing.F) {
 	for _, s := range seeds {
 		f.Add(s.ctype, []byte(s.body))
 	}
-	srvs := []*Server{New(Options{Keys: []Key{{"sk_test_fuzz", false}}}), New(Options{Keys: []Key{{"sk_test_fuzz", false}}, Quirks: true})}
+	srvs := []*Server{New(Options{Keys: []Key{{Value: "sk_test_fuzz"}}}), New(Options{Keys: []Key{{Value: "sk_test_fuzz"}}, Quirks: true})}
 	f.Fuzz(func(t *testing.T, ctype string, body []byte) {
 		var statuses [2]int
 		for i, srv := range srvs {

@@ -60,7 +60,7 @@ func newHarness(t testing.TB, opts Options) *harness {
 		opts.Now = clock.Now
 	}
 	if opts.Keys == nil {
-		opts.Keys = []Key{{keyA, true}, {keyB, true}, {keyBasic, false}}
+		opts.Keys = []Key{{Value: keyA, FundConfirmation: true}, {Value: keyB, FundConfirmation: true}, {Value: keyBasic}}
 	}
 	srv := New(opts)
 	ts := httptest.NewServer(srv)

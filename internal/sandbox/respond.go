@@ -12,6 +12,7 @@ import (
 type apiError struct {
 	status int
 	msg    string
+	code   string // ACH error code such as INVALID_PROCESSOR_TOKEN; "" for none
 }
 
 func (e *apiError) Error() string { return fmt.Sprintf("%d: %s", e.status, e.msg) }

@@ -19,24 +19,27 @@ const DefaultMaxBodyBytes = 64 << 10
 type Options struct {
 	// Keys are the accepted API keys. When empty, any key beginning
 	// "sk_test_" is accepted with the full plan. Live keys ("sk_live_…")
-	// are refused with 401 even when listed.
+	// are refused with 401 (403 on /ach/v2) even when listed.
 	Keys []Key
-	// RateLimit is the number of /v1 requests per second allowed per key,
-	// with a burst of ceil(RateLimit) (at least 1); 0 means unlimited.
-	// Excess requests get 429 with Retry-After in whole seconds.
+	// RateLimit is the number of /v1 and /ach/v2 requests per second
+	// allowed per key (one limiter for both), with a burst of
+	// ceil(RateLimit) (at least 1); 0 means unlimited. Excess requests
+	// get 429 with Retry-After in whole seconds.
 	RateLimit float64
 	// Latency is added to every request before it is handled. A request
 	// whose context ends during the wait is dropped without an answer.
 	Latency time.Duration
-	// ErrorRate is the probability that a /v1 request is answered 500 or
-	// 503 (even odds) without any effect.
+	// ErrorRate is the probability that a /v1 or /ach/v2 request is
+	// answered 500 or 503 (even odds) without any effect.
 	ErrorRate float64
 	// DropRate is the probability that a check create stores the check and
 	// then closes the connection without an answer, the case of a payment
-	// that was made although the client never heard so.
+	// that was made although the client never heard so. It applies to the
+	// ACH creates of customers and funding sources too.
 	DropRate float64
 	// Seed seeds the generator behind ErrorRate and DropRate, so that a
-	// sequence of requests meets the same faults on every run.
+	// sequence of requests meets the same faults on every run, and, apart
+	// from it, the generator of ACH micro-deposit amounts.
 	Seed int64
 	// Now is the real clock; nil means time.Now. Each key's sandbox clock
 	// is Now plus the days advanced through /_sandbox/clock. The rate
@@ -58,7 +61,23 @@ type Options struct {
 	// Logger receives one debug line per request and one info line per
 	// injected fault; nil discards. Keys appear only as redact.Secret.
 	Logger *slog.Logger
+	// LegacyProcessor is a processor name the ACH API accepts at
+	// processor-token exchange besides "svcach", standing for the legacy
+	// name the specification (§9) says "may still be accepted for now";
+	// "" accepts none.
+	LegacyProcessor string
+	// MaxFundingSources is how many funding sources, deleted ones not
+	// counted, an ACH customer may hold; 0 means DefaultMaxFundingSources.
+	MaxFundingSources int
+	// Date, when not zero, is the UTC day on which every key's sandbox
+	// clock starts (the time of day is Now's), so that a run can be
+	// placed before or after the micro-deposit deprecation date.
+	Date time.Time
 }
+
+// DefaultMaxFundingSources is the funding-source limit per ACH customer
+// when Options.MaxFundingSources is 0.
+const DefaultMaxFundingSources = 5
 
 // Server is the in-memory sandbox. It is an http.Handler and is safe for
 // concurrent use. Create one with New.
@@ -68,6 +87,8 @@ type Server struct {
 	log    *slog.Logger
 	routes routes
 
+	achRoutes routes // /ach/v2, served by serveACH
+
 	mu     sync.RWMutex
 	keys   map[string]*keyState
 	anyKey bool // no Keys configured: any sk_test_ key is welcome
@@ -75,12 +96,15 @@ type Server struct {
 	rngMu sync.Mutex
 	rng   *rand.Rand
 
+	ach *achState // the ACH API's server-wide data
+
 	stats counters
 }
 
 // counters are the server-wide figures behind Stats.
 type counters struct {
 	requests, creates, drops, errors, rateLimited, cancelled atomic.Int64
+	achCreates                                               atomic.Int64
 }
 
 // Stats is a snapshot of a Server's activity, for tests and diagnostics.
@@ -92,8 +116,11 @@ type Stats struct {
 	InjectedErrors int64 // requests answered 500 or 503 by ErrorRate
 	RateLimited    int64 // requests answered 429
 	Cancelled      int64 // requests whose context ended during Latency
+	ACHCreates     int64 // customers and funding sources stored by /ach/v2, dropped answers included
 	Keys           int   // keys that have state
 	Checks         int   // checks held, over all keys
+	Customers      int   // ACH customers held, over all keys
+	FundingSources int   // ACH funding sources held, deleted ones included
 }
 
 // KeyStats is a snapshot of one key's data.
@@ -110,6 +137,9 @@ func New(opts Options) *Server {
 	if opts.MaxBodyBytes <= 0 {
 		opts.MaxBodyBytes = DefaultMaxBodyBytes
 	}
+	if opts.MaxFundingSources <= 0 {
+		opts.MaxFundingSources = DefaultMaxFundingSources
+	}
 	s := &Server{
 		opts:   opts,
 		now:    opts.Now,
@@ -117,6 +147,7 @@ func New(opts Options) *Server {
 		keys:   make(map[string]*keyState),
 		anyKey: len(opts.Keys) == 0,
 		rng:    rand.New(rand.NewPCG(uint64(opts.Seed), uint64(opts.Seed)^0x9e3779b97f4a7c15)),
+		ach:    newACHState(opts.Seed),
 	}
 	if s.now == nil {
 		s.now = time.Now
@@ -131,6 +162,7 @@ func New(opts Options) *Server {
 		s.keys[k.Value] = s.newKeyState(k)
 	}
 	s.routes = s.buildRoutes()
+	s.achRoutes = s.buildACHRoutes()
 	return s
 }
 
@@ -143,7 +175,9 @@ func (s *Server) Stats() Stats {
 		InjectedErrors: s.stats.errors.Load(),
 		RateLimited:    s.stats.rateLimited.Load(),
 		Cancelled:      s.stats.cancelled.Load(),
+		ACHCreates:     s.stats.achCreates.Load(),
 	}
+	st.Customers, st.FundingSources = s.ach.counts()
 	s.mu.RLock()
 	states := make([]*keyState, 0, len(s.keys))
 	for _, ks := range s.keys {
@@ -181,7 +215,9 @@ func (s *Server) KeyStats(key string) KeyStats {
 
 // ServeHTTP answers one request: latency, routing (404, 405),
 // authentication (401), then for /v1 the rate limit (429) and injected
-// errors (500, 503), then the endpoint itself.
+// errors (500, 503), then the endpoint itself. Paths under /ach/v2 go
+// through the same steps in serveACH, with the ACH API's 403s and error
+// envelope.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	s.stats.requests.Add(1)
 	start := time.Now()
@@ -202,6 +238,10 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}()
 	preloadBody(w, r, s.opts.MaxBodyBytes)
 	if !s.wait(r) {
+		return
+	}
+	if isACHPath(r.URL.Path) {
+		key = s.serveACH(sw, r)
 		return
 	}
 	ep, arg, aerr := s.routes.match(r.Method, r.URL.Path)

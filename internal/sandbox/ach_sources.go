@@ -1,0 +1,238 @@
+package sandbox
+
+import (
+	"net/http"
+	"time"
+)
+
+// Account types of a funding source.
+const (
+	typeChecking = "checking"
+	typeSavings  = "savings"
+)
+
+// sourceInput is a validated request to link a bank account.
+type sourceInput struct {
+	userID, routing, account, kind, nickname string
+}
+
+// readSourceInput validates the body of POST /funding-source and of the
+// on-demand create; account_type is required only by the former
+// (typeRequired), the latter defaults it to checking.
+func readSourceInput(p params, typeRequired bool) (sourceInput, *apiError) {
+	f := &fields{p: p}
+	in := sourceInput{userID: f.text("user_id", true, maxACHID)}
+	in.routing, in.account = f.bankAccount()
+	in.kind = f.enum("account_type", typeChecking, typeSavings)
+	if in.kind == "" && f.err == nil {
+		if typeRequired {
+			f.fail("account_type", "required")
+		}
+		in.kind = typeChecking
+	}
+	in.nickname = f.text("nickname", false, maxNickname)
+	return in, f.failed()
+}
+
+// link adds a funding source with status to the customer of in, under
+// a.mu, after the rules of docs/ach-wire.md in this order: the customer
+// (404s), the account's one customer (400s), the source limit (400). A
+// new source is primary when the customer has no primary (decided), or
+// always when primary is set (processor tokens), replacing the old one.
+func (s *Server) link(ks *keyState, in sourceInput, status string, primary bool, now time.Time) (*fundingSource, *apiError) {
+	a := s.ach
+	c, aerr := a.customerOf(ks, in.userID)
+	if aerr != nil {
+		return nil, aerr
+	}
+	if held := a.accounts[bankKey(in.routing, in.account)]; held != nil {
+		if held.cust == c {
+			return nil, errorf(http.StatusBadRequest, "This bank account is already linked to this customer")
+		}
+		return nil, errorf(http.StatusBadRequest, "This bank account is associated with another user")
+	}
+	if c.live() >= s.opts.MaxFundingSources {
+		return nil, errorf(http.StatusBadRequest, "You exceeded the maximum number of bank accounts")
+	}
+	src := &fundingSource{
+		id: a.newID(), cust: c, routing: in.routing, account: in.account,
+		kind: in.kind, nickname: in.nickname, status: status, created: now,
+	}
+	primary = primary || !c.hasPrimary()
+	c.sources = append(c.sources, src)
+	if primary {
+		c.makePrimary(src)
+	}
+	a.sources[src.id] = src
+	a.accounts[bankKey(in.routing, in.account)] = src
+	return src, nil
+}
+
+// createAnswer answers POST /funding-source.
+type createAnswer struct {
+	achOK
+	FundingSourceID string     `json:"funding_source_id"`
+	Status          string     `json:"status"`
+	FundingSource   sourceView `json:"funding_source"`
+}
+
+// createSource serves POST /ach/v2/funding-source: a Pending source, to
+// be verified by micro-deposits.
+func (s *Server) createSource(w http.ResponseWriter, r *http.Request, ks *keyState, _ string) *apiError {
+	p, aerr := s.achRead(w, r)
+	if aerr != nil {
+		return aerr
+	}
+	in, aerr := readSourceInput(p, true)
+	if aerr != nil {
+		return aerr
+	}
+	s.ach.mu.Lock()
+	src, aerr := s.link(ks, in, srcPending, false, s.keyNow(ks))
+	var ans createAnswer
+	if src != nil {
+		ans = createAnswer{succeeded(), src.id, s.srcStatus(src.status), s.viewSource(src, false)}
+	}
+	s.ach.mu.Unlock()
+	if aerr != nil {
+		return aerr
+	}
+	s.answerCreate(w, r, ks, ans)
+	return nil
+}
+
+// onDemandAnswer answers POST /on-demand/funding-source (spec §4.2).
+type onDemandAnswer struct {
+	achOK
+	FundingSourceID string     `json:"funding_source_id"`
+	Status          string     `json:"status"`
+	BankName        string     `json:"bank_name"`
+	LastFour        string     `json:"last_four"`
+	FundingSource   sourceView `json:"funding_source"`
+}
+
+// onDemandStatus is the decided rule the specification leaves "not
+// shown": an account of the sandbox fixture table is "enabled for
+// third-party verification" and Verified; any other is Unverified.
+func onDemandStatus(routing, account string) string {
+	if _, ok := fixtureOrdinal(account); ok && routing == FixtureRouting {
+		return srcVerified
+	}
+	return srcUnverified
+}
+
+// createOnDemand serves POST /ach/v2/on-demand/funding-source.
+func (s *Server) createOnDemand(w http.ResponseWriter, r *http.Request, ks *keyState, _ string) *apiError {
+	p, aerr := s.achRead(w, r)
+	if aerr != nil {
+		return aerr
+	}
+	in, aerr := readSourceInput(p, false)
+	if aerr != nil {
+		return aerr
+	}
+	s.ach.mu.Lock()
+	src, aerr := s.link(ks, in, onDemandStatus(in.routing, in.account), false, s.keyNow(ks))
+	var ans onDemandAnswer
+	if src != nil {
+		v := s.viewSource(src, false)
+		ans = onDemandAnswer{succeeded(), src.id, v.Status, v.BankName, v.LastFour, v}
+	}
+	s.ach.mu.Unlock()
+	if aerr != nil {
+		return aerr
+	}
+	s.answerCreate(w, r, ks, ans)
+	return nil
+}
+
+// sourceAnswer answers a single funding source.
+type sourceAnswer struct {
+	achOK
+	FundingSource sourceView `json:"funding_source"`
+}
+
+// getSource serves GET /ach/v2/funding-source/:{id} (the colon optional).
+func (s *Server) getSource(w http.ResponseWriter, _ *http.Request, ks *keyState, id string) *apiError {
+	s.ach.mu.Lock()
+	src, aerr := s.ach.sourceOf(ks, id)
+	var v sourceView
+	if src != nil {
+		v = s.viewSource(src, false)
+	}
+	s.ach.mu.Unlock()
+	if aerr != nil {
+		return aerr
+	}
+	writeJSON(w, http.StatusOK, sourceAnswer{succeeded(), v})
+	return nil
+}
+
+// listSources serves GET /ach/v2/funding-source/user/:{user_id}: the
+// customer's sources oldest first, deleted ones included.
+func (s *Server) listSources(w http.ResponseWriter, _ *http.Request, ks *keyState, userID string) *apiError {
+	s.ach.mu.Lock()
+	c, aerr := s.ach.customerOf(ks, userID)
+	list := []sourceView{}
+	if c != nil {
+		for _, src := range c.sources {
+			list = append(list, s.viewSource(src, true))
+		}
+	}
+	s.ach.mu.Unlock()
+	if aerr != nil {
+		return aerr
+	}
+	writeJSON(w, http.StatusOK, struct {
+		achOK
+		List []sourceView `json:"list"`
+	}{succeeded(), list})
+	return nil
+}
+
+// removeSource serves POST /ach/v2/funding-source/remove {user_id,
+// source_id}: the source becomes deleted and its account free. Removing
+// a deleted source again succeeds (decided), so that a retry is harmless.
+func (s *Server) removeSource(w http.ResponseWriter, r *http.Request, ks *keyState, _ string) *apiError {
+	p, aerr := s.achRead(w, r)
+	if aerr != nil {
+		return aerr
+	}
+	f := &fields{p: p}
+	userID := f.text("user_id", true, maxACHID)
+	id := f.sourceID(false)
+	if id == "" && f.err == nil {
+		f.fail("source_id", "required")
+	}
+	if aerr := f.failed(); aerr != nil {
+		return aerr
+	}
+	a := s.ach
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	src, aerr := a.ownSource(ks, userID, id)
+	if aerr != nil {
+		return aerr
+	}
+	a.remove(src)
+	writeJSON(w, http.StatusOK, succeeded())
+	return nil
+}
+
+// ownSource resolves a source that must belong to the customer userID of
+// ks: the customer's 404s first, then "Funding source not found" for a
+// source of anyone else.
+func (a *achState) ownSource(ks *keyState, userID, id string) (*fundingSource, *apiError) {
+	c, aerr := a.customerOf(ks, userID)
+	if aerr != nil {
+		return nil, aerr
+	}
+	src, aerr := a.sourceOf(ks, id)
+	if aerr != nil {
+		return nil, aerr
+	}
+	if src.cust != c {
+		return nil, errorf(http.StatusNotFound, "Funding source not found")
+	}
+	return src, nil
+}
