@@ -1,6 +1,9 @@
-// Package conformance holds the tests that run batchd's API client
-// (internal/echeck) against its sandbox emulator (internal/sandbox), over
-// real HTTP on loopback.
+// Package conformance holds the tests that run batchd's API clients, the
+// eCheck client (internal/echeck) and the ACH client (internal/ach),
+// against its sandbox emulator (internal/sandbox), over real HTTP on
+// loopback. The ACH tests (ach_*_test.go) cover every /ach/v2 endpoint,
+// every funding-source transition of spec §3.3, every error of §7 and the
+// 410 of micro-deposit initiation from 2026-06-08 by the sandbox clock.
 //
 // The client and the sandbox are written from the same specification by
 // different hands and never import each other, so that each is an

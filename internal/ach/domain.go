@@ -1,0 +1,231 @@
+package ach
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+
+	"github.com/batchd/batchd/internal/funding"
+	"github.com/batchd/batchd/internal/money"
+	"github.com/batchd/batchd/internal/payment"
+)
+
+// FundingService adapts a Client to the domain's funding.Service: it
+// builds each request from a funding.Request, turns the wire's funding
+// sources into the domain's, and files every error under the domain's
+// failures (payment.ErrKeyRefused, ErrRefused, ErrNotDone; an unclassified
+// one is a lost answer) and funding's refusals, so that onboarding never
+// depends on HTTP. It is internal/echeck's Service for the ACH API.
+type FundingService struct {
+	c        *Client
+	provider string
+}
+
+var _ funding.Service = (*FundingService)(nil)
+
+// NewFundingService returns the domain adapter of c. provider is the
+// processor-token path's word for the bank-linking provider
+// (POST /funding-source/processor/{provider}).
+func NewFundingService(c *Client, provider string) *FundingService {
+	return &FundingService{c: c, provider: provider}
+}
+
+// customerPage is the customer list's page size in FindCustomer: the
+// service's maximum (spec §8).
+const customerPage = 100
+
+// customerWalks bounds the walks of a customer list that changes while
+// it is read.
+const customerWalks = 3
+
+// CreateCustomer creates a customer. An email the key already has is a
+// refusal (payment.ErrRefused): whether that customer is the row's is
+// onboarding's decision, by FindCustomer.
+func (s *FundingService) CreateCustomer(ctx context.Context, cu funding.Customer) (string, error) {
+	u, err := s.c.CreateUser(ctx, UserRequest{FirstName: cu.FirstName, LastName: cu.LastName, Email: cu.Email, Phone: cu.Phone})
+	if err != nil {
+		return "", fundingError(err)
+	}
+	return u.ID, nil
+}
+
+// FindCustomer walks the whole customer list for email (compared as
+// funding.EmailKey). A walk is complete only when it has seen as many
+// distinct customers as the largest total a page reported; a list that
+// moves under the walk is read again (bounded), and one that never
+// settles is an error wrapping payment.ErrNotDone, never "not found":
+// a customer missed would be created twice.
+func (s *FundingService) FindCustomer(ctx context.Context, email string) (string, bool, error) {
+	want := funding.EmailKey(email)
+	for try := 1; ; try++ {
+		id, seen, total, err := s.walkCustomers(ctx, want)
+		switch {
+		case err != nil:
+			return "", false, err
+		case id != "":
+			return id, true, nil
+		case seen >= total:
+			return "", false, nil
+		case try >= customerWalks:
+			return "", false, fmt.Errorf("%w: %w: the customer list showed %d distinct customers of %d after %d walks",
+				payment.ErrService, payment.ErrNotDone, seen, total, try)
+		}
+	}
+}
+
+// walkCustomers reads the customer list once, oldest first, stopping at
+// the first customer with email want. It returns that customer, or how
+// many distinct customers it saw and the largest total a page reported.
+func (s *FundingService) walkCustomers(ctx context.Context, want string) (id string, seen, total int, err error) {
+	ids := map[string]bool{}
+	for page := 1; ; page++ {
+		pg, err := s.c.ListUsers(ctx, page, customerPage)
+		if err != nil {
+			return "", 0, 0, fundingError(err)
+		}
+		total = max(total, pg.Total)
+		for _, u := range pg.Users {
+			if funding.EmailKey(u.Email) == want && want != "" {
+				return u.ID, 0, 0, nil
+			}
+			ids[u.ID] = true
+		}
+		if len(pg.Users) == 0 || page >= pg.LastPage {
+			return "", len(ids), total, nil
+		}
+	}
+}
+
+// CreateSource creates the funding source of r for customer userID by
+// its method: on demand, for micro-deposits (Pending, not initiated), or
+// by exchanging its processor token.
+func (s *FundingService) CreateSource(ctx context.Context, userID string, r *funding.Request) (*funding.Source, error) {
+	var fs *FundingSource
+	var err error
+	req := FundingSourceRequest{UserID: userID, Routing: r.Routing, Account: r.Account,
+		Type: strings.ToLower(r.AccountType), Nickname: r.Nickname}
+	switch r.Method {
+	case funding.OnDemand:
+		fs, err = s.c.CreateOnDemandFundingSource(ctx, req)
+	case funding.MicroDeposits:
+		if req.Type == "" {
+			req.Type = Checking // the on-demand endpoint's default, for the one that requires it
+		}
+		fs, err = s.c.CreateFundingSource(ctx, req)
+	case funding.Processor:
+		fs, err = s.c.CreateProcessorFundingSource(ctx, s.provider, userID, r.ProcessorToken)
+	default:
+		return nil, fmt.Errorf("%w: %w: a %q row creates no funding source", payment.ErrService, payment.ErrRefused, r.Method)
+	}
+	if err != nil {
+		return nil, fundingError(err)
+	}
+	out := fs.Domain()
+	if out.UserID == "" {
+		out.UserID = userID
+	}
+	return out, nil
+}
+
+// Sources lists every funding source of a customer, deleted ones too.
+func (s *FundingService) Sources(ctx context.Context, userID string) ([]funding.Source, error) {
+	list, err := s.c.ListFundingSources(ctx, userID)
+	if err != nil {
+		return nil, fundingError(err)
+	}
+	out := make([]funding.Source, len(list))
+	for i := range list {
+		out[i] = *list[i].Domain()
+	}
+	return out, nil
+}
+
+// Source reads one funding source; an unknown one is a refusal that also
+// wraps payment.ErrNotFound.
+func (s *FundingService) Source(ctx context.Context, id string) (*funding.Source, error) {
+	fs, err := s.c.GetFundingSource(ctx, id)
+	if err != nil {
+		return nil, fundingError(err)
+	}
+	return fs.Domain(), nil
+}
+
+// InitiateVerification sends a Pending source its micro-deposits; from
+// funding.DeprecationDate it wraps funding.ErrDeprecated.
+func (s *FundingService) InitiateVerification(ctx context.Context, sourceID string) error {
+	_, err := s.c.InitiateVerification(ctx, sourceID)
+	return fundingError(err)
+}
+
+// Verify completes a micro-deposit verification. The answer names the
+// source and its status only.
+func (s *FundingService) Verify(ctx context.Context, sourceID string, amounts [2]money.Cents) (*funding.Source, error) {
+	v, err := s.c.Verify(ctx, sourceID, amounts[0], amounts[1])
+	if err != nil {
+		return nil, fundingError(err)
+	}
+	return &funding.Source{ID: v.SourceID, Status: domainStatus(v.StatusText, v.Status)}, nil
+}
+
+// Domain is what the domain keeps of a funding source from the wire.
+func (fs *FundingSource) Domain() *funding.Source {
+	return &funding.Source{ID: fs.ID, UserID: fs.UserID, Status: domainStatus(fs.StatusText, fs.Status),
+		Primary: fs.Primary, Routing: fs.Routing, LastFour: fs.Last4, BankName: fs.Bank, Type: fs.Type,
+		Created: fs.Created}
+}
+
+// domainStatus reads the status word as sent, which keeps a word neither
+// side knows visible; the typed status stands in when none was sent.
+func domainStatus(text string, st Status) funding.Status {
+	if strings.TrimSpace(text) == "" && st != StatusUnknown {
+		text = st.String()
+	}
+	return funding.ParseStatus(text)
+}
+
+// fundingError files err under the domain's failures: every error is
+// payment.ErrService, its class decides the failure, and the conditions
+// a row's outcome depends on become funding's sentinels. The text stays
+// the client's own.
+func fundingError(err error) error {
+	if err == nil {
+		return nil
+	}
+	kinds := []error{payment.ErrService}
+	switch ClassOf(err) {
+	case Fatal:
+		kinds = append(kinds, payment.ErrKeyRefused)
+	case Permanent:
+		kinds = append(kinds, payment.ErrRefused)
+	case Retryable:
+		kinds = append(kinds, payment.ErrNotDone)
+	}
+	var e *Error
+	if errors.As(err, &e) && e.Status == http.StatusNotFound && errors.Is(err, ErrNotFound) {
+		kinds = append(kinds, payment.ErrNotFound)
+	}
+	for _, m := range []struct{ wire, domain error }{
+		{ErrDeprecated, funding.ErrDeprecated},
+		{ErrInvalidProcessorToken, funding.ErrInvalidToken},
+		{ErrAccountTaken, funding.ErrAccountTaken},
+		{ErrTooManySources, funding.ErrTooManySources},
+		{ErrCustomerNotFound, funding.ErrCustomerNotFound},
+		{ErrNotOwner, funding.ErrCustomerNotFound},
+	} {
+		if errors.Is(err, m.wire) {
+			kinds = append(kinds, m.domain)
+		}
+	}
+	return &fundingFailure{err: err, kinds: kinds}
+}
+
+// fundingFailure is a client error that also is the domain's sentinels.
+type fundingFailure struct {
+	err   error
+	kinds []error
+}
+
+func (f *fundingFailure) Error() string   { return f.err.Error() }
+func (f *fundingFailure) Unwrap() []error { return append([]error{f.err}, f.kinds...) }

@@ -1,0 +1,81 @@
+package ach
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/batchd/batchd/internal/money"
+)
+
+// TransferRequest is a direct debit (from SourceID, the sender) or credit
+// (to SourceID, the recipient). Amount is in cents and travels as the
+// contract's decimal string ("25.00").
+type TransferRequest struct {
+	SourceID    string
+	Name        string
+	Amount      money.Cents
+	Description string // <= 128 characters
+	Label       string
+}
+
+// Transfer is the service's answer to a debit or credit: the check it
+// made for the transfer.
+type Transfer struct {
+	CheckID string
+	Status  string // as sent, when the service sent one
+}
+
+// transferWire is the body of /ach-debit and /check/send; only the name of
+// the source member differs.
+type transferWire struct {
+	Sender      string `json:"sender,omitempty"`
+	Recipient   string `json:"recipient,omitempty"`
+	Name        string `json:"name,omitempty"`
+	Amount      string `json:"amount"`
+	Description string `json:"description,omitempty"`
+	Label       string `json:"label,omitempty"`
+}
+
+// Debit pulls Amount from a Verified funding source (ErrNotVerified
+// otherwise). A lost answer is Ambiguous: money may have moved.
+func (c *Client) Debit(ctx context.Context, r TransferRequest) (*Transfer, error) {
+	w := transferWire{Sender: r.SourceID, Name: r.Name, Amount: r.Amount.String(), Description: r.Description, Label: r.Label}
+	return c.transfer(ctx, call{op: OpDebit, method: "POST", path: "/ach-debit", body: w, effect: true}, r)
+}
+
+// Credit pays Amount to an Unverified or Verified funding source. A lost
+// answer is Ambiguous: money may have moved.
+func (c *Client) Credit(ctx context.Context, r TransferRequest) (*Transfer, error) {
+	w := transferWire{Recipient: r.SourceID, Name: r.Name, Amount: r.Amount.String(), Description: r.Description, Label: r.Label}
+	return c.transfer(ctx, call{op: OpCredit, method: "POST", path: "/check/send", body: w, effect: true}, r)
+}
+
+func (c *Client) transfer(ctx context.Context, k call, r TransferRequest) (*Transfer, error) {
+	if r.SourceID == "" {
+		return nil, c.refuse(k, errors.New("funding source id is empty"))
+	}
+	if r.Amount <= 0 {
+		return nil, c.refuse(k, fmt.Errorf("amount %s is not positive", r.Amount))
+	}
+	a, err := c.do(ctx, k)
+	if err != nil {
+		return nil, err
+	}
+	m := a.m
+	if o := nested(m, "check", "transaction", "data"); o != nil {
+		m = o
+	}
+	f := fields{m: m}
+	t := &Transfer{CheckID: f.strictStr("check_id", "transaction_id", "id"), Status: f.str("status")}
+	if t.CheckID == "" && f.err == nil {
+		t.CheckID = (&fields{m: a.m}).strictStr("check_id")
+	}
+	if f.err == nil && t.CheckID == "" {
+		f.err = errors.New("no check_id in the answer")
+	}
+	if f.err != nil {
+		return nil, c.badAnswer(k, a.status, f.err)
+	}
+	return t, nil
+}

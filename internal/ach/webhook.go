@@ -1,0 +1,44 @@
+package ach
+
+import (
+	"context"
+	"fmt"
+	"net/url"
+)
+
+// RegisterWebhook sets the key's one webhook URL (spec 2.6), replacing any
+// earlier one, and returns the URL the service registered. Registering
+// the same URL twice leaves the same state, so a lost answer is
+// Retryable.
+func (c *Client) RegisterWebhook(ctx context.Context, hookURL string) (string, error) {
+	k := call{op: OpWebhookRegister, method: "POST", path: "/webhooks", body: map[string]string{"url": hookURL}}
+	if u, err := url.Parse(hookURL); err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
+		return "", c.refuse(k, fmt.Errorf("webhook URL %q is not an absolute http(s) URL", excerpt(hookURL)))
+	}
+	a, err := c.do(ctx, k)
+	if err != nil {
+		return "", err
+	}
+	f := fields{m: a.m}
+	got := f.strictStr("webhook_url", "url")
+	if f.err != nil {
+		return "", c.badAnswer(k, a.status, f.err)
+	}
+	return got, nil
+}
+
+// Webhook returns the key's registered webhook URL, "" when none, so that
+// batchd can tell whether its URL is registered before it registers.
+func (c *Client) Webhook(ctx context.Context) (string, error) {
+	k := call{op: OpWebhookGet, method: "GET", path: "/webhooks"}
+	a, err := c.do(ctx, k)
+	if err != nil {
+		return "", err
+	}
+	f := fields{m: a.m}
+	got := f.strictStr("webhook_url", "url")
+	if f.err != nil {
+		return "", c.badAnswer(k, a.status, f.err)
+	}
+	return got, nil
+}
