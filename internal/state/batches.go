@@ -11,12 +11,15 @@ import (
 
 // Loader writes one file's rows in chunks. The batch stays Loading, and so
 // invisible to submit, until Commit; a crash before then leaves a Loading
-// batch that the next Open discards.
+// batch that the next Open discards. A payment batch takes rows by Add, a
+// funding-source or verification batch (payment.FileMeta.Kind) by
+// AddSource (see funding.go); each refuses the other's rows.
 type Loader struct {
 	d     *DB
 	batch payment.Batch
 	meta  payment.FileMeta
 	buf   []pendingRow
+	src   []pendingSource // a funding batch's rows, written in the caller's goroutine
 	n     int
 
 	// A full chunk is written by a goroutine of its own while the caller
@@ -34,6 +37,11 @@ type pendingRow struct {
 // BeginBatch starts loading a file. It returns ErrDuplicate (wrapped) when
 // the same content was already accepted; File tells which file that was.
 func (d *DB) BeginBatch(m payment.FileMeta) (payment.Loader, error) {
+	switch m.Kind {
+	case payment.KindPayments, payment.KindSources, payment.KindVerifications:
+	default:
+		return nil, fmt.Errorf("begin batch for %s: %w: unknown batch kind %q", m.Name, ErrWrongKind, m.Kind)
+	}
 	l := &Loader{d: d, meta: m}
 	err := d.update(func(tx *bolt.Tx) error {
 		if raw := tx.Bucket(bucketFiles).Get([]byte(m.SHA256)); raw != nil {
@@ -53,7 +61,7 @@ func (d *DB) BeginBatch(m payment.FileMeta) (payment.Loader, error) {
 			return err
 		}
 		l.batch = payment.Batch{
-			ID: id, File: m.Name, SHA256: m.SHA256, Status: payment.BatchLoading,
+			ID: id, Kind: m.Kind, File: m.Name, SHA256: m.SHA256, Status: payment.BatchLoading,
 			Label:   "batchd-" + d.instance + "-" + strconv.FormatUint(id, 10),
 			Created: d.now().UTC(), Counts: map[payment.RowState]int{},
 		}
@@ -72,6 +80,10 @@ func (l *Loader) Batch() payment.Batch { return l.batch }
 // chunk is written in the background while the caller goes on, so an
 // error writing it is returned by a later Add, or by Commit.
 func (l *Loader) Add(line int, p payment.Payment) error {
+	if !l.batch.Kind.Payments() {
+		return fmt.Errorf("batch %d (%s): %w: a %s file takes its rows by AddSource, not as payments",
+			l.batch.ID, l.meta.Name, ErrWrongKind, l.batch.Kind)
+	}
 	l.buf = append(l.buf, pendingRow{uint32(line), p})
 	if len(l.buf) >= l.d.chunk {
 		return l.flushAsync()
@@ -172,6 +184,9 @@ func (l *Loader) Commit(rows, invalid int) (payment.Batch, error) {
 	if err := l.flush(); err != nil {
 		return payment.Batch{}, err
 	}
+	if err := l.flushSources(); err != nil {
+		return payment.Batch{}, err
+	}
 	l.batch.Status = payment.BatchReady
 	l.batch.Rows, l.batch.Invalid = rows, invalid
 	l.batch.Counts = map[payment.RowState]int{payment.Pending: l.n}
@@ -192,7 +207,7 @@ func (l *Loader) Commit(rows, invalid int) (payment.Batch, error) {
 // the reason, so the same content is recognised if dropped again.
 func (l *Loader) Reject(rows, invalid int, reason string) (payment.Batch, error) {
 	_ = l.wait() // the rows are deleted below whether or not it succeeded
-	l.buf = nil
+	l.buf, l.src = nil, nil
 	if err := l.d.deleteRows(l.batch.ID); err != nil {
 		return payment.Batch{}, err
 	}
@@ -216,7 +231,7 @@ func (l *Loader) Reject(rows, invalid int, reason string) (payment.Batch, error)
 // read to the end (an I/O error, a cancelled run) and will be read again.
 func (l *Loader) Abort() error {
 	_ = l.wait()
-	l.buf = nil
+	l.buf, l.src = nil, nil
 	if err := l.d.deleteRows(l.batch.ID); err != nil {
 		return err
 	}
@@ -227,22 +242,26 @@ func (l *Loader) Abort() error {
 	return nil
 }
 
-// deleteRows removes a batch's rows in chunked transactions.
+// deleteRows removes a batch's rows, payment and funding alike, and
+// their open index entries, in chunked transactions. It serves batches
+// that never committed, whose rows are in no other index.
 func (d *DB) deleteRows(batch uint64) error {
 	prefix := u64(batch)
 	for {
 		n := 0
 		err := d.update(func(tx *bolt.Tx) error {
-			c := tx.Bucket(bucketRows).Cursor()
-			open := tx.Bucket(bucketOpen)
-			for k, _ := c.Seek(prefix); k != nil && hasPrefix(k, prefix) && n < d.chunk; k, _ = c.Seek(prefix) {
-				if err := open.Delete(k); err != nil {
-					return err
+			for _, kind := range [][2][]byte{{bucketRows, bucketOpen}, {bucketSrcRows, bucketSrcOpen}} {
+				c := tx.Bucket(kind[0]).Cursor()
+				open := tx.Bucket(kind[1])
+				for k, _ := c.Seek(prefix); k != nil && hasPrefix(k, prefix) && n < d.chunk; k, _ = c.Seek(prefix) {
+					if err := open.Delete(k); err != nil {
+						return err
+					}
+					if err := c.Delete(); err != nil {
+						return err
+					}
+					n++
 				}
-				if err := c.Delete(); err != nil {
-					return err
-				}
-				n++
 			}
 			return nil
 		})

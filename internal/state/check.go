@@ -42,10 +42,14 @@ type Report struct {
 	SnapshotAt time.Time                `json:"snapshot_at,omitzero"` // set when the file is a snapshot
 	Restored   *RestoreMark             `json:"restored,omitempty"`
 	Batches    int                      `json:"batches"`
-	Rows       int                      `json:"rows"`
-	ByState    map[payment.RowState]int `json:"by_state"`
-	Checks     int                      `json:"checks"` // check ids owned by rows
-	Faults     []Fault                  `json:"faults"`
+	Rows       int                      `json:"rows"`     // payment and funding rows
+	ByState    map[payment.RowState]int `json:"by_state"` // of every row, payment and funding
+	Checks     int                      `json:"checks"`   // check ids owned by rows
+	// SourceRows counts the funding rows among Rows, and Sources the
+	// funding source ids they own.
+	SourceRows int     `json:"source_rows,omitempty"`
+	Sources    int     `json:"sources,omitempty"`
+	Faults     []Fault `json:"faults"`
 	// More counts the faults found beyond the first maxFaults.
 	More int `json:"more_faults,omitempty"`
 
@@ -58,7 +62,11 @@ func (r *Report) OK() bool { return len(r.Faults) == 0 }
 // Summary is the verdict in one line.
 func (r *Report) Summary() string {
 	if r.OK() {
-		return fmt.Sprintf("%s: OK: %d batches, %d rows, %d checks", r.Path, r.Batches, r.Rows, r.Checks)
+		s := fmt.Sprintf("%s: OK: %d batches, %d rows, %d checks", r.Path, r.Batches, r.Rows, r.Checks)
+		if r.SourceRows > 0 {
+			s += fmt.Sprintf(" (%d funding rows, %d funding sources)", r.SourceRows, r.Sources)
+		}
+		return s
 	}
 	n := len(r.Faults) + r.More
 	s := fmt.Sprintf("%s: DAMAGED: %d fault(s); first: %s", r.Path, n, r.Faults[0])
@@ -77,7 +85,9 @@ func (r *Report) add(where, format string, args ...any) {
 // length, bbolt's own consistency check (Tx.Check), and batchd's
 // invariants: every row decodes and its state is a legal RowState; the
 // open, track and checks indexes agree with the rows; each batch's
-// counts agree with its rows; each check id is owned by exactly one row.
+// counts agree with its rows; each check id is owned by exactly one row;
+// and the same for funding rows and their src_* buckets (funding_check.go),
+// each row in the buckets of its batch's kind.
 // Faults are in the report; an error means the file could not be checked
 // at all (it does not exist, or a process holds it: ErrLocked). It never
 // writes to the file, and never panics on a damaged one.
@@ -260,9 +270,12 @@ func (r *Report) invariants(tx *bolt.Tx) error {
 			continue
 		}
 		r.ByState[row.State]++
-		if _, ok := batches[key.Batch]; !ok {
+		if b, ok := batches[key.Batch]; !ok {
 			r.add(where, "belongs to batch %d, which the ledger does not have", key.Batch)
 		} else {
+			if !b.Kind.Payments() {
+				r.add(where, "is a payment row of batch %d, a %s batch", key.Batch, b.Kind)
+			}
 			if tally[key.Batch] == nil {
 				tally[key.Batch] = map[payment.RowState]int{}
 			}
@@ -327,6 +340,7 @@ func (r *Report) invariants(tx *bolt.Tx) error {
 			return nil
 		})
 	}
+	r.sourceInvariants(tx, batches, tally)
 	for _, id := range slices.Sorted(maps.Keys(batches)) {
 		b := batches[id]
 		if b.Status == payment.BatchLoading {
@@ -390,6 +404,11 @@ func (r *Report) batches(bb *bolt.Bucket) map[uint64]*payment.Batch {
 		}
 		if b.ID != id {
 			r.add(fmt.Sprintf("batch %d", id), "is stored under id %d but says it is %d", id, b.ID)
+		}
+		switch b.Kind {
+		case payment.KindPayments, payment.KindSources, payment.KindVerifications:
+		default:
+			r.add(fmt.Sprintf("batch %d", id), "has the unknown kind %q", b.Kind)
 		}
 		out[id] = b
 		return nil

@@ -28,12 +28,16 @@ import (
 	"sync"
 	"time"
 
+	"github.com/batchd/batchd/internal/funding"
 	"github.com/batchd/batchd/internal/payment"
 	bolt "go.etcd.io/bbolt"
 )
 
-// SchemaVersion is the layout this build reads and writes.
-const SchemaVersion = 1
+// SchemaVersion is the layout this build reads and writes. Version 2 added
+// the funding-source buckets (src_*): an older batchd would take a funding
+// batch for a payment batch whose rows it cannot see, so it must refuse
+// the ledger rather than report on it.
+const SchemaVersion = 2
 
 // FileName is the database's name inside the state directory.
 const FileName = "batchd.db"
@@ -49,6 +53,13 @@ var (
 	bucketNumbers = []byte("numbers") // sequence of assigned check numbers
 	bucketJobs    = []byte("jobs")    // job name -> last successful run (RFC 3339)
 
+	// Funding-source rows (internal/funding) live apart from payment
+	// rows, keyed alike, so that no payment job ever meets one.
+	bucketSrcRows  = []byte("src_rows")  // payment.RowKey -> funding.Row (JSON)
+	bucketSrcOpen  = []byte("src_open")  // payment.RowKey -> state, rows without a result
+	bucketSrcTrack = []byte("src_track") // payment.RowKey -> nil, submitted rows whose status is Tracked
+	bucketSrcIDs   = []byte("src_ids")   // source id -> payment.RowKey, the row that owns it (never a Verify row)
+
 	keySchema   = []byte("schema")
 	keyInstance = []byte("instance")
 )
@@ -56,10 +67,17 @@ var (
 // ErrLocked is returned by Open when another process holds the database.
 var ErrLocked = errors.New("state is locked by another batchd process")
 
-// migrations[v] upgrades a database from schema v to v+1. It is empty while
-// there has only been one schema; the hook is here so that the first change
-// of layout has an obvious home.
-var migrations = map[int]func(*bolt.Tx) error{}
+// migrations[v] upgrades a database from schema v to v+1, inside the
+// transaction that has already created every bucket of the current layout.
+var migrations = map[int]func(*bolt.Tx) error{
+	// 1 -> 2: the funding-source buckets, which initSchema has just
+	// created empty; no row moves.
+	1: func(*bolt.Tx) error { return nil },
+}
+
+// allBuckets is every top-level bucket of the current layout.
+var allBuckets = [][]byte{bucketMeta, bucketFiles, bucketBatches, bucketRows, bucketOpen, bucketTrack, bucketChecks,
+	bucketNumbers, bucketJobs, bucketSrcRows, bucketSrcOpen, bucketSrcTrack, bucketSrcIDs}
 
 // Options tunes Open. The zero value is usable.
 type Options struct {
@@ -181,7 +199,7 @@ func Open(dir string, opts Options) (*DB, error) {
 // initSchema creates the buckets, stamps or checks the schema version and
 // runs any migrations, all in one transaction.
 func (d *DB) initSchema(tx *bolt.Tx) error {
-	for _, name := range [][]byte{bucketMeta, bucketFiles, bucketBatches, bucketRows, bucketOpen, bucketTrack, bucketChecks, bucketNumbers, bucketJobs} {
+	for _, name := range allBuckets {
 		if _, err := tx.CreateBucketIfNotExists(name); err != nil {
 			return err
 		}
@@ -400,8 +418,11 @@ func (d *DB) Commits() int64 {
 	return d.commits
 }
 
-// The ledger is the domain's Ledger, and a Loader its Loader.
+// The ledger is the domain's Ledger and funding's, and a Loader their
+// Loader.
 var (
 	_ payment.Ledger = (*DB)(nil)
 	_ payment.Loader = (*Loader)(nil)
+	_ funding.Ledger = (*DB)(nil)
+	_ funding.Loader = (*Loader)(nil)
 )

@@ -23,6 +23,11 @@ import (
 // archive already written, which the next prune writes again) or the
 // archive and no batch: never half a batch.
 //
+// Funding batches (funding-source and verification files) are pruned by
+// the same rules, apart: Prune takes only payment batches, PruneSources
+// (funding_prune.go) only funding ones, each with an archiver of its own
+// rows.
+//
 // What prune keeps: the file's content hash (the files bucket), so that
 // the same content dropped again is still refused as a duplicate instead
 // of being paid a second time; and the sequences of batch ids and check
@@ -64,14 +69,54 @@ var errPruneChanged = errors.New("the batch changed while it was being pruned")
 // prune between its archive and its commit.
 var testHookPruneTx func(batch uint64) error
 
-// Prune removes every batch that is finished and whose last change is
-// before before, oldest first, after archive has written its rows. A
-// batch is finished when it was refused (it has no rows), or when it is
-// ready, its every row is final and its results report has been
-// delivered. Loading batches are never touched. It stops at the first
-// error of archive or of the ledger, having pruned the batches before it,
-// and between batches when ctx is done.
+// Prune removes every payment batch that is finished and whose last
+// change is before before, oldest first, after archive has written its
+// rows. A batch is finished when it was refused (it has no rows), or when
+// it is ready, its every row is final and its results report has been
+// delivered. Loading batches are never touched, nor funding batches
+// (PruneSources prunes those). It stops at the first error of archive or
+// of the ledger, having pruned the batches before it, and between batches
+// when ctx is done.
 func (d *DB) Prune(ctx context.Context, before time.Time, archive Archiver) (PruneSummary, error) {
+	return d.prune(ctx, before, paymentKind, func(b *payment.Batch, raw func(func(k, v []byte) error) error) error {
+		return archive(b, func(fn func(*payment.Row) error) error {
+			return raw(func(k, v []byte) error {
+				r, err := decodeRow(keyFrom(k), v)
+				if err != nil {
+					return err
+				}
+				return fn(r)
+			})
+		})
+	})
+}
+
+// rowKind is what prune needs to know of one kind of row: which batches
+// hold it, its buckets, and what a stored row says of itself.
+type rowKind struct {
+	payments                  bool // payment batches, or funding ones
+	rows, open, track, owners []byte
+	// facts decodes a stored row: whether nothing more will happen to
+	// it, when it last changed, and the id it owns in owners ("" for
+	// none).
+	facts func(k, v []byte) (final bool, last time.Time, owns string, err error)
+}
+
+var paymentKind = rowKind{payments: true, rows: bucketRows, open: bucketOpen, track: bucketTrack, owners: bucketChecks,
+	facts: func(k, v []byte) (bool, time.Time, string, error) {
+		r, err := decodeRow(keyFrom(k), v)
+		if err != nil {
+			return false, time.Time{}, "", err
+		}
+		return r.Final(), lastChange(r), r.CheckID, nil
+	}}
+
+// rawArchiver is an Archiver before rows are decoded: raw calls fn with
+// the stored key and value of every row of b in line order.
+type rawArchiver func(b *payment.Batch, raw func(fn func(k, v []byte) error) error) error
+
+// prune is Prune for the batches of one kind of row.
+func (d *DB) prune(ctx context.Context, before time.Time, kind rowKind, archive rawArchiver) (PruneSummary, error) {
 	sum := PruneSummary{Kept: map[string]int{}}
 	batches, err := d.Batches()
 	if err != nil {
@@ -82,11 +127,14 @@ func (d *DB) Prune(ctx context.Context, before time.Time, archive Archiver) (Pru
 			return sum, err
 		}
 		b := &batches[i]
-		if why := d.keepBatch(b, before); why != "" {
+		if b.Kind.Payments() != kind.payments {
+			continue // the other prune's
+		}
+		if why := d.keepBatch(b, before, kind); why != "" {
 			sum.Kept[why]++
 			continue
 		}
-		check, why, err := d.pruneCheck(b.ID, before)
+		check, why, err := d.pruneCheck(b.ID, before, kind)
 		if err != nil {
 			return sum, fmt.Errorf("prune batch %d (%s): %w", b.ID, b.File, err)
 		}
@@ -98,15 +146,11 @@ func (d *DB) Prune(ctx context.Context, before time.Time, archive Archiver) (Pru
 			return sum, err
 		}
 		var archived pruneDigest
-		err = archive(b, func(fn func(*payment.Row) error) error {
+		err = archive(b, func(fn func(k, v []byte) error) error {
 			archived = newPruneDigest()
-			return d.scanRaw(b.ID, func(k, v []byte) error {
+			return d.scanRaw(kind.rows, b.ID, func(k, v []byte) error {
 				archived.add(k, v)
-				r, err := decodeRow(keyFrom(k), v)
-				if err != nil {
-					return err
-				}
-				return fn(r)
+				return fn(k, v)
 			})
 		})
 		if err != nil {
@@ -119,7 +163,7 @@ func (d *DB) Prune(ctx context.Context, before time.Time, archive Archiver) (Pru
 			sum.Kept["changed"]++
 			continue
 		}
-		err = d.pruneTx(b, before, check.digest)
+		err = d.pruneTx(b, before, check.digest, kind)
 		if errors.Is(err, errPruneChanged) {
 			sum.Kept["changed"]++
 			continue
@@ -135,7 +179,7 @@ func (d *DB) Prune(ctx context.Context, before time.Time, archive Archiver) (Pru
 
 // keepBatch says from the batch record alone why b cannot be pruned, or
 // "" when its rows must be looked at.
-func (d *DB) keepBatch(b *payment.Batch, before time.Time) string {
+func (d *DB) keepBatch(b *payment.Batch, before time.Time, kind rowKind) string {
 	switch {
 	case b.Status == payment.BatchLoading:
 		return "loading"
@@ -153,7 +197,7 @@ func (d *DB) keepBatch(b *payment.Batch, before time.Time) string {
 	}
 	tracked := false
 	err := d.view(func(tx *bolt.Tx) error {
-		k, _ := tx.Bucket(bucketTrack).Cursor().Seek(u64(b.ID))
+		k, _ := tx.Bucket(kind.track).Cursor().Seek(u64(b.ID))
 		tracked = k != nil && hasPrefix(k, u64(b.ID))
 		return nil
 	})
@@ -172,24 +216,23 @@ type pruneCheckResult struct {
 
 // pruneCheck reads every row of a batch and says why it must be kept, or
 // "" with the rows' count, last change and digest.
-func (d *DB) pruneCheck(batch uint64, before time.Time) (pruneCheckResult, string, error) {
+func (d *DB) pruneCheck(batch uint64, before time.Time, kind rowKind) (pruneCheckResult, string, error) {
 	var (
 		res pruneCheckResult
 		why string
 	)
 	dg := newPruneDigest()
-	err := d.scanRaw(batch, func(k, v []byte) error {
+	err := d.scanRaw(kind.rows, batch, func(k, v []byte) error {
 		dg.add(k, v)
-		r, err := decodeRow(keyFrom(k), v)
+		final, last, _, err := kind.facts(k, v)
 		if err != nil {
 			return err
 		}
 		res.rows++
-		if !r.Final() {
+		if !final {
 			why = "not final"
 			return errStopScan
 		}
-		last := lastChange(r)
 		if !last.Before(before) {
 			why = "recent"
 			return errStopScan
@@ -227,7 +270,7 @@ func lastChange(r *payment.Row) time.Time {
 // pruneTx removes a batch, its rows and their index entries in one
 // transaction, after checking again that every row is final and old
 // enough and that the rows are byte for byte those archived.
-func (d *DB) pruneTx(b *payment.Batch, before time.Time, digest uint64) error {
+func (d *DB) pruneTx(b *payment.Batch, before time.Time, digest uint64, kind rowKind) error {
 	prefix := u64(b.ID)
 	return d.update(func(tx *bolt.Tx) error {
 		cur, err := getBatch(tx, b.ID)
@@ -240,8 +283,8 @@ func (d *DB) pruneTx(b *payment.Batch, before time.Time, digest uint64) error {
 		if cur.Status != b.Status || cur.OpenRows() > 0 {
 			return errPruneChanged
 		}
-		rows, checks := tx.Bucket(bucketRows), tx.Bucket(bucketChecks)
-		open, track := tx.Bucket(bucketOpen), tx.Bucket(bucketTrack)
+		rows, owners := tx.Bucket(kind.rows), tx.Bucket(kind.owners)
+		open, track := tx.Bucket(kind.open), tx.Bucket(kind.track)
 		dg := newPruneDigest()
 		// The rows are read first and removed after: seeking the batch's
 		// first key again after each removal would step over every leaf
@@ -251,21 +294,21 @@ func (d *DB) pruneTx(b *payment.Batch, before time.Time, digest uint64) error {
 		c := rows.Cursor()
 		for k, v := c.Seek(prefix); k != nil && hasPrefix(k, prefix); k, v = c.Next() {
 			dg.add(k, v)
-			r, err := decodeRow(keyFrom(k), v)
+			final, last, owns, err := kind.facts(k, v)
 			if err != nil {
 				return err
 			}
-			if !r.Final() || !lastChange(r).Before(before) {
+			if !final || !last.Before(before) {
 				return errPruneChanged
 			}
-			if r.CheckID != "" {
-				if owner := checks.Get([]byte(r.CheckID)); owner != nil && bytes.Equal(owner, k) {
-					if err := checks.Delete([]byte(r.CheckID)); err != nil {
+			if owns != "" {
+				if owner := owners.Get([]byte(owns)); owner != nil && bytes.Equal(owner, k) {
+					if err := owners.Delete([]byte(owns)); err != nil {
 						return err
 					}
 				}
 			}
-			lines = append(lines, r.Key.Line)
+			lines = append(lines, keyFrom(k).Line)
 		}
 		for _, line := range lines {
 			k := keyBytes(payment.RowKey{Batch: b.ID, Line: line})
@@ -290,10 +333,10 @@ func (d *DB) pruneTx(b *payment.Batch, before time.Time, digest uint64) error {
 }
 
 // scanRaw calls fn with the stored key and value of every row of a batch
-// in line order, reading in chunks of short read transactions as scan
+// in bucket (bucketRows, bucketSrcRows) in line order, reading in chunks of short read transactions as scan
 // does, so that fn may take its time (write a report, upload it). The
 // slices are fn's only for the call.
-func (d *DB) scanRaw(batch uint64, fn func(k, v []byte) error) error {
+func (d *DB) scanRaw(bucket []byte, batch uint64, fn func(k, v []byte) error) error {
 	const chunk = 1000
 	prefix := u64(batch)
 	var after []byte
@@ -303,7 +346,7 @@ func (d *DB) scanRaw(batch uint64, fn func(k, v []byte) error) error {
 		buf = buf[:0]
 		end := false
 		err := d.view(func(tx *bolt.Tx) error {
-			c := tx.Bucket(bucketRows).Cursor()
+			c := tx.Bucket(bucket).Cursor()
 			k, v := c.Seek(prefix)
 			if after != nil {
 				k, v = c.Seek(after)

@@ -151,7 +151,7 @@ func (d *DB) ResultsReported(id uint64) error {
 // Rows calls fn for each row of a batch in line order, until fn returns
 // false or an error.
 func (d *DB) Rows(batch uint64, fn func(*payment.Row) (bool, error)) error {
-	return d.scan(bucketRows, u64(batch), func(_ *bolt.Tx, k, v []byte) (*payment.Row, error) {
+	return scan(d, bucketRows, u64(batch), func(_ *bolt.Tx, k, v []byte) (*payment.Row, error) {
 		return decodeRow(keyFrom(k), v)
 	}, fn)
 }
@@ -159,19 +159,20 @@ func (d *DB) Rows(batch uint64, fn func(*payment.Row) (bool, error)) error {
 // OpenRows calls fn for each row without a check, in batch and line order,
 // skipping batches that are not Ready.
 func (d *DB) OpenRows(fn func(*payment.Row) (bool, error)) error {
-	return d.scanIndex(bucketOpen, fn)
+	return scanIndex(d, bucketOpen, getRow, fn)
 }
 
 // TrackedRows calls fn for each submitted row whose check is not final, in
 // batch and line order.
 func (d *DB) TrackedRows(fn func(*payment.Row) (bool, error)) error {
-	return d.scanIndex(bucketTrack, fn)
+	return scanIndex(d, bucketTrack, getRow, fn)
 }
 
-// scanIndex walks an index bucket and yields the rows it names.
-func (d *DB) scanIndex(index []byte, fn func(*payment.Row) (bool, error)) error {
+// scanIndex walks an index bucket and yields the rows it names, read by
+// get (getRow, getSource), of Ready batches only.
+func scanIndex[R any](d *DB, index []byte, get func(*bolt.Tx, payment.RowKey) (*R, error), fn func(*R) (bool, error)) error {
 	ready := map[uint64]bool{}
-	return d.scan(index, nil, func(tx *bolt.Tx, k, _ []byte) (*payment.Row, error) {
+	return scan(d, index, nil, func(tx *bolt.Tx, k, _ []byte) (*R, error) {
 		key := keyFrom(k)
 		ok, seen := ready[key.Batch]
 		if !seen {
@@ -185,7 +186,7 @@ func (d *DB) scanIndex(index []byte, fn func(*payment.Row) (bool, error)) error 
 		if !ok {
 			return nil, nil
 		}
-		return getRow(tx, key)
+		return get(tx, key)
 	}, fn)
 }
 
@@ -193,12 +194,13 @@ func (d *DB) scanIndex(index []byte, fn func(*payment.Row) (bool, error)) error 
 // short read transaction and handed to fn only after that transaction has
 // ended. fn may therefore write, or wait for a writer: bbolt cannot grow
 // its memory map while any read transaction is open, so calling out from
-// inside one would deadlock a writer that needs to grow the file.
-func (d *DB) scan(bucket, prefix []byte, load func(tx *bolt.Tx, k, v []byte) (*payment.Row, error), fn func(*payment.Row) (bool, error)) error {
+// inside one would deadlock a writer that needs to grow the file. R is a
+// payment.Row or a funding.Row; load returns nil for an entry to skip.
+func scan[R any](d *DB, bucket, prefix []byte, load func(tx *bolt.Tx, k, v []byte) (*R, error), fn func(*R) (bool, error)) error {
 	const chunk = 1000
 	var after []byte
 	for {
-		var rows []*payment.Row
+		var rows []*R
 		end := false
 		err := d.view(func(tx *bolt.Tx) error {
 			c := tx.Bucket(bucket).Cursor()

@@ -15,6 +15,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/batchd/batchd/internal/funding"
 	"github.com/batchd/batchd/internal/payment"
 	bolt "go.etcd.io/bbolt"
 )
@@ -22,7 +23,8 @@ import (
 // Restoring a snapshot. A snapshot knows nothing of what happened after
 // it was taken: a row it shows pending or in flight may have been sent
 // since, and a row it shows in doubt may have been settled. So Restore
-// puts every row that has no check on record in doubt (payment.Suspect),
+// puts every row that has no check on record, and every funding row
+// without a result (no source on record), in doubt (payment.Suspect),
 // with its attempt time no later than the snapshot's, and submit's
 // resolver looks each one up (binding the check that exists, or
 // releasing the row to be sent) before anything is sent: a restore never
@@ -113,7 +115,8 @@ var ErrInUse = errors.New("the ledger is in use by a running batchd")
 // Restore installs the snapshot from as the ledger of the state directory
 // dir. batchd must be stopped: Restore refuses while the ledger is
 // locked. It checks the snapshot, copies it beside the ledger, puts every
-// row without a check in doubt as of the snapshot's time, gives the
+// row without a check (or funding row without a result) in doubt as of
+// the snapshot's time, gives the
 // ledger a new instance id, sets the restored mark, checks the result,
 // and only then swaps it in: the ledger it replaces is kept as
 // batchd.db.replaced-<time>, never deleted. A failure at any step leaves
@@ -300,14 +303,22 @@ func copyFile(from, to string) error {
 	return errors.Join(err, dst.Close())
 }
 
-// suspectAll puts every row without a check in doubt, as of the snapshot
-// time at: its attempt time becomes at, or stays earlier when it was (a
-// create sent before the snapshot must stay inside the lookup's window).
+// suspectAll puts every row without a check in doubt, and every funding
+// row without a result, as of the snapshot time at: its attempt time
+// becomes at, or stays earlier when it was (a create sent before the
+// snapshot must stay inside the lookup's window).
 func (d *DB) suspectAll(at time.Time) (int, error) {
-	var keys []payment.RowKey
+	var keys, srcKeys []payment.RowKey
 	err := d.view(func(tx *bolt.Tx) error {
-		return tx.Bucket(bucketOpen).ForEach(func(k, _ []byte) error {
+		err := tx.Bucket(bucketOpen).ForEach(func(k, _ []byte) error {
 			keys = append(keys, keyFrom(k))
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+		return tx.Bucket(bucketSrcOpen).ForEach(func(k, _ []byte) error {
+			srcKeys = append(srcKeys, keyFrom(k))
 			return nil
 		})
 	})
@@ -315,6 +326,9 @@ func (d *DB) suspectAll(at time.Time) (int, error) {
 		return 0, err
 	}
 	note := "restored from a snapshot taken at " + at.UTC().Format(time.RFC3339) + ": a create may have left after it; looked up before any send"
+	if err := d.suspectSources(srcKeys, at, note); err != nil {
+		return 0, err
+	}
 	for chunk := range slices.Chunk(keys, d.chunk) {
 		err := d.update(func(tx *bolt.Tx) error {
 			for _, k := range chunk {
@@ -335,7 +349,33 @@ func (d *DB) suspectAll(at time.Time) (int, error) {
 			return 0, fmt.Errorf("put rows in doubt: %w", err)
 		}
 	}
-	return len(keys), nil
+	return len(keys) + len(srcKeys), nil
+}
+
+// suspectSources is suspectAll for funding rows: the customer or the
+// source may have been made after the snapshot.
+func (d *DB) suspectSources(keys []payment.RowKey, at time.Time, note string) error {
+	for chunk := range slices.Chunk(keys, d.chunk) {
+		err := d.update(func(tx *bolt.Tx) error {
+			for _, k := range chunk {
+				_, err := d.applySource(tx, k, payment.Suspect, note, func(r *funding.Row) error {
+					if r.AttemptAt.IsZero() || r.AttemptAt.After(at) {
+						r.AttemptAt = at.UTC()
+					}
+					r.Error = note
+					return nil
+				})
+				if err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			return fmt.Errorf("put funding rows in doubt: %w", err)
+		}
+	}
+	return nil
 }
 
 // finishRestore turns the snapshot into a ledger: a new instance (the old
