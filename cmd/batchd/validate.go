@@ -4,11 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"time"
 
 	"github.com/batchd/batchd/internal/config"
 	"github.com/batchd/batchd/internal/ingest/csvfile"
+	"github.com/batchd/batchd/internal/ingest/sourcefile"
+	"github.com/batchd/batchd/internal/payment"
 )
 
 func runValidate(_ context.Context, env *environ, args []string) error {
@@ -18,7 +21,8 @@ func runValidate(_ context.Context, env *environ, args []string) error {
 	testMode := fs.Bool("test-mode", false, "accept the sandbox's test routing number 999900001 (as api.mode: test does)")
 	ignore := fs.String("ignore-columns", "", "comma-separated columns to accept and ignore (as ingest.ignore_columns), added to the configuration's")
 	delimiter := fs.String("delimiter", "", `cell separator: "," ";" or "tab" (as ingest.delimiter; default the configuration's, else ",")`)
-	date := fs.String("date", "", "run date for the authorization_date window (default today in schedule.timezone with --config, else local time)")
+	date := fs.String("date", "", "run date for the authorization_date window and the micro-deposit deprecation "+
+		"(default today in schedule.timezone with --config, else local time)")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -67,9 +71,21 @@ func runValidate(_ context.Context, env *environ, args []string) error {
 		return err
 	}
 	defer f.Close()
-	sum, err := csvfile.Parse(f, opts,
-		func(csvfile.Payment) error { return nil },
-		func(fd csvfile.Finding) error { _, err := fmt.Fprintf(env.stdout, "%s: %s\n", name, fd); return err })
+	// The file's kind is told by its header, as ingest tells it.
+	kind, err := sourcefile.Detect(f, opts)
+	if err != nil {
+		return err
+	}
+	if _, err := f.Seek(0, io.SeekStart); err != nil {
+		return err
+	}
+	onFinding := func(fd csvfile.Finding) error { _, err := fmt.Fprintf(env.stdout, "%s: %s\n", name, fd); return err }
+	var sum csvfile.Summary
+	if kind.Payments() {
+		sum, err = csvfile.Parse(f, opts, func(csvfile.Payment) error { return nil }, onFinding)
+	} else {
+		sum, err = sourcefile.Parse(f, kind, opts, nil, onFinding)
+	}
 	var ferr *csvfile.FileError
 	switch {
 	case errors.As(err, &ferr) && ferr.Damaged:
@@ -79,21 +95,36 @@ func runValidate(_ context.Context, env *environ, args []string) error {
 			"a spreadsheet dropped leading zeros from its numbers", name)
 	case errors.As(err, &ferr):
 		fmt.Fprintf(env.stdout, "%s: %s\n", name, ferr)
-		return fmt.Errorf("%s would be rejected: it cannot be read as a payment file", name)
+		return fmt.Errorf("%s would be rejected: it cannot be read as %s", name, fileWord(kind))
 	case err != nil:
 		return err
 	}
-	fmt.Fprintf(env.stdout, "%s: %s\n", name, summary(sum))
+	fmt.Fprintf(env.stdout, "%s: %s\n", name, summary(kind, sum))
 	if sum.Invalid > 0 {
 		return fmt.Errorf("%s would be rejected (ingest.on_invalid: reject_file) or lose %d rows (skip_rows)", name, sum.Invalid)
 	}
 	return nil
 }
 
+// fileWord names a kind of file: "a payment file".
+func fileWord(k payment.BatchKind) string {
+	switch k {
+	case payment.KindSources:
+		return "a funding-source file"
+	case payment.KindVerifications:
+		return "a verification file"
+	}
+	return "a payment file"
+}
+
 // summary is the count line of validate: "12 rows, 10 valid, 2 invalid",
-// and the warnings when there are any.
-func summary(sum csvfile.Summary) string {
+// and the warnings when there are any; a funding-source or verification
+// file's starts with its kind: "funding-sources file: 5 rows, …".
+func summary(kind payment.BatchKind, sum csvfile.Summary) string {
 	s := fmt.Sprintf("%d rows, %d valid, %d invalid", sum.Rows, sum.Valid, sum.Invalid)
+	if !kind.Payments() {
+		s = kind.String() + " file: " + s
+	}
 	switch sum.Warnings {
 	case 0:
 	case 1:

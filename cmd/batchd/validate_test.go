@@ -176,3 +176,66 @@ func TestValidateSpreadsheetFindings(t *testing.T) {
 		t.Errorf("--delimiter |: exit %d, %s", code, errOut)
 	}
 }
+
+// TestValidateOnboardingFiles: validate tells a funding-source or a
+// verification file by its header and judges it as ingest would; the run
+// date decides whether micro-deposits are deprecated, and no token or
+// account number is shown.
+func TestValidateOnboardingFiles(t *testing.T) {
+	root := func(name string) string { return filepath.Join("..", "..", "testdata", name) }
+	dir := t.TempDir()
+	micro := filepath.Join(dir, "micro.csv")
+	if err := os.WriteFile(micro, []byte("first_name,last_name,email,routing_number,account_number,account_type,method\n"+
+		"Ann,Smith,ann@example.com,021000021,123456789,checking,micro-deposits\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cases := []struct {
+		name string
+		args []string
+		code int
+		want []string
+		not  []string
+	}{
+		{"funding sources", []string{"--test-mode", root("funding-sources.csv")}, exitOK,
+			[]string{"funding-sources.csv: funding-sources file: 5 rows, 5 valid, 0 invalid"}, nil},
+		{"verifications", []string{root("verifications.csv")}, exitOK,
+			[]string{"verifications.csv: verifications file: 2 rows, 2 valid, 0 invalid"}, nil},
+		{"funding-source errors", []string{"--test-mode", "--date", "2026-11-20", root("funding-sources-errors.csv")}, exitFailure,
+			[]string{`line 3: same customer and account as line 2 (value "****0001")`,
+				`line 6, column method: micro-deposit verification is deprecated for new bank accounts since 2026-06-08 (this file is read on 2026-11-20)`,
+				`line 10, column processor_token: same processor_token as line 9: a token is exchanged once (value "…(35 chars)")`,
+				"funding-sources file: 13 rows, 1 valid, 12 invalid"},
+			[]string{"secret-token", "1111000001", "12345678901234500"}},
+		{"verification errors", []string{root("verifications-errors.csv")}, exitFailure,
+			[]string{`line 2, column amount1: must be a micro-deposit in dollars from 0.01 to 0.99, as on the bank statement: write 0.07 for 7 cents (value "7")`,
+				"verifications file: 4 rows, 0 valid, 4 invalid"}, nil},
+		{"micro-deposits before the deprecation", []string{"--date", "2026-06-07", micro}, exitOK,
+			[]string{"funding-sources file: 1 rows, 1 valid, 0 invalid"}, nil},
+		{"micro-deposits on the day", []string{"--date", "2026-06-08", micro}, exitFailure,
+			[]string{`write on-demand to link the account by its numbers, or have the customer link it with the bank-linking provider and give the processor_token issued for processor "svcach"`},
+			[]string{"123456789"}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			code, out, errOut := runMain(t, nil, append([]string{"validate"}, c.args...)...)
+			if code != c.code {
+				t.Fatalf("exit %d, want %d\n%s%s", code, c.code, out, errOut)
+			}
+			mustContainAll(t, "stdout", out, c.want...)
+			for _, s := range c.not {
+				if strings.Contains(out+errOut, s) {
+					t.Errorf("output shows %s", s)
+				}
+			}
+		})
+	}
+	bad := filepath.Join(dir, "links.csv")
+	if err := os.WriteFile(bad, []byte("user_id,routing_number\nu1,999900001\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errOut := runMain(t, nil, "validate", bad)
+	if code != exitFailure || !strings.Contains(errOut, "would be rejected: it cannot be read as a funding-source file") ||
+		!strings.Contains(out, "header row of a funding-source file lacks required column routing_number and account_number, or processor_token") {
+		t.Errorf("exit %d\n%s%s", code, out, errOut)
+	}
+}

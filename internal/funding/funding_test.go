@@ -1,6 +1,8 @@
 package funding
 
 import (
+	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -83,7 +85,21 @@ func TestBelongs(t *testing.T) {
 		Belongs(tok, &Source{ID: "new", UserID: "u1", Status: StatusPending}, Owner{}) {
 		t.Error("a source from before the exchange, or not verified")
 	}
+	short := &Row{Key: k, UserID: "u1", Request: Request{Method: OnDemand, Routing: "999900001", Account: "7770001"}}
+	if !Belongs(short, &Source{ID: "s2", UserID: "u1", Routing: "999900001", LastFour: "001"}, Owner{}) ||
+		Belongs(short, &Source{ID: "s2", UserID: "u1", Routing: "999900001", LastFour: "01"}, Owner{}) {
+		t.Error("a short account shows its last half")
+	}
 	if Belongs(&Row{Key: k, Request: Request{Method: OnDemand, Routing: "999900001", Account: "1111000016"}}, src, Owner{}) {
 		t.Error("a row without a customer owns nothing yet")
+	}
+}
+
+func TestRequestHidesSecrets(t *testing.T) {
+	r := Request{Method: Processor, UserID: "u1", ProcessorToken: "processor-sandbox-secret", Routing: "999900001", Account: "1111000016"}
+	for _, s := range []string{r.String(), fmt.Sprintf("%v %+v %#v", r, r, r)} {
+		if strings.Contains(s, "secret") || strings.Contains(s, "1111000016") || !strings.Contains(s, "****0016") {
+			t.Errorf("%q", s)
+		}
 	}
 }

@@ -1,6 +1,7 @@
 package funding
 
 import (
+	"log/slog"
 	"strings"
 	"time"
 
@@ -102,3 +103,32 @@ func (r *Request) LastFour() string {
 	}
 	return r.Account[len(r.Account)-4:]
 }
+
+// String describes the request without its secrets: the account masked to
+// its last four digits, the token hidden. fmt's %v and %+v use it, so a
+// request printed by mistake leaks nothing.
+func (r Request) String() string {
+	s := "method=" + string(r.Method)
+	if r.UserID != "" {
+		s += " user_id=" + r.UserID
+	}
+	if r.Customer.Email != "" {
+		s += " email=" + r.Customer.Email
+	}
+	if r.Account != "" {
+		s += " routing=" + r.Routing + " account=****" + r.LastFour()
+	}
+	if r.ProcessorToken != "" {
+		s += " processor_token=(hidden)"
+	}
+	if r.SourceID != "" {
+		s += " source_id=" + r.SourceID
+	}
+	return s
+}
+
+// GoString is String, for %#v.
+func (r Request) GoString() string { return "funding.Request{" + r.String() + "}" }
+
+// LogValue is String, for log/slog.
+func (r Request) LogValue() slog.Value { return slog.StringValue(r.String()) }

@@ -82,7 +82,9 @@ type Owner struct {
 //   - the source is the row's customer's;
 //   - it is not deleted;
 //   - it is owned by no other row;
-//   - for an account row, routing and last four are the row's;
+//   - for an account row, routing and last four are the row's (of an
+//     account shorter than eight digits, a service that masks as
+//     redact.Account does shows only its last half: that suffix matches);
 //   - for a processor row (whose account batchd never sees), it was not
 //     among the customer's sources just before the exchange was sent
 //     (Row.SourcesBefore) and it is verified.
@@ -95,7 +97,7 @@ func Belongs(row *Row, s *Source, owner Owner) bool {
 	}
 	switch row.Request.Method {
 	case OnDemand, MicroDeposits:
-		return strings.TrimSpace(s.Routing) == row.Request.Routing && s.LastFour == row.Request.LastFour()
+		return strings.TrimSpace(s.Routing) == row.Request.Routing && lastDigits(s.LastFour, row.Request.Account)
 	case Processor:
 		for _, id := range row.SourcesBefore {
 			if id == s.ID {
@@ -105,4 +107,13 @@ func Belongs(row *Row, s *Source, owner Owner) bool {
 		return s.Status == StatusVerified
 	}
 	return false
+}
+
+// lastDigits reports whether shown, the last digits a source shows of its
+// account, are account's: its last four, or, for an account shorter than
+// eight digits, at least its last half (the sandbox shows lbacc as
+// redact.Last4 does, "001" for 7770001).
+func lastDigits(shown, account string) bool {
+	shown = strings.TrimSpace(shown)
+	return shown != "" && strings.HasSuffix(account, shown) && len(shown) >= min(4, len(account)/2)
 }

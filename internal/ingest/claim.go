@@ -326,6 +326,13 @@ func (j *Job) settle(ctx context.Context, rem Remote, h *held, out *[]Outcome) e
 	if err != nil && o.MovedTo == "" {
 		where += " (left there; the next run resumes it)"
 	}
+	if !o.Kind.Payments() && o.Batch != 0 {
+		note := fmt.Sprintf("%s batch %d", o.Kind, o.Batch)
+		if o.Detail != "" {
+			note += "; " + o.Detail
+		}
+		o.Detail = note
+	}
 	if o.Detail != "" {
 		where += ": " + o.Detail
 	}

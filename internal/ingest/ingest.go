@@ -137,6 +137,10 @@ type Outcome struct {
 	Rejected int
 	Outcome  string // accepted, accepted-with-rejects, rejected, unreadable, duplicate, too-large, recovered, waiting, error
 	Batch    uint64
+	// Kind is what the file holds, told by its header once it was read
+	// (payments until then); a funding-source or verification file's
+	// Detail names it: "… -> /archive/…/links.csv: funding-sources batch 7".
+	Kind payment.BatchKind
 	// Detail starts with where the file has been, step by step, ending
 	// where it is now ("/inbox/pay.csv -> /inbox/.batchd/3fa9c2/pay.csv ->
 	// ..."), followed by ": " and the reason or note, if any.

@@ -8,7 +8,9 @@ import (
 	"io"
 	"os"
 
+	"github.com/batchd/batchd/internal/funding"
 	"github.com/batchd/batchd/internal/ingest/csvfile"
+	"github.com/batchd/batchd/internal/ingest/sourcefile"
 	"github.com/batchd/batchd/internal/payment"
 	"github.com/batchd/batchd/internal/report"
 )
@@ -28,7 +30,9 @@ var RejectsTable = report.Table{Sheet: "rejects", Columns: []report.Column{
 // RejectsColumns are the rejects report's column names.
 var RejectsColumns = RejectsTable.Names()
 
-// ParseOptions returns the parser options for a run at the job's clock.
+// ParseOptions returns the parser options for a run at the job's clock,
+// for every kind of file: RunDate also decides whether a funding-source
+// file's micro-deposits rows are deprecated (funding.Deprecated).
 func (j *Job) ParseOptions() csvfile.Options {
 	return csvfile.Options{
 		IgnoreColumns: j.opts.IgnoreColumns,
@@ -51,8 +55,11 @@ func (f finding) cells() []any { return []any{f.Line, f.Column, f.Value, f.Messa
 // parse streams the spooled file into loader and the findings into a
 // spool file beside it, from which deliverRejects writes the rejects
 // report in every format. It returns that file's path (to remove) and the
-// parse summary. Neither file is ever held in memory whole.
-func (j *Job) parse(local string, loader payment.Loader) (string, csvfile.Summary, error) {
+// parse summary. Neither file is ever held in memory whole. A payment
+// file's rows go to loader.Add; a funding-source or verification file's
+// (kind) to its AddSource: the ledger's loader of such a batch is a
+// funding.Loader.
+func (j *Job) parse(local string, loader payment.Loader, kind payment.BatchKind) (string, csvfile.Summary, error) {
 	in, err := os.Open(local)
 	if err != nil {
 		return "", csvfile.Summary{}, err
@@ -65,15 +72,49 @@ func (j *Job) parse(local string, loader payment.Loader) (string, csvfile.Summar
 	defer out.Close()
 	w := bufio.NewWriter(out)
 	enc := gob.NewEncoder(w)
-	sum, perr := csvfile.Parse(in, j.ParseOptions(),
-		func(p csvfile.Payment) error { return loader.Add(p.Line, p.Payment) },
-		func(f csvfile.Finding) error {
-			return enc.Encode(finding{f.Line, f.Column, f.Value, f.Message, f.Severity.String()})
-		})
+	onFinding := func(f csvfile.Finding) error {
+		return enc.Encode(finding{f.Line, f.Column, f.Value, f.Message, f.Severity.String()})
+	}
+	var (
+		sum  csvfile.Summary
+		perr error
+	)
+	if kind.Payments() {
+		sum, perr = csvfile.Parse(in, j.ParseOptions(),
+			func(p csvfile.Payment) error { return loader.Add(p.Line, p.Payment) }, onFinding)
+	} else if fl, ok := loader.(funding.Loader); !ok {
+		perr = fmt.Errorf("the ledger cannot load the rows of a %s batch (its loader has no AddSource)", kind)
+	} else {
+		sum, perr = sourcefile.Parse(in, kind, j.ParseOptions(),
+			func(r sourcefile.Row) error { return fl.AddSource(r.Line, r.Request) }, onFinding)
+	}
 	if err := w.Flush(); err != nil && perr == nil {
 		perr = fmt.Errorf("write rejects report: %w", err)
 	}
 	return out.Name(), sum, perr
+}
+
+// detect tells the kind of the spooled file by its header row
+// (sourcefile.Detect): a file whose header cannot be read is a payment
+// file, which the payment parser then explains.
+func (j *Job) detect(local string) (payment.BatchKind, error) {
+	in, err := os.Open(local)
+	if err != nil {
+		return payment.KindPayments, err
+	}
+	defer in.Close()
+	return sourcefile.Detect(in, j.ParseOptions())
+}
+
+// fileWord names the kind of file in messages: "a payment file".
+func fileWord(k payment.BatchKind) string {
+	switch k {
+	case payment.KindSources:
+		return "a funding-source file"
+	case payment.KindVerifications:
+		return "a verification file"
+	}
+	return "a payment file"
 }
 
 // WriteFinding writes one finding as a rejects-report CSV row, as the

@@ -56,7 +56,11 @@ func (j *Job) process(ctx context.Context, rem Remote, h *held) (Outcome, error)
 	if done, o, err := j.finishRejection(ctx, rem, o, h, prior); done {
 		return o, err
 	}
-	return j.load(ctx, rem, o, h, local, payment.FileMeta{Name: h.name, SHA256: sum, Size: size}, prior)
+	kind, err := j.detect(local)
+	if err != nil {
+		return j.errored(o, fmt.Errorf("read %s: %w", o.File, err))
+	}
+	return j.load(ctx, rem, o, h, local, payment.FileMeta{Kind: kind, Name: h.name, SHA256: sum, Size: size}, prior)
 }
 
 // known handles content the ledger has accepted before: the tail of a run
@@ -64,6 +68,7 @@ func (j *Job) process(ctx context.Context, rem Remote, h *held) (Outcome, error)
 // duplicate.
 func (j *Job) known(ctx context.Context, rem Remote, o Outcome, h *held, f *payment.File) (Outcome, error) {
 	o.Batch = f.BatchID
+	o.Kind = j.batchKind(f.BatchID)
 	if f.Name == o.File && (f.Moved == "" || h.committing) {
 		// Committed here, not yet archived. The name recorded before the
 		// move was tried is kept if it is still free: reports may bear it.
@@ -87,6 +92,19 @@ func (j *Job) known(ctx context.Context, rem Remote, o Outcome, h *held, f *paym
 	reason := fmt.Sprintf("duplicate: the same content was already ingested as %q on %s (batch %d); it was not ingested again",
 		f.Name, f.Seen.In(j.opts.Location).Format("2006-01-02 15:04 MST"), f.BatchID)
 	return j.fail(ctx, rem, o, "duplicate", h, reason, settleAs{})
+}
+
+// batchKind is the kind of a batch the ledger has, for an Outcome; a
+// payment batch's when the ledger cannot tell.
+func (j *Job) batchKind(id uint64) payment.BatchKind {
+	if br, ok := j.db.(interface {
+		Batch(id uint64) (*payment.Batch, error)
+	}); ok {
+		if b, err := br.Batch(id); err == nil {
+			return b.Kind
+		}
+	}
+	return payment.KindPayments
 }
 
 // finishRejection settles a file whose rejection this instance recorded,
@@ -115,24 +133,26 @@ func (j *Job) finishRejection(ctx context.Context, rem Remote, o Outcome, h *hel
 		return true, o, err
 	}
 	o.Batch, o.Rows, o.Rejected, o.Valid = b.ID, b.Rows, b.Invalid, b.Rows-b.Invalid
+	o.Kind = b.Kind
 	outcome, reason := "rejected", b.Note
 	if b.Invalid == 0 {
-		outcome, reason = "unreadable", "the file cannot be read as a payment file: "+b.Note
+		outcome, reason = "unreadable", "the file cannot be read as "+fileWord(b.Kind)+": "+b.Note
 	}
 	o, err = j.fail(ctx, rem, o, outcome, h, reason, settleAs{name: path.Base(f.Moved), sha: f.SHA256, batch: b.ID, reports: b.Invalid > 0})
 	return true, o, err
 }
 
-// load parses the spooled file into a new batch and settles the file.
-// prior is the ledger's record of a refused file of the same content, or
-// nil.
+// load parses the spooled file into a new batch of its kind (meta.Kind)
+// and settles the file. prior is the ledger's record of a refused file of
+// the same content, or nil.
 func (j *Job) load(ctx context.Context, rem Remote, o Outcome, h *held, local string, meta payment.FileMeta, prior *payment.File) (Outcome, error) {
+	o.Kind = meta.Kind
 	loader, err := j.db.BeginBatch(meta)
 	if err != nil {
 		return j.errored(o, err)
 	}
 	o.Batch = loader.Batch().ID
-	rej, sum, perr := j.parse(local, loader)
+	rej, sum, perr := j.parse(local, loader, meta.Kind)
 	defer os.Remove(rej)
 	o.Rows, o.Valid, o.Rejected = sum.Rows, sum.Valid, sum.Invalid
 
@@ -184,7 +204,7 @@ func (j *Job) load(ctx context.Context, rem Remote, o Outcome, h *held, local st
 		if _, err := loader.Reject(sum.Rows, sum.Invalid, ferr.Error()); err != nil {
 			return j.errored(o, err)
 		}
-		return j.fail(ctx, rem, o, "unreadable", h, "the file cannot be read as a payment file: "+ferr.Error(), as)
+		return j.fail(ctx, rem, o, "unreadable", h, "the file cannot be read as "+fileWord(meta.Kind)+": "+ferr.Error(), as)
 	case rejected:
 		reason := fmt.Sprintf("%d of %d rows are invalid, so nothing in this file was submitted (ingest.on_invalid: %s). "+
 			"Every problem is listed in %s. Fix the file and upload it again.",
@@ -213,7 +233,7 @@ func (j *Job) load(ctx context.Context, rem Remote, o Outcome, h *held, local st
 	}
 	o.MovedTo = to
 	redeliver(o)
-	j.log.Info("file accepted", "file", o.File, "batch", o.Batch, "rows", o.Valid, "from", h.path, "moved_to", to)
+	j.log.Info("file accepted", "file", o.File, "kind", meta.Kind.String(), "batch", o.Batch, "rows", o.Valid, "from", h.path, "moved_to", to)
 	return o, nil
 }
 
@@ -304,7 +324,7 @@ func (j *Job) fail(ctx context.Context, rem Remote, o Outcome, outcome string, h
 	if err := rem.Upload(ctx, j.opts.Failed, path.Base(to)+".error.txt", strings.NewReader(note)); err != nil {
 		return j.errored(o, fmt.Errorf("write %s.error.txt: %w", to, err))
 	}
-	j.log.Warn("file not accepted", "file", o.File, "outcome", outcome, "from", src, "moved_to", to, "reason", reason)
+	j.log.Warn("file not accepted", "file", o.File, "kind", o.Kind.String(), "outcome", outcome, "from", src, "moved_to", to, "reason", reason)
 	return o, nil
 }
 

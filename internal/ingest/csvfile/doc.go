@@ -97,6 +97,17 @@
 // routing number or token: Value masks them with redact (a routing cell may
 // be an account number in the wrong column).
 //
+// # Shared with other kinds of file
+//
+// internal/ingest/sourcefile reads the onboarding files (funding sources,
+// verifications) with the same robustness and the same rules: Records is
+// the reading described above (byte order mark, UTF-16, NUL bytes, invalid
+// UTF-8, quoting, record size, blank rows, physical lines, the delimiter
+// and its wrong-separator message), which Parse itself uses; cells.go
+// exports the single-cell rules both kinds of file apply (CheckRouting,
+// CheckAccount, CheckEmail, CheckText, LostLetters) and the masking of
+// findings (MaskAccount, Clip), so that each lives in one place.
+//
 // # Decoding with gocsv
 //
 // Parse reads and checks the header with encoding/csv itself and hands gocsv

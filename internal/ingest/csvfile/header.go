@@ -1,10 +1,7 @@
 package csvfile
 
 import (
-	"encoding/csv"
-	"errors"
 	"fmt"
-	"io"
 	"strings"
 
 	"github.com/batchd/batchd/internal/payment"
@@ -84,26 +81,15 @@ func ignoreSet(names []string) (map[string]bool, error) {
 }
 
 // readHeader reads the first non-blank record and maps its columns. A header
-// that is wrong because the file uses another separator than sep says so.
-func readHeader(cr *csv.Reader, ignore map[string]bool, sep separator) (*header, error) {
-	raw, err := cr.Read()
-	if errors.Is(err, io.EOF) {
-		return nil, &FileError{Reason: "empty file: a header row is required"}
-	}
-	if errors.Is(err, errRecordTooLong) {
-		return nil, &FileError{Line: 1, Reason: "the header row is too long; is a quote left open?"}
-	}
+// that is wrong because the file uses another separator says so.
+func readHeader(rs *Records, ignore map[string]bool) (*header, error) {
+	raw, line, err := rs.Header()
 	if err != nil {
-		return nil, readError(err, sep)
-	}
-	line, _ := cr.FieldPos(0)
-	last, _ := cr.FieldPos(len(raw) - 1)
-	if err := checkText(cr, raw, nil); err != nil {
 		return nil, err
 	}
-	h, err := mapHeader(raw, line, last, ignore)
+	h, err := mapHeader(raw, line, rs.NextLine(), ignore)
 	if err != nil {
-		if serr := wrongSeparator(line, raw, sep); serr != nil {
+		if serr := rs.WrongSeparator(line, raw, isField); serr != nil {
 			return nil, serr
 		}
 		return nil, err
@@ -111,11 +97,14 @@ func readHeader(cr *csv.Reader, ignore map[string]bool, sep separator) (*header,
 	return h, nil
 }
 
-// mapHeader maps the cells of the header record raw, read from lines line
-// to last.
-func mapHeader(raw []string, line, last int, ignore map[string]bool) (*header, error) {
+// isField reports whether a normalized header name is a payment's field.
+func isField(name string) bool { return payment.FieldIndex(name) >= 0 }
+
+// mapHeader maps the cells of the header record raw, read from line on;
+// next is the line after it.
+func mapHeader(raw []string, line, next int, ignore map[string]bool) (*header, error) {
 	h := &header{index: make([]int, len(raw)), present: make([]bool, numFields), pos: make([]int, numFields),
-		next: last + strings.Count(raw[len(raw)-1], "\n") + 1}
+		next: next}
 	seen := make(map[int]int, numFields) // field -> 1-based raw column
 	for i, cell := range raw {
 		name := normalizeName(cell)
@@ -133,7 +122,7 @@ func mapHeader(raw []string, line, last int, ignore map[string]bool) (*header, e
 		case ignore[name]:
 			h.index[i] = colIgnored
 		default:
-			return nil, unknownColumn(line, i+1, cell)
+			return nil, UnknownColumn(line, i+1, cell, columnNames)
 		}
 	}
 	if err := h.checkRequired(line); err != nil {
@@ -148,10 +137,12 @@ func mapHeader(raw []string, line, last int, ignore map[string]bool) (*header, e
 	return h, nil
 }
 
-// unknownColumn explains a header cell that is not a field. A cell with four
-// or more digits means the file has no header row: the cell is then data,
-// perhaps an account number, and is not repeated.
-func unknownColumn(line, col int, cell string) error {
+// UnknownColumn explains header cell cell, in 1-based column col of line,
+// that is none of the names of a file's columns (lower case), with a "did
+// you mean" when one is close. A cell with four or more digits means the
+// file has no header row: the cell is then data, perhaps an account
+// number, and is not repeated.
+func UnknownColumn(line, col int, cell string, names []string) error {
 	digits := 0
 	for i := 0; i < len(cell); i++ {
 		if cell[i] >= '0' && cell[i] <= '9' {
@@ -164,7 +155,7 @@ func unknownColumn(line, col int, cell string) error {
 	}
 	name := strings.TrimSpace(cell)
 	reason := "unknown column; fix its name or list it in ignore_columns"
-	if s := suggest.Closest(normalizeName(name), columnNames, 2); s != "" {
+	if s := suggest.Closest(normalizeName(name), names, 2); s != "" {
 		reason = fmt.Sprintf("unknown column; did you mean %s? Fix its name or list it in ignore_columns", s)
 	}
 	return &FileError{Line: line, Column: clip(name), Reason: reason}

@@ -31,21 +31,21 @@ import (
 // Memory use does not grow with the file, apart from one small map entry per
 // row (a 64-bit hash and a line number) for duplicate detection.
 func Parse(r io.Reader, opts Options, onRow func(Payment) error, onFinding func(Finding) error) (Summary, error) {
-	ignore, sep, err := opts.check()
+	ignore, _, err := opts.check()
 	if err != nil {
 		return Summary{}, err
 	}
-	br, lim, err := openInput(r, opts.maxRecordBytes())
+	rs, err := NewRecords(r, opts)
 	if err != nil {
 		return Summary{}, err
 	}
-	cr := newCSVReader(br, sep)
-	hdr, err := readHeader(cr, ignore, sep)
+	hdr, err := readHeader(rs, ignore)
 	if err != nil {
 		return Summary{}, fileOrIOError(err)
 	}
+	rs.SetColumns(hdr.column)
 	c := &consumer{v: newValidator(opts, hdr), onRow: onRow, onFinding: onFinding}
-	dec := &decoder{cr: cr, sep: sep, lim: lim, hdr: hdr, maxBytes: opts.maxRecordBytes(), stop: &c.stop, nextLine: hdr.next}
+	dec := &decoder{recs: rs, hdr: hdr, stop: &c.stop}
 	err = gocsv.UnmarshalDecoderToCallback(dec, c.handle)
 	if c.panicked {
 		panic(c.panicValue)

@@ -95,9 +95,9 @@ func newCSVReader(br *bufio.Reader, sep separator) *csv.Reader {
 }
 
 // checkText rejects a record holding a NUL byte or invalid UTF-8, naming the
-// physical line of the offending byte. hdr is the file's header, to name
-// the column of a bad cell; nil while reading the header itself.
-func checkText(cr *csv.Reader, rec []string, hdr *header) error {
+// physical line of the offending byte. column names the cell of a bad
+// value and says whether it is masked; nil while reading the header itself.
+func checkText(cr *csv.Reader, rec []string, column ColumnNamer) error {
 	for i, f := range rec {
 		nul := strings.IndexByte(f, 0)
 		if nul < 0 && utf8.ValidString(f) {
@@ -107,7 +107,11 @@ func checkText(cr *csv.Reader, rec []string, hdr *header) error {
 		if nul >= 0 {
 			return notText(line + strings.Count(f[:nul], "\n"))
 		}
-		name, sensitive := hdr.column(len(rec), i)
+		var name string
+		var sensitive bool
+		if column != nil {
+			name, sensitive = column(len(rec), i)
+		}
 		bad := invalidUTF8(f)
 		return &FileError{Line: line + strings.Count(f[:bad], "\n"), Column: name,
 			Reason: invalidUTF8Reason(f, name, sensitive)}
@@ -154,14 +158,10 @@ func readError(err error, sep separator) error {
 // physical line, the raw field count and the position of a stray value travel
 // inside each record, in an extra column.
 type decoder struct {
-	cr       *csv.Reader
-	sep      separator
-	lim      *limitReader
-	hdr      *header
-	maxBytes int
-	stop     *atomic.Bool
-	started  bool
-	nextLine int // the line after the last record read
+	recs    *Records
+	hdr     *header
+	stop    *atomic.Bool
+	started bool
 }
 
 // tagMeta names the extra column of the records handed to gocsv. It cannot
@@ -180,29 +180,14 @@ func (d *decoder) GetCSVRow() (row []string, err error) {
 		d.started = true
 		return d.hdr.gocsvHeader(), nil
 	}
-	for {
-		if d.stop.Load() {
-			return nil, errStopped
-		}
-		d.lim.reset()
-		raw, err := d.cr.Read()
-		if errors.Is(err, errRecordTooLong) {
-			return nil, &FileError{Line: d.nextLine, Reason: fmt.Sprintf(
-				"a record starting at or after this line is longer than %d bytes; is a quote left open?", d.maxBytes)}
-		}
-		if err != nil {
-			return nil, readError(err, d.sep)
-		}
-		line, _ := d.cr.FieldPos(0)
-		last, _ := d.cr.FieldPos(len(raw) - 1)
-		d.nextLine = last + strings.Count(raw[len(raw)-1], "\n") + 1
-		if err := checkText(d.cr, raw, d.hdr); err != nil {
-			return nil, err
-		}
-		if !isBlank(raw) {
-			return d.canonical(raw, line), nil
-		}
+	if d.stop.Load() {
+		return nil, errStopped
 	}
+	raw, line, err := d.recs.Next()
+	if err != nil {
+		return nil, err
+	}
+	return d.canonical(raw, line), nil
 }
 
 // column names the field of cell i of a record of n cells, and whether the

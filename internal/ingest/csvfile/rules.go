@@ -248,15 +248,7 @@ var (
 )
 
 // accountRule demands 4 to 17 digits that a spreadsheet did not round.
-func accountRule(v *validator, s string) string {
-	if msg := accountDigits(v, s); msg != "" {
-		return msg
-	}
-	if roundedAccount(s) {
-		return roundedAccountMessage(s)
-	}
-	return ""
-}
+func accountRule(_ *validator, s string) string { return CheckAccount(s, "bank_account") }
 
 // zip demands 5 to 10 characters. A ZIP code of 3 or 4 digits lost its
 // leading zeros in a spreadsheet: the row is refused, and so is the file
@@ -274,27 +266,15 @@ func (v *validator) zip(s string) string {
 	return ""
 }
 
-// routing demands 9 digits that pass the ABA checksum, and accepts the
-// sandbox routing number in test mode only. A number that lost its leading
-// zeros in a spreadsheet refuses the row and the file (see zeroDamage).
+// routing demands what CheckRouting does, and notes a number that lost
+// its leading zeros in a spreadsheet: it refuses the file too (see
+// zeroDamage).
 func (v *validator) routing(s string) string {
-	if lostZeroRouting(s) {
+	msg, lost := CheckRouting(s, v.testMode)
+	if lost {
 		v.zeros.add(zeroCell{line: v.line, column: colBankRouting, shown: shownValue(colBankRouting, s), digits: len(s)})
-		return lostZeroMessage(len(s), 9, "routing number")
 	}
-	if msg := routingDigits(v, s); msg != "" {
-		return msg
-	}
-	if s == SandboxRouting {
-		if v.testMode {
-			return ""
-		}
-		return SandboxRouting + " is the sandbox test routing number; it is not valid in live mode"
-	}
-	if !abaValid(s) {
-		return "is not a valid ABA routing number (checksum or first two digits)"
-	}
-	return ""
+	return msg
 }
 
 // abaValid checks a 9-digit routing number: weights 3, 7, 1 summing to a

@@ -62,14 +62,14 @@ func (s separator) setting() string {
 // into more known column names than sep does, or returns nil. A spreadsheet
 // set to a European locale saves "CSV" with semicolons, and "Text (Tab
 // delimited)" uses tabs; read with commas, such a header is one long unknown
-// column.
-func wrongSeparator(line int, raw []string, sep separator) error {
-	best, bestN := separator(0), knownColumns(raw, 0)
+// column. known says which names (trimmed, lower case) are column names.
+func wrongSeparator(line int, raw []string, sep separator, known func(string) bool) error {
+	best, bestN := separator(0), knownColumns(raw, 0, known)
 	for _, alt := range separators {
 		if alt == sep {
 			continue
 		}
-		if n := knownColumns(raw, alt); n >= 2 && n > bestN {
+		if n := knownColumns(raw, alt, known); n >= 2 && n > bestN {
 			best, bestN = alt, n
 		}
 	}
@@ -88,9 +88,9 @@ func wrongSeparator(line int, raw []string, sep separator) error {
 	return &FileError{Line: line, Reason: reason}
 }
 
-// knownColumns counts the cells of raw that are field names, after splitting
-// each cell at sep (0: not at all).
-func knownColumns(raw []string, sep separator) int {
+// knownColumns counts the cells of raw that are known names, after
+// splitting each cell at sep (0: not at all).
+func knownColumns(raw []string, sep separator, known func(string) bool) int {
 	n := 0
 	for _, cell := range raw {
 		parts := []string{cell}
@@ -98,7 +98,7 @@ func knownColumns(raw []string, sep separator) int {
 			parts = strings.Split(cell, string(sep))
 		}
 		for _, p := range parts {
-			if payment.FieldIndex(normalizeName(p)) >= 0 {
+			if known(normalizeName(p)) {
 				n++
 			}
 		}
@@ -237,14 +237,14 @@ func roundedAccount(s string) bool {
 	return len(s) > spreadsheetDigits && isDigits(s) && strings.Trim(s[spreadsheetDigits:], "0") == ""
 }
 
-func roundedAccountMessage(s string) string {
+func roundedAccountMessage(s, column string) string {
 	last := "the last digit is 0"
 	if n := len(s) - spreadsheetDigits; n > 1 {
 		last = fmt.Sprintf("the last %d digits are 0", n)
 	}
 	return fmt.Sprintf("looks rounded by a spreadsheet: it has %d digits and %s, as happens when a spreadsheet "+
-		"keeps only %d digits of a number. Format the bank_account column as text before typing or pasting, "+
-		"and re-enter the account numbers", len(s), last, spreadsheetDigits)
+		"keeps only %d digits of a number. Format the %s column as text before typing or pasting, "+
+		"and re-enter the account numbers", len(s), last, spreadsheetDigits, column)
 }
 
 // Lost letters.

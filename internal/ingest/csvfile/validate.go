@@ -238,7 +238,7 @@ func shownValue(col int, s string) string {
 	case s == "":
 		return EmptyValue
 	case col == colBankAccount, col == colBankRouting:
-		return strings.ToValidUTF8(redact.Account(s), "")
+		return MaskAccount(s)
 	case col == colToken:
 		return redact.Secret(s)
 	}
@@ -250,7 +250,7 @@ func shownValue(col int, s string) string {
 // four digits or more is masked.
 func shownStray(s string) string {
 	if countDigits(s) >= 4 {
-		return strings.ToValidUTF8(redact.Account(s), "")
+		return MaskAccount(s)
 	}
 	return clip(s)
 }
