@@ -1,0 +1,71 @@
+package onboard
+
+import (
+	"context"
+	"errors"
+	"sync/atomic"
+
+	"github.com/batchd/batchd/internal/funding"
+	"github.com/batchd/batchd/internal/money"
+	"github.com/batchd/batchd/internal/payment"
+	"github.com/batchd/batchd/internal/retry"
+)
+
+// counted counts the requests made to the service, so that a summary can
+// say what a run cost of the shared rate budget.
+type counted struct {
+	funding.Service
+	n atomic.Int64
+}
+
+func (c *counted) CreateCustomer(ctx context.Context, cu funding.Customer) (string, error) {
+	c.n.Add(1)
+	return c.Service.CreateCustomer(ctx, cu)
+}
+
+func (c *counted) FindCustomer(ctx context.Context, email string) (string, bool, error) {
+	c.n.Add(1) // a walk of several pages counts once: the adapter pages
+	return c.Service.FindCustomer(ctx, email)
+}
+
+func (c *counted) CreateSource(ctx context.Context, userID string, r *funding.Request) (*funding.Source, error) {
+	c.n.Add(1)
+	return c.Service.CreateSource(ctx, userID, r)
+}
+
+func (c *counted) Sources(ctx context.Context, userID string) ([]funding.Source, error) {
+	c.n.Add(1)
+	return c.Service.Sources(ctx, userID)
+}
+
+func (c *counted) Source(ctx context.Context, id string) (*funding.Source, error) {
+	c.n.Add(1)
+	return c.Service.Source(ctx, id)
+}
+
+func (c *counted) InitiateVerification(ctx context.Context, sourceID string) error {
+	c.n.Add(1)
+	return c.Service.InitiateVerification(ctx, sourceID)
+}
+
+func (c *counted) Verify(ctx context.Context, sourceID string, amounts [2]money.Cents) (*funding.Source, error) {
+	c.n.Add(1)
+	return c.Service.Verify(ctx, sourceID, amounts)
+}
+
+// read runs a request without an effect (a list, a lookup), retrying
+// whatever the service did not refuse: reading again cannot do harm, so a
+// lost answer is as retryable as a 503. A refusal or a refused key comes
+// back at once.
+func read(ctx context.Context, p retry.Policy, op func(ctx context.Context) error) error {
+	return retry.Do(ctx, p, func(ctx context.Context) error {
+		err := op(ctx)
+		switch {
+		case err == nil:
+			return nil
+		case errors.Is(err, payment.ErrKeyRefused), errors.Is(err, payment.ErrRefused):
+			return retry.Permanent(err)
+		}
+		return retry.After(payment.RetryAfter(err), err)
+	})
+}

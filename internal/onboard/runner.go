@@ -1,0 +1,257 @@
+package onboard
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/batchd/batchd/internal/funding"
+	"github.com/batchd/batchd/internal/payment"
+	"github.com/batchd/batchd/internal/reconcile"
+	"github.com/batchd/batchd/internal/report"
+	"github.com/batchd/batchd/internal/retry"
+)
+
+// Defaults for the zero values of Options.
+const (
+	DefaultResolveAfter           = 2 * time.Minute
+	DefaultMaxAttempts            = 10
+	DefaultStuckAfterBusinessDays = 5
+)
+
+// Options configures a Runner.
+type Options struct {
+	// Now is the clock; nil means time.Now.
+	Now    func() time.Time
+	Logger *slog.Logger
+	// Retry governs what the service did not act on (a create answered
+	// 429 or 503, a read that failed). Retry.MaxAttempts (default 10) also
+	// bounds the sends of one row in one run, across resends after lookups.
+	Retry retry.Policy
+	// ResolveAfter is how long after a lost answer a row in doubt waits
+	// before it is looked up (default 2m): a source just created may take
+	// a moment to show in the customer's list, and "not there" must not be
+	// read too early.
+	ResolveAfter time.Duration
+	// Sleep waits d while rows in doubt are not yet due; nil means
+	// retry.Sleep. Tests advance their clock instead.
+	Sleep func(ctx context.Context, d time.Duration) error
+	// Location is the zone of "today" for Reconcile's report and its
+	// business days (schedule.timezone); nil means UTC.
+	Location *time.Location
+
+	// StuckAfterBusinessDays flags a source still pending after this many
+	// whole business days since its creation (default 5).
+	StuckAfterBusinessDays int
+	// Calendar counts business days; nil means the Federal Reserve's,
+	// the calendar ACH settles by.
+	Calendar *reconcile.Calendar
+	// ReportsDir keeps the local copy of Reconcile's report; empty means
+	// no report is written.
+	ReportsDir string
+	// Reports receives Reconcile's report after it is written locally; the
+	// zero Destination keeps it local only.
+	Reports report.Destination
+	// Formats are the formats of Reconcile's report; none means CSV alone.
+	Formats []report.Format
+}
+
+// ErrIncomplete is wrapped by Run's error when the run ended, not
+// interrupted, with work it could not do. The next run picks it up.
+var ErrIncomplete = errors.New("onboarding left work undone")
+
+// Summary counts what one Run did.
+type Summary struct {
+	Customers    int // customers created
+	Created      int // funding sources created (or found after a lost answer)
+	Verified     int // verification rows completed
+	Rejected     int // rows the service refused
+	Initiated    int // micro-deposit verifications initiated
+	BankLink     int // micro-deposit rows told to use the bank-linking flow instead
+	Resent       int // rows released to be sent again after a lookup found nothing
+	Recovered    int // rows found in flight when the run started
+	Attempts     int // row sends (Ledger.SendSource)
+	Calls        int // requests made to the service
+	InDoubt      int // rows still in doubt at the end
+	Pending      int // rows left pending at the end
+	NotInitiated int // micro-deposit rows whose verification is still to initiate
+}
+
+// Runner sends funding-source and verification rows and follows them up.
+// One Runner serves one job at a time: Run and Reconcile must not overlap
+// (the daemon's scheduler serialises jobs).
+type Runner struct {
+	led  funding.Ledger
+	svc  *counted
+	opts Options
+	log  *slog.Logger
+
+	run *runState // the run under way
+}
+
+// runState is what one Run remembers of itself.
+type runState struct {
+	sum       Summary
+	halted    error                   // why the run must stop: key refused, ledger failed
+	lastErr   error                   // the last failure that left work undone
+	skip      map[payment.RowKey]bool // given up on for this run
+	tries     map[payment.RowKey]int  // sends per row in this run
+	initTried map[payment.RowKey]bool // micro-deposit initiations tried in this run
+	customers map[string]string       // funding.EmailKey -> user_id
+}
+
+// New returns a Runner over a ledger and the service.
+func New(led funding.Ledger, svc funding.Service, opts Options) *Runner {
+	if opts.ResolveAfter <= 0 {
+		opts.ResolveAfter = DefaultResolveAfter
+	}
+	if opts.Retry.MaxAttempts <= 0 {
+		opts.Retry.MaxAttempts = DefaultMaxAttempts
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	if opts.Sleep == nil {
+		opts.Sleep = retry.Sleep
+	}
+	if opts.Location == nil {
+		opts.Location = time.UTC
+	}
+	if opts.StuckAfterBusinessDays <= 0 {
+		opts.StuckAfterBusinessDays = DefaultStuckAfterBusinessDays
+	}
+	if opts.Calendar == nil {
+		opts.Calendar = reconcile.FederalReserveCalendar()
+	}
+	log := opts.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	return &Runner{led: led, svc: &counted{Service: svc}, opts: opts, log: log}
+}
+
+// Run sends every pending row, after looking up the rows in doubt that
+// are due, until none is pending and every row in doubt has been looked
+// up, or ctx is cancelled. Cancelling ctx is a graceful stop: no new row
+// starts, a request already out finishes (bounded by the client's timeout)
+// or its row falls into doubt, and Run returns ctx's error. A refused key
+// (payment.ErrKeyRefused) or a ledger failure (payment.ErrLedger) stops
+// the run at once with that error. A run that ends otherwise with work
+// left returns an error wrapping ErrIncomplete.
+func (r *Runner) Run(ctx context.Context) (Summary, error) {
+	r.run = &runState{skip: map[payment.RowKey]bool{}, tries: map[payment.RowKey]int{},
+		initTried: map[payment.RowKey]bool{}}
+	calls := r.svc.n.Load()
+	sum, err := r.runLoop(ctx)
+	sum.Calls = int(r.svc.n.Load() - calls)
+	return sum, err
+}
+
+func (r *Runner) runLoop(ctx context.Context) (Summary, error) {
+	n, err := r.led.RecoverSourcesInFlight()
+	if err != nil {
+		return r.finish(fmt.Errorf("recover rows in flight: %w", err))
+	}
+	r.run.sum.Recovered = n
+	if n > 0 {
+		r.log.Warn("funding-source rows were in flight when the last run stopped; they will be looked up before any resend", "rows", n)
+	}
+	if err := r.loadCustomers(); err != nil {
+		return r.finish(err)
+	}
+	for {
+		if err := r.resolveDue(ctx); err != nil {
+			return r.finish(err)
+		}
+		sent, err := r.sendPending(ctx)
+		if err != nil {
+			return r.finish(err)
+		}
+		if sent > 0 {
+			continue // rows released meanwhile, or waiting on a row just settled
+		}
+		next, err := r.nextDue()
+		if err != nil {
+			return r.finish(fmt.Errorf("walk funding-source rows in doubt: %w", err))
+		}
+		if next.IsZero() {
+			break // nothing left to look up; nothing pending can be sent
+		}
+		if err := r.opts.Sleep(ctx, next.Sub(r.opts.Now())); err != nil {
+			return r.finish(err)
+		}
+	}
+	if err := r.initiateLeft(ctx); err != nil {
+		return r.finish(err)
+	}
+	return r.finish(ctx.Err())
+}
+
+// finish counts what is left and says so when the run ended with work
+// undone.
+func (r *Runner) finish(err error) (Summary, error) {
+	st := r.run
+	if st.halted != nil {
+		err = st.halted
+	}
+	sum := st.sum
+	cerr := r.led.OpenSourceRows(func(row *funding.Row) (bool, error) {
+		switch row.State {
+		case payment.InDoubt, payment.InFlight:
+			sum.InDoubt++
+		default:
+			sum.Pending++
+		}
+		return true, nil
+	})
+	if cerr == nil {
+		cerr = r.led.TrackedSourceRows(func(row *funding.Row) (bool, error) {
+			if awaitingInitiation(row) {
+				sum.NotInitiated++
+			}
+			return true, nil
+		})
+	}
+	if cerr != nil {
+		return sum, errors.Join(err, fmt.Errorf("count open rows: %w", cerr))
+	}
+	if err == nil && (sum.Pending > 0 || sum.InDoubt > 0 || sum.NotInitiated > 0) {
+		err = fmt.Errorf("%w: %d funding-source rows left pending and %d in doubt after their attempts, %d micro-deposit verifications not initiated; the next onboarding run continues",
+			ErrIncomplete, sum.Pending, sum.InDoubt, sum.NotInitiated)
+		if st.lastErr != nil {
+			err = fmt.Errorf("%w; the last error: %w", err, st.lastErr)
+		}
+	}
+	return sum, err
+}
+
+// halt stops the run for err: no new row starts. The first cause wins.
+func (r *Runner) halt(err error) error {
+	if r.run.halted == nil {
+		r.run.halted = err
+	}
+	return retry.Permanent(err)
+}
+
+// undone notes err as the latest failure that left work undone, so that
+// the run's error names it (and /healthz files it under its source).
+func (r *Runner) undone(err error) { r.run.lastErr = err }
+
+func (r *Runner) stopping(ctx context.Context) bool {
+	return ctx.Err() != nil || r.run.halted != nil
+}
+
+// giveUp leaves a row as it is for the rest of the run.
+func (r *Runner) giveUp(k payment.RowKey, err error) {
+	r.run.skip[k] = true
+	r.undone(err)
+	r.log.Warn("giving up on the funding-source row for this run; the next run continues", "row", k.String(), "err", err)
+}
+
+// ledgerFailed halts the run: a run that cannot record what it does must
+// not send anything more.
+func (r *Runner) ledgerFailed(err error) error {
+	return r.halt(err)
+}
