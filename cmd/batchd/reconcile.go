@@ -2,9 +2,11 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/batchd/batchd/internal/jobs"
+	"github.com/batchd/batchd/internal/payment"
 	"github.com/batchd/batchd/internal/reconcile"
 )
 
@@ -41,7 +43,17 @@ func runReconcile(ctx context.Context, env *environ, args []string) error {
 			fmt.Fprintf(env.stdout, "report: %s\n", r)
 		}
 	}
-	return err
+	if errors.Is(err, payment.ErrLedger) || errors.Is(err, payment.ErrKeyRefused) || ctx.Err() != nil {
+		return err
+	}
+	osum, oerr := je.ReconcileSources(ctx)
+	if osum.Read > 0 || oerr != nil {
+		fmt.Fprintf(env.stdout, "%s\n", jobs.SourcesReconcileLine(osum))
+		for _, r := range osum.Reports {
+			fmt.Fprintf(env.stdout, "report: %s\n", r)
+		}
+	}
+	return errors.Join(err, oerr)
 }
 
 // parseWindow reads --from/--to; both are needed when either is given.

@@ -54,6 +54,13 @@ func runDaemon(ctx context.Context, env *environ, args []string) error {
 	} else if n > 0 {
 		log.Warn("rows were in flight when batchd last stopped; submit looks them up before any resend", "rows", n)
 	}
+	if src := je.Sources(); src != nil {
+		if n, err := src.RecoverSourcesInFlight(); err != nil {
+			return err
+		} else if n > 0 {
+			log.Warn("funding-source rows were in flight when batchd last stopped; submit looks them up before any resend", "rows", n)
+		}
+	}
 
 	errs := daemon.NewErrorRecorder(nil)
 	var sched *daemon.Scheduler

@@ -7,6 +7,8 @@ import (
 	"os"
 
 	"github.com/batchd/batchd/internal/jobs"
+	"github.com/batchd/batchd/internal/onboard"
+	"github.com/batchd/batchd/internal/payment"
 )
 
 func runSubmit(ctx context.Context, env *environ, args []string) error {
@@ -52,6 +54,19 @@ func runSubmit(ctx context.Context, env *environ, args []string) error {
 	}
 	fmt.Fprintf(env.stdout, "created %d, rejected %d, voided %d, in doubt %d, pending %d, creates sent %d\n",
 		sum.Created, sum.Rejected, sum.Voided, sum.InDoubt, sum.Pending, sum.Attempts)
+	// Funding-source rows follow the payments under the same limiter,
+	// unless the run was stopped or the ledger or the key failed.
+	if !errors.Is(runErr, payment.ErrKeyRefused) && jobs.CanDeliver(runErr) {
+		osum, more, oerr := je.Onboard(ctx)
+		if osum != (onboard.Summary{}) || oerr != nil {
+			fmt.Fprintf(env.stdout, "funding sources: %s\n", jobs.SourcesLine(osum))
+			log.Info("onboarding finished", "customers_created", osum.Customers, "sources_created", osum.Created,
+				"verified", osum.Verified, "rejected", osum.Rejected, "micro_deposits_sent", osum.Initiated,
+				"bank_linking_needed", osum.BankLink, "in_doubt", osum.InDoubt, "pending", osum.Pending, "calls", osum.Calls)
+		}
+		delivered = append(delivered, more...)
+		runErr = errors.Join(runErr, oerr)
+	}
 	for _, name := range delivered {
 		fmt.Fprintf(env.stdout, "results report: %s\n", name)
 	}

@@ -2,10 +2,12 @@ package jobs
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 
 	"github.com/batchd/batchd/internal/metrics"
+	"github.com/batchd/batchd/internal/onboard"
 	"github.com/batchd/batchd/internal/payment"
 )
 
@@ -72,20 +74,46 @@ func (s Scheduled) Submit(ctx context.Context) (string, error) {
 	s.note(err, payment.SourceAPI, payment.SourceLedger)
 	s.Metrics.ChecksCreated(sum.Created)
 	s.rows()
-	return fmt.Sprintf("created %d, rejected %d, voided %d, in doubt %d, pending %d, %d results reports",
-		sum.Created, sum.Rejected, sum.Voided, sum.InDoubt, sum.Pending, len(delivered)), err
+	line := fmt.Sprintf("created %d, rejected %d, voided %d, in doubt %d, pending %d, %d results reports",
+		sum.Created, sum.Rejected, sum.Voided, sum.InDoubt, sum.Pending, len(delivered))
+	if o := sum.Sources; o != (onboard.Summary{}) {
+		line += "; funding sources: " + SourcesLine(o)
+	}
+	return line, err
+}
+
+// SourcesLine words an onboarding run in one line, for the log and the
+// command line.
+func SourcesLine(o onboard.Summary) string {
+	return fmt.Sprintf("customers created %d, sources created %d, verified %d, rejected %d, micro-deposits sent %d, "+
+		"bank-linking needed %d, in doubt %d, pending %d, calls %d",
+		o.Customers, o.Created, o.Verified, o.Rejected, o.Initiated, o.BankLink, o.InDoubt, o.Pending, o.Calls)
+}
+
+// SourcesReconcileLine words an onboarding reconcile in one line.
+func SourcesReconcileLine(o onboard.ReconcileSummary) string {
+	return fmt.Sprintf("funding sources read %d, changed %d, stuck %d, missing %d, unreadable %d, calls %d",
+		o.Read, o.Changed, o.Stuck, o.Missing, o.Unreadable, o.Calls)
 }
 
 // Reconcile is the scheduled reconcile over the default window.
 func (s Scheduled) Reconcile(ctx context.Context) (string, error) {
 	sum, err := s.Env.Reconcile(ctx, nil)
+	var line string
+	if sum != nil {
+		line = fmt.Sprintf("window %s: %d checks seen, %d status changes, %d unknown, %d missing, %d mismatched, %d stuck, %d in doubt",
+			sum.Window, sum.ChecksSeen, sum.StatusChanges, sum.Unknown, sum.Missing, sum.Mismatched, sum.Stuck, sum.InDoubt)
+	}
+	if !errors.Is(err, payment.ErrLedger) && !errors.Is(err, payment.ErrKeyRefused) && ctx.Err() == nil {
+		osum, oerr := s.Env.ReconcileSources(ctx)
+		if osum.Read > 0 || oerr != nil {
+			line += "; " + SourcesReconcileLine(osum)
+		}
+		err = errors.Join(err, oerr)
+	}
 	s.note(err, payment.SourceAPI, payment.SourceLedger)
 	s.rows()
-	if sum == nil {
-		return "", err
-	}
-	return fmt.Sprintf("window %s: %d checks seen, %d status changes, %d unknown, %d missing, %d mismatched, %d stuck, %d in doubt",
-		sum.Window, sum.ChecksSeen, sum.StatusChanges, sum.Unknown, sum.Missing, sum.Mismatched, sum.Stuck, sum.InDoubt), err
+	return line, err
 }
 
 // note records a run's error under its source, or, after a run that

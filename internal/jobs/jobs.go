@@ -14,9 +14,12 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/batchd/batchd/internal/ach"
 	"github.com/batchd/batchd/internal/config"
 	"github.com/batchd/batchd/internal/echeck"
+	"github.com/batchd/batchd/internal/funding"
 	"github.com/batchd/batchd/internal/ingest"
+	"github.com/batchd/batchd/internal/onboard"
 	"github.com/batchd/batchd/internal/payment"
 	"github.com/batchd/batchd/internal/remote"
 	"github.com/batchd/batchd/internal/report"
@@ -32,6 +35,8 @@ type Env struct {
 	DB      payment.Ledger
 	API     *echeck.Client  // the wire client, for the sandbox's own calls (demo, tests)
 	Service payment.Service // the same client as the domain sees it
+	ACH     *ach.Client     // the ACH API's wire client, on the same limiter
+	Funding funding.Service // the ACH client as onboarding sees it
 	Limiter *throttle.Limiter
 	Log     *slog.Logger
 
@@ -70,7 +75,17 @@ func Open(cfg *config.Config, log *slog.Logger, hooks Hooks) (*Env, error) {
 		db.Close()
 		return nil, fmt.Errorf("api client: %w", err)
 	}
-	e := &Env{Cfg: cfg, DB: db, API: api, Service: echeck.NewService(api), Limiter: lim, Log: log, now: time.Now, hooks: hooks}
+	achc, err := ach.New(ach.Options{
+		BaseURL: cfg.ACHBaseURL(), Key: cfg.APIKey(), Timeout: cfg.API.Timeout.Std(),
+		HTTPClient: &http.Client{Transport: tr},
+		Limiter:    lim, Observe: hooks.ObserveAPI, Logger: log,
+	})
+	if err != nil {
+		db.Close()
+		return nil, fmt.Errorf("ach client: %w", err)
+	}
+	e := &Env{Cfg: cfg, DB: db, API: api, Service: echeck.NewService(api), ACH: achc,
+		Funding: ach.NewFundingService(achc, cfg.ACH.Provider), Limiter: lim, Log: log, now: time.Now, hooks: hooks}
 	e.ingest = ingest.New(db, e.ingestOptions())
 	return e, nil
 }
@@ -151,15 +166,32 @@ func (e *Env) retryPolicy() retry.Policy {
 	return retry.Policy{Max: e.Cfg.Submit.BackoffMax.Std(), MaxAttempts: e.Cfg.Submit.MaxAttempts}
 }
 
+// SubmitSummary is what one submit did: payments, then onboarding.
+type SubmitSummary struct {
+	submit.Summary
+	Sources onboard.Summary
+}
+
 // Submit sends pending rows and then delivers the results reports of the
-// batches it finished. ctx's cancellation is a graceful stop.
-func (e *Env) Submit(ctx context.Context) (submit.Summary, []string, error) {
+// batches it finished; then it does the same for funding-source rows.
+// ctx's cancellation is a graceful stop. Onboarding runs even when
+// payments failed with the service, but not after a ledger failure or a
+// refused key, which stop everything.
+func (e *Env) Submit(ctx context.Context) (SubmitSummary, []string, error) {
+	var out SubmitSummary
 	sum, err := e.Submitter().Run(ctx)
+	out.Summary = sum
 	if !CanDeliver(err) {
-		return sum, nil, err
+		return out, nil, err
 	}
 	delivered, derr := e.DeliverResults(context.WithoutCancel(ctx))
-	return sum, delivered, errors.Join(err, derr)
+	err = errors.Join(err, derr)
+	if errors.Is(err, payment.ErrKeyRefused) {
+		return out, delivered, err
+	}
+	osum, more, oerr := e.Onboard(ctx)
+	out.Sources = osum
+	return out, append(delivered, more...), errors.Join(err, oerr)
 }
 
 // CanDeliver reports whether the results of finished batches may still be
@@ -174,13 +206,7 @@ func CanDeliver(err error) bool {
 // the SFTP outbox when one is configured.
 func (e *Env) DeliverResults(ctx context.Context) ([]string, error) {
 	dir, formats := filepath.Join(e.ReportsDir(), "results"), ReportFormats(e.Cfg)
-	if e.Cfg.SFTP.Address == "" {
-		return submit.DeliverResults(ctx, e.DB, dir, report.Destination{}, formats)
-	}
-	rem, err := e.Dial(ctx)
-	if err != nil {
-		return nil, fmt.Errorf("deliver results: %w", err)
-	}
-	defer rem.Close()
-	return submit.DeliverResults(ctx, e.DB, dir, report.Destination{Outbox: rem, Dir: e.Cfg.SFTP.Outbox}, formats)
+	return e.deliver(ctx, "results", func(ctx context.Context, out report.Destination) ([]string, error) {
+		return submit.DeliverResults(ctx, e.DB, dir, out, formats)
+	})
 }

@@ -11,7 +11,10 @@ import (
 // what the admin server's /v1/status serves.
 type Status struct {
 	Batches []BatchStatus            `json:"batches"`
-	Rows    map[payment.RowState]int `json:"rows"` // totals over all batches
+	Rows    map[payment.RowState]int `json:"rows"` // totals over payment batches
+	// SourceRows are the totals over funding-source and verification
+	// batches, kept apart: they are not payments.
+	SourceRows map[payment.RowState]int `json:"source_rows,omitempty"`
 	// Restored is set from a restore of the ledger from a snapshot until
 	// a reconcile covering the snapshot's date completes: information,
 	// not a failure.
@@ -21,6 +24,7 @@ type Status struct {
 // BatchStatus is one batch's line in Status.
 type BatchStatus struct {
 	ID              uint64                   `json:"id"`
+	Kind            string                   `json:"kind"` // payments, funding-sources or verifications
 	File            string                   `json:"file"`
 	Status          payment.BatchStatus      `json:"status"`
 	Created         time.Time                `json:"created"`
@@ -39,14 +43,21 @@ func StatusOf(db payment.Ledger) (Status, error) {
 	}
 	st := Status{Batches: []BatchStatus{}, Rows: map[payment.RowState]int{}}
 	for _, b := range bs {
-		s := BatchStatus{ID: b.ID, File: b.File, Status: b.Status, Created: b.Created,
+		s := BatchStatus{ID: b.ID, Kind: b.Kind.String(), File: b.File, Status: b.Status, Created: b.Created,
 			Rows: b.Rows, Invalid: b.Invalid, ByState: b.Counts, Note: b.Note}
 		if !b.ResultsReported.IsZero() {
 			t := b.ResultsReported
 			s.ResultsReported = &t
 		}
+		totals := st.Rows
+		if !b.Kind.Payments() {
+			if st.SourceRows == nil {
+				st.SourceRows = map[payment.RowState]int{}
+			}
+			totals = st.SourceRows
+		}
 		for k, n := range b.Counts {
-			st.Rows[k] += n
+			totals[k] += n
 		}
 		st.Batches = append(st.Batches, s)
 	}
