@@ -39,13 +39,18 @@ func TestMain(m *testing.M) {
 // startSandbox runs `batchd sandbox` as a process and returns its URL.
 func startSandbox(t *testing.T, args ...string) string {
 	t.Helper()
+	return startSandboxWith(t, &syncBuffer{}, args...)
+}
+
+// startSandboxWith is startSandbox writing the sandbox's log to stderr.
+func startSandboxWith(t *testing.T, stderr *syncBuffer, args ...string) string {
+	t.Helper()
 	cmd := exec.Command(binary, append([]string{"sandbox", "--listen", "127.0.0.1:0"}, args...)...)
 	out, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
 	}
-	var stderr strings.Builder
-	cmd.Stderr = &stderr
+	cmd.Stderr = stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}

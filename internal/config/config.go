@@ -15,7 +15,6 @@
 package config
 
 import (
-	"strings"
 	"time"
 
 	_ "time/tzdata" // schedule.timezone must load on machines without a zoneinfo database
@@ -107,9 +106,9 @@ type APIConfig struct {
 // funding-source files. It shares api's key, mode, rate limit and timeout:
 // both APIs are one service, and one token bucket paces every call.
 type ACHConfig struct {
-	// BaseURL is the ACH API's base URL, up to and including /ach/v2.
-	// Empty means api.base_url followed by /ach/v2 (spec §4.2: the ACH API
-	// lives under the same host).
+	// BaseURL is the ACH API's host ({env_host} of spec §4.2); batchd adds
+	// /ach/v2. Empty means api.base_url: the service serves both APIs on
+	// one host.
 	BaseURL string `yaml:"base_url"`
 	// Provider is the bank-linking provider's word in
 	// /funding-source/processor/{provider}: one lowercase word.
@@ -345,15 +344,13 @@ func (c *Config) Location() *time.Location {
 	return time.UTC
 }
 
-// ACHBaseURL is ach.base_url, or api.base_url followed by /ach/v2.
+// ACHBaseURL is ach.base_url, or api.base_url when it is empty: the host
+// below which the ACH API lives at /ach/v2.
 func (c *Config) ACHBaseURL() string {
 	if c.ACH.BaseURL != "" {
 		return c.ACH.BaseURL
 	}
-	if c.API.BaseURL == "" {
-		return ""
-	}
-	return strings.TrimRight(c.API.BaseURL, "/") + "/ach/v2"
+	return c.API.BaseURL
 }
 
 // BackupDir is backup.dir, or <state_dir>/backups when it is empty.
