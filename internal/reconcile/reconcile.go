@@ -206,7 +206,7 @@ func rowsIn(db payment.Ledger, batches []payment.Batch, fn func(*payment.Row), s
 		for _, s := range states {
 			n += b.Counts[s]
 		}
-		if n == 0 || b.Status != payment.BatchReady {
+		if n == 0 || b.Status != payment.BatchReady || !b.Kind.Payments() {
 			continue
 		}
 		err := db.Rows(b.ID, func(r *payment.Row) (bool, error) {

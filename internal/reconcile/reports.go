@@ -139,11 +139,12 @@ func writeExceptions(path string, formats []report.Format, excs []*exception) ([
 func reportName(kind string, d Date) string { return kind + "-" + d.String() + ".csv" }
 
 var (
-	reportFile = regexp.MustCompile(`^(status|settlement|exceptions)-(\d{4}-\d{2}-\d{2})\.(csv|xlsx)$`)
-	reportTemp = regexp.MustCompile(`^\.(status|settlement|exceptions)-\d{4}-\d{2}-\d{2}\.(csv|xlsx)\..*\.tmp$`)
+	reportFile = regexp.MustCompile(`^(status|settlement|exceptions|funding-sources)-(\d{4}-\d{2}-\d{2})\.(csv|xlsx)$`)
+	reportTemp = regexp.MustCompile(`^\.(status|settlement|exceptions|funding-sources)-\d{4}-\d{2}-\d{2}\.(csv|xlsx)\..*\.tmp$`)
 )
 
-// prune deletes local reports (CSV and XLSX copies) dated more than
+// prune deletes local reports (CSV and XLSX copies, onboarding's
+// funding-sources reports among them) dated more than
 // keepDays before today, and temporary files a killed run left behind a
 // day ago or more. Other files are never touched.
 func prune(dir string, today Date, keepDays int, now time.Time) (int, error) {

@@ -151,6 +151,8 @@ func TestPruneKeepsRecentReportsAndForeignFiles(t *testing.T) {
 		"status-2026-03-31.csv":                       true,
 		"settlement-2026-03-01.csv":                   true, // exactly 30 days old
 		"exceptions-2026-02-28.csv":                   false,
+		"funding-sources-2026-02-27.xlsx":             false,
+		"funding-sources-2026-03-02.csv":              true,
 		"status-2025-12-01.csv":                       false,
 		"notes-2020-01-01.csv":                        true,
 		"status-2020-01-01.csv.bak":                   true,
@@ -181,8 +183,8 @@ func TestPruneKeepsRecentReportsAndForeignFiles(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if n != 3 {
-		t.Errorf("deleted %d files, want 3", n)
+	if n != 4 {
+		t.Errorf("deleted %d files, want 4", n)
 	}
 	for name, survives := range files {
 		_, err := os.Stat(filepath.Join(dir, name))
