@@ -139,6 +139,10 @@ submit: {resolve_after: 1ms, max_attempts: 20}
 		}
 	}
 
+	if code, out, errOut := runBatchd(t, key, "status", "--config", cfg); code != 0 || !strings.Contains(out, "funding-sources") {
+		t.Fatalf("status: exit %d\n%s%s", code, out, errOut)
+	}
+
 	// At the service: one source per linked account, none twice.
 	sources := map[string]int{}
 	for _, u := range allUsers(t, api) {

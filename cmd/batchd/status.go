@@ -40,13 +40,13 @@ func runStatus(ctx context.Context, env *environ, args []string) error {
 		fmt.Fprintf(env.stdout, "ledger %s\n\n", st.Restored)
 	}
 	tw := tabwriter.NewWriter(env.stdout, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "BATCH\tFILE\tSTATUS\tROWS\tINVALID\tPENDING\tIN_FLIGHT\tIN_DOUBT\tSUBMITTED\tREJECTED\tRESULTS")
+	fmt.Fprintln(tw, "BATCH\tKIND\tFILE\tSTATUS\tROWS\tINVALID\tPENDING\tIN_FLIGHT\tIN_DOUBT\tSUBMITTED\tREJECTED\tRESULTS")
 	for _, b := range st.Batches {
 		results := "-"
 		if b.ResultsReported != nil {
 			results = b.ResultsReported.Format("2006-01-02 15:04")
 		}
-		fmt.Fprintf(tw, "%d\t%s\t%s\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%s\n", b.ID, b.File, b.Status, b.Rows, b.Invalid,
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%s\n", b.ID, b.Kind, b.File, b.Status, b.Rows, b.Invalid,
 			b.ByState[payment.Pending], b.ByState[payment.InFlight], b.ByState[payment.InDoubt], b.ByState[payment.Submitted], b.ByState[payment.Rejected], results)
 	}
 	return tw.Flush()
