@@ -70,9 +70,11 @@ type Config struct {
 	Backup    BackupConfig    `yaml:"backup"`    // snapshots of the ledger
 	Retention RetentionConfig `yaml:"retention"` // pruning finished batches
 	Report    ReportConfig    `yaml:"report"`    // the reports' file formats
+	Webhook   WebhookConfig   `yaml:"webhook"`   // the receiver of the service's events
 
-	apiKey Secret         // from api.key_file or $BATCHD_API_KEY, never YAML
-	loc    *time.Location // schedule.timezone, resolved by Validate
+	apiKey        Secret         // from api.key_file or $BATCHD_API_KEY, never YAML
+	webhookSecret Secret         // from webhook.secret_file, never YAML
+	loc           *time.Location // schedule.timezone, resolved by Validate
 }
 
 // LogConfig is the log section.
@@ -305,6 +307,7 @@ func Default() *Config {
 		Backup:    BackupConfig{Schedule: "30 5 * * *", Keep: 7},
 		Retention: RetentionConfig{KeepDays: 0},
 		Report:    ReportConfig{Formats: []string{"csv", "xlsx"}},
+		Webhook:   WebhookConfig{Path: "/webhook", Rate: 20},
 	}
 }
 

@@ -57,6 +57,11 @@ func Parse(data []byte, name string, env Env) (*Config, error) {
 			keyOK = true
 		}
 	}
+	if !hasKey(d.errs, "webhook.secret_file") {
+		if serr := cfg.loadWebhookSecret(); serr != nil {
+			all = append(all, serr)
+		}
+	}
 	all = append(all, cfg.validate(keyOK)...)
 	for _, e := range all {
 		e.File = name

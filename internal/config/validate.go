@@ -37,6 +37,7 @@ func (c *Config) validate(checkKey bool) findings {
 	c.validateReconcile(&f)
 	c.validateSchedule(&f)
 	c.validateBackup(&f)
+	c.validateWebhook(&f)
 	if len(c.Report.Formats) == 0 {
 		f.add(0, "report.formats", "report.formats: list at least one of csv, xlsx")
 	}

@@ -1,0 +1,116 @@
+package config
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"net/url"
+	"os"
+	"strings"
+)
+
+// WebhookConfig is the webhook section: the receiver of the service's
+// event deliveries (issue: the service tells batchd what changed). An
+// empty Listen disables it; reconcile then pages as it always did.
+type WebhookConfig struct {
+	// Listen is the receiver's host:port, its own listener (never the
+	// admin one). It speaks plain HTTP: put a TLS reverse proxy before it.
+	Listen string `yaml:"listen"`
+	// Path is the receiver's base path: it serves POST <path>/<secret>.
+	Path string `yaml:"path"`
+	// URL is the public https address that reaches Path through the
+	// proxy, without the secret; batchd registers URL + "/" + secret with
+	// the service (one URL per API key).
+	URL string `yaml:"url"`
+	// SecretFile holds the path secret (16 to 128 characters of letters,
+	// digits, "-" and "_"), like api.key_file: never in the YAML.
+	SecretFile string `yaml:"secret_file"`
+	// Rate is the deliveries per second the receiver accepts (burst twice
+	// that); more are answered 429, which the service retries.
+	Rate float64 `yaml:"rate"`
+}
+
+// Enabled reports whether the receiver is configured.
+func (w WebhookConfig) Enabled() bool { return w.Listen != "" }
+
+// WebhookSecret returns the path secret; "" when webhooks are disabled.
+// Never log it.
+func (c *Config) WebhookSecret() string { return c.webhookSecret.Reveal() }
+
+// SetWebhookSecret sets the secret of a Config built in code (tests).
+func (c *Config) SetWebhookSecret(s string) { c.webhookSecret = NewSecret(s) }
+
+// WebhookURL is the address batchd registers: webhook.url, the secret
+// appended as the last path segment.
+func (c *Config) WebhookURL() string {
+	if c.Webhook.URL == "" {
+		return ""
+	}
+	return strings.TrimRight(c.Webhook.URL, "/") + "/" + c.WebhookSecret()
+}
+
+func (c *Config) validateWebhook(f *findings) {
+	w := c.Webhook
+	if w.Rate <= 0 {
+		f.add(0, "webhook.rate", "webhook.rate: must be above 0 deliveries per second, got %v", w.Rate)
+	}
+	if !strings.HasPrefix(w.Path, "/") || strings.ContainsAny(w.Path, "?#% ") || strings.HasSuffix(w.Path, "/") && w.Path != "/" {
+		f.add(0, "webhook.path", "webhook.path: must be an absolute path such as /webhook, got %s", showValue(w.Path))
+	}
+	if !w.Enabled() {
+		return
+	}
+	checkHostPort(f, "webhook.listen", w.Listen, true)
+	if w.Listen == c.Admin.Listen {
+		f.add(0, "webhook.listen", "webhook.listen: must differ from admin.listen: the receiver has its own listener")
+	}
+	checkAbsPath(f, "webhook.secret_file", w.SecretFile, true)
+	if w.URL == "" {
+		f.add(0, "webhook.url", "webhook.url: required when webhook.listen is set: the public https address the service posts to")
+		return
+	}
+	u, err := url.Parse(w.URL)
+	switch {
+	case err != nil || u.Host == "" || u.User != nil || u.RawQuery != "" || u.Fragment != "":
+		f.add(0, "webhook.url", "webhook.url: want an https URL without user, query or fragment, got %s", showValue(w.URL))
+	case u.Scheme != "https" && !(u.Scheme == "http" && isLoopback(u.Hostname())):
+		f.add(0, "webhook.url", "webhook.url: must be https (http only to a loopback host, for the sandbox), got %s", showValue(w.URL))
+	}
+}
+
+// loadWebhookSecret reads webhook.secret_file when webhooks are enabled.
+// No finding quotes the secret.
+func (c *Config) loadWebhookSecret() *FieldError {
+	if !c.Webhook.Enabled() || c.Webhook.SecretFile == "" {
+		return nil
+	}
+	s, err := readSecretFile(c.Webhook.SecretFile)
+	if err != nil {
+		return &FieldError{Key: "webhook.secret_file", Msg: "webhook.secret_file " + showValue(c.Webhook.SecretFile) + ": " + err.Error(), Err: err}
+	}
+	c.webhookSecret = NewSecret(s)
+	return nil
+}
+
+// readSecretFile reads and checks the webhook secret file.
+func readSecretFile(path string) (string, error) {
+	fh, err := os.Open(path)
+	if err != nil {
+		return "", describeFileErr("cannot open the secret file", err)
+	}
+	defer fh.Close()
+	b, err := io.ReadAll(io.LimitReader(fh, maxKeyFileBytes+1))
+	if err != nil {
+		return "", describeFileErr("cannot read the secret file", err)
+	}
+	s := strings.TrimSpace(string(b))
+	if len(s) < 16 || len(s) > 128 {
+		return "", fmt.Errorf("the secret must be 16 to 128 characters, it has %d; make one with: head -c 24 /dev/urandom | base64 | tr '+/' '-_'", len(s))
+	}
+	for _, r := range s {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-' || r == '_') {
+			return "", errors.New("the secret may hold only letters, digits, - and _ (it is a URL path segment)")
+		}
+	}
+	return s, nil
+}
