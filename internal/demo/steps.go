@@ -89,6 +89,9 @@ func summary(out io.Writer, db payment.Ledger) error {
 		return err
 	}
 	for _, b := range bs {
+		if !b.Kind.Payments() {
+			continue
+		}
 		err := db.Rows(b.ID, func(r *payment.Row) (bool, error) {
 			status := r.ReportStatus()
 			t := by[status]

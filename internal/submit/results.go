@@ -46,7 +46,7 @@ func WriteResults(db payment.RowReader, batchID uint64, r *report.Rows) error {
 	})
 }
 
-// DeliverResults writes the results report of every batch whose rows all
+// DeliverResults writes the results report of every payment batch whose rows all
 // have a check or a rejection and whose report has not been delivered, in
 // each of formats (none: CSV alone): locally under dir, then to out. A
 // batch is stamped only after every copy is delivered, so a failed upload
@@ -59,7 +59,7 @@ func DeliverResults(ctx context.Context, db payment.Rows, dir string, out report
 	}
 	var done []string
 	for _, b := range batches {
-		if b.Status != payment.BatchReady || b.OpenRows() > 0 || !b.ResultsReported.IsZero() {
+		if !b.Kind.Payments() || b.Status != payment.BatchReady || b.OpenRows() > 0 || !b.ResultsReported.IsZero() {
 			continue
 		}
 		// Named after the archived file (payroll-1.csv), so that no
