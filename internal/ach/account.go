@@ -3,6 +3,7 @@ package ach
 import (
 	"context"
 	"errors"
+	"github.com/batchd/batchd/internal/apiwire"
 	"net/url"
 )
 
@@ -19,9 +20,9 @@ type Availability struct {
 // number travels in the query (the contract's GET), and is masked in
 // every error, the URL net/http quotes included.
 func (c *Client) AccountAvailable(ctx context.Context, routing, account string) (*Availability, error) {
-	k := call{op: OpAccountAvailable, method: "GET", path: "/accounts",
-		query:    url.Values{"routing_number": {routing}, "account_number": {account}},
-		accounts: []string{account}}
+	k := apiwire.Call{Op: OpAccountAvailable, Method: "GET", Path: "/accounts",
+		Query:    url.Values{"routing_number": {routing}, "account_number": {account}},
+		Accounts: []string{account}}
 	if err := checkAccount(routing, account); err != nil {
 		return nil, c.refuse(k, err)
 	}
@@ -29,13 +30,13 @@ func (c *Client) AccountAvailable(ctx context.Context, routing, account string) 
 	if err != nil {
 		return nil, err
 	}
-	f := fields{m: a.m}
+	f := fields{m: a.Object}
 	v, present := f.strictBool("available")
 	if f.err == nil && !present {
 		f.err = errors.New("no \"available\" in the answer")
 	}
 	if f.err != nil {
-		return nil, c.badAnswer(k, a.status, f.err)
+		return nil, c.badAnswer(k, a.Status, f.err)
 	}
 	return &Availability{Available: v, UserID: f.str("user_id", "customer_id")}, nil
 }
@@ -46,9 +47,9 @@ func (c *Client) AccountAvailable(ctx context.Context, routing, account string) 
 // twice leaves the same state, so a lost answer is Retryable (the second
 // try may then be ErrNotFound).
 func (c *Client) DeleteAccount(ctx context.Context, routing, account string) error {
-	k := call{op: OpAccountDelete, method: "POST", path: "/accounts/delete",
-		body:     map[string]string{"routing_number": routing, "account_number": account},
-		accounts: []string{account}}
+	k := apiwire.Call{Op: OpAccountDelete, Method: "POST", Path: "/accounts/delete",
+		Body:     map[string]string{"routing_number": routing, "account_number": account},
+		Accounts: []string{account}}
 	if err := checkAccount(routing, account); err != nil {
 		return c.refuse(k, err)
 	}
@@ -60,9 +61,9 @@ func (c *Client) DeleteAccount(ctx context.Context, routing, account string) err
 // the account number.
 func checkAccount(routing, account string) error {
 	switch {
-	case len(routing) != 9 || !isDigits(routing):
+	case len(routing) != 9 || !apiwire.IsDigits(routing):
 		return errors.New("routing_number must be 9 digits")
-	case len(account) < 4 || len(account) > 17 || !isDigits(account):
+	case len(account) < 4 || len(account) > 17 || !apiwire.IsDigits(account):
 		return errors.New("account_number must be 4 to 17 digits")
 	}
 	return nil

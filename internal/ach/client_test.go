@@ -17,9 +17,9 @@ import (
 // The one limiter batchd builds serves both clients: *throttle.Limiter
 // and any echeck.Limiter value are ach Limiters.
 var (
-	_ Limiter = (*throttle.Limiter)(nil)
-	_         = func(l echeck.Limiter) Options { return Options{Limiter: l} }
-	_ pauser  = (*throttle.Limiter)(nil)
+	_ Limiter                           = (*throttle.Limiter)(nil)
+	_                                   = func(l echeck.Limiter) Options { return Options{Limiter: l} }
+	_ interface{ Pause(time.Duration) } = (*throttle.Limiter)(nil)
 )
 
 func TestNewBaseURL(t *testing.T) {

@@ -1,16 +1,13 @@
 package ach
 
 import (
-	"context"
 	"errors"
-	"fmt"
 	"net/http"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
-	"unicode"
-	"unicode/utf8"
+
+	"github.com/batchd/batchd/internal/apiwire"
 )
 
 // Class tells a caller what it may do after a failed call. The classes and
@@ -23,36 +20,24 @@ const (
 	// Retryable: the service did not act on the request (it was never
 	// fully sent, or the service said so with 429, 408, 500 or 503 on a
 	// call without an effect worth guarding). Sending it again is safe.
-	Retryable Class = iota + 1
+	Retryable = Class(apiwire.Retryable)
 	// Ambiguous: a call with an effect (a create, a debit or credit, a
 	// verification step) was sent but its answer was lost or unreadable,
 	// so the effect may or may not have happened. The caller must find out
 	// (list the customer's funding sources, look the source up) before
 	// sending it again.
-	Ambiguous
+	Ambiguous = Class(apiwire.Ambiguous)
 	// Permanent: the service refused this request (400, 402, 404, 410,
 	// ...). Sending it again will fail the same way.
-	Permanent
+	Permanent = Class(apiwire.Permanent)
 	// Fatal: the key is missing, wrong, of the other environment, or its
 	// application is inactive (401, 403). Every further call will fail
 	// too; the run should stop.
-	Fatal
+	Fatal = Class(apiwire.Fatal)
 )
 
 // String returns the lower-case name of c, as echeck.Class does.
-func (c Class) String() string {
-	switch c {
-	case Retryable:
-		return "retryable"
-	case Ambiguous:
-		return "ambiguous"
-	case Permanent:
-		return "permanent"
-	case Fatal:
-		return "fatal"
-	}
-	return "Class(" + strconv.Itoa(int(c)) + ")"
-}
+func (c Class) String() string { return apiwire.Class(c).String() }
 
 // The conditions a caller must tell apart, matched with errors.Is on any
 // error of the Client. An *Error may be several at once: ErrCustomerNotFound
@@ -191,29 +176,8 @@ type Error struct {
 
 // Error describes the failure in one line, ending with its class.
 func (e *Error) Error() string {
-	var b strings.Builder
-	b.WriteString("ach ")
-	b.WriteString(e.Op)
-	if e.Status != 0 {
-		fmt.Fprintf(&b, ": HTTP %d", e.Status)
-	}
-	if e.Code != "" {
-		fmt.Fprintf(&b, " code %s", e.Code)
-	}
-	if e.Message != "" {
-		b.WriteString(": ")
-		b.WriteString(e.Message)
-	}
-	if e.Err != nil {
-		b.WriteString(": ")
-		b.WriteString(e.Err.Error())
-	}
-	fmt.Fprintf(&b, " (%s", e.Class)
-	if e.RetryAfter > 0 {
-		fmt.Fprintf(&b, ", retry after %s", e.RetryAfter)
-	}
-	b.WriteString(")")
-	return b.String()
+	return (&apiwire.Failure{Op: e.Op, Status: e.Status, Message: e.Message, Code: e.Code,
+		RetryAfter: e.RetryAfter, Class: apiwire.Class(e.Class), Err: e.Err}).Text("ach")
 }
 
 // Unwrap returns the underlying error, so errors.Is(err,
@@ -241,130 +205,33 @@ func (e *Error) ServiceMessage() string { return e.Message }
 //     and Ambiguous is the one class under which a caller neither resends
 //     blindly nor gives up.
 func ClassOf(err error) Class {
-	if err == nil {
-		return 0
-	}
-	var e *Error
-	if errors.As(err, &e) {
-		return e.Class
-	}
-	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
-		return Retryable
-	}
-	return Ambiguous
-}
-
-// statusClass classifies a non-2xx answer. A call with an effect that got
-// a 5xx may have been carried out before the server failed, so it is
-// Ambiguous; any other call can be sent again. 408 means the server did
-// not receive the whole request. Any status outside 2xx, 4xx and 5xx (a
-// redirect, which the client never follows) is Ambiguous for a call with
-// an effect and Permanent otherwise.
-func statusClass(effect bool, status int) Class {
-	switch {
-	case status == http.StatusUnauthorized || status == http.StatusForbidden:
-		return Fatal
-	case status == http.StatusTooManyRequests || status == http.StatusRequestTimeout:
-		return Retryable
-	case status >= 500 && status <= 599:
-		if effect {
-			return Ambiguous
-		}
-		return Retryable
-	case status >= 400 && status <= 499:
-		return Permanent
-	case effect:
-		return Ambiguous
-	}
-	return Permanent
-}
-
-// maxRetryAfter caps a Retry-After, so that a hostile or broken header
-// cannot park batchd for years.
-const maxRetryAfter = 24 * time.Hour
-
-// parseRetryAfter reads a Retry-After value (RFC 9110 10.2.3): delta
-// seconds, or an HTTP-date taken relative to now.
-func parseRetryAfter(v string, now time.Time) (time.Duration, bool) {
-	v = strings.TrimSpace(v)
-	if v == "" {
-		return 0, false
-	}
-	if strings.Trim(v, "0123456789") == "" {
-		secs, err := strconv.ParseInt(v, 10, 64)
-		if err != nil || secs > int64(maxRetryAfter/time.Second) {
-			return maxRetryAfter, true
-		}
-		return time.Duration(secs) * time.Second, true
-	}
-	t, err := http.ParseTime(v)
-	if err != nil {
-		return 0, false
-	}
-	return min(max(t.Sub(now), 0), maxRetryAfter), true
-}
-
-// maxExcerpt bounds the part of a body quoted in an Error.
-const maxExcerpt = 200
-
-// excerpt makes at most maxExcerpt bytes of s safe for one log line: valid
-// UTF-8, control characters as spaces, runs of space collapsed.
-func excerpt(s string) string {
-	cut := len(s) > maxExcerpt
-	if cut {
-		s = s[:maxExcerpt]
-		// Drop a character cut in half rather than show it as U+FFFD.
-		for i := len(s) - 1; i >= 0 && i >= len(s)-utf8.UTFMax; i-- {
-			if utf8.RuneStart(s[i]) {
-				if !utf8.FullRuneInString(s[i:]) {
-					s = s[:i]
-				}
-				break
-			}
-		}
-	}
-	s = strings.ToValidUTF8(s, "\uFFFD")
-	s = strings.Join(strings.FieldsFunc(s, func(r rune) bool {
-		return unicode.IsSpace(r) || unicode.IsControl(r)
-	}), " ")
-	if cut {
-		s += "…"
-	}
-	return s
+	return Class(apiwire.ClassOf(err, func(e *Error) apiwire.Class { return apiwire.Class(e.Class) }))
 }
 
 // apiMessage reads the message and code of an error body: "message", else
 // the first of "messages", else "error" when it is a string and not a
 // boolean word. A body that is not a JSON object is quoted instead.
 func apiMessage(body []byte, status int) (msg, code string, m object) {
-	m, err := decodeObject(body)
-	if err != nil {
-		if s := excerpt(string(body)); s != "" {
-			return s, "", nil
-		}
-		return http.StatusText(status), "", nil
-	}
-	f := fields{m: m}
-	msg = f.str("message")
-	if msg == "" {
-		if o, ok := objectOf(m["messages"]); ok {
-			// {"messages": {"field": ["reason"]}}: the first field's reason
-			msg = firstReason(o)
-		} else if l, err := listOf(m["messages"]); err == nil && len(l) > 0 {
-			msg, _ = textOf(l[0])
-		}
-	}
-	if msg == "" {
-		if s := f.str("error"); s != "" {
-			if _, isBool := parseBoolText(s); !isBool {
-				msg = s
+	return apiwire.Message(body, status, func(m object) string {
+		f := fields{m: m}
+		msg := f.str("message")
+		if msg == "" {
+			if o, ok := apiwire.ObjectOf(m["messages"]); ok {
+				// {"messages": {"field": ["reason"]}}: the first field's reason
+				msg = firstReason(o)
+			} else if l, err := apiwire.ListOf(m["messages"]); err == nil && len(l) > 0 {
+				msg, _ = textOf(l[0])
 			}
 		}
-	}
-	if msg == "" {
-		msg = http.StatusText(status)
-	}
-	return excerpt(msg), excerpt(f.str("code")), m
+		if msg == "" {
+			if s := f.str("error"); s != "" {
+				if _, isBool := parseBoolText(s); !isBool {
+					msg = s
+				}
+			}
+		}
+		return msg
+	})
 }
 
 // firstReason returns "field: reason" for the first field, in name order,
@@ -377,7 +244,7 @@ func firstReason(o object) string {
 	slices.Sort(keys)
 	for _, k := range keys {
 		reason, _ := textOf(o[k])
-		if l, err := listOf(o[k]); err == nil && len(l) > 0 {
+		if l, err := apiwire.ListOf(o[k]); err == nil && len(l) > 0 {
 			reason, _ = textOf(l[0])
 		}
 		if reason != "" {
@@ -388,26 +255,6 @@ func firstReason(o object) string {
 }
 
 // errorFlagged reports whether a 2xx body says it failed: "error" is true
-// or a non-empty message string or object, or "success" is false.
-func errorFlagged(m object) bool {
-	if raw, ok := m["error"]; ok {
-		raw = []byte(strings.TrimSpace(string(raw)))
-		if len(raw) > 0 && (raw[0] == '{' || raw[0] == '[') {
-			if !isEmptyJSON(raw) {
-				return true
-			}
-		} else if s, err := textOf(raw); err == nil {
-			if v, known := parseBoolText(s); v || !known {
-				return true
-			}
-		}
-	}
-	if raw, ok := m["success"]; ok {
-		if s, err := textOf(raw); err == nil && s != "" {
-			if v, known := parseBoolText(s); known && !v {
-				return true
-			}
-		}
-	}
-	return false
-}
+// or a non-empty message string or object, or "success" is false. A
+// "success" of blanks says nothing.
+func errorFlagged(m object) bool { return apiwire.ErrorFlagged(m, false) }

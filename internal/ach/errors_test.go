@@ -3,6 +3,7 @@ package ach
 import (
 	"context"
 	"errors"
+	"github.com/batchd/batchd/internal/apiwire"
 	"net/http"
 	"net/url"
 	"strings"
@@ -152,24 +153,6 @@ func TestRetryAfterPausesTheLimiter(t *testing.T) {
 	}
 }
 
-func TestParseRetryAfter(t *testing.T) {
-	now := time.Date(2026, 11, 22, 3, 0, 0, 0, time.UTC)
-	for in, want := range map[string]time.Duration{
-		"0": 0, "120": 2 * time.Minute, "99999999999999999999": maxRetryAfter,
-		now.Add(time.Minute).Format(http.TimeFormat): time.Minute,
-		now.Add(-time.Hour).Format(http.TimeFormat):  0,
-	} {
-		if got, ok := parseRetryAfter(in, now); !ok || got != want {
-			t.Errorf("parseRetryAfter(%q) = %s %v, want %s", in, got, ok, want)
-		}
-	}
-	for _, in := range []string{"", "-1", "1.5", "soon"} {
-		if got, ok := parseRetryAfter(in, now); ok || got != 0 {
-			t.Errorf("parseRetryAfter(%q) = %s %v, want nothing", in, got, ok)
-		}
-	}
-}
-
 func TestAnswerLostAfterSend(t *testing.T) {
 	srv, rec := fakeService(t, hangUp)
 	c := newTestClient(t, srv.URL)
@@ -267,7 +250,7 @@ func TestClassOf(t *testing.T) {
 func TestMessageExcerpt(t *testing.T) {
 	long := strings.Repeat("é", 300)
 	msg, _, _ := apiMessage([]byte(`{"message":"`+long+`"}`), 400)
-	if len(msg) > maxExcerpt+len("…") || !strings.HasSuffix(msg, "…") || strings.ContainsRune(msg, '\uFFFD') {
+	if len(msg) > apiwire.MaxExcerpt+len("…") || !strings.HasSuffix(msg, "…") || strings.ContainsRune(msg, '\uFFFD') {
 		t.Errorf("excerpt of %d bytes: %q", len(msg), msg)
 	}
 	msg, _, _ = apiMessage([]byte("line one\n\tline two\x00"), 502)

@@ -1,6 +1,7 @@
 package ach
 
 import (
+	"github.com/batchd/batchd/internal/apiwire"
 	"strings"
 	"testing"
 	"time"
@@ -30,11 +31,11 @@ func FuzzDecodeAnswer(f *testing.F) {
 	f.Fuzz(func(t *testing.T, body []byte) {
 		msg, code, _ := apiMessage(body, 500)
 		for _, s := range []string{msg, code} {
-			if len(s) > 3*maxExcerpt+len("…") || !utf8.ValidString(s) || strings.ContainsAny(s, "\n\r\t") {
+			if len(s) > 3*apiwire.MaxExcerpt+len("…") || !utf8.ValidString(s) || strings.ContainsAny(s, "\n\r\t") {
 				t.Fatalf("message %q", s)
 			}
 		}
-		m, err := decodeObject(body)
+		m, err := apiwire.DecodeObject(body)
 		if err != nil {
 			return
 		}
@@ -50,7 +51,7 @@ func FuzzDecodeAnswer(f *testing.F) {
 		}
 		if _, items, err := pageOf(m); err == nil {
 			for _, it := range items {
-				if o, ok := objectOf(it); ok {
+				if o, ok := apiwire.ObjectOf(it); ok {
 					userFrom(o)
 					if s, err := sourceFrom(o); err == nil {
 						checkSource(t, s)
@@ -58,7 +59,7 @@ func FuzzDecodeAnswer(f *testing.F) {
 				}
 			}
 		}
-		if d, ok := parseRetryAfter(string(body), time.Unix(0, 0)); d < 0 || d > maxRetryAfter || (!ok && d != 0) {
+		if d, ok := apiwire.ParseRetryAfter(string(body), time.Unix(0, 0)); d < 0 || d > apiwire.MaxRetryAfter || (!ok && d != 0) {
 			t.Fatalf("parseRetryAfter = %s %v", d, ok)
 		}
 	})

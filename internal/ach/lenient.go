@@ -2,140 +2,28 @@ package ach
 
 import (
 	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
-	"sort"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/batchd/batchd/internal/apiwire"
 	"github.com/batchd/batchd/internal/redact"
 )
 
 // The ACH answers are known only from the wire contract (docs/ach-wire.md)
 // and from public clients, which show numbers as strings, 0/1 for
-// booleans, ids under several names and statuses in any case. The helpers
-// below read all of those. They are a deliberately small local version of
-// internal/echeck's lenient decoder: the ACH answers are few and short, so
-// plain encoding/json does the walking, and only the value rules are
-// repeated here.
+// booleans, ids under several names and statuses in any case. apiwire's
+// lenient readers read those; the helpers below are the ACH client's own
+// rules on top of them: text is trimmed, "NaN" is no boolean, integers
+// stay within 32 bits, and a field may have several names.
 
-// object is one decoded JSON object, still raw below the first level. A
-// nil value means the member is absent.
-type object = map[string]json.RawMessage
-
-// decodeObject reads b as a JSON object; anything else is an error.
-func decodeObject(b []byte) (object, error) {
-	b = bytes.TrimSpace(b)
-	if len(b) == 0 || b[0] != '{' {
-		return nil, errors.New("response is not a JSON object")
-	}
-	var m object
-	if err := json.Unmarshal(b, &m); err != nil {
-		return nil, fmt.Errorf("response is not valid JSON: %w", err)
-	}
-	if m == nil {
-		m = object{}
-	}
-	return m, nil
-}
-
-// isEmptyJSON reports the values a PHP service sends for "nothing".
-func isEmptyJSON(b []byte) bool {
-	switch string(b) {
-	case "null", "[]", "{}":
-		return true
-	}
-	return false
-}
-
-// objectOf returns raw as an object when it is a non-empty JSON object.
-// Absent, null, false, "" and [] all mean "no object".
-func objectOf(raw json.RawMessage) (object, bool) {
-	raw = bytes.TrimSpace(raw)
-	if len(raw) == 0 || raw[0] != '{' {
-		return nil, false
-	}
-	var m object
-	if json.Unmarshal(raw, &m) != nil || len(m) == 0 {
-		return nil, false
-	}
-	return m, true
-}
-
-// listOf returns the elements of a JSON array. A PHP array with gaps in its
-// keys arrives as an object keyed "0", "1", ...; its values come back in
-// key order. Absent, null and "" give no elements.
-func listOf(raw json.RawMessage) ([]json.RawMessage, error) {
-	raw = bytes.TrimSpace(raw)
-	if len(raw) == 0 || isEmptyJSON(raw) || string(raw) == `""` {
-		return nil, nil
-	}
-	switch raw[0] {
-	case '[':
-		var l []json.RawMessage
-		if err := json.Unmarshal(raw, &l); err != nil {
-			return nil, err
-		}
-		return l, nil
-	case '{':
-		var m object
-		if err := json.Unmarshal(raw, &m); err != nil {
-			return nil, err
-		}
-		keys := make([]string, 0, len(m))
-		for k := range m {
-			keys = append(keys, k)
-		}
-		sort.Slice(keys, func(i, j int) bool { return keyLess(keys[i], keys[j]) })
-		l := make([]json.RawMessage, len(keys))
-		for i, k := range keys {
-			l[i] = m[k]
-		}
-		return l, nil
-	}
-	return nil, errors.New("want a list")
-}
-
-// keyLess orders numeric keys numerically and before any other key.
-func keyLess(a, b string) bool {
-	x, errA := strconv.ParseUint(a, 10, 64)
-	y, errB := strconv.ParseUint(b, 10, 64)
-	switch {
-	case errA == nil && errB == nil:
-		return x < y
-	case errA == nil:
-		return true
-	case errB == nil:
-		return false
-	}
-	return a < b
-}
-
-// textOf reads a JSON string, number or boolean (kept as its literal
-// text); null and PHP's empty [] or {} read as "". A non-empty object or
-// array is an error.
+// textOf is apiwire.Text with a string's text trimmed.
 func textOf(b []byte) (string, error) {
-	b = bytes.TrimSpace(b)
-	switch {
-	case len(b) == 0:
-		return "", errors.New("empty value")
-	case b[0] == '"':
-		var v string
-		if err := json.Unmarshal(b, &v); err != nil {
-			return "", err
-		}
-		return strings.TrimSpace(v), nil
-	case isEmptyJSON(b):
-		return "", nil
-	case b[0] == '{':
-		return "", errors.New("want a string, got an object")
-	case b[0] == '[':
-		return "", errors.New("want a string, got an array")
-	}
-	return string(b), nil // number, true, false
+	s, err := apiwire.Text(b)
+	return strings.TrimSpace(s), err
 }
 
 // boolOf reads true/false, a number (non-zero is true), and the strings
@@ -146,7 +34,7 @@ func boolOf(b []byte) (bool, error) {
 	if len(b) == 0 {
 		return false, errors.New("empty value")
 	}
-	if isEmptyJSON(b) {
+	if apiwire.IsEmptyJSON(b) {
 		return false, nil
 	}
 	s, err := textOf(b)
@@ -160,17 +48,12 @@ func boolOf(b []byte) (bool, error) {
 	return v, nil
 }
 
+// parseBoolText is apiwire.BoolText, except that NaN is no boolean.
 func parseBoolText(s string) (value, ok bool) {
-	switch strings.ToLower(strings.TrimSpace(s)) {
-	case "1", "true", "yes", "y", "t", "on":
-		return true, true
-	case "0", "false", "no", "n", "f", "off", "":
-		return false, true
+	if f, err := strconv.ParseFloat(strings.TrimSpace(s), 64); err == nil && math.IsNaN(f) {
+		return false, false
 	}
-	if f, err := strconv.ParseFloat(strings.TrimSpace(s), 64); err == nil && !math.IsNaN(f) {
-		return f != 0, true
-	}
-	return false, false
+	return apiwire.BoolText(s)
 }
 
 // integerOf reads an integer given as a JSON number or a string holding
@@ -304,7 +187,7 @@ func last4(s string) string {
 // non-empty object, else nil.
 func nested(m object, keys ...string) object {
 	for _, k := range keys {
-		if o, ok := objectOf(m[k]); ok {
+		if o, ok := apiwire.ObjectOf(m[k]); ok {
 			return o
 		}
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/batchd/batchd/internal/apiwire"
 	"log/slog"
 	"net/url"
 	"strings"
@@ -93,9 +94,9 @@ func (c *Client) CreateOnDemandFundingSource(ctx context.Context, r FundingSourc
 	return c.sourceAnswer(ctx, k, "")
 }
 
-func (c *Client) sourceCall(op, path string, r FundingSourceRequest) call {
-	return call{op: op, method: "POST", path: path, body: r, effect: true, result: "funding_source",
-		accounts: []string{r.Account}}
+func (c *Client) sourceCall(op, path string, r FundingSourceRequest) apiwire.Call {
+	return apiwire.Call{Op: op, Method: "POST", Path: path, Body: r, Effect: true, Result: "funding_source",
+		Accounts: []string{r.Account}}
 }
 
 // checkSourceRequest refuses what could only fail, without quoting the
@@ -104,9 +105,9 @@ func checkSourceRequest(r FundingSourceRequest, needType bool) error {
 	switch {
 	case r.UserID == "":
 		return errors.New("user_id is empty")
-	case len(r.Routing) != 9 || !isDigits(r.Routing):
+	case len(r.Routing) != 9 || !apiwire.IsDigits(r.Routing):
 		return errors.New("routing_number must be 9 digits")
-	case len(r.Account) < 4 || len(r.Account) > 17 || !isDigits(r.Account):
+	case len(r.Account) < 4 || len(r.Account) > 17 || !apiwire.IsDigits(r.Account):
 		return errors.New("account_number must be 4 to 17 digits")
 	case needType && r.Type == "":
 		return errors.New("account_type is empty")
@@ -121,12 +122,12 @@ func checkSourceRequest(r FundingSourceRequest, needType bool) error {
 // A token is exchanged once, so after an Ambiguous error a second
 // exchange is ErrInvalidProcessorToken: look at ListFundingSources.
 func (c *Client) CreateProcessorFundingSource(ctx context.Context, provider, userID, token string) (*FundingSource, error) {
-	k := call{op: OpSourceCreateProcessor, method: "POST", path: "/funding-source/processor/" + url.PathEscape(provider),
-		body:   map[string]string{"user_id": userID, "processor_token": token},
-		effect: true, result: "funding_source", tokens: []string{token}}
+	k := apiwire.Call{Op: OpSourceCreateProcessor, Method: "POST", Path: "/funding-source/processor/" + url.PathEscape(provider),
+		Body:   map[string]string{"user_id": userID, "processor_token": token},
+		Effect: true, Result: "funding_source", Tokens: []string{token}}
 	switch {
 	case provider == "" || len(provider) > 64 || strings.Trim(provider, "abcdefghijklmnopqrstuvwxyz0123456789") != "":
-		return nil, c.refuse(k, fmt.Errorf("provider %q: want a lowercase word", excerpt(provider)))
+		return nil, c.refuse(k, fmt.Errorf("provider %q: want a lowercase word", apiwire.Excerpt(provider)))
 	case userID == "":
 		return nil, c.refuse(k, errors.New("user_id is empty"))
 	case strings.TrimSpace(token) == "":
@@ -138,7 +139,7 @@ func (c *Client) CreateProcessorFundingSource(ctx context.Context, provider, use
 // ListFundingSources returns every funding source of a customer, oldest
 // first, deleted ones included (StatusDeleted).
 func (c *Client) ListFundingSources(ctx context.Context, userID string) ([]FundingSource, error) {
-	k := call{op: OpSourceList, method: "GET", path: "/funding-source/user/:" + url.PathEscape(userID)}
+	k := apiwire.Call{Op: OpSourceList, Method: "GET", Path: "/funding-source/user/:" + url.PathEscape(userID)}
 	if err := validID("user id", userID); err != nil {
 		return nil, c.refuse(k, err)
 	}
@@ -146,27 +147,27 @@ func (c *Client) ListFundingSources(ctx context.Context, userID string) ([]Fundi
 	if err != nil {
 		return nil, err
 	}
-	_, items, err := pageOf(a.m)
+	_, items, err := pageOf(a.Object)
 	for _, key := range []string{"funding_sources", "sources"} {
 		if err == nil && len(items) == 0 {
-			items, err = listOf(a.m[key])
+			items, err = apiwire.ListOf(a.Object[key])
 		}
 	}
 	if err != nil {
-		return nil, c.badAnswer(k, a.status, err)
+		return nil, c.badAnswer(k, a.Status, err)
 	}
 	out := make([]FundingSource, 0, len(items))
 	for i, it := range items {
-		o, ok := objectOf(it)
+		o, ok := apiwire.ObjectOf(it)
 		if !ok {
-			return nil, c.badAnswer(k, a.status, fmt.Errorf("entry %d is not an object", i))
+			return nil, c.badAnswer(k, a.Status, fmt.Errorf("entry %d is not an object", i))
 		}
 		s, err := sourceFrom(o)
 		if err == nil && s.ID == "" {
 			err = errors.New("no source_id")
 		}
 		if err != nil {
-			return nil, c.badAnswer(k, a.status, fmt.Errorf("entry %d: %w", i, err))
+			return nil, c.badAnswer(k, a.Status, fmt.Errorf("entry %d: %w", i, err))
 		}
 		if s.UserID == "" {
 			s.UserID = userID
@@ -179,7 +180,7 @@ func (c *Client) ListFundingSources(ctx context.Context, userID string) ([]Fundi
 // GetFundingSource fetches one funding source; an unknown one or another
 // key's is ErrNotFound.
 func (c *Client) GetFundingSource(ctx context.Context, id string) (*FundingSource, error) {
-	k := call{op: OpSourceGet, method: "GET", path: "/funding-source/:" + url.PathEscape(id), result: "funding_source"}
+	k := apiwire.Call{Op: OpSourceGet, Method: "GET", Path: "/funding-source/:" + url.PathEscape(id), Result: "funding_source"}
 	if err := validID("funding source id", id); err != nil {
 		return nil, c.refuse(k, err)
 	}
@@ -190,8 +191,8 @@ func (c *Client) GetFundingSource(ctx context.Context, id string) (*FundingSourc
 // becomes deleted and the account is free for another customer. Sending
 // it twice leaves the same state, so a lost answer is Retryable.
 func (c *Client) RemoveFundingSource(ctx context.Context, userID, sourceID string) error {
-	k := call{op: OpSourceRemove, method: "POST", path: "/funding-source/remove",
-		body: map[string]string{"user_id": userID, "source_id": sourceID}}
+	k := apiwire.Call{Op: OpSourceRemove, Method: "POST", Path: "/funding-source/remove",
+		Body: map[string]string{"user_id": userID, "source_id": sourceID}}
 	if userID == "" || sourceID == "" {
 		return c.refuse(k, errors.New("user_id and source_id are required"))
 	}
@@ -201,21 +202,21 @@ func (c *Client) RemoveFundingSource(ctx context.Context, userID, sourceID strin
 
 // sourceAnswer sends k and reads the funding source of its answer. When
 // want is set, the answer must be about that source.
-func (c *Client) sourceAnswer(ctx context.Context, k call, want string) (*FundingSource, error) {
+func (c *Client) sourceAnswer(ctx context.Context, k apiwire.Call, want string) (*FundingSource, error) {
 	a, err := c.do(ctx, k)
 	if err != nil {
 		return nil, err
 	}
-	s, err := sourceOf(a.m)
+	s, err := sourceOf(a.Object)
 	switch {
 	case err != nil:
 	case s.ID == "":
 		err = errors.New("no funding_source_id in the answer")
 	case want != "" && !strings.EqualFold(s.ID, want):
-		err = fmt.Errorf("answer is about funding source %q, not %q", excerpt(s.ID), want)
+		err = fmt.Errorf("answer is about funding source %q, not %q", apiwire.Excerpt(s.ID), want)
 	}
 	if err != nil {
-		return nil, c.badAnswer(k, a.status, err)
+		return nil, c.badAnswer(k, a.Status, err)
 	}
 	return &s, nil
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/batchd/batchd/internal/apiwire"
 
 	"github.com/batchd/batchd/internal/money"
 )
@@ -41,17 +42,17 @@ type transferWire struct {
 // otherwise). A lost answer is Ambiguous: money may have moved.
 func (c *Client) Debit(ctx context.Context, r TransferRequest) (*Transfer, error) {
 	w := transferWire{Sender: r.SourceID, Name: r.Name, Amount: r.Amount.String(), Description: r.Description, Label: r.Label}
-	return c.transfer(ctx, call{op: OpDebit, method: "POST", path: "/ach-debit", body: w, effect: true}, r)
+	return c.transfer(ctx, apiwire.Call{Op: OpDebit, Method: "POST", Path: "/ach-debit", Body: w, Effect: true}, r)
 }
 
 // Credit pays Amount to an Unverified or Verified funding source. A lost
 // answer is Ambiguous: money may have moved.
 func (c *Client) Credit(ctx context.Context, r TransferRequest) (*Transfer, error) {
 	w := transferWire{Recipient: r.SourceID, Name: r.Name, Amount: r.Amount.String(), Description: r.Description, Label: r.Label}
-	return c.transfer(ctx, call{op: OpCredit, method: "POST", path: "/check/send", body: w, effect: true}, r)
+	return c.transfer(ctx, apiwire.Call{Op: OpCredit, Method: "POST", Path: "/check/send", Body: w, Effect: true}, r)
 }
 
-func (c *Client) transfer(ctx context.Context, k call, r TransferRequest) (*Transfer, error) {
+func (c *Client) transfer(ctx context.Context, k apiwire.Call, r TransferRequest) (*Transfer, error) {
 	if r.SourceID == "" {
 		return nil, c.refuse(k, errors.New("funding source id is empty"))
 	}
@@ -62,20 +63,20 @@ func (c *Client) transfer(ctx context.Context, k call, r TransferRequest) (*Tran
 	if err != nil {
 		return nil, err
 	}
-	m := a.m
+	m := a.Object
 	if o := nested(m, "check", "transaction", "data"); o != nil {
 		m = o
 	}
 	f := fields{m: m}
 	t := &Transfer{CheckID: f.strictStr("check_id", "transaction_id", "id"), Status: f.str("status")}
 	if t.CheckID == "" && f.err == nil {
-		t.CheckID = (&fields{m: a.m}).strictStr("check_id")
+		t.CheckID = (&fields{m: a.Object}).strictStr("check_id")
 	}
 	if f.err == nil && t.CheckID == "" {
 		f.err = errors.New("no check_id in the answer")
 	}
 	if f.err != nil {
-		return nil, c.badAnswer(k, a.status, f.err)
+		return nil, c.badAnswer(k, a.Status, f.err)
 	}
 	return t, nil
 }

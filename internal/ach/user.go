@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/batchd/batchd/internal/apiwire"
 	"net/url"
 	"strconv"
 	"strings"
@@ -57,17 +58,17 @@ type UserPage struct {
 // create it again and, on ErrEmailTaken, take Error.UserID (or find it in
 // ListUsers by email).
 func (c *Client) CreateUser(ctx context.Context, r UserRequest) (*User, error) {
-	k := call{op: OpUserCreate, method: "POST", path: "/user", body: r, effect: true, result: "user"}
+	k := apiwire.Call{Op: OpUserCreate, Method: "POST", Path: "/user", Body: r, Effect: true, Result: "user"}
 	a, err := c.do(ctx, k)
 	if err != nil {
 		return nil, err
 	}
-	u, err := userOf(a.m)
+	u, err := userOf(a.Object)
 	if err == nil && u.ID == "" {
 		err = errors.New("no user_id in the answer")
 	}
 	if err != nil {
-		return nil, c.badAnswer(k, a.status, err)
+		return nil, c.badAnswer(k, a.Status, err)
 	}
 	return &u, nil
 }
@@ -75,7 +76,7 @@ func (c *Client) CreateUser(ctx context.Context, r UserRequest) (*User, error) {
 // GetUser fetches one customer. The path is /user/:{id}, with the colon
 // public clients send: the one form known to work at the real service.
 func (c *Client) GetUser(ctx context.Context, id string) (*User, error) {
-	k := call{op: OpUserGet, method: "GET", path: "/user/:" + url.PathEscape(id), result: "user"}
+	k := apiwire.Call{Op: OpUserGet, Method: "GET", Path: "/user/:" + url.PathEscape(id), Result: "user"}
 	if err := validID("user id", id); err != nil {
 		return nil, c.refuse(k, err)
 	}
@@ -83,16 +84,16 @@ func (c *Client) GetUser(ctx context.Context, id string) (*User, error) {
 	if err != nil {
 		return nil, err
 	}
-	u, err := userOf(a.m)
+	u, err := userOf(a.Object)
 	switch {
 	case err != nil:
 	case u.ID == "":
 		err = errors.New("no user_id in the answer")
 	case !strings.EqualFold(u.ID, id):
-		err = fmt.Errorf("answer is about customer %q, not %q", excerpt(u.ID), id)
+		err = fmt.Errorf("answer is about customer %q, not %q", apiwire.Excerpt(u.ID), id)
 	}
 	if err != nil {
-		return nil, c.badAnswer(k, a.status, err)
+		return nil, c.badAnswer(k, a.Status, err)
 	}
 	return &u, nil
 }
@@ -102,7 +103,7 @@ func (c *Client) GetUser(ctx context.Context, id string) (*User, error) {
 // per page). It does not follow pages: ask for Page+1 while CurrentPage <
 // LastPage, and stop at an empty page whatever the numbers say.
 func (c *Client) ListUsers(ctx context.Context, page, limit int) (*UserPage, error) {
-	k := call{op: OpUserList, method: "GET", path: "/user"}
+	k := apiwire.Call{Op: OpUserList, Method: "GET", Path: "/user"}
 	if page < 0 || limit < 0 {
 		return nil, c.refuse(k, fmt.Errorf("negative page %d or limit %d", page, limit))
 	}
@@ -113,27 +114,27 @@ func (c *Client) ListUsers(ctx context.Context, page, limit int) (*UserPage, err
 	if limit > 0 {
 		q.Set("limit", strconv.Itoa(limit))
 	}
-	k.query = q
+	k.Query = q
 	a, err := c.do(ctx, k)
 	if err != nil {
 		return nil, err
 	}
-	pg, items, err := pageOf(a.m)
+	pg, items, err := pageOf(a.Object)
 	if err != nil {
-		return nil, c.badAnswer(k, a.status, err)
+		return nil, c.badAnswer(k, a.Status, err)
 	}
 	out := &UserPage{Paging: pg, Users: make([]User, 0, len(items))}
 	for i, it := range items {
-		o, ok := objectOf(it)
+		o, ok := apiwire.ObjectOf(it)
 		if !ok {
-			return nil, c.badAnswer(k, a.status, fmt.Errorf("entry %d is not an object", i))
+			return nil, c.badAnswer(k, a.Status, fmt.Errorf("entry %d is not an object", i))
 		}
 		u, err := userFrom(o)
 		if err == nil && u.ID == "" {
 			err = errors.New("no user_id")
 		}
 		if err != nil {
-			return nil, c.badAnswer(k, a.status, fmt.Errorf("entry %d: %w", i, err))
+			return nil, c.badAnswer(k, a.Status, fmt.Errorf("entry %d: %w", i, err))
 		}
 		out.Users = append(out.Users, u)
 	}
@@ -174,12 +175,12 @@ func userFrom(m object) (User, error) {
 	if f.err != nil {
 		return User{}, f.err
 	}
-	items, err := listOf(m["sources"])
+	items, err := apiwire.ListOf(m["sources"])
 	if err != nil {
 		return User{}, fmt.Errorf("field \"sources\": %w", err)
 	}
 	for i, it := range items {
-		o, ok := objectOf(it)
+		o, ok := apiwire.ObjectOf(it)
 		if !ok {
 			return User{}, fmt.Errorf("source %d is not an object", i)
 		}
@@ -201,7 +202,7 @@ func userFrom(m object) (User, error) {
 // may itself be the array of entries.
 func pageOf(m object) (Paging, []json.RawMessage, error) {
 	src, data := m, m["data"]
-	if l, ok := objectOf(m["list"]); ok && numericKeys(l) {
+	if l, ok := apiwire.ObjectOf(m["list"]); ok && numericKeys(l) {
 		data = m["list"] // a PHP array: {"0": entry, "1": entry}
 	} else if ok {
 		src, data = l, l["data"]
@@ -218,7 +219,7 @@ func pageOf(m object) (Paging, []json.RawMessage, error) {
 	if f.err != nil {
 		return Paging{}, nil, f.err
 	}
-	items, err := listOf(data)
+	items, err := apiwire.ListOf(data)
 	if err != nil {
 		return Paging{}, nil, fmt.Errorf("field \"data\": %w", err)
 	}
@@ -229,7 +230,7 @@ func pageOf(m object) (Paging, []json.RawMessage, error) {
 // PHP encodes an array with gaps.
 func numericKeys(m object) bool {
 	for k := range m {
-		if !isDigits(k) {
+		if !apiwire.IsDigits(k) {
 			return false
 		}
 	}

@@ -3,6 +3,7 @@ package ach
 import (
 	"context"
 	"errors"
+	"github.com/batchd/batchd/internal/apiwire"
 
 	"github.com/batchd/batchd/internal/money"
 )
@@ -23,8 +24,8 @@ type Verification struct {
 // CreateProcessorFundingSource instead. A lost answer is Ambiguous: look
 // the source up, or try Verify, before initiating again.
 func (c *Client) InitiateVerification(ctx context.Context, sourceID string) (*Verification, error) {
-	k := call{op: OpVerificationInitiate, method: "POST", path: "/funding-source/initiate/verification",
-		body: map[string]string{"funding_source_id": sourceID}, effect: true}
+	k := apiwire.Call{Op: OpVerificationInitiate, Method: "POST", Path: "/funding-source/initiate/verification",
+		Body: map[string]string{"funding_source_id": sourceID}, Effect: true}
 	if err := validID("funding source id", sourceID); err != nil {
 		return nil, c.refuse(k, err)
 	}
@@ -38,8 +39,8 @@ func (c *Client) InitiateVerification(ctx context.Context, sourceID string) (*Ve
 // source VerificationFailed; so a lost answer is Ambiguous (a try may have
 // been spent) and the caller should look the source up before resending.
 func (c *Client) Verify(ctx context.Context, sourceID string, amount1, amount2 money.Cents) (*Verification, error) {
-	k := call{op: OpVerify, method: "POST", path: "/funding-source/verify", effect: true,
-		body: struct {
+	k := apiwire.Call{Op: OpVerify, Method: "POST", Path: "/funding-source/verify", Effect: true,
+		Body: struct {
 			ID      string        `json:"funding_source_id"`
 			Amounts []money.Cents `json:"amounts"`
 		}{sourceID, []money.Cents{amount1, amount2}}}
@@ -52,12 +53,12 @@ func (c *Client) Verify(ctx context.Context, sourceID string, amount1, amount2 m
 	return c.verification(ctx, k, sourceID)
 }
 
-func (c *Client) verification(ctx context.Context, k call, sourceID string) (*Verification, error) {
+func (c *Client) verification(ctx context.Context, k apiwire.Call, sourceID string) (*Verification, error) {
 	a, err := c.do(ctx, k)
 	if err != nil {
 		return nil, err
 	}
-	m := a.m
+	m := a.Object
 	if o := nested(m, "funding_source"); o != nil {
 		m = o
 	}
@@ -65,13 +66,13 @@ func (c *Client) verification(ctx context.Context, k call, sourceID string) (*Ve
 	v := &Verification{
 		SourceID:   f.strictStr("funding_source_id", "source_id", "id"),
 		StatusText: f.strictStr("status"),
-		Message:    (&fields{m: a.m}).str("message"),
+		Message:    (&fields{m: a.Object}).str("message"),
 	}
 	if f.err != nil {
-		return nil, c.badAnswer(k, a.status, f.err)
+		return nil, c.badAnswer(k, a.Status, f.err)
 	}
 	if v.StatusText == "" {
-		v.StatusText = (&fields{m: a.m}).str("status")
+		v.StatusText = (&fields{m: a.Object}).str("status")
 	}
 	if v.SourceID == "" {
 		v.SourceID = sourceID

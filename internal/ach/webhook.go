@@ -3,6 +3,7 @@ package ach
 import (
 	"context"
 	"fmt"
+	"github.com/batchd/batchd/internal/apiwire"
 	"net/url"
 )
 
@@ -11,18 +12,18 @@ import (
 // the same URL twice leaves the same state, so a lost answer is
 // Retryable.
 func (c *Client) RegisterWebhook(ctx context.Context, hookURL string) (string, error) {
-	k := call{op: OpWebhookRegister, method: "POST", path: "/webhooks", body: map[string]string{"url": hookURL}}
+	k := apiwire.Call{Op: OpWebhookRegister, Method: "POST", Path: "/webhooks", Body: map[string]string{"url": hookURL}}
 	if u, err := url.Parse(hookURL); err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
-		return "", c.refuse(k, fmt.Errorf("webhook URL %q is not an absolute http(s) URL", excerpt(hookURL)))
+		return "", c.refuse(k, fmt.Errorf("webhook URL %q is not an absolute http(s) URL", apiwire.Excerpt(hookURL)))
 	}
 	a, err := c.do(ctx, k)
 	if err != nil {
 		return "", err
 	}
-	f := fields{m: a.m}
+	f := fields{m: a.Object}
 	got := f.strictStr("webhook_url", "url")
 	if f.err != nil {
-		return "", c.badAnswer(k, a.status, f.err)
+		return "", c.badAnswer(k, a.Status, f.err)
 	}
 	return got, nil
 }
@@ -30,15 +31,15 @@ func (c *Client) RegisterWebhook(ctx context.Context, hookURL string) (string, e
 // Webhook returns the key's registered webhook URL, "" when none, so that
 // batchd can tell whether its URL is registered before it registers.
 func (c *Client) Webhook(ctx context.Context) (string, error) {
-	k := call{op: OpWebhookGet, method: "GET", path: "/webhooks"}
+	k := apiwire.Call{Op: OpWebhookGet, Method: "GET", Path: "/webhooks"}
 	a, err := c.do(ctx, k)
 	if err != nil {
 		return "", err
 	}
-	f := fields{m: a.m}
+	f := fields{m: a.Object}
 	got := f.strictStr("webhook_url", "url")
 	if f.err != nil {
-		return "", c.badAnswer(k, a.status, f.err)
+		return "", c.badAnswer(k, a.Status, f.err)
 	}
 	return got, nil
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"github.com/batchd/batchd/internal/apiwire"
 	"net/url"
 )
 
@@ -25,18 +26,18 @@ type BankInfo struct {
 
 // BankInfo looks up the bank of a 9-digit routing number.
 func (c *Client) BankInfo(ctx context.Context, routing string) (*BankInfo, error) {
-	k := call{op: OpCheckBankInfo, method: "GET", path: "/v1/check/bankinfo",
-		query: url.Values{"bank_routing": {routing}}}
-	if len(routing) != 9 || !isDigits(routing) {
+	k := apiwire.Call{Op: OpCheckBankInfo, Method: "GET", Path: "/v1/check/bankinfo",
+		Query: url.Values{"bank_routing": {routing}}}
+	if len(routing) != 9 || !apiwire.IsDigits(routing) {
 		return nil, c.fail(k, 0, Permanent, "not sent", errors.New("routing number is not 9 digits"))
 	}
 	a, err := c.do(ctx, k)
 	if err != nil {
 		return nil, err
 	}
-	m := a.m
+	m := a.Object
 	for _, key := range []string{"bank_info", "bankinfo", "bank", "data"} {
-		if v, ok := objectOf(a.m[key]); ok {
+		if v, ok := apiwire.ObjectOf(a.Object[key]); ok {
 			m = v
 			break
 		}

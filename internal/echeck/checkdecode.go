@@ -2,6 +2,7 @@ package echeck
 
 import (
 	"bytes"
+	"github.com/batchd/batchd/internal/apiwire"
 	"strconv"
 	"strings"
 
@@ -10,7 +11,7 @@ import (
 
 // A check is decoded by collecting the raw value of each member the client
 // reads (checkRaw) and then reading those values with the lenient rules of
-// lenient.go. The values come either from an object map (checkFrom) or
+// internal/apiwire. The values come either from an object map (checkFrom) or
 // straight from the JSON text (checkFromJSON), which saves a list page a
 // map per check; both end in checkRaw.check, so the rules are the same.
 
@@ -130,12 +131,12 @@ type checkRaw [ckCount][]byte
 
 // UnmarshalJSON decodes a check leniently; see Check.
 func (c *Check) UnmarshalJSON(b []byte) error {
-	b, err := validObject(b)
+	b, err := apiwire.ValidObject(b)
 	if err != nil {
 		return err
 	}
 	var r checkRaw
-	if _, err := pick(b, checkMember, r[:]); err != nil {
+	if _, err := apiwire.Pick(b, checkMember, r[:]); err != nil {
 		return err
 	}
 	v, err := r.check()
@@ -156,10 +157,10 @@ func checkFrom(m object) (Check, error) {
 }
 
 // checkFromJSON reads a check from raw, a value of a valid document. ok is
-// false, as objectOf's would be, when raw is not a non-empty object.
+// false, as apiwire.ObjectOf's would be, when raw is not a non-empty object.
 func checkFromJSON(raw []byte) (c Check, ok bool, err error) {
 	var r checkRaw
-	if n, err := pick(raw, checkMember, r[:]); err != nil || n == 0 {
+	if n, err := apiwire.Pick(raw, checkMember, r[:]); err != nil || n == 0 {
 		return Check{}, false, nil
 	}
 	c, err = r.check()
@@ -169,26 +170,26 @@ func checkFromJSON(raw []byte) (c Check, ok bool, err error) {
 // check applies Check's rules: the members batchd acts on are strict, in
 // this order (the first unreadable one is the error); the rest are loose.
 func (r *checkRaw) check() (Check, error) {
-	var e firstError
+	var e apiwire.FirstError
 	strict := func(i int) string {
-		s, err := strictText(checkMembers[i], r[i])
-		e.note(err)
+		s, err := apiwire.StrictText(checkMembers[i], r[i])
+		e.Note(err)
 		return s
 	}
 	var err error
 	c := Check{CheckID: strict(ckCheckID), Number: numberText(strict(ckNumber), r[ckNumber])}
-	c.Amount, err = strictCents(checkMembers[ckAmount], r[ckAmount])
-	e.note(err)
+	c.Amount, err = apiwire.StrictCents(checkMembers[ckAmount], r[ckAmount])
+	e.Note(err)
 	c.Label, c.Status = strict(ckLabel), strict(ckStatus)
 
-	c.Date, c.Memo, c.Name, c.Email = looseText(r[ckDate]), looseText(r[ckMemo]), looseText(r[ckName]), looseText(r[ckEmail])
-	c.Phone, c.Address, c.City = looseText(r[ckPhone]), looseText(r[ckAddress]), looseText(r[ckCity])
-	c.State, c.Zip, c.AuthorizationDate = looseText(r[ckState]), looseText(r[ckZip]), looseText(r[ckAuthorizationDate])
-	c.BankAccount, c.BankRouting = maskAccount(looseText(r[ckBankAccount])), looseText(r[ckBankRouting])
-	c.BankName, c.BankAddress, c.BankCity = looseText(r[ckBankName]), looseText(r[ckBankAddress]), looseText(r[ckBankCity])
-	c.BankState, c.BankZip = looseText(r[ckBankState]), looseText(r[ckBankZip])
-	c.Recurring, c.RecurringCycle = looseBool(r[ckRecurring]), looseText(r[ckRecurringCycle])
-	c.RecurringStartDate, c.RecurringInstallments = looseText(r[ckRecurringStartDate]), looseInt(r[ckRecurringInstallments])
+	c.Date, c.Memo, c.Name, c.Email = apiwire.LooseText(r[ckDate]), apiwire.LooseText(r[ckMemo]), apiwire.LooseText(r[ckName]), apiwire.LooseText(r[ckEmail])
+	c.Phone, c.Address, c.City = apiwire.LooseText(r[ckPhone]), apiwire.LooseText(r[ckAddress]), apiwire.LooseText(r[ckCity])
+	c.State, c.Zip, c.AuthorizationDate = apiwire.LooseText(r[ckState]), apiwire.LooseText(r[ckZip]), apiwire.LooseText(r[ckAuthorizationDate])
+	c.BankAccount, c.BankRouting = maskAccount(apiwire.LooseText(r[ckBankAccount])), apiwire.LooseText(r[ckBankRouting])
+	c.BankName, c.BankAddress, c.BankCity = apiwire.LooseText(r[ckBankName]), apiwire.LooseText(r[ckBankAddress]), apiwire.LooseText(r[ckBankCity])
+	c.BankState, c.BankZip = apiwire.LooseText(r[ckBankState]), apiwire.LooseText(r[ckBankZip])
+	c.Recurring, c.RecurringCycle = apiwire.LooseBool(r[ckRecurring]), apiwire.LooseText(r[ckRecurringCycle])
+	c.RecurringStartDate, c.RecurringInstallments = apiwire.LooseText(r[ckRecurringStartDate]), apiwire.LooseInt(r[ckRecurringInstallments])
 
 	if v, ok := basicVerificationOf(r[ckBasicVerification]); ok {
 		c.BasicVerification = &v
@@ -200,12 +201,12 @@ func (r *checkRaw) check() (Check, error) {
 	if ok {
 		c.FundsConfirmation = &fc
 	}
-	return c, e.err
+	return c, e.Err
 }
 
 // UnmarshalJSON decodes leniently: pass_bv may be 0/1, "1" or true.
 func (v *BasicVerification) UnmarshalJSON(b []byte) error {
-	b, err := validObject(b)
+	b, err := apiwire.ValidObject(b)
 	if err != nil {
 		return err
 	}
@@ -215,7 +216,7 @@ func (v *BasicVerification) UnmarshalJSON(b []byte) error {
 }
 
 // basicVerificationOf reads raw when it is a non-empty object (as
-// objectOf tells); ok is false otherwise. Every member is loose.
+// apiwire.ObjectOf tells); ok is false otherwise. Every member is loose.
 func basicVerificationOf(raw []byte) (v BasicVerification, ok bool) {
 	var r [5][]byte
 	index := func(k []byte) int {
@@ -236,16 +237,16 @@ func basicVerificationOf(raw []byte) (v BasicVerification, ok bool) {
 	if raw == nil {
 		return v, false
 	}
-	if n, err := pick(raw, index, r[:]); err != nil || n == 0 {
+	if n, err := apiwire.Pick(raw, index, r[:]); err != nil || n == 0 {
 		return v, false
 	}
-	return BasicVerification{Risk: looseText(r[0]), Pass: looseBool(r[1]), Code: looseText(r[2]),
-		Description: looseText(r[3]), Verification: looseText(r[4])}, true
+	return BasicVerification{Risk: apiwire.LooseText(r[0]), Pass: apiwire.LooseBool(r[1]), Code: apiwire.LooseText(r[2]),
+		Description: apiwire.LooseText(r[3]), Verification: apiwire.LooseText(r[4])}, true
 }
 
 // UnmarshalJSON decodes leniently: pass_fc may be 0/1, "1" or true.
 func (v *FundsConfirmation) UnmarshalJSON(b []byte) error {
-	b, err := validObject(b)
+	b, err := apiwire.ValidObject(b)
 	if err != nil {
 		return err
 	}
@@ -255,7 +256,7 @@ func (v *FundsConfirmation) UnmarshalJSON(b []byte) error {
 }
 
 // fundsConfirmationOf reads raw when it is a non-empty object (as
-// objectOf tells); ok is false otherwise. Every member is loose.
+// apiwire.ObjectOf tells); ok is false otherwise. Every member is loose.
 func fundsConfirmationOf(raw []byte) (v FundsConfirmation, ok bool) {
 	var r [3][]byte
 	index := func(k []byte) int {
@@ -272,11 +273,11 @@ func fundsConfirmationOf(raw []byte) (v FundsConfirmation, ok bool) {
 	if raw == nil {
 		return v, false
 	}
-	if n, err := pick(raw, index, r[:]); err != nil || n == 0 {
+	if n, err := apiwire.Pick(raw, index, r[:]); err != nil || n == 0 {
 		return v, false
 	}
-	return FundsConfirmation{Verification: looseText(r[0]), Pass: looseBool(r[1]),
-		Description: looseText(r[2])}, true
+	return FundsConfirmation{Verification: apiwire.LooseText(r[0]), Pass: apiwire.LooseBool(r[1]),
+		Description: apiwire.LooseText(r[2])}, true
 }
 
 // numberText is the check number s read from raw. A service that keeps
@@ -290,7 +291,7 @@ func numberText(s string, raw []byte) string {
 	if len(raw) == 0 || !(raw[0] == '-' || raw[0] >= '0' && raw[0] <= '9') {
 		return s
 	}
-	if n, err := parseInteger(s); err == nil && n >= 0 {
+	if n, err := apiwire.ParseInteger(s); err == nil && n >= 0 {
 		return strconv.FormatInt(n, 10)
 	}
 	return s

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/batchd/batchd/internal/apiwire"
 	"net/url"
 	"reflect"
 	"strings"
@@ -197,8 +198,8 @@ type FundsConfirmation struct {
 // CheckID. An error whose class is Ambiguous means the check may exist: look
 // it up (by Label and Number) before creating it again.
 func (c *Client) CreateCheck(ctx context.Context, r CheckRequest) (*Check, error) {
-	k := call{op: OpCheckCreate, method: "POST", path: "/v1/check/create", body: checkRequestWire{r: &r},
-		create: true, result: "check", secrets: []string{r.BankAccount, r.Token}}
+	k := apiwire.Call{Op: OpCheckCreate, Method: "POST", Path: "/v1/check/create", Body: checkRequestWire{r: &r},
+		Effect: true, Result: "check", Accounts: []string{r.BankAccount, r.Token}}
 	if r.Amount <= 0 {
 		return nil, c.fail(k, 0, Permanent, fmt.Sprintf("not sent: amount %s is not positive", r.Amount), nil)
 	}
@@ -207,8 +208,8 @@ func (c *Client) CreateCheck(ctx context.Context, r CheckRequest) (*Check, error
 
 // GetCheck fetches one check by its identifier.
 func (c *Client) GetCheck(ctx context.Context, id string) (*Check, error) {
-	k := call{op: OpCheckGet, method: "GET", path: "/v1/check/" + url.PathEscape(id), result: "check"}
-	if err := validID(id); err != nil {
+	k := apiwire.Call{Op: OpCheckGet, Method: "GET", Path: "/v1/check/" + url.PathEscape(id), Result: "check"}
+	if err := apiwire.ValidID(id); err != nil {
 		return nil, c.fail(k, 0, Permanent, "not sent: check id", err)
 	}
 	return c.checkCall(ctx, k, id)
@@ -219,9 +220,9 @@ func (c *Client) GetCheck(ctx context.Context, id string) (*Check, error) {
 // sending the same edit twice leaves the same check, so a lost answer is
 // Retryable.
 func (c *Client) EditCheck(ctx context.Context, id string, r CheckRequest) (*Check, error) {
-	k := call{op: OpCheckEdit, method: "POST", path: "/v1/check/edit", body: checkRequestWire{r: &r, edit: true, checkID: id},
-		result: "check", secrets: []string{r.BankAccount, r.Token}}
-	if err := validID(id); err != nil {
+	k := apiwire.Call{Op: OpCheckEdit, Method: "POST", Path: "/v1/check/edit", Body: checkRequestWire{r: &r, edit: true, checkID: id},
+		Result: "check", Accounts: []string{r.BankAccount, r.Token}}
+	if err := apiwire.ValidID(id); err != nil {
 		return nil, c.fail(k, 0, Permanent, "not sent: check id", err)
 	}
 	if r.Amount <= 0 {
@@ -234,8 +235,8 @@ func (c *Client) EditCheck(ctx context.Context, id string, r CheckRequest) (*Che
 // lost answer is Retryable; a second delete of a voided check is refused by
 // the service, which the caller should then confirm with GetCheck.
 func (c *Client) DeleteCheck(ctx context.Context, id string) error {
-	k := call{op: OpCheckDelete, method: "DELETE", path: "/v1/check/" + url.PathEscape(id)}
-	if err := validID(id); err != nil {
+	k := apiwire.Call{Op: OpCheckDelete, Method: "DELETE", Path: "/v1/check/" + url.PathEscape(id)}
+	if err := apiwire.ValidID(id); err != nil {
 		return c.fail(k, 0, Permanent, "not sent: check id", err)
 	}
 	_, err := c.do(ctx, k)
@@ -244,20 +245,20 @@ func (c *Client) DeleteCheck(ctx context.Context, id string) error {
 
 // checkCall sends k and reads the check from its answer. When want is
 // set, the answer must be about that check.
-func (c *Client) checkCall(ctx context.Context, k call, want string) (*Check, error) {
+func (c *Client) checkCall(ctx context.Context, k apiwire.Call, want string) (*Check, error) {
 	a, err := c.do(ctx, k)
 	if err != nil {
 		return nil, err
 	}
-	ch, err := checkFrom(envelopeOf(a.m, "check", "check_id"))
+	ch, err := checkFrom(envelopeOf(a.Object, "check", "check_id"))
 	if err != nil {
-		return nil, c.badAnswer(k, a.status, err)
+		return nil, c.badAnswer(k, a.Status, err)
 	}
 	switch {
 	case ch.CheckID == "":
-		return nil, c.badAnswer(k, a.status, errors.New("no check_id in the answer"))
+		return nil, c.badAnswer(k, a.Status, errors.New("no check_id in the answer"))
 	case want != "" && !strings.EqualFold(ch.CheckID, want):
-		return nil, c.badAnswer(k, a.status, fmt.Errorf("answer is about check %q, not %q", ch.CheckID, want))
+		return nil, c.badAnswer(k, a.Status, fmt.Errorf("answer is about check %q, not %q", ch.CheckID, want))
 	}
 	return &ch, nil
 }
@@ -266,32 +267,16 @@ func (c *Client) checkCall(ctx context.Context, k call, want string) (*Check, er
 // when there is none, the top level itself if it has idField: some
 // services answer with the bare object.
 func envelopeOf(m object, key, idField string) object {
-	if v, ok := objectOf(m[key]); ok {
+	if v, ok := apiwire.ObjectOf(m[key]); ok {
 		return v
 	}
 	if _, ok := m[idField]; ok {
 		return m
 	}
-	if v, ok := objectOf(m["data"]); ok {
+	if v, ok := apiwire.ObjectOf(m["data"]); ok {
 		return v
 	}
 	return object{}
-}
-
-// validID accepts the identifiers the service issues (36-character UUIDs
-// and tokens) and anything of the same alphabet up to 128 characters, and
-// refuses whatever could change the path, such as "/" or "..".
-func validID(id string) error {
-	if id == "" || len(id) > 128 {
-		return fmt.Errorf("%q: want 1 to 128 characters", excerpt([]byte(id)))
-	}
-	for i := 0; i < len(id); i++ {
-		ch := id[i]
-		if !(ch >= 'a' && ch <= 'z' || ch >= 'A' && ch <= 'Z' || ch >= '0' && ch <= '9' || ch == '-' || ch == '_') {
-			return fmt.Errorf("%q: only letters, digits, '-' and '_' are allowed", excerpt([]byte(id)))
-		}
-	}
-	return nil
 }
 
 // raw copies m for a Raw field, values included: the decoder's values are

@@ -2,8 +2,8 @@ package echeck
 
 import (
 	"bytes"
-	"encoding/json"
 	"fmt"
+	"github.com/batchd/batchd/internal/apiwire"
 	"reflect"
 	"strings"
 	"testing"
@@ -12,7 +12,7 @@ import (
 // decodeListAnswer runs every decoding step ListChecks takes after the
 // body has been read.
 func decodeListAnswer(body []byte) (Paging, []Check, error) {
-	m, err := decodeObject(body)
+	m, err := apiwire.DecodeObject(body)
 	if err != nil {
 		return Paging{}, nil, err
 	}
@@ -32,20 +32,6 @@ func TestCheckMembersAgree(t *testing.T) {
 		if got := checkMember([]byte(k)); got != -1 {
 			t.Errorf("checkMember(%q) = %d, want -1", k, got)
 		}
-	}
-}
-
-// TestRawValuesAreCapped: a member value handed out by the decoder is a
-// slice of the answer; appending to it must not write into the answer.
-func TestRawValuesAreCapped(t *testing.T) {
-	body := []byte(`{"a":"x","b":"y"}`)
-	m, err := decodeObject(body)
-	if err != nil {
-		t.Fatal(err)
-	}
-	_ = append(m["a"], '!')
-	if string(body) != `{"a":"x","b":"y"}` || string(m["b"]) != `"y"` {
-		t.Errorf("append to a member value changed the answer: %s", body)
 	}
 }
 
@@ -138,7 +124,7 @@ func compareDecoders(t *testing.T, body []byte) {
 	if errText(err) != errText(rerr) || (err == nil && !reflect.DeepEqual(c, rc)) {
 		t.Fatalf("check %q:\n got %+v %v\nwant %+v %v", body, c, err, rc, rerr)
 	}
-	if m, err := decodeObject(body); err == nil {
+	if m, err := apiwire.DecodeObject(body); err == nil {
 		rm, _ := refDecodeObject(body)
 		rc, rerr := refCheckFrom(rm)
 		if c, err := checkFrom(m); errText(err) != errText(rerr) || !reflect.DeepEqual(c, rc) {
@@ -158,80 +144,36 @@ func compareValues(t *testing.T, in []byte) {
 		return
 	}
 	var s refString
-	got, err := textOf(in)
+	got, err := apiwire.Text(in)
 	if rerr := s.UnmarshalJSON(in); errText(err) != errText(rerr) || (err == nil && got != string(s)) {
 		t.Fatalf("text %q = %q, %v; want %q, %v", in, got, err, s, rerr)
 	}
 	var n refInt
-	gotN, err := integerOf(in)
+	gotN, err := apiwire.Integer(in)
 	if rerr := n.UnmarshalJSON(in); errText(err) != errText(rerr) || (err == nil && gotN != int64(n)) {
 		t.Fatalf("integer %q = %d, %v; want %d, %v", in, gotN, err, n, rerr)
 	}
 	var b refBool
-	gotB, err := boolOf(in)
+	gotB, err := apiwire.Bool(in)
 	if rerr := b.UnmarshalJSON(in); errText(err) != errText(rerr) || (err == nil && gotB != bool(b)) {
 		t.Fatalf("bool %q = %v, %v; want %v, %v", in, gotB, err, b, rerr)
 	}
 	var c refCents
-	gotC, err := centsOf(in)
+	gotC, err := apiwire.Cents(in)
 	if rerr := c.UnmarshalJSON(in); errText(err) != errText(rerr) || (err == nil && int64(gotC) != int64(c)) {
 		t.Fatalf("cents %q = %d, %v; want %d, %v", in, gotC, err, c, rerr)
 	}
 }
 
 // compareScanner walks in with the scanner, unchecked, which must not
-// panic; and when in is valid JSON it must split it as encoding/json does.
+// panic. (apiwire's FuzzScanner checks that it splits valid JSON as
+// encoding/json does.)
 func compareScanner(t *testing.T, in []byte) {
 	t.Helper()
 	var r checkRaw
-	_, _ = pick(in, checkMember, r[:])
-	_, _ = listOf(in)
-	_, _ = objectOf(in)
-	trimmed := bytes.TrimSpace(in)
-	if !json.Valid(trimmed) || len(trimmed) == 0 {
-		return
-	}
-	switch trimmed[0] {
-	case '{':
-		var want object
-		if err := json.Unmarshal(trimmed, &want); err != nil {
-			t.Fatal(err)
-		}
-		got, err := membersOf(trimmed)
-		if err != nil || !equalObjects(got, want) {
-			t.Fatalf("members of %q = %q, %v; want %q", in, got, err, want)
-		}
-	case '[':
-		var want []json.RawMessage
-		if err := json.Unmarshal(trimmed, &want); err != nil {
-			t.Fatal(err)
-		}
-		var got []json.RawMessage
-		it := arrayIter{b: trimmed}
-		for v, ok := it.next(); ok; v, ok = it.next() {
-			got = append(got, v)
-		}
-		if it.err != nil || len(got) != len(want) {
-			t.Fatalf("elements of %q = %q, %v; want %q", in, got, it.err, want)
-		}
-		for i := range got {
-			if !bytes.Equal(got[i], want[i]) {
-				t.Fatalf("element %d of %q = %q, want %q", i, in, got[i], want[i])
-			}
-		}
-	}
-}
-
-func equalObjects(a, b object) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for k, v := range a {
-		if w, ok := b[k]; !ok || !bytes.Equal(v, w) {
-			return false
-		}
-	}
-	return true
+	_, _ = apiwire.Pick(in, checkMember, r[:])
+	_, _ = apiwire.ListOf(in)
+	_, _ = apiwire.ObjectOf(in)
 }
 
 func errText(err error) string {

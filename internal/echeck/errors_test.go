@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/batchd/batchd/internal/apiwire"
 	"io"
 	"net"
 	"net/http"
@@ -82,7 +83,7 @@ func TestTooManyRequests(t *testing.T) {
 			})
 			lim := &fakeLimiter{}
 			c := newTestClient(t, srv.URL, func(o *Options) { o.Limiter = lim })
-			c.now = func() time.Time { return now }
+			c.core.Now = func() time.Time { return now }
 			_, err := c.CreateCheck(context.Background(), CheckRequest{Amount: 100})
 			e := asError(t, err)
 			if e.Class != Retryable || e.RetryAfter != 90*time.Second {
@@ -97,34 +98,6 @@ func TestTooManyRequests(t *testing.T) {
 				t.Errorf("pauses = %v, want [90s]", lim.pauses)
 			}
 		})
-	}
-}
-
-func TestParseRetryAfter(t *testing.T) {
-	now := time.Date(2026, 11, 22, 3, 0, 0, 0, time.UTC)
-	cases := []struct {
-		in   string
-		want time.Duration
-		ok   bool
-	}{
-		{"0", 0, true},
-		{" 120 ", 2 * time.Minute, true},
-		{now.Add(time.Hour).Format(http.TimeFormat), time.Hour, true},
-		{now.Add(-time.Hour).Format(http.TimeFormat), 0, true},
-		{"Sunday, 22-Nov-26 03:00:30 GMT", 30 * time.Second, true}, // RFC 850
-		{"Sun Nov 22 03:00:10 2026", 10 * time.Second, true},       // asctime
-		{"99999999999999999999999", maxRetryAfter, true},
-		{"86401", maxRetryAfter, true},
-		{"-5", 0, false},
-		{"1.5", 0, false},
-		{"soon", 0, false},
-		{"", 0, false},
-	}
-	for _, c := range cases {
-		got, ok := parseRetryAfter(c.in, now)
-		if got != c.want || ok != c.ok {
-			t.Errorf("parseRetryAfter(%q) = %s, %v; want %s, %v", c.in, got, ok, c.want, c.ok)
-		}
 	}
 }
 
@@ -287,7 +260,7 @@ func TestOversizedBody(t *testing.T) {
 		io.WriteString(w, `"}}`)
 	})
 	c := newTestClient(t, srv.URL)
-	c.maxBody = 1 << 20 // the production cap is 10 MiB; the logic is the same
+	c.core.MaxBody = 1 << 20 // the production cap is 10 MiB; the logic is the same
 	_, err := c.CreateCheck(context.Background(), CheckRequest{Amount: 100})
 	if e := asError(t, err); e.Class != Ambiguous || !strings.Contains(e.Error(), "exceeds") {
 		t.Errorf("oversized create answer: %v, want Ambiguous", err)
@@ -334,7 +307,7 @@ func TestNonJSONErrorBodyIsExcerpted(t *testing.T) {
 	c := newTestClient(t, srv.URL)
 	_, err := c.ListChecks(context.Background(), ListParams{})
 	e := asError(t, err)
-	if !strings.HasPrefix(e.Message, "<html> <head><title>502</title></head>") || len(e.Message) > maxExcerpt+len("…") {
+	if !strings.HasPrefix(e.Message, "<html> <head><title>502</title></head>") || len(e.Message) > apiwire.MaxExcerpt+len("…") {
 		t.Errorf("message = %q (%d bytes)", e.Message, len(e.Message))
 	}
 	if strings.ContainsAny(e.Message, "\n\r") || !strings.HasSuffix(e.Message, "…") {
@@ -350,8 +323,8 @@ func TestSecretsNeverInErrors(t *testing.T) {
 		"500 text":       reply(500, "Authorization: Bearer "+testKey),
 		"200 echo":       reply(200, echo),
 		"hang up":        hangUp,
-		"key at cut":     reply(503, strings.Repeat("x", maxExcerpt-14)+testKey),
-		"account at cut": reply(400, strings.Repeat("x", maxExcerpt-5)+testAccount),
+		"key at cut":     reply(503, strings.Repeat("x", apiwire.MaxExcerpt-14)+testKey),
+		"account at cut": reply(400, strings.Repeat("x", apiwire.MaxExcerpt-5)+testAccount),
 		"bad answer":     reply(200, `{"check":{"check_id":"x","amount":"`+testKey+`"}}`),
 	}
 	for name, answer := range answers {

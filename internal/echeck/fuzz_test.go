@@ -2,29 +2,10 @@ package echeck
 
 import (
 	"encoding/json"
-	"net/http"
+	"github.com/batchd/batchd/internal/apiwire"
 	"reflect"
 	"testing"
-	"time"
 )
-
-func FuzzParseRetryAfter(f *testing.F) {
-	now := time.Date(2026, 11, 22, 3, 0, 0, 0, time.UTC)
-	for _, s := range []string{"0", "120", "-1", "1.5", "", " 7 ", "99999999999999999999",
-		now.Add(time.Minute).Format(http.TimeFormat), "Sunday, 22-Nov-26 03:00:30 GMT",
-		"Sun Nov 22 03:00:10 2026", "Mon, 01 Jan 0001 00:00:00 GMT", "Fri, 31 Dec 9999 23:59:59 GMT"} {
-		f.Add(s)
-	}
-	f.Fuzz(func(t *testing.T, s string) {
-		d, ok := parseRetryAfter(s, now)
-		if d < 0 || d > maxRetryAfter {
-			t.Fatalf("parseRetryAfter(%q) = %s out of [0, %s]", s, d, maxRetryAfter)
-		}
-		if !ok && d != 0 {
-			t.Fatalf("parseRetryAfter(%q) = %s without ok", s, d)
-		}
-	})
-}
 
 // FuzzDecodeAnswer feeds arbitrary bodies to every decoder the client runs
 // on an answer. None may panic, an error excerpt stays bounded, and a check
@@ -49,7 +30,7 @@ func FuzzDecodeAnswer(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, body []byte) {
-		if msg, code := apiMessage(body, 500); len(msg) > 4*maxExcerpt || len(code) > 4*maxExcerpt {
+		if msg, code := apiMessage(body, 500); len(msg) > 4*apiwire.MaxExcerpt || len(code) > 4*apiwire.MaxExcerpt {
 			t.Fatalf("message of %d bytes", len(msg))
 		}
 		var c Check
@@ -63,7 +44,7 @@ func FuzzDecodeAnswer(f *testing.F) {
 				t.Fatalf("round trip of %q:\n%+v\n%s\n%+v, %v", body, c, out, back, err)
 			}
 		}
-		m, err := decodeObject(body)
+		m, err := apiwire.DecodeObject(body)
 		if err != nil {
 			return
 		}
@@ -72,7 +53,7 @@ func FuzzDecodeAnswer(f *testing.F) {
 		paymentLinkFrom(envelopeOf(m, "checkout_link", "checkout_token"))
 		if _, items, err := pageOf(m); err == nil {
 			for _, it := range items {
-				if o, ok := objectOf(it); ok {
+				if o, ok := apiwire.ObjectOf(it); ok {
 					checkFrom(o)
 				}
 			}

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/batchd/batchd/internal/apiwire"
 	"net/url"
 	"strconv"
 	"time"
@@ -51,7 +52,7 @@ func (p ListParams) query(withFilters bool) (url.Values, error) {
 	}
 	for _, d := range []string{p.FromDate, p.ToDate} {
 		if _, err := time.Parse(time.DateOnly, d); d != "" && err != nil {
-			return nil, fmt.Errorf("date %q is not YYYY-MM-DD", excerpt([]byte(d)))
+			return nil, fmt.Errorf("date %q is not YYYY-MM-DD", apiwire.Excerpt(d))
 		}
 	}
 	set("from_date", p.FromDate)
@@ -82,19 +83,19 @@ type CheckPage struct {
 // at a page with no checks, whatever the paging numbers say (a field the
 // service leaves out reads as 0).
 func (c *Client) ListChecks(ctx context.Context, p ListParams) (*CheckPage, error) {
-	k := call{op: OpCheckList, method: "GET", path: "/v1/check/list"}
+	k := apiwire.Call{Op: OpCheckList, Method: "GET", Path: "/v1/check/list"}
 	q, err := p.query(true)
 	if err != nil {
 		return nil, c.fail(k, 0, Permanent, "not sent", err)
 	}
-	k.query = q
+	k.Query = q
 	a, err := c.do(ctx, k)
 	if err != nil {
 		return nil, err
 	}
-	pg, checks, err := entries(a.m, checkFromJSON)
+	pg, checks, err := entries(a.Object, checkFromJSON)
 	if err != nil {
-		return nil, c.badAnswer(k, a.status, err)
+		return nil, c.badAnswer(k, a.Status, err)
 	}
 	return &CheckPage{Paging: pg, Checks: checks}, nil
 }
@@ -128,7 +129,7 @@ func entries[T any](m object, from func(raw []byte) (v T, ok bool, err error)) (
 // keyed "0", "1", ... is read in key order.
 func pageOf(m object) (Paging, []json.RawMessage, error) {
 	src, data := m, m["data"]
-	if l, ok := objectOf(m["list"]); ok {
+	if l, ok := apiwire.ObjectOf(m["list"]); ok {
 		src, data = l, l["data"]
 	} else if raw := m["list"]; bytes.HasPrefix(bytes.TrimSpace(raw), []byte("[")) {
 		data = raw
@@ -140,10 +141,10 @@ func pageOf(m object) (Paging, []json.RawMessage, error) {
 		PerPage:     f.strictInt("per_page"),
 		Total:       f.strictInt("total"),
 	}
-	if f.err != nil {
-		return Paging{}, nil, f.err
+	if f.Err != nil {
+		return Paging{}, nil, f.Err
 	}
-	items, err := listOf(data)
+	items, err := apiwire.ListOf(data)
 	if err != nil {
 		return Paging{}, nil, fmt.Errorf("field \"data\": %w", err)
 	}

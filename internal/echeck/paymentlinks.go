@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/batchd/batchd/internal/apiwire"
 	"net/url"
 
 	"github.com/batchd/batchd/internal/money"
@@ -78,12 +79,12 @@ func paymentLinkFrom(m object) (PaymentLink, error) {
 		CreatedAt:     f.str("created_at"),
 		Raw:           raw(m),
 	}
-	return l, f.err
+	return l, f.Err
 }
 
 // paymentLinkEntry reads one entry of the payment link list.
 func paymentLinkEntry(raw []byte) (PaymentLink, bool, error) {
-	m, ok := objectOf(raw)
+	m, ok := apiwire.ObjectOf(raw)
 	if !ok {
 		return PaymentLink{}, false, nil
 	}
@@ -94,8 +95,8 @@ func paymentLinkEntry(raw []byte) (PaymentLink, bool, error) {
 // CreatePaymentLink creates a hosted payment page. Like CreateCheck, an
 // Ambiguous error means the link may exist.
 func (c *Client) CreatePaymentLink(ctx context.Context, r PaymentLinkRequest) (*PaymentLink, error) {
-	k := call{op: OpPaymentLinkCreate, method: "POST", path: "/v1/paymentlink/create", create: true,
-		result: "checkout_link", body: paymentLinkRequestWire{
+	k := apiwire.Call{Op: OpPaymentLinkCreate, Method: "POST", Path: "/v1/paymentlink/create", Effect: true,
+		Result: "checkout_link", Body: paymentLinkRequestWire{
 			Amount: r.Amount, Memo: r.Memo, ThankYouURL: r.ThankYouURL, ErrorURL: r.ErrorURL,
 			Recurring: flag01(r.Recurring), RecurringCycle: r.RecurringCycle,
 			RecurringStartDate: r.RecurringStartDate, RecurringInstallments: r.RecurringInstallments,
@@ -109,12 +110,12 @@ func (c *Client) CreatePaymentLink(ctx context.Context, r PaymentLinkRequest) (*
 	if err != nil {
 		return nil, err
 	}
-	l, err := paymentLinkFrom(envelopeOf(a.m, "checkout_link", "checkout_token"))
+	l, err := paymentLinkFrom(envelopeOf(a.Object, "checkout_link", "checkout_token"))
 	if err == nil && l.CheckoutToken == "" {
 		err = errors.New("no checkout_token in the answer")
 	}
 	if err != nil {
-		return nil, c.badAnswer(k, a.status, err)
+		return nil, c.badAnswer(k, a.Status, err)
 	}
 	return &l, nil
 }
@@ -122,19 +123,19 @@ func (c *Client) CreatePaymentLink(ctx context.Context, r PaymentLinkRequest) (*
 // ListPaymentLinks returns one page of payment links. Only Limit, Page,
 // Sort and Direction of p apply.
 func (c *Client) ListPaymentLinks(ctx context.Context, p ListParams) (*PaymentLinkPage, error) {
-	k := call{op: OpPaymentLinkList, method: "GET", path: "/v1/paymentlink/list"}
+	k := apiwire.Call{Op: OpPaymentLinkList, Method: "GET", Path: "/v1/paymentlink/list"}
 	q, err := p.query(false)
 	if err != nil {
 		return nil, c.fail(k, 0, Permanent, "not sent", err)
 	}
-	k.query = q
+	k.Query = q
 	a, err := c.do(ctx, k)
 	if err != nil {
 		return nil, err
 	}
-	pg, links, err := entries(a.m, paymentLinkEntry)
+	pg, links, err := entries(a.Object, paymentLinkEntry)
 	if err != nil {
-		return nil, c.badAnswer(k, a.status, err)
+		return nil, c.badAnswer(k, a.Status, err)
 	}
 	return &PaymentLinkPage{Paging: pg, Links: links}, nil
 }
@@ -143,9 +144,9 @@ func (c *Client) ListPaymentLinks(ctx context.Context, p ListParams) (*PaymentLi
 // given checkout token. The spec does not show the answer; the client
 // takes any 2xx whose body does not flag an error as success.
 func (c *Client) ChangePaymentLinkStatus(ctx context.Context, token string) error {
-	k := call{op: OpPaymentLinkChangeStatus, method: "DELETE",
-		path: "/v1/paymentlink/changestatus/" + url.PathEscape(token)}
-	if err := validID(token); err != nil {
+	k := apiwire.Call{Op: OpPaymentLinkChangeStatus, Method: "DELETE",
+		Path: "/v1/paymentlink/changestatus/" + url.PathEscape(token)}
+	if err := apiwire.ValidID(token); err != nil {
 		return c.fail(k, 0, Permanent, "not sent: checkout token", err)
 	}
 	_, err := c.do(ctx, k)

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/batchd/batchd/internal/apiwire"
 	"sort"
 	"strconv"
 	"strings"
@@ -32,10 +33,10 @@ func (s *refString) UnmarshalJSON(b []byte) error {
 			return err
 		}
 		*s = refString(v)
-	case isEmptyJSON(b):
+	case apiwire.IsEmptyJSON(b):
 		*s = ""
 	case b[0] == '{' || b[0] == '[':
-		return fmt.Errorf("want a string, got %s", kindOf(b))
+		return fmt.Errorf("want a string, got %s", apiwire.KindOf(b))
 	default:
 		*s = refString(b)
 	}
@@ -46,7 +47,7 @@ type refInt int64
 
 func (n *refInt) UnmarshalJSON(b []byte) error {
 	b = bytes.TrimSpace(b)
-	if isEmptyJSON(b) {
+	if apiwire.IsEmptyJSON(b) {
 		*n = 0
 		return nil
 	}
@@ -61,7 +62,7 @@ func (n *refInt) UnmarshalJSON(b []byte) error {
 			return nil
 		}
 	}
-	v, err := parseInteger(text)
+	v, err := apiwire.ParseInteger(text)
 	if err != nil {
 		return err
 	}
@@ -73,7 +74,7 @@ type refBool bool
 
 func (v *refBool) UnmarshalJSON(b []byte) error {
 	b = bytes.TrimSpace(b)
-	if isEmptyJSON(b) {
+	if apiwire.IsEmptyJSON(b) {
 		*v = false
 		return nil
 	}
@@ -90,14 +91,14 @@ func (v *refBool) UnmarshalJSON(b []byte) error {
 		if err := json.Unmarshal(b, &s); err != nil {
 			return err
 		}
-		x, ok := parseBoolText(s)
+		x, ok := apiwire.BoolText(s)
 		if !ok {
 			return fmt.Errorf("not a boolean: %.40q", s)
 		}
 		*v = refBool(x)
 		return nil
 	case '{', '[':
-		return fmt.Errorf("want a boolean, got %s", kindOf(b))
+		return fmt.Errorf("want a boolean, got %s", apiwire.KindOf(b))
 	}
 	f, err := strconv.ParseFloat(string(b), 64)
 	if err != nil {
@@ -111,7 +112,7 @@ type refCents money.Cents
 
 func (c *refCents) UnmarshalJSON(b []byte) error {
 	b = bytes.TrimSpace(b)
-	if isEmptyJSON(b) || bytes.Equal(b, []byte(`""`)) {
+	if apiwire.IsEmptyJSON(b) || bytes.Equal(b, []byte(`""`)) {
 		*c = 0
 		return nil
 	}
@@ -149,7 +150,7 @@ func refObjectOf(raw json.RawMessage) (object, bool) {
 
 func refListOf(raw json.RawMessage) ([]json.RawMessage, error) {
 	raw = bytes.TrimSpace(raw)
-	if len(raw) == 0 || isEmptyJSON(raw) || bytes.Equal(raw, []byte(`""`)) {
+	if len(raw) == 0 || apiwire.IsEmptyJSON(raw) || bytes.Equal(raw, []byte(`""`)) {
 		return nil, nil
 	}
 	switch raw[0] {
@@ -168,7 +169,7 @@ func refListOf(raw json.RawMessage) ([]json.RawMessage, error) {
 		for k := range m {
 			keys = append(keys, k)
 		}
-		sort.Slice(keys, func(i, j int) bool { return keyLess(keys[i], keys[j]) })
+		sort.Slice(keys, func(i, j int) bool { return apiwire.KeyLess(keys[i], keys[j]) })
 		l := make([]json.RawMessage, len(keys))
 		for i, k := range keys {
 			l[i] = m[k]
@@ -322,10 +323,10 @@ func refErrorFlagged(m object) bool {
 		raw = bytes.TrimSpace(raw)
 		var s refString
 		switch {
-		case len(raw) > 0 && (raw[0] == '{' || raw[0] == '[') && !isEmptyJSON(raw):
+		case len(raw) > 0 && (raw[0] == '{' || raw[0] == '[') && !apiwire.IsEmptyJSON(raw):
 			return true
 		case s.UnmarshalJSON(raw) == nil:
-			if v, known := parseBoolText(string(s)); v || !known {
+			if v, known := apiwire.BoolText(string(s)); v || !known {
 				return true
 			}
 		}
@@ -333,7 +334,7 @@ func refErrorFlagged(m object) bool {
 	if raw, ok := m["success"]; ok {
 		raw = bytes.TrimSpace(raw)
 		var v refBool
-		if !isEmptyJSON(raw) && string(raw) != `""` && v.UnmarshalJSON(raw) == nil && !bool(v) {
+		if !apiwire.IsEmptyJSON(raw) && string(raw) != `""` && v.UnmarshalJSON(raw) == nil && !bool(v) {
 			return true
 		}
 	}

@@ -3,6 +3,7 @@ package echeck
 import (
 	"context"
 	"errors"
+	"github.com/batchd/batchd/internal/apiwire"
 
 	"github.com/batchd/batchd/internal/redact"
 )
@@ -35,13 +36,13 @@ type Tokenization struct {
 // them. It counts as a create: an Ambiguous error means a token may have
 // been issued.
 func (c *Client) Tokenize(ctx context.Context, r TokenizeRequest) (*Tokenization, error) {
-	k := call{op: OpTokenize, method: "POST", path: "/v1/account/tokenization", body: r,
-		create: true, result: "tokenization", secrets: []string{r.BankAccount}}
+	k := apiwire.Call{Op: OpTokenize, Method: "POST", Path: "/v1/account/tokenization", Body: r,
+		Effect: true, Result: "tokenization", Accounts: []string{r.BankAccount}}
 	a, err := c.do(ctx, k)
 	if err != nil {
 		return nil, err
 	}
-	f := fields{m: envelopeOf(a.m, "tokenization", "token")}
+	f := fields{m: envelopeOf(a.Object, "tokenization", "token")}
 	t := &Tokenization{
 		Token:   f.strictStr("token"),
 		Bank:    f.firstStr("bank", "bank_name"),
@@ -49,11 +50,11 @@ func (c *Client) Tokenize(ctx context.Context, r TokenizeRequest) (*Tokenization
 		Last4:   f.str("last4"),
 		Name:    f.str("name"),
 	}
-	if f.err == nil && t.Token == "" {
-		f.err = errors.New("no token in the answer")
+	if f.Err == nil && t.Token == "" {
+		f.Err = errors.New("no token in the answer")
 	}
-	if f.err != nil {
-		return nil, c.badAnswer(k, a.status, f.err)
+	if f.Err != nil {
+		return nil, c.badAnswer(k, a.Status, f.Err)
 	}
 	if len(t.Last4) > 4 { // never keep more of an account than its last four
 		t.Last4 = redact.Last4(t.Last4)

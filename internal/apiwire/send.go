@@ -1,4 +1,4 @@
-package ach
+package apiwire
 
 import (
 	"bytes"
@@ -12,21 +12,32 @@ import (
 )
 
 // sendTracker answers one question after a failed request: could the
-// service have received the whole request? A call with an effect that
-// could have is Ambiguous; one that could not is safe to send again.
+// service have received the whole request? A create that could have is
+// Ambiguous; one that could not is safe to send again.
 //
-// Either signal means "maybe sent": httptrace's WroteRequest without an
-// error, or the body read to its end (the transport can only send bytes
-// it has read; HTTP/2 may return before reporting WroteRequest). Both err
-// towards "maybe sent": a needless Ambiguous costs one lookup, a false
-// Retryable could cost a duplicate debit. This is the same reasoning as
-// internal/echeck's tracker, in a minimal local copy.
+// Two signals are combined, and either one means "maybe sent":
+//   - httptrace's WroteRequest without an error: the whole request went to
+//     the connection;
+//   - the body was read to its end. The transport can only send bytes it
+//     has read, so a body never read to the end cannot have arrived whole
+//     (the Content-Length tells the server it is incomplete).
+//
+// The second signal covers a gap in the first: after a cancellation, the
+// HTTP/2 transport may return before its writer goroutine reports
+// WroteRequest, but it waits for the body to be closed, and the body
+// refuses to be read once closed. HTTP/1's transport waits for its write
+// loop before returning an error, so there WroteRequest alone is reliable.
+// Both signals err towards "maybe sent": a transport that read the body
+// and then failed to write it yields a needless Ambiguous (one lookup by
+// the caller), never a false Retryable (a possible duplicate payment).
 type sendTracker struct {
 	wrote    atomic.Bool
 	consumed atomic.Bool
 }
 
-func (t *sendTracker) mayHaveBeenSent() bool { return t.wrote.Load() || t.consumed.Load() }
+func (t *sendTracker) mayHaveBeenSent() bool {
+	return t.wrote.Load() || t.consumed.Load()
+}
 
 // withSendTrace adds t's WroteRequest hook to ctx, composed with any trace
 // the caller already set.
@@ -52,7 +63,8 @@ func (t *sendTracker) attach(req *http.Request, b []byte) {
 
 var errBodyClosed = errors.New("request body read after close")
 
-// trackedBody records when its last byte is handed to the transport.
+// trackedBody is a request body that records when its last byte is handed
+// to the transport.
 type trackedBody struct {
 	mu     sync.Mutex
 	r      *bytes.Reader
@@ -68,7 +80,9 @@ func (b *trackedBody) Read(p []byte) (int, error) {
 	}
 	n, err := b.r.Read(p)
 	if b.r.Len() == 0 {
-		b.t.consumed.Store(true) // before the bytes can be written anywhere
+		// Recorded before the bytes are returned, so before they can be
+		// written anywhere.
+		b.t.consumed.Store(true)
 	}
 	return n, err
 }

@@ -1,4 +1,4 @@
-package echeck
+package apiwire
 
 import (
 	"bytes"
@@ -9,7 +9,7 @@ import (
 	"strconv"
 )
 
-// An answer is decoded in two steps. decodeObject checks the whole body
+// An answer is decoded in two steps. DecodeObject checks the whole body
 // once with json.Valid, which is exactly the check json.Unmarshal makes, so
 // an answer is accepted or refused as encoding/json would. After that,
 // every value below it is a slice of a document known to be valid, and is
@@ -18,35 +18,35 @@ import (
 // per nesting level and once more per field, which made decoding, not the
 // network, the cost of paging through checks.
 
-// object is one decoded JSON object, still raw below the first level. Keys
+// Object is one decoded JSON object, still raw below the first level. Keys
 // are unescaped as encoding/json unescapes them; a key given twice keeps
 // its last value. Values are never empty, so a nil value means "absent".
 // They are slices of the answer, capped so that appending to one cannot
 // overwrite its neighbour, and they are valid JSON because the answer was.
-type object = map[string]json.RawMessage
+type Object = map[string]json.RawMessage
 
 // errMalformed reports input the scanner cannot walk. Only input that was
 // not checked with json.Valid first can produce it.
 var errMalformed = errors.New("malformed JSON")
 
-// decodeObject reads b as a JSON object; anything else is an error.
-func decodeObject(b []byte) (object, error) {
-	b, err := validObject(b)
+// DecodeObject reads b as a JSON object; anything else is an error.
+func DecodeObject(b []byte) (Object, error) {
+	b, err := ValidObject(b)
 	if err != nil {
 		return nil, err
 	}
-	return membersOf(b)
+	return MembersOf(b)
 }
 
-// validObject returns b without surrounding space when it is a valid JSON
-// object, and otherwise the error decodeObject reports.
-func validObject(b []byte) ([]byte, error) {
+// ValidObject returns b without surrounding space when it is a valid JSON
+// object, and otherwise the error DecodeObject reports.
+func ValidObject(b []byte) ([]byte, error) {
 	b = bytes.TrimSpace(b)
 	if len(b) == 0 || b[0] != '{' {
 		return nil, errors.New("response is not a JSON object")
 	}
 	if !json.Valid(b) {
-		var m object // for encoding/json's account of what is wrong
+		var m Object // for encoding/json's account of what is wrong
 		err := json.Unmarshal(b, &m)
 		if err == nil {
 			err = errMalformed
@@ -56,24 +56,24 @@ func validObject(b []byte) ([]byte, error) {
 	return b, nil
 }
 
-// objectOf returns raw as an object when it is a non-empty JSON object.
+// ObjectOf returns raw as an object when it is a non-empty JSON object.
 // Absent, null, false, "" and [] all mean "no object" without an error.
 // raw must come from an object (it is not validated again).
-func objectOf(raw json.RawMessage) (object, bool) {
+func ObjectOf(raw json.RawMessage) (Object, bool) {
 	raw = bytes.TrimSpace(raw)
 	if len(raw) == 0 || raw[0] != '{' {
 		return nil, false
 	}
-	m, err := membersOf(raw)
+	m, err := MembersOf(raw)
 	if err != nil || len(m) == 0 {
 		return nil, false
 	}
 	return m, true
 }
 
-// membersOf maps the members of the JSON object b (which starts with '{').
-func membersOf(b []byte) (object, error) {
-	m := object{}
+// MembersOf maps the members of the JSON object b (which starts with '{').
+func MembersOf(b []byte) (Object, error) {
+	m := Object{}
 	it := objectIter{b: b}
 	for key, val, ok := it.next(); ok; key, val, ok = it.next() {
 		m[string(key)] = val
@@ -81,13 +81,13 @@ func membersOf(b []byte) (object, error) {
 	return m, it.err
 }
 
-// listOf returns the elements of a JSON array. A PHP array with gaps in
+// ListOf returns the elements of a JSON array. A PHP array with gaps in
 // its keys arrives as an object keyed "0", "1", ...; its values are
 // returned in key order. Absent, null and "" give no elements. raw must
 // come from an object (it is not validated again).
-func listOf(raw json.RawMessage) ([]json.RawMessage, error) {
+func ListOf(raw json.RawMessage) ([]json.RawMessage, error) {
 	raw = bytes.TrimSpace(raw)
-	if len(raw) == 0 || isEmptyJSON(raw) || bytes.Equal(raw, []byte(`""`)) {
+	if len(raw) == 0 || IsEmptyJSON(raw) || bytes.Equal(raw, []byte(`""`)) {
 		return nil, nil
 	}
 	switch raw[0] {
@@ -99,7 +99,7 @@ func listOf(raw json.RawMessage) ([]json.RawMessage, error) {
 		}
 		return l, it.err
 	case '{':
-		m, err := membersOf(raw)
+		m, err := MembersOf(raw)
 		if err != nil {
 			return nil, err
 		}
@@ -107,7 +107,7 @@ func listOf(raw json.RawMessage) ([]json.RawMessage, error) {
 		for k := range m {
 			keys = append(keys, k)
 		}
-		sort.Slice(keys, func(i, j int) bool { return keyLess(keys[i], keys[j]) })
+		sort.Slice(keys, func(i, j int) bool { return KeyLess(keys[i], keys[j]) })
 		l := make([]json.RawMessage, len(keys))
 		for i, k := range keys {
 			l[i] = m[k]
@@ -117,8 +117,8 @@ func listOf(raw json.RawMessage) ([]json.RawMessage, error) {
 	return nil, errors.New("want a list")
 }
 
-// keyLess orders numeric keys numerically and before any other key.
-func keyLess(a, b string) bool {
+// KeyLess orders numeric keys numerically and before any other key.
+func KeyLess(a, b string) bool {
 	x, errA := strconv.ParseUint(a, 10, 64)
 	y, errB := strconv.ParseUint(b, 10, 64)
 	switch {
@@ -132,12 +132,12 @@ func keyLess(a, b string) bool {
 	return a < b
 }
 
-// pick walks the object b and keeps in into[i] the value of each member
+// Pick walks the object b and keeps in into[i] the value of each member
 // whose key index maps to i (the last one, when a key repeats, as in an
 // object map); index returns -1 for a key not wanted. It returns the
 // number of members, so that {} can be told from an object without the
 // wanted keys. b must be a value from a valid document.
-func pick(b []byte, index func(key []byte) int, into [][]byte) (int, error) {
+func Pick(b []byte, index func(key []byte) int, into [][]byte) (int, error) {
 	b = bytes.TrimSpace(b)
 	if len(b) == 0 || b[0] != '{' {
 		return 0, errors.New("not an object")

@@ -1,0 +1,201 @@
+// Package apiwire is the HTTP plumbing both API clients share
+// (internal/echeck for the eCheck API, internal/ach for the ACH API), so
+// that a rule about sending, classifying or decoding lives in one place.
+//
+// A Core checks the options both clients take (an https base URL, or http
+// to loopback; a key fit for a header), and sends one request per Do:
+// after waiting on the shared Limiter, never retried, redirects never
+// followed, bounded by a timeout, observed and logged once, and with a
+// tracker that tells whether a lost request may have reached the service.
+// Do answers with the decoded 2xx object, or with a Failure the client
+// turns into its own *Error: a Class (Retryable, Ambiguous, Permanent,
+// Fatal), the service's message and code, a Retry-After, and every text
+// scrubbed of the key and of the call's secrets.
+//
+// The lenient readers (Text, Integer, Bool, Cents, ObjectOf, ListOf, ...)
+// read answers as public clients show them: numbers as strings, booleans
+// as 0/1 or "1", PHP's [] for an empty object.
+//
+// What differs between the two APIs is a parameter: the path prefix, the
+// response cap, the client's name in its texts, how a refusal's message
+// is found (Options.Message), and how a 2xx answer says it failed
+// (Options.Flagged).
+package apiwire
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+)
+
+// DefaultTimeout bounds one request when Options.Timeout is zero.
+const DefaultTimeout = 30 * time.Second
+
+// Limiter is the one token bucket every call batchd makes goes through;
+// internal/throttle.Limiter implements it, and echeck.Limiter and
+// ach.Limiter have its method set.
+type Limiter interface {
+	// Wait blocks until a request may be sent, or returns ctx's error.
+	Wait(ctx context.Context) error
+	// Throttled is called on every 429, so that an AIMD limiter can step
+	// down.
+	Throttled()
+}
+
+// pauser is an optional Limiter method: when the Limiter has it, a 429 or
+// 503 with a Retry-After holds every caller for that long, not just the
+// one that saw it.
+type pauser interface {
+	Pause(d time.Duration)
+}
+
+// Options configures a Core. The fields from BaseURL to Logger are the
+// clients' own Options, documented there.
+type Options struct {
+	// Name is the client's name: it starts New's errors ("echeck: ..."),
+	// names the debug log line ("echeck request") and the User-Agent
+	// ("batchd-echeck/1").
+	Name       string
+	BaseURL    string
+	PathPrefix string // added below BaseURL's own path, such as "/ach/v2"
+	Key        string
+	HTTPClient *http.Client
+	Timeout    time.Duration
+	Limiter    Limiter
+	Observe    func(endpoint string, status int, d time.Duration)
+	Logger     *slog.Logger
+	// MaxBody caps how much of a response is read, against a runaway
+	// server.
+	MaxBody int64
+	// Message reads a refusal's message and code from its body (already
+	// scrubbed) and status; m is the body's object, nil when it is not one.
+	Message func(body []byte, status int) (msg, code string, m Object)
+	// Flagged reports whether a 2xx answer says it failed.
+	Flagged func(m Object) bool
+}
+
+// Core sends the requests of one client. It is safe for concurrent use.
+type Core struct {
+	base    string // scheme://host[/prefix][PathPrefix], no trailing slash
+	key     string
+	name    string
+	http    *http.Client
+	timeout time.Duration
+	limiter Limiter
+	observe func(string, int, time.Duration)
+	log     *slog.Logger
+	message func([]byte, int) (string, string, Object)
+	flagged func(Object) bool
+
+	// Now reads the clock for Retry-After dates; tests replace it.
+	Now func() time.Time
+	// MaxBody is Options.MaxBody; tests lower it.
+	MaxBody int64
+}
+
+// New checks opts and returns a Core. It fails on a missing or non-https
+// BaseURL (http only to loopback), a missing key, a key with characters
+// not allowed in an HTTP header, or a negative timeout. Its errors never
+// show the key.
+func New(opts Options) (*Core, error) {
+	base, err := parseBaseURL(opts.BaseURL)
+	if err != nil {
+		return nil, fmt.Errorf("%s: base URL: %w", opts.Name, err)
+	}
+	if err := checkKey(opts.Key); err != nil {
+		return nil, fmt.Errorf("%s: API key: %w", opts.Name, err)
+	}
+	if opts.Timeout < 0 {
+		return nil, fmt.Errorf("%s: negative timeout %s", opts.Name, opts.Timeout)
+	}
+	c := &Core{
+		base:    base + opts.PathPrefix,
+		key:     opts.Key,
+		name:    opts.Name,
+		timeout: opts.Timeout,
+		limiter: opts.Limiter,
+		observe: opts.Observe,
+		log:     opts.Logger,
+		message: opts.Message,
+		flagged: opts.Flagged,
+		Now:     time.Now,
+		MaxBody: opts.MaxBody,
+	}
+	if c.timeout == 0 {
+		c.timeout = DefaultTimeout
+	}
+	hc := http.Client{}
+	if opts.HTTPClient != nil {
+		hc = *opts.HTTPClient
+	}
+	// A redirect would resend a payment elsewhere.
+	hc.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
+	c.http = &hc
+	if c.limiter == nil {
+		c.limiter = unlimited{}
+	}
+	if c.observe == nil {
+		c.observe = func(string, int, time.Duration) {}
+	}
+	if c.log == nil {
+		c.log = slog.New(slog.DiscardHandler)
+	}
+	return c, nil
+}
+
+func parseBaseURL(raw string) (string, error) {
+	u, err := url.Parse(strings.TrimSpace(raw))
+	if err != nil {
+		return "", errors.New("not a URL")
+	}
+	switch {
+	case u.Host == "" || u.Hostname() == "":
+		return "", errors.New("no host")
+	case u.User != nil:
+		return "", errors.New("user info is not allowed")
+	case u.RawQuery != "" || u.ForceQuery || u.Fragment != "":
+		return "", errors.New("a query or fragment is not allowed")
+	case u.Scheme == "https":
+	case u.Scheme == "http" && isLoopback(u.Hostname()):
+	case u.Scheme == "http":
+		return "", fmt.Errorf("http is allowed only to a loopback host, not %q; the service requires https", u.Hostname())
+	default:
+		return "", fmt.Errorf("scheme %q is not https", u.Scheme)
+	}
+	u.Path = strings.TrimRight(u.Path, "/")
+	u.RawPath = ""
+	return u.String(), nil
+}
+
+func isLoopback(host string) bool {
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+// checkKey refuses a key that net/http would reject as a header value, or
+// that would be split by it, before it can reach an error message.
+func checkKey(key string) error {
+	if key == "" {
+		return errors.New("empty")
+	}
+	for i := 0; i < len(key); i++ {
+		if key[i] <= ' ' || key[i] >= 0x7f {
+			return errors.New("contains a space, control or non-ASCII character")
+		}
+	}
+	return nil
+}
+
+type unlimited struct{}
+
+func (unlimited) Wait(ctx context.Context) error { return ctx.Err() }
+func (unlimited) Throttled()                     {}

@@ -1,0 +1,92 @@
+package apiwire
+
+import (
+	"bytes"
+	"encoding/json"
+	"strings"
+	"testing"
+)
+
+// TestRawValuesAreCapped: a member value handed out by the decoder is a
+// slice of the answer; appending to it must not write into the answer.
+func TestRawValuesAreCapped(t *testing.T) {
+	body := []byte(`{"a":"x","b":"y"}`)
+	m, err := DecodeObject(body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = append(m["a"], '!')
+	if string(body) != `{"a":"x","b":"y"}` || string(m["b"]) != `"y"` {
+		t.Errorf("append to a member value changed the answer: %s", body)
+	}
+}
+
+// FuzzScanner walks any input with the scanner, unchecked, which must not
+// panic; when the input is valid JSON it must split it as encoding/json
+// does. (internal/echeck's FuzzDecodeMatchesReference checks the readers
+// built on it against a reference decoder.)
+func FuzzScanner(f *testing.F) {
+	for _, s := range []string{
+		`{"success":true,"check":{"check_id":"a","amount":"12.34"}}`,
+		`{"list":{"data":{"10":{"check_id":"c"},"9":{"check_id":"b"},"x":{"check_id":"a"}}}}`,
+		`{"check\u005fid":"escaped key","amount":1}`, `{"check_id":"a","check_id":"b"}`,
+		`{"check_id":"caf\u00e9 \"quoted\" \\ tab\t","name":"\ud83d\ude00"}`,
+		"{\"check_id\":\"a\",\"memo\":\"\xff\xfe\",\"\xff\":1}",
+		` { "check_id" : "a" , "amount" : 1.5 } `, `{"list":{"data":[[[[[[{"a":[1,{"b":"]}"}]}]]]]]]}}`,
+		`{"a":` + strings.Repeat("[", 10001) + strings.Repeat("]", 10001) + `}`,
+		`{}`, `[]`, `[ ]`, `[1, "x", {"a":[]}, null, true]`, `null`, `""`, `1`, ``, ` `, `{`, `{"a":`,
+		`{"a":1}x`, `{"a":1,}`, `{"a" 1}`, `<html>`, "\xff\xfe",
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, in []byte) {
+		_, _ = Pick(in, func([]byte) int { return 0 }, make([][]byte, 1))
+		_, _ = ListOf(in)
+		_, _ = ObjectOf(in)
+		trimmed := bytes.TrimSpace(in)
+		if !json.Valid(trimmed) || len(trimmed) == 0 {
+			return
+		}
+		switch trimmed[0] {
+		case '{':
+			var want Object
+			if err := json.Unmarshal(trimmed, &want); err != nil {
+				t.Fatal(err)
+			}
+			got, err := MembersOf(trimmed)
+			if err != nil || !equalObjects(got, want) {
+				t.Fatalf("members of %q = %q, %v; want %q", in, got, err, want)
+			}
+		case '[':
+			var want []json.RawMessage
+			if err := json.Unmarshal(trimmed, &want); err != nil {
+				t.Fatal(err)
+			}
+			var got []json.RawMessage
+			it := arrayIter{b: trimmed}
+			for v, ok := it.next(); ok; v, ok = it.next() {
+				got = append(got, v)
+			}
+			if it.err != nil || len(got) != len(want) {
+				t.Fatalf("elements of %q = %q, %v; want %q", in, got, it.err, want)
+			}
+			for i := range got {
+				if !bytes.Equal(got[i], want[i]) {
+					t.Fatalf("element %d of %q = %q, want %q", i, in, got[i], want[i])
+				}
+			}
+		}
+	})
+}
+
+func equalObjects(a, b Object) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for k, v := range a {
+		if w, ok := b[k]; !ok || !bytes.Equal(v, w) {
+			return false
+		}
+	}
+	return true
+}
