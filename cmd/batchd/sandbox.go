@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"strconv"
 	"strings"
 	"time"
 
@@ -26,9 +27,32 @@ func (k *keyList) Set(v string) error {
 	return nil
 }
 
+// rateFlag is a probability given as a fraction from 0 to 1, or as true
+// (1) or false (0).
+type rateFlag float64
+
+func (r *rateFlag) String() string { return strconv.FormatFloat(float64(*r), 'g', -1, 64) }
+
+func (r *rateFlag) Set(v string) error {
+	switch strings.ToLower(strings.TrimSpace(v)) {
+	case "true":
+		*r = 1
+		return nil
+	case "false":
+		*r = 0
+		return nil
+	}
+	f, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
+	if err != nil || !(f >= 0 && f <= 1) {
+		return errors.New("must be true, false or a fraction between 0 and 1")
+	}
+	*r = rateFlag(f)
+	return nil
+}
+
 func runSandbox(ctx context.Context, env *environ, args []string) error {
 	fs := newFlags(env, "sandbox", "[--listen 127.0.0.1:8080] [--key sk_test_…] [--quirks] [--date YYYY-MM-DD] "+
-		"[--legacy-processor NAME] [--max-funding-sources N] [fault flags]")
+		"[--legacy-processor NAME] [--max-funding-sources N] [--webhook-form] [--webhook-max-failures N] [fault flags]")
 	listen := fs.String("listen", "127.0.0.1:8080", "address to serve on (port 0 picks a free port)")
 	var keys keyList
 	fs.Var(&keys, "key", "accepted API key, repeatable; `sk_test_x`, sk_test_x:basic (no fund-confirmation plan) "+
@@ -43,6 +67,14 @@ func runSandbox(ctx context.Context, env *environ, args []string) error {
 	date := fs.String("date", "", "start every key's sandbox clock on this `YYYY-MM-DD` day (micro-deposit initiation is 410 from 2026-06-08)")
 	legacy := fs.String("legacy-processor", "", "processor `NAME` the ACH API accepts at processor-token exchange besides svcach (default: none)")
 	maxSources := fs.Int("max-funding-sources", sandbox.DefaultMaxFundingSources, "funding sources an ACH customer may hold, deleted ones not counted")
+	hookForm := fs.Bool("webhook-form", false, "send eCheck webhook events (check.*) form-encoded, event=…&data=<check JSON>&timestamp=…, instead of JSON")
+	hookFailures := fs.Int("webhook-max-failures", sandbox.DefaultWebhookMaxFailures,
+		"failed webhook deliveries in a row after which a key's endpoint is disabled until its URL is registered again")
+	hookDrop := fs.Float64("webhook-drop-rate", 0, "fraction of webhook events never sent")
+	hookDup := fs.Float64("webhook-dup-rate", 0, "fraction of webhook events sent twice")
+	var hookReorder rateFlag
+	fs.Var(&hookReorder, "webhook-reorder", "`RATE` of webhook events held back and sent after the key's next event: "+
+		"a fraction, true (1: every pair swapped) or false (0)")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -55,11 +87,15 @@ func runSandbox(ctx context.Context, env *environ, args []string) error {
 		fmt.Fprintln(env.stderr, "batchd sandbox: --max-funding-sources must be at least 1")
 		return errUsage
 	}
+	if *hookFailures < 1 {
+		fmt.Fprintln(env.stderr, "batchd sandbox: --webhook-max-failures must be at least 1")
+		return errUsage
+	}
 	for _, f := range []struct {
 		name string
 		v    float64
-	}{{"error-rate", *errorRate}, {"drop-rate", *dropRate}} {
-		if f.v < 0 || f.v > 1 {
+	}{{"error-rate", *errorRate}, {"drop-rate", *dropRate}, {"webhook-drop-rate", *hookDrop}, {"webhook-dup-rate", *hookDup}} {
+		if !(f.v >= 0 && f.v <= 1) {
 			fmt.Fprintf(env.stderr, "batchd sandbox: --%s must be between 0 and 1\n", f.name)
 			return errUsage
 		}
@@ -69,7 +105,11 @@ func runSandbox(ctx context.Context, env *environ, args []string) error {
 		Keys: keys, RateLimit: *rateLimit, Latency: *latency,
 		ErrorRate: *errorRate, DropRate: *dropRate, Seed: *seed, Quirks: *quirks, Logger: log,
 		Date: start, LegacyProcessor: *legacy, MaxFundingSources: *maxSources,
+		WebhookForm: *hookForm, WebhookMaxFailures: *hookFailures,
+		WebhookDropRate: *hookDrop, WebhookDupRate: *hookDup, WebhookReorder: float64(hookReorder),
 	})
+	// Webhook deliveries stop (and are waited for) however serving ends.
+	defer srv.Close()
 	ln, err := net.Listen("tcp", *listen)
 	if err != nil {
 		return fmt.Errorf("listen on %s: %w", *listen, err)
@@ -81,7 +121,9 @@ func runSandbox(ctx context.Context, env *environ, args []string) error {
 	log.Info("sandbox serving the eCheck API (/v1) and ACH API (/ach/v2) test mode", "url", "http://"+ln.Addr().String(),
 		"keys", len(keys), "rate_limit", *rateLimit, "latency", *latency, "error_rate", *errorRate,
 		"drop_rate", *dropRate, "seed", *seed, "quirks", *quirks, "date", *date,
-		"legacy_processor", *legacy, "max_funding_sources", *maxSources)
+		"legacy_processor", *legacy, "max_funding_sources", *maxSources,
+		"webhook_form", *hookForm, "webhook_max_failures", *hookFailures,
+		"webhook_drop_rate", *hookDrop, "webhook_dup_rate", *hookDup, "webhook_reorder", float64(hookReorder))
 
 	done := make(chan error, 1)
 	go func() { done <- hs.Serve(ln) }()

@@ -19,11 +19,35 @@ func TestSandboxFlagErrors(t *testing.T) {
 		{[]string{"--date", "9999-01-01"}, "--date"},
 		{[]string{"--max-funding-sources", "0"}, "--max-funding-sources"},
 		{[]string{"--max-funding-sources", "x"}, "max-funding-sources"},
+		{[]string{"--webhook-max-failures", "0"}, "--webhook-max-failures"},
+		{[]string{"--webhook-drop-rate", "1.5"}, "--webhook-drop-rate"},
+		{[]string{"--webhook-dup-rate", "-0.1"}, "--webhook-dup-rate"},
+		{[]string{"--webhook-dup-rate", "NaN"}, "--webhook-dup-rate"},
+		{[]string{"--webhook-reorder", "maybe"}, "webhook-reorder"},
+		{[]string{"--webhook-reorder", "2"}, "webhook-reorder"},
+		{[]string{"--webhook-reorder"}, "webhook-reorder"},
 	}
 	for _, tc := range cases {
 		code, _, stderr := runMain(t, nil, append([]string{"sandbox", "--listen", "127.0.0.1:0"}, tc.args...)...)
 		if code != exitUsage || !strings.Contains(stderr, tc.want) {
 			t.Errorf("%v: exit %d, stderr %q; want usage naming %s", tc.args, code, stderr, tc.want)
+		}
+	}
+}
+
+// TestRateFlag checks --webhook-reorder's values: a fraction, true or
+// false.
+func TestRateFlag(t *testing.T) {
+	for in, want := range map[string]float64{"true": 1, "FALSE": 0, "0.25": 0.25, "1": 1, "0": 0} {
+		var r rateFlag
+		if err := r.Set(in); err != nil || float64(r) != want {
+			t.Errorf("Set(%q) = %v, %v; want %v", in, float64(r), err, want)
+		}
+	}
+	for _, in := range []string{"", "yes", "-1", "1.01", "NaN", "Inf"} {
+		var r rateFlag
+		if err := r.Set(in); err == nil {
+			t.Errorf("Set(%q) accepted", in)
 		}
 	}
 }

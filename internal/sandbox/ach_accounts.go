@@ -57,7 +57,9 @@ func (s *Server) deleteAccount(w http.ResponseWriter, r *http.Request, ks *keySt
 	if held == nil || held.cust.owner != ks {
 		return errorf(http.StatusNotFound, "Bank account not found")
 	}
-	a.remove(held)
+	if a.remove(held) {
+		s.emitSource(held, eventSourceDeleted)
+	}
 	writeJSON(w, http.StatusOK, succeeded())
 	return nil
 }
@@ -140,7 +142,8 @@ type webhookAnswer struct {
 }
 
 // setWebhook serves POST /ach/v2/webhooks {url}: the key's one webhook
-// URL, replacing the previous one (spec §2.6).
+// URL, replacing the previous one (spec §2.6), enabled even when
+// failures had disabled the previous registration.
 func (s *Server) setWebhook(w http.ResponseWriter, r *http.Request, ks *keyState, _ string) *apiError {
 	p, aerr := s.achRead(w, r)
 	if aerr != nil {
@@ -156,19 +159,16 @@ func (s *Server) setWebhook(w http.ResponseWriter, r *http.Request, ks *keyState
 	if aerr := f.failed(); aerr != nil {
 		return aerr
 	}
-	s.ach.mu.Lock()
-	ks.ach.webhook = u
-	s.ach.mu.Unlock()
+	s.register(ks, u)
 	writeJSON(w, http.StatusOK, webhookAnswer{succeeded(), u})
 	return nil
 }
 
 // getWebhook serves GET /ach/v2/webhooks (decided): the registered URL or
-// "", so that batchd can tell whether its URL is registered.
+// "", so that batchd can tell whether its URL is registered, and
+// whether failed deliveries disabled it.
 func (s *Server) getWebhook(w http.ResponseWriter, _ *http.Request, ks *keyState, _ string) *apiError {
-	s.ach.mu.Lock()
-	u := ks.ach.webhook
-	s.ach.mu.Unlock()
-	writeJSON(w, http.StatusOK, webhookAnswer{succeeded(), u})
+	u, off := ks.endpoint()
+	writeJSON(w, http.StatusOK, hookAnswer{succeeded(), u, off})
 	return nil
 }

@@ -39,6 +39,8 @@ func readSourceInput(p params, typeRequired bool) (sourceInput, *apiError) {
 // (404s), the account's one customer (400s), the source limit (400). A
 // new source is primary when the customer has no primary (decided), or
 // always when primary is set (processor tokens), replacing the old one.
+// It emits funding-source.added, then funding-source.made-primary when
+// the source became primary.
 func (s *Server) link(ks *keyState, in sourceInput, status string, primary bool, now time.Time) (*fundingSource, *apiError) {
 	a := s.ach
 	c, aerr := a.customerOf(ks, in.userID)
@@ -65,6 +67,10 @@ func (s *Server) link(ks *keyState, in sourceInput, status string, primary bool,
 	}
 	a.sources[src.id] = src
 	a.accounts[bankKey(in.routing, in.account)] = src
+	s.emitSource(src, eventSourceAdded)
+	if primary {
+		s.emitSource(src, eventSourceMadePrimary)
+	}
 	return src, nil
 }
 
@@ -214,7 +220,9 @@ func (s *Server) removeSource(w http.ResponseWriter, r *http.Request, ks *keySta
 	if aerr != nil {
 		return aerr
 	}
-	a.remove(src)
+	if a.remove(src) {
+		s.emitSource(src, eventSourceDeleted)
+	}
 	writeJSON(w, http.StatusOK, succeeded())
 	return nil
 }

@@ -39,7 +39,6 @@ type achState struct {
 type achKey struct {
 	customers []*customer          // in creation order
 	byEmail   map[string]*customer // lower-cased e-mail → customer
-	webhook   string               // the registered webhook URL, "" for none
 	transfers []transfer           // direct debits and credits
 }
 
@@ -170,16 +169,18 @@ func (c *customer) makePrimary(src *fundingSource) {
 
 // remove deletes src from its customer's profile: its status becomes
 // deleted, it is no longer primary and its account is free for any
-// customer again. Removing a deleted source changes nothing.
-func (a *achState) remove(src *fundingSource) {
+// customer again. Removing a deleted source changes nothing. It reports
+// whether src was deleted now.
+func (a *achState) remove(src *fundingSource) bool {
 	if src.status == srcDeleted {
-		return
+		return false
 	}
 	src.status = srcDeleted
 	src.primary = false
 	if k := bankKey(src.routing, src.account); a.accounts[k] == src {
 		delete(a.accounts, k)
 	}
+	return true
 }
 
 // verified reports whether a source may be debited.

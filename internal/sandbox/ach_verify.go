@@ -122,7 +122,16 @@ func (s *Server) verifySource(w http.ResponseWriter, r *http.Request, ks *keySta
 	if aerr != nil {
 		return aerr
 	}
-	if aerr := src.verify(a1, a2); aerr != nil {
+	was := src.status
+	aerr = src.verify(a1, a2)
+	switch {
+	case src.status == was:
+	case src.status == srcVerified:
+		s.emitSource(src, eventSourceVerified)
+	case src.status == srcVerificationFailed:
+		s.emitSource(src, eventSourceVerifyFailed)
+	}
+	if aerr != nil {
 		return aerr
 	}
 	writeJSON(w, http.StatusOK, verifyAnswer{succeeded(), src.id, s.srcStatus(src.status)})

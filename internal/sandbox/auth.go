@@ -102,6 +102,10 @@ type keyState struct {
 	// server's ach.mu, not by mu, because customers and accounts are
 	// also indexed server-wide.
 	ach achKey
+
+	// hook is the key's webhook endpoint and delivery queue, with a
+	// mutex of its own (webhook.go).
+	hook hookState
 }
 
 // firstAutoNumber is the first automatic check number of a key.

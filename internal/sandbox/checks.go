@@ -30,12 +30,14 @@ func (s *Server) createCheck(w http.ResponseWriter, r *http.Request, ks *keyStat
 	s.storeInput(&in)
 	ks.mu.Lock()
 	now := s.keyNow(ks)
-	ks.settle(now)
+	s.settle(ks, now)
 	if aerr := ks.resolveToken(&in); aerr != nil {
 		ks.mu.Unlock()
 		return aerr
 	}
-	v := s.render(ks.addCheck(in, now))
+	c := ks.addCheck(in, now)
+	s.emitCheck(ks, eventCheckCreated, c, now)
+	v := s.render(c)
 	ks.mu.Unlock()
 	s.stats.creates.Add(1)
 	if s.chance(s.opts.DropRate) {
@@ -129,7 +131,7 @@ func (s *Server) getCheck(w http.ResponseWriter, _ *http.Request, ks *keyState, 
 		return aerr
 	}
 	ks.mu.Lock()
-	ks.settle(s.keyNow(ks))
+	s.settle(ks, s.keyNow(ks))
 	c := ks.byID[id]
 	var v checkView
 	if c != nil {
@@ -161,7 +163,8 @@ func (s *Server) editCheck(w http.ResponseWriter, r *http.Request, ks *keyState,
 	s.storeInput(&in)
 	ks.mu.Lock()
 	defer ks.mu.Unlock()
-	ks.settle(s.keyNow(ks))
+	now := s.keyNow(ks)
+	s.settle(ks, now)
 	c := ks.byID[in.CheckID]
 	if c == nil {
 		return errorf(http.StatusNotFound, "Check not found")
@@ -187,6 +190,7 @@ func (s *Server) editCheck(w http.ResponseWriter, r *http.Request, ks *keyState,
 	c.verdict = lookupVerdict(in.Routing, in.Account)
 	c.verify = c.verify || in.Verify
 	c.fund = c.fund || in.Fund
+	s.emitCheck(ks, eventCheckChanged, c, now)
 	writeJSON(w, http.StatusOK, checkEnvelope{ok("Check updated"), s.render(c)})
 	return nil
 }
@@ -223,7 +227,7 @@ func (ks *keyState) indexLabel(c *check, label string) {
 }
 
 // deleteCheck serves DELETE /v1/check/{check_id}: an in_process check
-// becomes void.
+// becomes void, and check.deleted is emitted with it.
 func (s *Server) deleteCheck(w http.ResponseWriter, r *http.Request, ks *keyState, id string) *apiError {
 	if aerr := requireContentType(r); aerr != nil {
 		return aerr
@@ -233,7 +237,8 @@ func (s *Server) deleteCheck(w http.ResponseWriter, r *http.Request, ks *keyStat
 	}
 	ks.mu.Lock()
 	defer ks.mu.Unlock()
-	ks.settle(s.keyNow(ks))
+	now := s.keyNow(ks)
+	s.settle(ks, now)
 	c := ks.byID[id]
 	if c == nil {
 		return errorf(http.StatusNotFound, "Check not found")
@@ -242,6 +247,7 @@ func (s *Server) deleteCheck(w http.ResponseWriter, r *http.Request, ks *keyStat
 		return errorf(http.StatusPaymentRequired, "Check is %s; only checks in_process can be voided", c.status)
 	}
 	c.status = statusVoid
+	s.emitCheck(ks, eventCheckDeleted, c, now)
 	writeJSON(w, http.StatusOK, struct {
 		Success bool `json:"success"`
 	}{true})

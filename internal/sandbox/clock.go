@@ -32,16 +32,19 @@ func dueAt(created time.Time) time.Time {
 }
 
 // settle moves every in_process check whose processing time has passed at
-// now to printed, or to failed when its risk is Fail. It must be called
+// now to printed, or to failed when its risk is Fail, and returns the
+// checks it moved, in creation order (nil for none). It must be called
 // with ks.mu held, before any read or change of the key's checks, so that
-// every answer sees the same lifecycle. Because checks are kept in creation
-// order and dueAt is monotone, due checks form a prefix of ks.checks; the
-// cursor ks.settled makes the cost amortised constant per check.
-func (ks *keyState) settle(now time.Time) {
+// every answer sees the same lifecycle; handlers call it through
+// Server.settle, which emits the webhook events of the moves. Because
+// checks are kept in creation order and dueAt is monotone, due checks
+// form a prefix of ks.checks; the cursor ks.settled makes the cost
+// amortised constant per check.
+func (ks *keyState) settle(now time.Time) (moved []*check) {
 	for ks.settled < len(ks.checks) {
 		c := ks.checks[ks.settled]
 		if now.Before(c.due) {
-			return
+			return moved
 		}
 		if c.status == statusInProcess {
 			if c.verdict.Risk == riskFail {
@@ -49,9 +52,11 @@ func (ks *keyState) settle(now time.Time) {
 			} else {
 				c.status = statusPrinted
 			}
+			moved = append(moved, c)
 		}
 		ks.settled++
 	}
+	return moved
 }
 
 // clockBody answers the clock endpoints.
@@ -96,7 +101,7 @@ func (s *Server) advanceClock(w http.ResponseWriter, r *http.Request, ks *keySta
 		ks.offsetDays.Add(n)
 	}
 	now := s.keyNow(ks)
-	ks.settle(now)
+	s.settle(ks, now)
 	ks.mu.Unlock()
 	writeJSON(w, http.StatusOK, clockBody{Success: true, Now: now.Format(timeLayout)})
 	return nil
@@ -118,7 +123,7 @@ type skippedItem struct {
 // deposit marks checks deposited, as the sandbox dashboard's deposit
 // action does. Checks in_process or printed become deposited; others keep
 // their status and are listed as skipped. An id the key does not own makes
-// the whole request 404 with no change.
+// the whole request 404 with no change. Each deposit emits check.changed.
 func (s *Server) deposit(w http.ResponseWriter, r *http.Request, ks *keyState, _ string) *apiError {
 	p, aerr := readBody(w, r, s.opts.MaxBodyBytes)
 	if aerr != nil {
@@ -130,7 +135,8 @@ func (s *Server) deposit(w http.ResponseWriter, r *http.Request, ks *keyState, _
 	}
 	ks.mu.Lock()
 	defer ks.mu.Unlock()
-	ks.settle(s.keyNow(ks))
+	now := s.keyNow(ks)
+	s.settle(ks, now)
 	for _, id := range ids {
 		if ks.byID[id] == nil {
 			return errorf(http.StatusNotFound, "check_ids: no check %.36q", id)
@@ -142,6 +148,7 @@ func (s *Server) deposit(w http.ResponseWriter, r *http.Request, ks *keyState, _
 		if c.status == statusInProcess || c.status == statusPrinted {
 			c.status = statusDeposited
 			out.Deposited = append(out.Deposited, id)
+			s.emitCheck(ks, eventCheckChanged, c, now)
 		} else {
 			out.Skipped = append(out.Skipped, skippedItem{id, c.status})
 		}

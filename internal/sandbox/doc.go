@@ -52,6 +52,21 @@
 // edit without phone keeping the old phone (quirks.go cites the evidence
 // for each).
 //
+// Webhooks (webhook*.go): once a key has registered a URL (POST
+// /ach/v2/webhooks), every change of its checks and funding sources is
+// POSTed there, as {"event","data","timestamp"} with the key as Bearer
+// credential: check.created, check.changed (edit, deposit, the clock's
+// moves to printed and failed), check.deleted (a void, data status
+// void), funding-source.added, .made-primary, .verified,
+// .verification-failed and .deleted. Options.WebhookForm sends check
+// events form-encoded. Each key's deliveries go out in order from one
+// goroutine, retried with exponential backoff until a 2xx or
+// Options.WebhookTries; Options.WebhookMaxFailures failed deliveries in
+// a row disable the endpoint until it is registered again. The webhook
+// faults (drop, duplicate, reorder) come from a seeded generator of
+// their own. Server.WebhooksIdle waits until nothing is left to deliver;
+// Server.Close stops delivery and waits for its goroutines.
+//
 // A check is created in_process and, once it is more than two business days
 // old on the key's sandbox clock, moves on to printed, or to failed when its
 // fixture risk is Fail. The package never imports the API client, so that

@@ -65,6 +65,7 @@ func newHarness(t testing.TB, opts Options) *harness {
 	srv := New(opts)
 	ts := httptest.NewServer(srv)
 	t.Cleanup(ts.Close)
+	t.Cleanup(func() { _ = srv.Close() }) // runs first: no delivery outlives the test
 	return &harness{t: t, srv: srv, url: ts.URL, client: ts.Client(), clock: clock}
 }
 

@@ -47,13 +47,14 @@ func (s *Server) payLink(w http.ResponseWriter, r *http.Request, ks *keyState, _
 	s.storeInput(&in)
 	ks.mu.Lock()
 	now := s.keyNow(ks)
-	ks.settle(now)
+	s.settle(ks, now)
 	if aerr := ks.resolveToken(&in); aerr != nil {
 		ks.mu.Unlock()
 		return aerr
 	}
 	c := ks.addCheck(in, now)
 	c.linkID = tok
+	s.emitCheck(ks, eventCheckCreated, c, now)
 	v := s.render(c)
 	ks.mu.Unlock()
 	writeJSON(w, http.StatusOK, checkEnvelope{ok("Check created"), v})

@@ -135,7 +135,7 @@ func (s *Server) listChecks(w http.ResponseWriter, r *http.Request, ks *keyState
 		return f.err
 	}
 	ks.mu.Lock()
-	ks.settle(s.keyNow(ks))
+	s.settle(ks, s.keyNow(ks))
 	base := ks.checks
 	switch {
 	case label != "" && s.opts.Quirks:

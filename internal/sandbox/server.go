@@ -39,7 +39,8 @@ type Options struct {
 	DropRate float64
 	// Seed seeds the generator behind ErrorRate and DropRate, so that a
 	// sequence of requests meets the same faults on every run, and, apart
-	// from it, the generator of ACH micro-deposit amounts.
+	// from it, the generator of ACH micro-deposit amounts and the one of
+	// the webhook faults.
 	Seed int64
 	// Now is the real clock; nil means time.Now. Each key's sandbox clock
 	// is Now plus the days advanced through /_sandbox/clock. The rate
@@ -73,6 +74,34 @@ type Options struct {
 	// clock starts (the time of day is Now's), so that a run can be
 	// placed before or after the micro-deposit deprecation date.
 	Date time.Time
+
+	// WebhookForm sends eCheck events (check.*) form-encoded,
+	// event=…&data=<check JSON>&timestamp=…, as some public clients
+	// receive them, instead of as a JSON body. Funding-source events
+	// are JSON either way.
+	WebhookForm bool
+	// WebhookMaxFailures is how many deliveries in a row may fail (all
+	// their tries spent) before the key's endpoint is disabled; 0 means
+	// DefaultWebhookMaxFailures. Registering a URL again enables it.
+	WebhookMaxFailures int
+	// WebhookTries is how many POSTs one delivery makes at most, the
+	// first included; 0 means DefaultWebhookTries.
+	WebhookTries int
+	// WebhookRetryWait is the wait before a delivery's second try; later
+	// waits double (each randomised by ±50%) up to a minute. 0 means
+	// DefaultWebhookRetryWait.
+	WebhookRetryWait time.Duration
+	// WebhookTimeout bounds one POST; 0 means DefaultWebhookTimeout.
+	WebhookTimeout time.Duration
+	// WebhookDropRate is the probability that an event is never sent.
+	WebhookDropRate float64
+	// WebhookDupRate is the probability that an event is sent twice in a
+	// row.
+	WebhookDupRate float64
+	// WebhookReorder is the probability that an event is held back and
+	// sent after the key's next event (or, when no event follows, after a
+	// second); 1 swaps every pair of events.
+	WebhookReorder float64
 }
 
 // DefaultMaxFundingSources is the funding-source limit per ACH customer
@@ -98,6 +127,8 @@ type Server struct {
 
 	ach *achState // the ACH API's server-wide data
 
+	hooks *hooks // webhook deliveries, all keys
+
 	stats counters
 }
 
@@ -121,6 +152,18 @@ type Stats struct {
 	Checks         int   // checks held, over all keys
 	Customers      int   // ACH customers held, over all keys
 	FundingSources int   // ACH funding sources held, deleted ones included
+
+	// Webhook deliveries (webhook.go). Once WebhooksIdle has returned,
+	// WebhookEvents - WebhooksDropped + WebhooksDuplicated equals
+	// WebhooksSent + WebhooksFailed + WebhooksDiscarded.
+	WebhookEvents      int64 // events for a registered, enabled endpoint
+	WebhookAttempts    int64 // POSTs made, retries included
+	WebhooksSent       int64 // deliveries answered 2xx (a duplicate counts twice)
+	WebhooksFailed     int64 // deliveries that spent all their tries
+	WebhooksDropped    int64 // events never sent (WebhookDropRate)
+	WebhooksDuplicated int64 // events sent twice (WebhookDupRate)
+	WebhooksReordered  int64 // events held back behind a later one (WebhookReorder)
+	WebhooksDiscarded  int64 // deliveries not tried: endpoint disabled, queue full, or Close
 }
 
 // KeyStats is a snapshot of one key's data.
@@ -149,6 +192,7 @@ func New(opts Options) *Server {
 		rng:    rand.New(rand.NewPCG(uint64(opts.Seed), uint64(opts.Seed)^0x9e3779b97f4a7c15)),
 		ach:    newACHState(opts.Seed),
 	}
+	s.hooks = newHooks(&s.opts)
 	if s.now == nil {
 		s.now = time.Now
 	}
@@ -177,6 +221,7 @@ func (s *Server) Stats() Stats {
 		Cancelled:      s.stats.cancelled.Load(),
 		ACHCreates:     s.stats.achCreates.Load(),
 	}
+	s.hooks.stats(&st)
 	st.Customers, st.FundingSources = s.ach.counts()
 	s.mu.RLock()
 	states := make([]*keyState, 0, len(s.keys))
@@ -205,7 +250,7 @@ func (s *Server) KeyStats(key string) KeyStats {
 	ks.mu.Lock()
 	defer ks.mu.Unlock()
 	now := s.keyNow(ks)
-	ks.settle(now)
+	s.settle(ks, now)
 	st := KeyStats{Checks: len(ks.checks), ByStatus: map[string]int{}, Tokens: len(ks.tokens), PaymentLinks: len(ks.links), Now: now}
 	for _, c := range ks.checks {
 		st.ByStatus[c.status]++
