@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"net/http"
 	"syscall"
 	"time"
 
@@ -76,6 +77,9 @@ func runDaemon(ctx context.Context, env *environ, args []string) error {
 		if c.Backup.Schedule != "" { // "" takes no snapshots
 			js = append(js, daemon.Job{Name: "backup", Spec: c.Backup.Schedule, Run: s.Backup})
 		}
+		if c.Webhook.Enabled() { // at start, on SIGHUP, and hourly
+			js = append(js, daemon.Job{Name: "webhook", Spec: "@every 1h", Run: s.Webhook})
+		}
 		if c.Retention.KeepDays > 0 { // once a day, after reconcile; without compaction
 			js = append(js, daemon.Job{Name: "prune", Spec: jobs.PruneSpec(c.Schedule.Reconcile), Run: s.Prune(c.Retention.KeepDays)})
 		}
@@ -88,7 +92,7 @@ func runDaemon(ctx context.Context, env *environ, args []string) error {
 			return t, ok && err == nil
 		},
 		RecordSuccess: je.DB.RecordSuccess,
-		Status:        func(context.Context) (any, error) { return jobs.StatusOf(je.DB) },
+		Status:        func(context.Context) (any, error) { return jobs.StatusWithChecks(je.DB) },
 		StatusNote:    func() string { return statusNote(je.DB) },
 		Notifier:      daemon.SystemdNotifier{Logger: log},
 	})
@@ -103,10 +107,19 @@ func runDaemon(ctx context.Context, env *environ, args []string) error {
 			return fmt.Errorf("admin.listen %s: %w", cfg.Admin.Listen, err)
 		}
 	}
-	// Runs are cancelled by Shutdown, not by a signal on ctx.
-	if err := sched.Start(context.WithoutCancel(ctx)); err != nil {
+	hook, hookLn, err := webhookReceiver(cfg, je, m)
+	if err != nil {
 		if ln != nil {
 			ln.Close()
+		}
+		return err
+	}
+	// Runs are cancelled by Shutdown, not by a signal on ctx.
+	if err := sched.Start(context.WithoutCancel(ctx)); err != nil {
+		for _, l := range []net.Listener{ln, hookLn} {
+			if l != nil {
+				l.Close()
+			}
 		}
 		return err
 	}
@@ -119,6 +132,15 @@ func runDaemon(ctx context.Context, env *environ, args []string) error {
 			return nil
 		}}))
 		log.Info("admin server listening", "address", ln.Addr().String())
+	}
+	if hookLn != nil {
+		// Its own listener, never the admin one: it faces the internet
+		// through the proxy. Shutdown stops it before the ledger closes.
+		sched.ServeAdmin(hookLn, hook)
+		log.Info("webhook receiver listening", "address", hookLn.Addr().String(), "path", cfg.Webhook.Path+"/…")
+		if err := sched.Trigger("webhook"); err != nil {
+			log.Error("webhook registration not started", "err", err)
+		}
 	}
 	sched.Ready()
 	sched.StartWatchdog()
@@ -199,6 +221,30 @@ func reload(env *environ, log *slog.Logger, path string, sched *daemon.Scheduler
 	}
 	log.Info("SIGHUP: schedules reloaded (other settings take effect at the next restart)",
 		"ingest", c.Schedule.Ingest, "submit", c.Schedule.Submit, "reconcile", c.Schedule.Reconcile)
+	if c.Webhook.Enabled() {
+		// The registration is checked again, with webhook.url as reloaded.
+		if err := sched.Trigger("webhook"); err != nil {
+			log.Error("SIGHUP: webhook registration not started", "err", err)
+		}
+	}
+}
+
+// webhookReceiver binds webhook.listen and builds the receiver, before
+// anything runs, so that a bind failure fails start-up; nil, nil when
+// webhooks are disabled.
+func webhookReceiver(cfg *config.Config, je *jobs.Env, m *metrics.Metrics) (http.Handler, net.Listener, error) {
+	if !cfg.Webhook.Enabled() {
+		return nil, nil, nil
+	}
+	h, err := je.WebhookHandler(m.WebhookDelivery)
+	if err != nil {
+		return nil, nil, err
+	}
+	ln, err := net.Listen("tcp", cfg.Webhook.Listen)
+	if err != nil {
+		return nil, nil, fmt.Errorf("webhook.listen %s: %w", cfg.Webhook.Listen, err)
+	}
+	return h, ln, nil
 }
 
 // statusNote is the tail of systemd's STATUS= line.

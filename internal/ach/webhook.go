@@ -28,18 +28,35 @@ func (c *Client) RegisterWebhook(ctx context.Context, hookURL string) (string, e
 	return got, nil
 }
 
+// WebhookRegistration is the key's webhook registration as the service
+// shows it.
+type WebhookRegistration struct {
+	URL string // "" when none is registered
+	// Disabled is true when the service stopped delivering after too many
+	// failed deliveries (public clients describe it); registering the URL
+	// again enables it.
+	Disabled bool
+}
+
 // Webhook returns the key's registered webhook URL, "" when none, so that
 // batchd can tell whether its URL is registered before it registers.
 func (c *Client) Webhook(ctx context.Context) (string, error) {
+	r, err := c.WebhookStatus(ctx)
+	return r.URL, err
+}
+
+// WebhookStatus reads the key's registration, with whether the service
+// disabled deliveries.
+func (c *Client) WebhookStatus(ctx context.Context) (WebhookRegistration, error) {
 	k := apiwire.Call{Op: OpWebhookGet, Method: "GET", Path: "/webhooks"}
 	a, err := c.do(ctx, k)
 	if err != nil {
-		return "", err
+		return WebhookRegistration{}, err
 	}
 	f := fields{m: a.Object}
-	got := f.strictStr("webhook_url", "url")
+	got := WebhookRegistration{URL: f.strictStr("webhook_url", "url"), Disabled: f.boolean("disabled")}
 	if f.err != nil {
-		return "", c.badAnswer(k, a.Status, f.err)
+		return WebhookRegistration{}, c.badAnswer(k, a.Status, f.err)
 	}
 	return got, nil
 }

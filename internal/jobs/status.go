@@ -15,6 +15,10 @@ type Status struct {
 	// SourceRows are the totals over funding-source and verification
 	// batches, kept apart: they are not payments.
 	SourceRows map[payment.RowState]int `json:"source_rows,omitempty"`
+	// Checks counts payment rows by their check's status (in_process,
+	// printed, deposited, …), from the ledger: what webhooks and reconcile
+	// recorded. Only StatusWithChecks fills it, since it reads every row.
+	Checks map[payment.Status]int `json:"checks,omitempty"`
 	// Restored is set from a restore of the ledger from a snapshot until
 	// a reconcile covering the snapshot's date completes: information,
 	// not a failure.
@@ -66,6 +70,36 @@ func StatusOf(db payment.Ledger) (Status, error) {
 		return Status{}, err
 	}
 	st.Restored = m
+	return st, nil
+}
+
+// StatusWithChecks is StatusOf plus the count of checks by status. It
+// reads every payment row, so the admin server's /v1/status uses it, not
+// the frequent systemd status line.
+func StatusWithChecks(db payment.Ledger) (Status, error) {
+	st, err := StatusOf(db)
+	if err != nil {
+		return st, err
+	}
+	st.Checks = map[payment.Status]int{}
+	bs, err := db.Batches()
+	if err != nil {
+		return st, err
+	}
+	for _, b := range bs {
+		if !b.Kind.Payments() || b.Counts[payment.Submitted] == 0 {
+			continue
+		}
+		err := db.Rows(b.ID, func(r *payment.Row) (bool, error) {
+			if r.State == payment.Submitted {
+				st.Checks[r.CheckStatus]++
+			}
+			return true, nil
+		})
+		if err != nil {
+			return st, err
+		}
+	}
 	return st, nil
 }
 

@@ -51,6 +51,7 @@ type Metrics struct {
 	jobFailures   *prometheus.CounterVec
 	filesIngested prometheus.Counter
 	filesRejected prometheus.Counter
+	webhooks      *prometheus.CounterVec
 
 	limiterRate atomic.Pointer[func() float64]
 
@@ -77,6 +78,8 @@ func New() *Metrics {
 	m.jobLastOK = f.gaugeVec("job_last_success_timestamp_seconds",
 		"Unix time at which the last successful run of the job started.", "job")
 	m.jobRuns = f.counterVec("job_runs_total", "Finished job runs by outcome (ok, failed, canceled, panic).", "job", "outcome")
+	m.webhooks = f.counterVec("webhook_deliveries_total",
+		"Webhook deliveries received, by outcome (recorded, duplicate, unauthorized, rate_limited, too_large, bad_request, store_error, …).", "outcome")
 	m.jobSkips = f.counterVec("job_skipped_total", "Scheduled job runs skipped because the job was still running.", "job")
 	m.jobPanics = f.counterVec("job_panics_total", "Job runs that panicked (recovered).", "job")
 	m.jobFailures = f.counterVec("job_failures_total",

@@ -43,6 +43,7 @@ func TestMetricsExposition(t *testing.T) {
 	m.JobFailed("submit", "api")
 	m.FilesIngested(2)
 	m.FilesRejected(1)
+	m.WebhookDelivery("recorded")
 
 	body := scrape(t, m)
 	for _, want := range []string{
@@ -100,6 +101,7 @@ func TestNilMetricsIsNoOp(t *testing.T) {
 	m.JobFailed("ingest", "ledger")
 	m.FilesIngested(1)
 	m.FilesRejected(1)
+	m.WebhookDelivery("recorded")
 	if m.Registry() != nil || m.Families() != nil {
 		t.Error("nil Metrics has a registry")
 	}
@@ -126,6 +128,7 @@ func TestFamiliesMatchExposition(t *testing.T) {
 	m.JobFailed("ingest", "batchd")
 	m.FilesIngested(1)
 	m.FilesRejected(1)
+	m.WebhookDelivery("recorded")
 
 	mfs, err := m.Registry().Gather()
 	if err != nil {

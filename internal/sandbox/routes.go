@@ -55,6 +55,7 @@ func (s *Server) buildRoutes() routes {
 			"/_sandbox/clock":           ctl(map[string]handler{http.MethodGet: s.getClock, http.MethodPost: s.advanceClock}),
 			"/_sandbox/deposit":         ctl(map[string]handler{http.MethodPost: s.deposit}),
 			"/_sandbox/paymentlink/pay": ctl(map[string]handler{http.MethodPost: s.payLink}),
+			"/_sandbox/webhooks/faults": ctl(map[string]handler{http.MethodPost: s.setWebhookFaults}),
 		},
 		prefix: map[string]endpoint{
 			"/v1/check/":                    v1(map[string]handler{http.MethodGet: s.getCheck, http.MethodDelete: s.deleteCheck}),

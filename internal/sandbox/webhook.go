@@ -33,7 +33,7 @@ type hooks struct {
 	tries       int
 	wait        time.Duration
 	hold        time.Duration // how long a reordered event waits for a successor
-	drop, dup   float64
+	drop, dup   float64 // guarded by rngMu: /_sandbox/webhooks/faults changes them
 	reorder     float64
 
 	client    *http.Client
@@ -119,11 +119,11 @@ func newHooks(opts *Options) *hooks {
 // It draws nothing for a rate ≤ 0, and no hold when canHold is false
 // (an event is already held; this one releases it).
 func (h *hooks) draw(canHold bool) (drop, dup, hold bool) {
+	h.rngMu.Lock()
+	defer h.rngMu.Unlock()
 	if h.drop <= 0 && h.dup <= 0 && h.reorder <= 0 {
 		return false, false, false
 	}
-	h.rngMu.Lock()
-	defer h.rngMu.Unlock()
 	if h.drop > 0 && h.rng.Float64() < h.drop {
 		return true, false, false
 	}

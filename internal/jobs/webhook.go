@@ -1,0 +1,85 @@
+package jobs
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"net/http"
+	"strings"
+
+	"golang.org/x/time/rate"
+
+	"github.com/batchd/batchd/internal/webhook"
+)
+
+// WebhookHandler is the receiver of the service's deliveries, recording
+// each event in the ledger before it answers. observe (may be nil) gets
+// each request's outcome, for the metrics.
+func (e *Env) WebhookHandler(observe func(outcome string)) (http.Handler, error) {
+	store, ok := e.DB.(webhook.Store)
+	if !ok {
+		return nil, errors.New("webhook: this ledger cannot record events")
+	}
+	c := e.Cfg
+	return webhook.New(webhook.Options{
+		Secret: c.WebhookSecret(), Key: c.APIKey(), Path: c.Webhook.Path,
+		Rate: rate.Limit(c.Webhook.Rate), Burst: max(1, int(math.Ceil(2*c.Webhook.Rate))),
+		Store: store, Logger: e.Log, Observe: observe,
+	})
+}
+
+// RegisterWebhook makes the service deliver to webhook.url: it reads the
+// URL registered for the API key and registers batchd's own when it
+// differs (or when the service disabled deliveries after failures). The
+// service keeps one URL per key, so registering replaces any other, which
+// the log says. It returns a line for the job's log.
+func (e *Env) RegisterWebhook(ctx context.Context) (string, error) {
+	c := e.Cfg
+	if !c.Webhook.Enabled() {
+		return "webhooks disabled (webhook.listen is empty)", nil
+	}
+	want := c.WebhookURL()
+	reg, err := e.ACH.WebhookStatus(ctx)
+	if err != nil {
+		return "", fmt.Errorf("read the registered webhook URL: %w", err)
+	}
+	current, shown := reg.URL, maskedHookURL(c.Webhook.URL)
+	if current == want && !reg.Disabled {
+		return "webhook URL registered: " + shown, nil
+	}
+	if reg.Disabled {
+		e.Log.Warn("the service had disabled webhook deliveries after failed deliveries; registering again; reconcile reads what was missed",
+			"url", maskedHookURL(current))
+	}
+	if current != "" && current != want {
+		e.Log.Warn("replacing the webhook URL registered for this API key: the service keeps one URL per key, so the other receiver gets no more events",
+			"previous", maskedHookURL(current), "new", shown)
+	}
+	if _, err := e.ACH.RegisterWebhook(ctx, want); err != nil {
+		return "", fmt.Errorf("register the webhook URL %s: %w", shown, err)
+	}
+	e.Log.Info("webhook URL registered", "url", shown)
+	return "webhook URL registered now: " + shown, nil
+}
+
+// maskedHookURL shows a webhook URL without its last path segment, which
+// for batchd's own URL is the secret.
+func maskedHookURL(u string) string {
+	u = strings.TrimRight(u, "/")
+	if i := strings.LastIndexByte(u, '/'); i > len("https://") {
+		return u[:i] + "/…"
+	}
+	return u
+}
+
+// Webhook is the scheduled check of the webhook registration: at start,
+// on SIGHUP and every hour, so that a URL another installation
+// registered, or deliveries the service disabled, are noticed and fixed.
+func (s Scheduled) Webhook(ctx context.Context) (string, error) {
+	line, err := s.Env.RegisterWebhook(ctx)
+	if err != nil { // a success clears nothing: it proves less than a submit does
+		s.note(err)
+	}
+	return line, err
+}
