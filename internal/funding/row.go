@@ -32,6 +32,10 @@ type Row struct {
 	BankName     string    `json:"bank_name,omitempty"`
 	LastFour     string    `json:"last_four,omitempty"`
 	StatusSeenAt time.Time `json:"status_seen_at,omitzero"`
+	// HeardAt is when a webhook event last told batchd something about
+	// the row's source, whether or not it changed the status; zero when
+	// none ever did.
+	HeardAt time.Time `json:"heard_at,omitzero"`
 	// Initiated is when batchd initiated micro-deposit verification.
 	Initiated time.Time `json:"initiated,omitzero"`
 	// NextStep tells the finance team what the row still needs (the

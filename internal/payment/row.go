@@ -127,6 +127,12 @@ type Row struct {
 	Risk             string    `json:"risk,omitempty"`
 	FundConfirmation string    `json:"fund_confirmation,omitempty"`
 	Error            string    `json:"error,omitempty"` // the API's message, or why batchd voided
+	// HeardAt is when a webhook event last told batchd something about
+	// the row's check, whether or not it changed the status, so that a
+	// check the service still reports on can be told from one it has gone
+	// quiet about, which only polling then follows. Zero when no event
+	// ever named the check.
+	HeardAt time.Time `json:"heard_at,omitzero"`
 
 	History []Step `json:"history"`
 }

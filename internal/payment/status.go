@@ -50,6 +50,30 @@ func (s Status) Final() bool {
 	return false
 }
 
+// rank orders the known statuses along a check's lifecycle: every final
+// status ends it, so they share the last rank.
+var rank = map[Status]int{StatusInProcess: 1, StatusInReview: 2, StatusPrinted: 3,
+	StatusDeposited: 4, StatusFailed: 4, StatusVoid: 4, StatusDeleted: 4}
+
+// Advances reports whether s, a status an event pushed by the service
+// says a check has, may replace from, the status batchd has recorded.
+// Events arrive late, twice and out of order, so only a step forward
+// counts: never from a final status, never to the same one, never to an
+// empty or unknown one (nothing says where it stands), and never back
+// along in_process, in_review, printed, final. A late "printed" thus
+// cannot undo the "deposited" that overtook it. A recorded status batchd
+// does not know (or none) has no place in the lifecycle, so any known
+// status advances from it.
+//
+// Polling needs no such rule: a listing is the service's word as of now,
+// and reconcile takes it as it is (a final status still never changes).
+func (s Status) Advances(from Status) bool {
+	if from.Final() || s == from || !s.Known() {
+		return false
+	}
+	return rank[s] > rank[from]
+}
+
 // String returns the status word, or "unknown" for the empty status.
 func (s Status) String() string {
 	if s == "" {

@@ -33,7 +33,7 @@ type hooks struct {
 	tries       int
 	wait        time.Duration
 	hold        time.Duration // how long a reordered event waits for a successor
-	drop, dup   float64 // guarded by rngMu: /_sandbox/webhooks/faults changes them
+	drop, dup   float64       // guarded by rngMu: /_sandbox/webhooks/faults changes them
 	reorder     float64
 
 	client    *http.Client

@@ -52,6 +52,8 @@ type Report struct {
 	Faults     []Fault `json:"faults"`
 	// More counts the faults found beyond the first maxFaults.
 	More int `json:"more_faults,omitempty"`
+	// Events counts the webhook events the ledger remembers.
+	Events int `json:"events,omitempty"`
 
 	id identity // what the file says of itself, for the marker's check
 }
@@ -87,7 +89,8 @@ func (r *Report) add(where, format string, args ...any) {
 // open, track and checks indexes agree with the rows; each batch's
 // counts agree with its rows; each check id is owned by exactly one row;
 // and the same for funding rows and their src_* buckets (funding_check.go),
-// each row in the buckets of its batch's kind.
+// each row in the buckets of its batch's kind; and that every webhook
+// event record decodes (webhook_events.go).
 // Faults are in the report; an error means the file could not be checked
 // at all (it does not exist, or a process holds it: ErrLocked). It never
 // writes to the file, and never panics on a damaged one.
@@ -341,6 +344,7 @@ func (r *Report) invariants(tx *bolt.Tx) error {
 		})
 	}
 	r.sourceInvariants(tx, batches, tally)
+	r.eventInvariants(tx)
 	for _, id := range slices.Sorted(maps.Keys(batches)) {
 		b := batches[id]
 		if b.Status == payment.BatchLoading {

@@ -27,7 +27,8 @@ import (
 // The layout, after the version byte:
 //
 //	uvarint  row flags: bit 0 label is the payment's, bit 1 number is the
-//	         payment's; other bits must be 0
+//	         payment's, bit 2 HeardAt follows at the end; other bits must
+//	         be 0
 //	code     State (rowStateCodes)
 //	payment  uvarint presence bits over paymentV1.head, AccountLast4 and
 //	         paymentV1.ints, in that order; each present value in the same
@@ -42,11 +43,18 @@ import (
 //	str      CheckID
 //	code     CheckStatus (statusCodes)
 //	str      Risk, FundConfirmation, Error
+//	[time    HeardAt (from the first step)]    when flag bit 2 is set
 //
 // A code is a uvarint index into its table; the table's literal code is
 // followed by the word as a str. The tables only ever grow at their end
 // (before the literal code), so rows already written keep their meaning.
 // TestRowCodecV2Layout pins the bytes.
+//
+// HeardAt came after the layout was first written: a row without it has
+// no flag bit 2 and ends at Error, byte for byte as before, so rows
+// already stored read with a zero HeardAt and rows webhooks never touched
+// are written exactly as earlier builds wrote them. A build from before
+// HeardAt refuses a row that has it (an unknown flag), never misreads it.
 
 // The code tables of rowCodecV2. Index 0 is the empty word.
 var (
@@ -70,6 +78,7 @@ const (
 
 	rowFlagLabel  = 1 << 0
 	rowFlagNumber = 1 << 1
+	rowFlagHeard  = 1 << 2
 )
 
 // maxMilliSec bounds the seconds of a time written in milliseconds;
@@ -86,6 +95,9 @@ func encodeRowV2(dst []byte, r *payment.Row) []byte {
 	}
 	if r.Number == r.Payment.Number {
 		flags |= rowFlagNumber
+	}
+	if !r.HeardAt.IsZero() {
+		flags |= rowFlagHeard
 	}
 	e.uint(flags)
 	e.code(string(r.State), rowStateCodes, stateLiteral)
@@ -128,13 +140,16 @@ func encodeRowV2(dst []byte, r *payment.Row) []byte {
 	e.str(r.Risk)
 	e.str(r.FundConfirmation)
 	e.str(r.Error)
+	if flags&rowFlagHeard != 0 {
+		e.timeFrom(r.HeardAt, base)
+	}
 	return []byte(e)
 }
 
 func decodeRowV2(raw []byte, r *payment.Row) error {
 	d := dec{b: raw}
 	flags := d.uint()
-	if flags&^(rowFlagLabel|rowFlagNumber) != 0 {
+	if flags&^(rowFlagLabel|rowFlagNumber|rowFlagHeard) != 0 {
 		return errors.New("row value has unknown flags")
 	}
 	r.State = payment.RowState(d.code(rowStateCodes, stateLiteral))
@@ -178,6 +193,11 @@ func decodeRowV2(raw []byte, r *payment.Row) error {
 	r.Risk = d.str()
 	r.FundConfirmation = d.str()
 	r.Error = d.str()
+	if flags&rowFlagHeard != 0 {
+		if r.HeardAt = d.timeFrom(base); r.HeardAt.IsZero() {
+			d.failWith(errors.New("row value flags a HeardAt it does not hold"))
+		}
+	}
 	if d.err == nil && len(d.b) > 0 {
 		return errors.New("trailing bytes after row")
 	}

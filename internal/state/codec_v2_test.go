@@ -34,13 +34,28 @@ func typicalRow() payment.Row {
 
 // TestRowCodecV2Layout pins the bytes of rowCodecV2, as
 // TestRowCodecV1Layout does those of rowCodecV1: ledgers hold rows written
-// in it, so a change must come as a new version.
+// in it, so a change must come as a new version. The rows without HeardAt
+// are the bytes written before HeardAt was added (flag bit 2): they must
+// not change, and must read back with a zero HeardAt.
 func TestRowCodecV2Layout(t *testing.T) {
+	heard := typicalRow()
+	heard.HeardAt = heard.StatusSeenAt.Add(90 * time.Second)
 	for name, c := range map[string]struct {
 		row payment.Row
 		hex string
 	}{
-		"full": {fullRow(), "020204ffff7f043130303180890f09496e766f69636520370b416e6e2047617263c3ad610f616e6e406578616d706c65" +
+		"full, heard": {fullRow(), "020604ffff7f043130303180890f09496e766f69636520370b416e6e2047617263c3ad610f616e6e406578616d706c65" +
+			"2e636f6d0a323032362d31312d323007706179726f6c6c0c3535352d3132332d343536370931204d61696e2053740641" +
+			"757374696e0254580537333330310a313131313030303030380939393939303030303103746f6b0573746f7265047479" +
+			"7065076d6f6e74686c790a323032362d31322d303104303030380c070c6261746368642d6162632d37028110cf86ad89" +
+			"fed001d5f01b94310d636865636b2063726561746564a31fd5f01b0403d5f01ba31fd5f01bc33ed5f01be35dd5f01b24" +
+			"30663865336132632d313131312d323232322d333333332d3434343435353535363636360104506173730f5375666669" +
+			"6369656e7446756e6473046e6f6e65837dd5f01b"},
+		"typical, heard": {heard, "020704dfc020063130303233349e1f0c496e766f69636520313233340b416e6e2047617263c3ad611467617263696131" +
+			"32406578616d706c652e636f6d0673616d706c6509393939393030303031043030303800038110ce86ad89fed0010ac2" +
+			"3e9401a21f02a749f5b729f659cf7cf1f727002430663865336132632d313131312d323232322d333333332d34343434" +
+			"35353535363636360104506173730000" + "8ff916f1f727"},
+		"full": {unheard(fullRow()), "020204ffff7f043130303180890f09496e766f69636520370b416e6e2047617263c3ad610f616e6e406578616d706c65" +
 			"2e636f6d0a323032362d31312d323007706179726f6c6c0c3535352d3132332d343536370931204d61696e2053740641" +
 			"757374696e0254580537333330310a313131313030303030380939393939303030303103746f6b0573746f7265047479" +
 			"7065076d6f6e74686c790a323032362d31322d303104303030380c070c6261746368642d6162632d37028110cf86ad89" +
@@ -123,7 +138,7 @@ func TestRowCodecV2Times(t *testing.T) {
 		time.Date(9999, 12, 31, 23, 59, 59, 999999999, time.UTC), time.Unix(1<<41, 5).UTC(), time.Unix(-(1 << 41), 5).UTC(),
 	} {
 		for _, first := range []time.Time{base, tm, {}} {
-			r := payment.Row{AttemptAt: tm, CheckCreated: tm, StatusSeenAt: tm, DepositedSeenAt: tm}
+			r := payment.Row{AttemptAt: tm, CheckCreated: tm, StatusSeenAt: tm, DepositedSeenAt: tm, HeardAt: tm}
 			if !first.IsZero() {
 				r.History = []payment.Step{{At: first}, {At: tm}, {At: base}}
 			}
@@ -173,7 +188,7 @@ func TestRowCodecV2RefusesDamage(t *testing.T) {
 		}
 	}
 	for _, bad := range [][]byte{
-		{rowCodecV2, 4},                   // an unknown row flag
+		{rowCodecV2, 8},                   // an unknown row flag
 		{rowCodecV2, 0, 6},                // a state code beyond the table
 		{rowCodecV2, 3, 1, 0x80, 0x80, 1}, // an unknown payment field
 	} {
@@ -181,6 +196,21 @@ func TestRowCodecV2RefusesDamage(t *testing.T) {
 		if err := decodeRowValue(bad, &got); err == nil {
 			t.Errorf("%x decoded without error", bad)
 		}
+	}
+}
+
+// TestRowCodecV2HeardFlagNeedsATime: a row flagged as heard must hold the
+// time, so that every row has one encoding.
+func TestRowCodecV2HeardFlagNeedsATime(t *testing.T) {
+	r := typicalRow()
+	raw := encodeRow(nil, &r)
+	raw[1] |= rowFlagHeard
+	var got payment.Row
+	if err := decodeRowValue(append(raw, 0), &got); err == nil {
+		t.Fatal("a heard flag with the zero time decoded without error")
+	}
+	if err := decodeRowValue(raw, &got); err == nil {
+		t.Fatal("a heard flag without its time decoded without error")
 	}
 }
 

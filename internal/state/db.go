@@ -37,6 +37,10 @@ import (
 // the funding-source buckets (src_*): an older batchd would take a funding
 // batch for a payment batch whose rows it cannot see, so it must refuse
 // the ledger rather than report on it.
+//
+// The webhook events' buckets (hook_*, webhook.go) need no version: the
+// first Record makes them, a ledger without them is sound, and a build
+// that does not know them never looks at them.
 const SchemaVersion = 2
 
 // FileName is the database's name inside the state directory.

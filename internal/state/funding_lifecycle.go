@@ -169,11 +169,11 @@ func (d *DB) ObserveSources(obs []funding.Observation, at time.Time) (map[paymen
 			if err != nil {
 				return err
 			}
-			if !sourceTracked(r) || o.Status == "" || o.Status == r.Status {
+			if !sourceMoves(r, o.Status) {
 				continue
 			}
 			r, err = d.applySource(tx, o.Key, payment.Observe, "", func(r *funding.Row) error {
-				r.Status, r.StatusSeenAt = o.Status, at.UTC()
+				seeSource(r, o.Status, at)
 				return nil
 			})
 			if err != nil {
@@ -187,6 +187,19 @@ func (d *DB) ObserveSources(obs []funding.Observation, at time.Time) (map[paymen
 		return nil, fmt.Errorf("observe %d source statuses: %w", len(obs), err)
 	}
 	return changed, nil
+}
+
+// sourceMoves is the rule for a source status seen at the service,
+// polled or pushed: only a row whose status is Tracked (pending) takes
+// one, and only another, non-empty one.
+func sourceMoves(r *funding.Row, s funding.Status) bool {
+	return sourceTracked(r) && s != "" && s != r.Status
+}
+
+// seeSource records on r that its source was seen in status s at at.
+// Reconcile and webhooks both apply a status through it.
+func seeSource(r *funding.Row, s funding.Status, at time.Time) {
+	r.Status, r.StatusSeenAt = s, at.UTC()
 }
 
 // batchApplySource runs one transition of a funding row through bbolt's

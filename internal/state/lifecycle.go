@@ -92,14 +92,11 @@ func (d *DB) ObserveStatuses(obs []payment.Observation, at time.Time) (map[payme
 			if err != nil {
 				return err
 			}
-			if r.State != payment.Submitted || r.CheckStatus == o.Status || r.CheckStatus.Final() {
+			if !checkObservable(r) || r.CheckStatus == o.Status {
 				continue
 			}
 			r, err = d.apply(tx, o.Key, payment.Observe, "", func(r *payment.Row) error {
-				r.CheckStatus, r.StatusSeenAt = o.Status, at.UTC()
-				if o.Status == "deposited" && r.DepositedSeenAt.IsZero() {
-					r.DepositedSeenAt = at.UTC()
-				}
+				seeCheck(r, o.Status, at)
 				return nil
 			})
 			if err != nil {
@@ -113,6 +110,23 @@ func (d *DB) ObserveStatuses(obs []payment.Observation, at time.Time) (map[payme
 		return nil, fmt.Errorf("observe %d statuses: %w", len(obs), err)
 	}
 	return changed, nil
+}
+
+// checkObservable is the rule every observed status starts from, polled
+// or pushed: only a submitted row whose check is not final takes one.
+func checkObservable(r *payment.Row) bool {
+	return r.State == payment.Submitted && !r.CheckStatus.Final()
+}
+
+// seeCheck records on r that its check was seen in status s at at: the
+// status, when it was seen, and the first time it was seen deposited.
+// Reconcile and webhooks both apply a status through it, so a row reads
+// the same whichever way the status reached batchd.
+func seeCheck(r *payment.Row, s payment.Status, at time.Time) {
+	r.CheckStatus, r.StatusSeenAt = s, at.UTC()
+	if s == payment.StatusDeposited && r.DepositedSeenAt.IsZero() {
+		r.DepositedSeenAt = at.UTC()
+	}
 }
 
 // Voided records that batchd voided the row's check itself, and why.

@@ -42,10 +42,9 @@ type Event struct {
 	// ("2026-02-19 15:59:10") is taken as UTC: the service does not say.
 	At time.Time
 
-	// Raw is the body as received, cut at MaxRawBytes, kept so that a
-	// delivery can be re-read once the service's shapes are better known.
-	// It may hold more than the fields above, so it is stored, never
-	// logged.
+	// Raw is the body as received, cut at MaxRawBytes, for a Store that
+	// wants more than the fields above. It may hold bank details, so it is
+	// never logged (batchd's ledger does not keep it).
 	Raw []byte
 }
 
