@@ -1,0 +1,210 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/batchd/batchd/internal/payment"
+	"github.com/batchd/batchd/internal/state"
+	"github.com/batchd/batchd/internal/testsshd"
+)
+
+// Issue 13's acceptance test, as processes: `batchd run` with its webhook
+// receiver and the sandbox delivering to it. A file is submitted; the
+// sandbox deposits some checks and voids one, and /v1/status shows those
+// statuses within seconds with no reconcile run. Then the sandbox drops,
+// duplicates and reorders deliveries while more checks move, and batchd is
+// SIGKILLed once in the middle of it; after the next reconcile the ledger
+// holds exactly the sandbox's statuses.
+func TestWebhooksProcess(t *testing.T) {
+	const key, rows = "sk_test_webhooks_0123456789abcdef", 40
+	const secret = "hook-secret_0123456789abcdef"
+	sshd := testsshd.Start(t)
+	for _, d := range []string{"inbox", "archive", "failed", "outbox"} {
+		os.MkdirAll(filepath.Join(sshd.Root, d), 0o755)
+	}
+	sbx, sbxLog := startSandboxLogged(t, "--key", key, "--seed", "11")
+	dir := t.TempDir()
+	secretFile := filepath.Join(dir, "hook-secret")
+	if err := os.WriteFile(secretFile, []byte(secret+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	admin, hook := freePort(t), freePort(t)
+	cfg := writeConfig(t, dir, fmt.Sprintf(`
+state_dir: %s
+shutdown_timeout: 10s
+log: {format: json}
+api: {base_url: %s, mode: test, rate: 100, burst: 10}
+sftp: {address: %s, user: %s, identity_file: %s, known_hosts: %s,
+       inbox: %s/inbox, archive: %s/archive, failed: %s/failed, outbox: %s/outbox}
+ingest: {stable_for: 200ms}
+submit: {resolve_after: 1s}
+schedule: {timezone: UTC, ingest: "@every 1s", submit: "@every 1s", reconcile: "@every 1h"}
+admin: {listen: %s}
+webhook: {listen: %s, url: "http://%s/webhook", secret_file: %s}
+`, filepath.Join(dir, "state"), sbx, sshd.Addr, sshd.User, sshd.IdentityFile, sshd.KnownHosts,
+		sshd.Root, sshd.Root, sshd.Root, sshd.Root, admin, hook, hook, secretFile))
+	if err := os.WriteFile(filepath.Join(sshd.Root, "inbox", "payroll.csv"), []byte(paymentFile(rows)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+
+	d := startDaemon(t, cfg, key)
+	base := "http://" + admin
+	eventually(t, "batchd's URL registered at the sandbox", 20*time.Second, func() bool {
+		return sandboxHook(t, sbx, key) == "http://"+hook+"/webhook/"+secret
+	})
+	var st struct {
+		Rows   map[string]int `json:"rows"`
+		Checks map[string]int `json:"checks"`
+	}
+	eventually(t, "every row submitted", 60*time.Second, func() bool {
+		code, err := getJSON(base+"/v1/status", &st)
+		return err == nil && code == 200 && st.Rows["submitted"] == rows
+	})
+	api := client(t, sbx, key)
+	checks := allChecks(t, api)
+	ids := make([]string, len(checks))
+	for i, c := range checks {
+		ids[i] = c.CheckID
+	}
+
+	// Clean deliveries: ten deposits and a void show without a reconcile.
+	sandboxPost(t, sbx, key, "/_sandbox/deposit", map[string]any{"check_ids": ids[:10]})
+	if err := api.DeleteCheck(context.Background(), ids[10]); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "the deposits and the void in /v1/status", 15*time.Second, func() bool {
+		code, err := getJSON(base+"/v1/status", &st)
+		return err == nil && code == 200 && st.Checks["deposited"] == 10 && st.Checks["void"] == 1
+	})
+	if strings.Contains(d.logs.String(), `"msg":"job finished","job":"reconcile"`) {
+		t.Fatal("a reconcile ran: the statuses must come from the webhooks alone")
+	}
+
+	// Untidy deliveries, and a SIGKILL in the middle of them.
+	sandboxPost(t, sbx, key, "/_sandbox/webhooks/faults", map[string]any{"drop_rate": 0.3, "dup_rate": 0.3, "reorder_rate": 0.3})
+	sandboxPost(t, sbx, key, "/_sandbox/deposit", map[string]any{"check_ids": ids[11:20]})
+	if err := d.cmd.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	<-d.done
+	sandboxPost(t, sbx, key, "/_sandbox/deposit", map[string]any{"check_ids": ids[20:30]})
+	if err := api.DeleteCheck(context.Background(), ids[30]); err != nil {
+		t.Fatal(err)
+	}
+	d = startDaemon(t, cfg, key)
+	eventually(t, "the receiver back", 20*time.Second, func() bool {
+		code, err := getJSON(base+"/v1/status", &st)
+		return err == nil && code == 200
+	})
+	// The sandbox retries what the dead process never answered.
+	eventually(t, "deliveries recorded after the restart", 20*time.Second, func() bool {
+		return strings.Contains(getText(base+"/metrics"), `batchd_webhook_deliveries_total{outcome="recorded"}`)
+	})
+	if err := d.cmd.Process.Signal(os.Interrupt); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-d.done; err != nil {
+		t.Fatalf("batchd run stop: %v", err)
+	}
+
+	for _, fault := range []string{"webhook drop", "webhook duplicate", "webhook reorder"} {
+		if !strings.Contains(sbxLog.String(), `"fault":"`+fault+`"`) {
+			t.Fatalf("the sandbox injected no %s: the test proves nothing about it", fault)
+		}
+	}
+	before := ledgerStatuses(t, filepath.Join(dir, "state"))
+	code, out, errOut := runBatchd(t, key, "reconcile", "--config", cfg)
+	if code != 0 {
+		t.Fatalf("reconcile: exit %d\n%s%s", code, out, errOut)
+	}
+	want := map[string]string{}
+	for _, c := range allChecks(t, api) {
+		want[c.CheckID] = string(c.Status)
+	}
+	got := ledgerStatuses(t, filepath.Join(dir, "state"))
+	if len(got) != rows {
+		t.Fatalf("the ledger has %d checks, want %d", len(got), rows)
+	}
+	behind := 0
+	for id, s := range want {
+		if got[id] != s {
+			t.Errorf("check %s: ledger %q, sandbox %q", id, got[id], s)
+		}
+		if before[id] != s {
+			behind++
+		}
+	}
+	t.Logf("before the reconcile the ledger was behind the sandbox on %d of %d checks; reconcile: %s", behind, rows, strings.TrimSpace(out))
+	assertNoSecrets(t, d.logs.String(), key, sshd.IdentityFile)
+	if strings.Contains(d.logs.String(), secret) || strings.Contains(out+errOut, secret) {
+		t.Fatal("the webhook secret in a log line")
+	}
+}
+
+// sandboxHook reads the webhook URL registered for key.
+func sandboxHook(t *testing.T, base, key string) string {
+	t.Helper()
+	req, _ := http.NewRequest(http.MethodGet, base+"/ach/v2/webhooks", nil)
+	req.Header.Set("Authorization", "Bearer "+key)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return ""
+	}
+	defer resp.Body.Close()
+	var ans struct {
+		URL string `json:"webhook_url"`
+	}
+	json.NewDecoder(resp.Body).Decode(&ans)
+	return ans.URL
+}
+
+// sandboxPost calls one of the sandbox's control endpoints.
+func sandboxPost(t *testing.T, base, key, path string, body any) {
+	t.Helper()
+	b, _ := json.Marshal(body)
+	req, _ := http.NewRequest(http.MethodPost, base+path, bytes.NewReader(b))
+	req.Header.Set("Authorization", "Bearer "+key)
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("POST %s: %d", path, resp.StatusCode)
+	}
+}
+
+// ledgerStatuses reads every check's status from the ledger (batchd
+// stopped).
+func ledgerStatuses(t *testing.T, stateDir string) map[string]string {
+	t.Helper()
+	db, err := state.Open(stateDir, state.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	bs, err := db.Batches()
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]string{}
+	for _, b := range bs {
+		db.Rows(b.ID, func(r *payment.Row) (bool, error) {
+			if r.CheckID != "" {
+				out[r.CheckID] = string(r.CheckStatus)
+			}
+			return true, nil
+		})
+	}
+	return out
+}
