@@ -15,6 +15,8 @@ import (
 	"time"
 
 	"github.com/batchd/batchd/internal/config"
+	"github.com/batchd/batchd/internal/funding"
+	"github.com/batchd/batchd/internal/onboard"
 	"github.com/batchd/batchd/internal/payment"
 	"github.com/batchd/batchd/internal/reconcile"
 	"github.com/batchd/batchd/internal/redact"
@@ -70,6 +72,32 @@ func ArchiveDir(cfg *config.Config) string { return filepath.Join(cfg.StateDir, 
 // Pruner is what prune needs of the ledger; *state.DB has it.
 type Pruner interface {
 	Prune(ctx context.Context, before time.Time, archive state.Archiver) (state.PruneSummary, error)
+}
+
+// SourcePruner prunes finished funding-source and verification batches;
+// internal/state's ledger has it.
+type SourcePruner interface {
+	PruneSources(ctx context.Context, before time.Time, archive state.SourceArchiver) (state.PruneSummary, error)
+}
+
+// SourcesArchiveTable is the layout of a funding batch's archive report:
+// the file and batch, then its results report's columns.
+var SourcesArchiveTable = report.Table{Sheet: "archive", Columns: append([]report.Column{
+	{Name: "file", Kind: report.Text},
+	{Name: "batch", Kind: report.Int},
+}, onboard.ResultsTable.Columns...)}
+
+// mergePrune adds the funding batches' prune to the payment batches'.
+func mergePrune(a, b state.PruneSummary) state.PruneSummary {
+	a.Pruned = append(a.Pruned, b.Pruned...)
+	a.Rows += b.Rows
+	for k, n := range b.Kept {
+		if a.Kept == nil {
+			a.Kept = map[string]int{}
+		}
+		a.Kept[k] += n
+	}
+	return a
 }
 
 // PruneResult is what one prune did.
@@ -140,7 +168,9 @@ func Prune(ctx context.Context, db Pruner, cfg *config.Config, log *slog.Logger,
 		}
 	}()
 	dir := ArchiveDir(cfg)
-	archive := func(b *payment.Batch, rows func(func(*payment.Row) error) error) error {
+	// write archives one batch: its rows (fill) in table, locally, then to
+	// the outbox when SFTP is configured.
+	write := func(b *payment.Batch, table report.Table, fill func(*report.Rows) error) error {
 		if cfg.SFTP.Address != "" && rem == nil {
 			var err error
 			if rem, err = (&Env{Cfg: cfg, Log: log}).Dial(ctx); err != nil {
@@ -154,14 +184,7 @@ func Prune(ctx context.Context, db Pruner, cfg *config.Config, log *slog.Logger,
 			log.Warn("archive written as CSV only: the batch has more rows than an XLSX worksheet holds",
 				"batch", b.ID, "file", b.File, "rows", storedRows(b))
 		}
-		paths, err := ArchiveTable.Write(local, formats, func(w *report.Rows) error {
-			return rows(func(r *payment.Row) error {
-				if err := ctx.Err(); err != nil { // batchd is stopping: the batch stays
-					return err
-				}
-				return w.Add(archiveRecord(b, r, loc)...)
-			})
-		})
+		paths, err := table.Write(local, formats, fill)
 		if err != nil {
 			return err
 		}
@@ -172,7 +195,31 @@ func Prune(ctx context.Context, db Pruner, cfg *config.Config, log *slog.Logger,
 		res.Archives = append(res.Archives, paths[0])
 		return nil
 	}
+	archive := func(b *payment.Batch, rows func(func(*payment.Row) error) error) error {
+		return write(b, ArchiveTable, func(w *report.Rows) error {
+			return rows(func(r *payment.Row) error {
+				if err := ctx.Err(); err != nil { // batchd is stopping: the batch stays
+					return err
+				}
+				return w.Add(archiveRecord(b, r, loc)...)
+			})
+		})
+	}
 	sum, err := db.Prune(ctx, res.Before, archive)
+	if sp, ok := db.(SourcePruner); ok && err == nil {
+		var ssum state.PruneSummary
+		ssum, err = sp.PruneSources(ctx, res.Before, func(b *payment.Batch, rows func(func(*funding.Row) error) error) error {
+			return write(b, SourcesArchiveTable, func(w *report.Rows) error {
+				return rows(func(r *funding.Row) error {
+					if err := ctx.Err(); err != nil {
+						return err
+					}
+					return w.Add(append([]any{b.File, b.ID}, onboard.ResultCells(r)...)...)
+				})
+			})
+		})
+		sum = mergePrune(sum, ssum)
+	}
 	res.Summary = sum
 	for _, p := range sum.Pruned {
 		log.Info("pruned batch", "batch", p.Batch.ID, "file", p.Batch.File, "rows", p.Rows,

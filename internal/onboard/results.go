@@ -45,10 +45,17 @@ type ResultsLedger interface {
 // WriteResults writes one batch's results rows, in line order.
 func WriteResults(led ResultsLedger, batchID uint64, r *report.Rows) error {
 	return led.SourceRows(batchID, func(row *funding.Row) (bool, error) {
-		err := r.Add(row.Key.Line, userOf(row), row.SourceID, row.ReportStatus(), row.BankName,
-			lastFour(row), row.Error, string(row.Request.Method), NextStep(row), account(row))
+		err := r.Add(ResultCells(row)...)
 		return err == nil, err
 	})
+}
+
+// ResultCells are a row's cells in ResultsTable's order: the one wording
+// of a funding row for a report, which the archive of a pruned batch
+// reuses.
+func ResultCells(row *funding.Row) []any {
+	return []any{row.Key.Line, userOf(row), row.SourceID, row.ReportStatus(), row.BankName,
+		lastFour(row), row.Error, string(row.Request.Method), NextStep(row), account(row)}
 }
 
 // NextStep is what a row still needs, as the reports say it: the step
