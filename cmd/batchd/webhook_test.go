@@ -89,6 +89,17 @@ webhook: {listen: %s, url: "http://%s/webhook", secret_file: %s}
 		t.Fatal("a reconcile ran: the statuses must come from the webhooks alone")
 	}
 
+	// A delivery with a wrong secret is refused and changes nothing.
+	forged := `{"event":"check.changed","data":{"check_id":"` + ids[35] + `","status":"deposited"}}`
+	resp, err := http.Post("http://"+hook+"/webhook/not-the-secret-0123456789", "application/json", strings.NewReader(forged))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusUnauthorized {
+		t.Fatalf("a wrong secret: %d, want 401", resp.StatusCode)
+	}
+
 	// Untidy deliveries, and a SIGKILL in the middle of them.
 	sandboxPost(t, sbx, key, "/_sandbox/webhooks/faults", map[string]any{"drop_rate": 0.3, "dup_rate": 0.3, "reorder_rate": 0.3})
 	sandboxPost(t, sbx, key, "/_sandbox/deposit", map[string]any{"check_ids": ids[11:20]})
@@ -133,6 +144,9 @@ webhook: {listen: %s, url: "http://%s/webhook", secret_file: %s}
 	got := ledgerStatuses(t, filepath.Join(dir, "state"))
 	if len(got) != rows {
 		t.Fatalf("the ledger has %d checks, want %d", len(got), rows)
+	}
+	if before[ids[35]] != "in_process" {
+		t.Fatalf("the forged delivery changed check %s to %q", ids[35], before[ids[35]])
 	}
 	behind := 0
 	for id, s := range want {

@@ -7,6 +7,7 @@ import (
 	"math"
 	"net/http"
 	"strings"
+	"time"
 
 	"golang.org/x/time/rate"
 
@@ -81,5 +82,26 @@ func (s Scheduled) Webhook(ctx context.Context) (string, error) {
 	if err != nil { // a success clears nothing: it proves less than a submit does
 		s.note(err)
 	}
-	return line, err
+	n, perr := s.Env.PruneEvents()
+	if n > 0 {
+		line += fmt.Sprintf("; %d events older than %d days forgotten", n, EventKeepDays)
+	}
+	return line, errors.Join(err, perr)
+}
+
+// EventKeepDays is how long the ledger remembers a webhook event, to
+// recognise it when the service delivers it again: far longer than any
+// retry schedule. An event forgotten and delivered again changes nothing,
+// since a status only moves forward.
+const EventKeepDays = 30
+
+// PruneEvents forgets webhook events received more than EventKeepDays ago.
+func (e *Env) PruneEvents() (int, error) {
+	p, ok := e.DB.(interface {
+		PruneEvents(before time.Time) (int, error)
+	})
+	if !ok {
+		return 0, nil
+	}
+	return p.PruneEvents(e.now().AddDate(0, 0, -EventKeepDays))
 }
