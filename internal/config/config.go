@@ -206,6 +206,10 @@ type ReconcileConfig struct {
 	// KeepDays is how long local copies of reports are kept under
 	// state_dir/reports; the SFTP outbox is never pruned.
 	KeepDays int `yaml:"keep_days"`
+	// FullWalkDays is how often, with webhooks on, reconcile still lists
+	// every check of its window: the pushes make the daily run read only
+	// the checks not final, and this catches what a dropped delivery hid.
+	FullWalkDays int `yaml:"full_walk_days"`
 }
 
 // ScheduleConfig is the schedule section. Each job's spec is a standard
@@ -296,7 +300,7 @@ func Default() *Config {
 			BackoffMax:       Duration(time.Minute),
 			ProgressInterval: Duration(10 * time.Second),
 		},
-		Reconcile: ReconcileConfig{LookbackDays: 60, StuckAfterBusinessDays: 5, KeepDays: 90},
+		Reconcile: ReconcileConfig{LookbackDays: 60, StuckAfterBusinessDays: 5, KeepDays: 90, FullWalkDays: 7},
 		Schedule: ScheduleConfig{
 			Timezone:  "UTC",
 			Ingest:    "@every 5m",

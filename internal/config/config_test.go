@@ -58,6 +58,7 @@ func TestDefaultValues(t *testing.T) {
 		{"submit.resolve_after", d.Submit.ResolveAfter.Std(), 2 * time.Minute},
 		{"submit.max_attempts", d.Submit.MaxAttempts, 10},
 		{"reconcile.lookback_days", d.Reconcile.LookbackDays, 60},
+		{"reconcile.full_walk_days", d.Reconcile.FullWalkDays, 7},
 		{"schedule.reconcile", d.Schedule.Reconcile, "0 6 * * *"},
 		{"admin.listen", d.Admin.Listen, "127.0.0.1:9464"},
 	}

@@ -209,6 +209,7 @@ func (c *Config) validateReconcile(f *findings) {
 		{"reconcile.lookback_days", r.LookbackDays},
 		{"reconcile.stuck_after_business_days", r.StuckAfterBusinessDays},
 		{"reconcile.keep_days", r.KeepDays},
+		{"reconcile.full_walk_days", r.FullWalkDays},
 	} {
 		if d.n < 1 {
 			f.add(0, d.key, "%s: must be at least 1, got %d", d.key, d.n)

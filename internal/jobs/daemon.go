@@ -101,8 +101,10 @@ func (s Scheduled) Reconcile(ctx context.Context) (string, error) {
 	sum, err := s.Env.Reconcile(ctx, nil)
 	var line string
 	if sum != nil {
-		line = fmt.Sprintf("window %s: %d checks seen, %d status changes, %d unknown, %d missing, %d mismatched, %d stuck, %d in doubt",
-			sum.Window, sum.ChecksSeen, sum.StatusChanges, sum.Unknown, sum.Missing, sum.Mismatched, sum.Stuck, sum.InDoubt)
+		line = fmt.Sprintf("window %s: %d checks seen, %d status changes, %d unknown, %d missing, %d mismatched, %d stuck, %d in doubt; %s",
+			sum.Window, sum.ChecksSeen, sum.StatusChanges, sum.Unknown, sum.Missing, sum.Mismatched, sum.Stuck, sum.InDoubt, CallsLine(sum))
+		// A failed run's requests count too: they were sent.
+		s.Metrics.ReconcileCalls(sum.Calls)
 	}
 	if !errors.Is(err, payment.ErrLedger) && !errors.Is(err, payment.ErrKeyRefused) && ctx.Err() == nil {
 		osum, oerr := s.Env.ReconcileSources(ctx)

@@ -4,21 +4,30 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
+	"time"
 
+	"github.com/batchd/batchd/internal/payment"
 	"github.com/batchd/batchd/internal/reconcile"
 	"github.com/batchd/batchd/internal/report"
 	"github.com/batchd/batchd/internal/state"
+	"github.com/batchd/batchd/internal/webhook"
 )
 
 // Reconcile runs one reconcile over window (nil: the default window, from
 // the oldest check not final, capped at reconcile.lookback_days, to today)
-// and delivers the reports to the outbox when SFTP is configured.
+// and delivers the reports to the outbox when SFTP is configured. With
+// webhooks on, a run over the default window reads only what the pushed
+// events cannot vouch for; a window named here is always listed in full.
 func (e *Env) Reconcile(ctx context.Context, window *reconcile.Window) (*reconcile.Summary, error) {
 	c := e.Cfg
 	opts := reconcile.Options{
-		ReportsDir: filepath.Join(e.ReportsDir(), "daily"), Location: c.Location(),
+		ReportsDir: filepath.Join(e.ReportsDir(), "daily"), Location: c.Location(), Now: e.now,
 		LookbackDays: c.Reconcile.LookbackDays, StuckAfterBusinessDays: c.Reconcile.StuckAfterBusinessDays,
 		KeepDays: c.Reconcile.KeepDays, Retry: e.retryPolicy(), Logger: e.Log, Formats: ReportFormats(c),
+		Webhooks: c.Webhook.Enabled(), FullWalkEvery: time.Duration(c.Reconcile.FullWalkDays) * 24 * time.Hour,
+	}
+	if db, ok := e.DB.(eventLedger); ok {
+		opts.Events = ledgerEvents{db}
 	}
 	if c.SFTP.Address != "" {
 		rem, err := e.Dial(ctx)
@@ -36,39 +45,80 @@ func (e *Env) Reconcile(ctx context.Context, window *reconcile.Window) (*reconci
 	if err != nil {
 		return nil, err
 	}
-	w := window
-	if w == nil {
+	// The zero window lets the Runner pick its default one, and with it,
+	// when webhooks are on, to read less than the whole list.
+	var w reconcile.Window
+	switch {
+	case window != nil:
+		w = *window
+	case mark != nil:
+		// After a restore, the window reaches back to the snapshot's
+		// date (within the lookback), so that the checks made for rows
+		// the snapshot does not have show up as unknown. Only a full
+		// walk finds them: the events they raised went with the
+		// ledger the restore replaced.
 		dw, err := reconcile.DefaultWindow(e.DB, e.now(), c.Location(), c.Reconcile.LookbackDays)
 		if err != nil {
 			return nil, err
 		}
-		// After a restore, the window reaches back to the snapshot's
-		// date (within the lookback), so that the checks made for rows
-		// the snapshot does not have show up as unknown.
-		if mark != nil {
-			from := reconcile.DateOf(mark.SnapshotAt.UTC()).AddDays(-1)
-			floor := reconcile.DateOf(e.now().In(c.Location())).AddDays(-c.Reconcile.LookbackDays)
-			if from.Before(floor) {
-				from = floor
-			}
-			if from.Before(dw.From) {
-				dw.From = from
-			}
+		from := reconcile.DateOf(mark.SnapshotAt.UTC()).AddDays(-1)
+		floor := reconcile.DateOf(e.now().In(c.Location())).AddDays(-c.Reconcile.LookbackDays)
+		if from.Before(floor) {
+			from = floor
 		}
-		w = &dw
+		if from.Before(dw.From) {
+			dw.From = from
+		}
+		w = dw
 	}
-	sum, err := r.Run(ctx, *w)
-	if err == nil && mark != nil && coversRestore(*w, mark) {
+	sum, err := r.Run(ctx, w)
+	if err == nil && mark != nil && coversRestore(sum.Window, mark) {
 		if cerr := e.DB.(restorable).ClearRestored(); cerr != nil {
 			return sum, cerr
 		}
-		e.Log.Info("the restored mark is cleared: this reconcile covered the snapshot's date to the restore", "snapshot_at", mark.SnapshotAt, "window", w.String())
+		e.Log.Info("the restored mark is cleared: this reconcile covered the snapshot's date to the restore", "snapshot_at", mark.SnapshotAt, "window", sum.Window.String())
 	}
 	return sum, err
+}
+
+// CallsLine words how a reconcile read the service and what that cost,
+// for the daemon's log line and the command's output: "API calls 3
+// (fetch: 3 rows not final; listing ... takes about 6 requests)".
+func CallsLine(sum *reconcile.Summary) string {
+	return fmt.Sprintf("API calls %d (%s: %s)", sum.Calls, sum.Plan, sum.PlanReason)
 }
 
 // coversRestore reports whether a reconcile over w saw every check that
 // may have been made between the snapshot and the restore.
 func coversRestore(w reconcile.Window, m *state.RestoreMark) bool {
 	return !reconcile.DateOf(m.SnapshotAt.UTC()).Before(w.From) && !w.To.Before(reconcile.DateOf(m.RestoredAt.UTC()))
+}
+
+// eventLedger is a ledger that records webhook events (internal/state).
+type eventLedger interface {
+	UnknownEvents(since time.Time) ([]state.EventRecord, error)
+}
+
+// ledgerEvents gives reconcile the ledger's events of checks no row owned.
+// Events of funding sources no row owns are onboarding's business, not
+// checks created outside batchd.
+type ledgerEvents struct{ db eventLedger }
+
+func (l ledgerEvents) UnknownEvents(since time.Time) ([]reconcile.UnknownEvent, error) {
+	recs, err := l.db.UnknownEvents(since)
+	if err != nil {
+		return nil, err
+	}
+	var out []reconcile.UnknownEvent
+	for _, r := range recs {
+		if r.Kind != webhook.KindCheck || r.CheckID == "" {
+			continue
+		}
+		at := r.At
+		if at.IsZero() {
+			at = r.Received
+		}
+		out = append(out, reconcile.UnknownEvent{CheckID: r.CheckID, Name: r.Name, Status: payment.ParseStatus(r.Status), At: at})
+	}
+	return out, nil
 }

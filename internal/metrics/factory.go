@@ -41,6 +41,13 @@ func (f factory) counterVec(name, help string, labels ...string) *prometheus.Cou
 	return c
 }
 
+func (f factory) gauge(name, help string) prometheus.Gauge {
+	g := prometheus.NewGauge(prometheus.GaugeOpts{Namespace: Namespace, Name: name, Help: help})
+	f.reg.MustRegister(g)
+	f.note(name, "gauge", nil)
+	return g
+}
+
 func (f factory) gaugeVec(name, help string, labels ...string) *prometheus.GaugeVec {
 	g := prometheus.NewGaugeVec(prometheus.GaugeOpts{Namespace: Namespace, Name: name, Help: help}, labels)
 	f.reg.MustRegister(g)

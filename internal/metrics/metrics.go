@@ -51,6 +51,8 @@ type Metrics struct {
 	jobFailures   *prometheus.CounterVec
 	filesIngested prometheus.Counter
 	filesRejected prometheus.Counter
+	reconCalls    prometheus.Gauge
+	reconCallsAll prometheus.Counter
 	webhooks      *prometheus.CounterVec
 
 	limiterRate atomic.Pointer[func() float64]
@@ -86,6 +88,9 @@ func New() *Metrics {
 		"Failed job runs (outcome failed or panic) by where the error came from: sftp, api, ledger or batchd.", "job", "source")
 	m.filesIngested = f.counter("files_ingested_total", "Payment files whose rows were recorded.")
 	m.filesRejected = f.counter("files_rejected_total", "Payment files moved to the failed directory.")
+	m.reconCalls = f.gauge("reconcile_api_calls",
+		"eCheck API requests (list pages and check fetches, retries included) of the last reconcile run.")
+	m.reconCallsAll = f.counter("reconcile_api_calls_total", "eCheck API requests made by reconcile runs.")
 	f.gaugeFunc("api_limiter_rate", "Current request rate (per second) allowed by the adaptive API limiter.", m.readLimiterRate)
 	m.reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
@@ -252,4 +257,15 @@ func (m *Metrics) FilesRejected(n int) {
 		return
 	}
 	m.filesRejected.Add(float64(n))
+}
+
+// ReconcileCalls records the API requests of one reconcile run: the gauge
+// shows the last run's, so that a dashboard sees what webhooks save a day,
+// and the counter their sum, which survives a scrape missed between runs.
+func (m *Metrics) ReconcileCalls(n int) {
+	if m == nil || n < 0 {
+		return
+	}
+	m.reconCalls.Set(float64(n))
+	m.reconCallsAll.Add(float64(n))
 }

@@ -44,6 +44,8 @@ func TestMetricsExposition(t *testing.T) {
 	m.FilesIngested(2)
 	m.FilesRejected(1)
 	m.WebhookDelivery("recorded")
+	m.ReconcileCalls(1001)
+	m.ReconcileCalls(3)
 
 	body := scrape(t, m)
 	for _, want := range []string{
@@ -68,6 +70,8 @@ func TestMetricsExposition(t *testing.T) {
 		`batchd_job_failures_total{job="submit",source="api"} 1`,
 		`batchd_files_ingested_total 2`,
 		`batchd_files_rejected_total 1`,
+		`batchd_reconcile_api_calls 3`,
+		`batchd_reconcile_api_calls_total 1004`,
 		`process_start_time_seconds`,
 	} {
 		if !strings.Contains(body, want) {
@@ -102,6 +106,7 @@ func TestNilMetricsIsNoOp(t *testing.T) {
 	m.FilesIngested(1)
 	m.FilesRejected(1)
 	m.WebhookDelivery("recorded")
+	m.ReconcileCalls(1)
 	if m.Registry() != nil || m.Families() != nil {
 		t.Error("nil Metrics has a registry")
 	}
@@ -129,6 +134,7 @@ func TestFamiliesMatchExposition(t *testing.T) {
 	m.FilesIngested(1)
 	m.FilesRejected(1)
 	m.WebhookDelivery("recorded")
+	m.ReconcileCalls(1)
 
 	mfs, err := m.Registry().Gather()
 	if err != nil {

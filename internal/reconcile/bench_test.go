@@ -90,6 +90,51 @@ func BenchmarkReconcile100k(b *testing.B) {
 	}
 }
 
+// BenchmarkReconcileWebhooks100k counts the API requests of a reconcile
+// with and without webhooks, on the in-process sandbox and a real ledger:
+// 100,000 checks created and reconciled once, 99,000 of them then
+// deposited, and the last 1,000 deposited by webhook (at the sandbox, and
+// in the ledger through ObserveStatuses, as the receiver records them).
+// It reports the requests of the next run each way and their ratio, and,
+// for scale, those of a webhooks run made before the last 1,000 events
+// arrived, when those rows were still open. Counts are exact; the times
+// logged are not the point.
+func BenchmarkReconcileWebhooks100k(b *testing.B) {
+	const (
+		checks  = 100_000
+		changed = 1_000
+	)
+	e := newEnv(b, monday(), nil)
+	ev := &fakeEvents{}
+	start := time.Now()
+	keys, ids := settledLedger(b, e, checks, checks-changed, ev)
+	b.Logf("setup: %d checks created, reconciled and %d deposited in %s", checks, checks-changed, time.Since(start).Round(time.Second))
+	t0 := time.Now()
+	before := e.run(hooked(ev, Options{}))
+	b.Logf("webhooks, %d rows still open: %d calls (%s: %s) in %s", changed, before.Calls, before.Plan, before.PlanReason,
+		time.Since(t0).Round(time.Millisecond))
+	e.deliver(keys[checks-changed:], ids[checks-changed:])
+	var hooks, full *Summary
+	var hooksTime, fullTime time.Duration
+	for b.Loop() {
+		t0 = time.Now()
+		hooks = e.run(hooked(ev, Options{}))
+		hooksTime = time.Since(t0)
+		t0 = time.Now()
+		full = e.run(Options{})
+		fullTime = time.Since(t0)
+	}
+	if full.Plan != PlanFullWalk || full.PagesRead != checks/DefaultPageSize || hooks.StatusRows != checks || full.StatusRows != checks {
+		b.Fatalf("webhooks %+v\nfull walk %+v", hooks, full)
+	}
+	b.ReportMetric(float64(full.Calls), "calls-full-walk")
+	b.ReportMetric(float64(hooks.Calls), "calls-webhooks")
+	b.ReportMetric(float64(hooks.Calls)/float64(full.Calls), "webhooks/full")
+	b.ReportMetric(float64(before.Calls), "calls-webhooks-before-events")
+	b.Logf("full walk: %d calls in %s; webhooks: %d calls (%s: %s) in %s", full.Calls, fullTime.Round(time.Millisecond),
+		hooks.Calls, hooks.Plan, hooks.PlanReason, hooksTime.Round(time.Millisecond))
+}
+
 // childCPU is the CPU time the process pid has used (Linux, 100 ticks a
 // second).
 func childCPU(b *testing.B, pid int) time.Duration {

@@ -11,15 +11,17 @@ import (
 )
 
 // confirm fetches, one by one, the check of every reported row that the
-// list did not show: a row created in the window whose check was not
-// listed, or a row not final whose check lies outside the window. A 404
+// list did not show: a row created in the listed window whose check was
+// not listed, or a row not final whose check lies outside it. A 404
 // makes it missing; a check found is matched as if listed. It returns how
-// many it fetched.
+// many it fetched. The zero Window means nothing was listed (webhooks
+// spared the walk): then only the rows not final are fetched, since a
+// final status never changes.
 func (m *matcher) confirm(ctx context.Context, api API, o Options, w Window) (int, error) {
 	m.mu.Lock()
 	var todo []*record
 	for k, rec := range m.records {
-		if !m.checked[k] && (w.Contains(rec.serviceDate()) || !rec.final()) {
+		if !m.checked[k] && (listed(w, rec.serviceDate()) || !rec.final()) {
 			todo = append(todo, rec)
 		}
 	}
@@ -104,11 +106,15 @@ func (m *matcher) confirmOne(ctx context.Context, api API, o Options, w Window, 
 		m.log.Warn("check of a row is missing at the service", "row", rec.key.String(), "check_id", rec.checkID)
 		return nil
 	}
-	if w.Contains(rec.serviceDate()) {
+	if listed(w, rec.serviceDate()) {
 		m.log.Warn("check found by id but absent from the list of its date", "row", rec.key.String(), "check_id", rec.checkID)
 	}
 	return m.matched(rec, c)
 }
+
+// listed reports whether the run listed the checks of date d: w is the
+// listed window, the zero Window when the run listed none.
+func listed(w Window, d Date) bool { return w != (Window{}) && w.Contains(d) }
 
 func compareKeys(a, b payment.RowKey) int {
 	switch {

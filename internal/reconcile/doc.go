@@ -33,6 +33,30 @@
 // settlement report is computed from exactly those lines, so its totals
 // equal the status report's sums to the cent.
 //
+// # With webhooks
+//
+// When the service pushes status changes (Options.Webhooks), the ledger
+// already holds most of what a walk would learn, but silence proves
+// nothing: a delivery may have been dropped. So every row not final is
+// still looked at in every run; a final one never is, as without
+// webhooks. What changes is how: the run lists the dates those rows were
+// created on, or fetches each by id, whichever takes fewer requests by an
+// estimate from the ledger (the rows batchd holds created on those dates,
+// a page per 100, plus one page). Checks created outside batchd are not
+// looked for by listing: the ledger records the events of checks no row
+// owns, and the run reports them (Options.Events) as unknown.
+//
+// The run still lists the whole window, as without webhooks, when the
+// caller names the window, when rows are in doubt (only a listed check
+// can resolve one), when the ledger keeps no such events, and once every
+// Options.FullWalkEvery, the ledger remembering the last full walk
+// (FullWalkJob): that catches any check a dropped event hid for good.
+//
+// The reports do not depend on how the rows were read. A row not looked
+// at is final, and shown from the ledger; on a ledger that matches the
+// service, the status and settlement reports are those a full walk writes.
+// Summary.Calls counts every request, so the saving can be watched.
+//
 // # Interruption
 //
 // Every change to the ledger is one row transition, committed on its own;

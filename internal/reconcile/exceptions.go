@@ -101,7 +101,9 @@ func (m *matcher) finish(today Date, loc *time.Location, calendar *Calendar, stu
 	for _, c := range m.unknown {
 		e := checkException(KindUnknown, c)
 		e.detail, e.action = "created "+serviceStamp(c.Created)+" by the service's clock; no row of batchd owns it", actionUnknown
-		if rec, ok := byIdentity[c.Identity().Key()]; ok {
+		if ev, ok := m.heard[c.ID]; ok {
+			e.detail = heardDetail(ev) // no label, number or amount to compare
+		} else if rec, ok := byIdentity[c.Identity().Key()]; ok {
 			e.detail = fmt.Sprintf("carries the label and number of %s (%s), whose check is %s", rec.key, m.files[rec.key.Batch], rec.checkID)
 			e.action = actionDuplicate
 		} else if k, ok := m.inFlight[c.Identity().Key()]; ok {

@@ -113,7 +113,8 @@ func TestReconcileEndToEnd(t *testing.T) {
 	thursday := Date{2026, 3, 5}
 	want := Summary{Window: Window{Date{2026, 3, 2}, thursday}, RunDate: thursday, ChecksSeen: 12, Matched: 11,
 		Resolved: 1, StatusChanges: 10, Unknown: 1, Missing: 1, Mismatched: 1, Confirmed: 1, PagesRead: 1,
-		Passes: 1, Consistent: true, StatusRows: 12, Reports: sum.Reports}
+		Passes: 1, Consistent: true, StatusRows: 12, Reports: sum.Reports,
+		Plan: PlanFullWalk, PlanReason: "webhooks are off", Calls: 2} // one page, one GET
 	if !reflect.DeepEqual(*sum, want) {
 		t.Fatalf("summary\n got %+v\nwant %+v", *sum, want)
 	}

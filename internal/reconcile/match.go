@@ -28,7 +28,8 @@ type matcher struct {
 	doubts        map[string][]*payment.Row  // Identity.Key -> rows in doubt when the run began
 	inFlight      map[string]payment.RowKey  // identity -> rows being created right now
 	resolved      map[payment.RowKey]bool
-	unknown       map[string]*payment.Check // listed checks no row owns
+	unknown       map[string]*payment.Check // listed (or heard of) checks no row owns
+	heard         map[string]UnknownEvent   // unknown checks known only from a webhook event
 	explained     map[string]bool           // unowned checks already reported otherwise
 	excs          map[string]*exception
 	statusChanges int
@@ -42,7 +43,7 @@ func newMatcher(db payment.Ledger, now func() time.Time, log *slog.Logger) (*mat
 		db: db, now: now, log: log,
 		files: map[uint64]string{}, records: map[payment.RowKey]*record{}, checked: map[payment.RowKey]bool{},
 		doubts: map[string][]*payment.Row{}, inFlight: map[string]payment.RowKey{}, resolved: map[payment.RowKey]bool{},
-		unknown: map[string]*payment.Check{}, explained: map[string]bool{}, excs: map[string]*exception{}, observed: map[payment.RowKey]*payment.Row{},
+		unknown: map[string]*payment.Check{}, heard: map[string]UnknownEvent{}, explained: map[string]bool{}, excs: map[string]*exception{}, observed: map[payment.RowKey]*payment.Row{},
 	}
 	bs, err := db.Batches()
 	if err != nil {

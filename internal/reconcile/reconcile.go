@@ -25,6 +25,7 @@ const (
 	DefaultPageSize               = 100 // the service's maximum (spec section 8)
 	DefaultMaxPasses              = 4
 	DefaultMaxAttempts            = 8
+	DefaultFullWalkEvery          = 7 * 24 * time.Hour
 )
 
 // Options configures a Runner. ReportsDir is required.
@@ -65,6 +66,22 @@ type Options struct {
 	Retry retry.Policy
 	// Logger receives the run's progress; nil discards.
 	Logger *slog.Logger
+
+	// Webhooks says the service pushes check status changes to batchd's
+	// receiver, which records them in the ledger. A run over the default
+	// window then reads only what the pushes cannot vouch for (see the
+	// package doc, "With webhooks"); false reads everything every run.
+	Webhooks bool
+	// FullWalkEvery is how often, with Webhooks, a run still lists the
+	// whole window, to find what a dropped delivery or an unrecorded
+	// check left out (reconcile.full_walk_days); 0 means
+	// DefaultFullWalkEvery.
+	FullWalkEvery time.Duration
+	// Events lists the webhook events about checks no row owns; nil means
+	// the ledger, when it implements EventSource. With Webhooks and no
+	// source every run lists the whole window, since nothing else would
+	// show a check created outside batchd.
+	Events EventSource
 }
 
 // Runner runs reconcile against one ledger and one API. Runs must not
@@ -111,6 +128,12 @@ func New(db payment.Ledger, api API, opts Options) (*Runner, error) {
 	if opts.Calendar == nil {
 		opts.Calendar = FederalReserveCalendar()
 	}
+	if opts.FullWalkEvery <= 0 {
+		opts.FullWalkEvery = DefaultFullWalkEvery
+	}
+	if es, ok := db.(EventSource); ok && opts.Events == nil {
+		opts.Events = es
+	}
 	log := opts.Logger
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
@@ -134,9 +157,17 @@ type Summary struct {
 	Confirmed     int  // expected checks absent from the list and fetched by GET
 	PagesRead     int  // list pages fetched, re-reads included
 	Passes        int  // passes over the list
-	Consistent    bool // the walk proved it saw the whole list
+	Consistent    bool // the walk proved it saw the whole list, or the run needed no walk
 	StatusRows    int  // lines of the status report
 	Reports       []string
+	// Plan is how the run read the service: PlanFullWalk, PlanWalk or
+	// PlanFetch; PlanReason says why (a full walk's cause, or the
+	// estimate that chose between listing and fetching).
+	Plan       string
+	PlanReason string
+	// Calls counts the requests sent to the service, list pages and GETs,
+	// every retry included: what the service's rate limit and quota see.
+	Calls int
 }
 
 // DefaultWindow is the window a scheduled run lists: from the service date

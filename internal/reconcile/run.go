@@ -23,7 +23,8 @@ import (
 func (r *Runner) Run(ctx context.Context, w Window) (*Summary, error) {
 	o := r.opts
 	now := o.Now()
-	if w == (Window{}) {
+	explicit := w != (Window{})
+	if !explicit {
 		var err error
 		if w, err = DefaultWindow(r.db, now, o.Location, o.LookbackDays); err != nil {
 			return nil, fmt.Errorf("reconcile: %w", err)
@@ -34,13 +35,19 @@ func (r *Runner) Run(ctx context.Context, w Window) (*Summary, error) {
 	}
 	today := DateOf(now.In(o.Location))
 	sum := &Summary{Window: w, RunDate: today}
+	api := &countingAPI{API: r.api}
+	defer func() { sum.Calls = api.calls() }() // on every return: a failed run's requests count too
 	r.log.Info("reconcile started", "window", w.String(), "run_date", today.String())
 
 	m, err := newMatcher(r.db, o.Now, r.log)
 	if err != nil {
 		return sum, fmt.Errorf("reconcile: %w", err)
 	}
-	wr, err := r.walkAndScan(ctx, m, w)
+	why, err := r.fullWalkReason(now, explicit, m)
+	if err != nil {
+		return sum, fmt.Errorf("reconcile: %w", err)
+	}
+	wr, listedW, err := r.read(ctx, api, m, w, why, sum)
 	sum.ChecksSeen, sum.PagesRead, sum.Passes, sum.Consistent = wr.distinct, wr.pages, wr.passes, wr.consistent
 	if err != nil {
 		r.fill(sum, m)
@@ -49,10 +56,15 @@ func (r *Runner) Run(ctx context.Context, w Window) (*Summary, error) {
 	if err := m.recheckUnknown(); err != nil {
 		return sum, fmt.Errorf("reconcile: %w", err)
 	}
-	sum.Confirmed, err = m.confirm(ctx, r.api, o, w)
+	sum.Confirmed, err = m.confirm(ctx, api, o, listedW)
 	if err != nil {
 		r.fill(sum, m)
 		return sum, fmt.Errorf("reconcile: confirm checks absent from the list: %w", err)
+	}
+	if o.Webhooks && o.Events != nil {
+		if _, err := m.heardOf(o.Events, dayStart(w.From)); err != nil {
+			return sum, fmt.Errorf("reconcile: %w", err)
+		}
 	}
 	excs, err := m.finish(today, o.Location, o.Calendar, o.StuckAfterBusinessDays, wr)
 	if err != nil {
@@ -78,24 +90,59 @@ func (r *Runner) Run(ctx context.Context, w Window) (*Summary, error) {
 	if err := r.writeReports(ctx, sum, today, lines, excs); err != nil {
 		return sum, fmt.Errorf("reconcile: %w", err)
 	}
+	// A full walk counts only once its unknown checks are in a delivered
+	// report: nothing else records them, and the next may be a week away.
+	if o.Webhooks && sum.Plan == PlanFullWalk && !explicit && wr.consistent {
+		if err := r.db.RecordSuccess(FullWalkJob, now); err != nil {
+			return sum, fmt.Errorf("reconcile: record the full walk: %w", err)
+		}
+	}
 	r.log.Info("reconcile finished", "checks_seen", sum.ChecksSeen, "matched", sum.Matched,
 		"status_changes", sum.StatusChanges, "unknown", sum.Unknown, "missing", sum.Missing,
 		"mismatched", sum.Mismatched, "stuck", sum.Stuck, "in_doubt", sum.InDoubt,
-		"pages_read", sum.PagesRead, "passes", sum.Passes, "consistent", sum.Consistent)
+		"pages_read", sum.PagesRead, "passes", sum.Passes, "consistent", sum.Consistent,
+		"plan", sum.Plan, "calls", api.calls())
 	return sum, nil
+}
+
+// read looks at the rows as planned: the whole window when why names a
+// reason to, else whichever of listing the open rows' dates and fetching
+// them by id takes fewer requests. It returns the walk's result and the
+// window it listed, the zero Window when it listed none.
+func (r *Runner) read(ctx context.Context, api API, m *matcher, w Window, why string, sum *Summary) (walkResult, Window, error) {
+	if why != "" {
+		sum.Plan, sum.PlanReason = PlanFullWalk, why
+		if r.opts.Webhooks {
+			r.log.Info("listing the whole window despite webhooks", "reason", why)
+		}
+		wr, err := r.walkAndScan(ctx, api, m, w)
+		return wr, w, err
+	}
+	if err := m.scanLedger(ctx, w); err != nil {
+		return walkResult{}, Window{}, err
+	}
+	p := m.choose(w, r.opts.PageSize)
+	sum.PlanReason = p.String()
+	if !p.walk {
+		sum.Plan = PlanFetch
+		r.log.Info("webhooks keep the ledger current: fetching the rows not final by id", "rows", p.open, "estimate", sum.PlanReason)
+		return walkResult{consistent: true}, Window{}, nil
+	}
+	sum.Plan = PlanWalk
+	r.log.Info("webhooks keep the ledger current: listing the dates of the rows not final", "window", p.window.String(), "estimate", sum.PlanReason)
+	wr, err := r.walk(ctx, api, m, p.window)
+	return wr, p.window, err
 }
 
 // walkAndScan walks the list while, alongside, it reads the ledger rows the
 // reports need: the walk mostly waits on the rate limiter, so the ledger
 // read costs no time.
-func (r *Runner) walkAndScan(ctx context.Context, m *matcher, w Window) (walkResult, error) {
-	params := payment.CheckQuery{Limit: r.opts.PageSize, Sort: "date", Direction: "ASC",
-		FromDate: w.From.String(), ToDate: w.To.String()}
+func (r *Runner) walkAndScan(ctx context.Context, api API, m *matcher, w Window) (walkResult, error) {
 	scanCtx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	scanned := make(chan error, 1)
 	go func() { scanned <- m.scanLedger(scanCtx, w) }()
-	wr, werr := newWalker(r.api, params, r.opts, r.log, m.process).walk(ctx)
+	wr, werr := r.walk(ctx, api, m, w)
 	if werr != nil {
 		cancel() // the reports will not be written: stop reading the ledger
 	}
@@ -107,6 +154,13 @@ func (r *Runner) walkAndScan(ctx context.Context, m *matcher, w Window) (walkRes
 		return wr, serr
 	}
 	return wr, nil
+}
+
+// walk lists the checks created in w, matching each page as it comes.
+func (r *Runner) walk(ctx context.Context, api API, m *matcher, w Window) (walkResult, error) {
+	params := payment.CheckQuery{Limit: r.opts.PageSize, Sort: "date", Direction: "ASC",
+		FromDate: w.From.String(), ToDate: w.To.String()}
+	return newWalker(api, params, r.opts, r.log, m.process).walk(ctx)
 }
 
 // fill copies the matcher's counters into the Summary.
