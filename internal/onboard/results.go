@@ -3,8 +3,6 @@ package onboard
 import (
 	"context"
 	"fmt"
-	"path/filepath"
-	"strings"
 
 	"github.com/batchd/batchd/internal/funding"
 	"github.com/batchd/batchd/internal/payment"
@@ -124,27 +122,12 @@ func DeliverResults(ctx context.Context, led ResultsLedger, dir string, out repo
 		if !ready {
 			continue
 		}
-		base, err := payment.OutboxName(led, &b)
+		names, err := submit.DeliverBatch(ctx, led, &b, dir, out, formats, ResultsTable,
+			func(r *report.Rows) error { return WriteResults(led, b.ID, r) })
 		if err != nil {
 			return done, err
 		}
-		name := submit.ResultsName(base)
-		local := filepath.Join(dir, fmt.Sprintf("batch-%06d-%s", b.ID, safeName(name)))
-		paths, err := ResultsTable.Write(local, formats, func(r *report.Rows) error { return WriteResults(led, b.ID, r) })
-		if err != nil {
-			return done, fmt.Errorf("results of batch %d (%s): %w", b.ID, b.File, err)
-		}
-		if err := out.DeliverAll(ctx, paths, name); err != nil {
-			return done, fmt.Errorf("results of batch %d (%s): %w", b.ID, b.File, err)
-		}
-		if err := led.ResultsReported(b.ID); err != nil {
-			return done, err
-		}
-		names := make([]string, len(paths))
-		for i, p := range paths {
-			names[i] = report.PathAs(name, report.Format(strings.TrimPrefix(filepath.Ext(p), ".")))
-		}
-		done = append(done, strings.Join(names, ", "))
+		done = append(done, names)
 	}
 	return done, nil
 }
@@ -158,9 +141,4 @@ func allSettled(led ResultsLedger, batchID uint64) (bool, error) {
 		return ok, nil
 	})
 	return ok, err
-}
-
-// safeName keeps a remote file name from escaping the local directory.
-func safeName(name string) string {
-	return strings.NewReplacer("/", "_", "\\", "_", "..", "_").Replace(name)
 }

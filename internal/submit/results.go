@@ -62,31 +62,52 @@ func DeliverResults(ctx context.Context, db payment.Rows, dir string, out report
 		if !b.Kind.Payments() || b.Status != payment.BatchReady || b.OpenRows() > 0 || !b.ResultsReported.IsZero() {
 			continue
 		}
-		// Named after the archived file (payroll-1.csv), so that no
-		// receipt replaces another file's (payment.OutboxName).
-		base, err := payment.OutboxName(db, &b)
+		names, err := DeliverBatch(ctx, db, &b, dir, out, formats, ResultsTable,
+			func(r *report.Rows) error { return WriteResults(db, b.ID, r) })
 		if err != nil {
 			return done, err
 		}
-		name := ResultsName(base)
-		local := filepath.Join(dir, fmt.Sprintf("batch-%06d-%s", b.ID, safeName(name)))
-		paths, err := ResultsTable.Write(local, formats, func(r *report.Rows) error { return WriteResults(db, b.ID, r) })
-		if err != nil {
-			return done, fmt.Errorf("results of batch %d (%s): %w", b.ID, b.File, err)
-		}
-		if err := out.DeliverAll(ctx, paths, name); err != nil {
-			return done, fmt.Errorf("results of batch %d (%s): %w", b.ID, b.File, err)
-		}
-		if err := db.ResultsReported(b.ID); err != nil {
-			return done, err
-		}
-		names := make([]string, len(paths))
-		for i, p := range paths {
-			names[i] = report.PathAs(name, report.Format(strings.TrimPrefix(filepath.Ext(p), ".")))
-		}
-		done = append(done, strings.Join(names, ", "))
+		done = append(done, names)
 	}
 	return done, nil
+}
+
+// Stamper records that a batch's results report was delivered; every
+// ledger has it (payment.RowWriter.ResultsReported).
+type Stamper interface {
+	ResultsReported(batch uint64) error
+}
+
+// DeliverBatch is the one way a batch's results report is made, for
+// payment and funding batches alike: written in table's layout by fill,
+// in each of formats, locally under dir, then delivered to out, named
+// after the archived file (payroll-1.csv.results.csv, so that no receipt
+// replaces another file's: payment.OutboxName), and only then stamped, so
+// that a failed upload is retried by the next run. It returns the names of
+// the copies ("payroll.csv.results.csv, payroll.csv.results.xlsx").
+func DeliverBatch(ctx context.Context, led Stamper, b *payment.Batch, dir string, out report.Destination,
+	formats []report.Format, table report.Table, fill func(*report.Rows) error) (string, error) {
+	base, err := payment.OutboxName(led, b)
+	if err != nil {
+		return "", err
+	}
+	name := ResultsName(base)
+	local := filepath.Join(dir, fmt.Sprintf("batch-%06d-%s", b.ID, safeName(name)))
+	paths, err := table.Write(local, formats, fill)
+	if err != nil {
+		return "", fmt.Errorf("results of batch %d (%s): %w", b.ID, b.File, err)
+	}
+	if err := out.DeliverAll(ctx, paths, name); err != nil {
+		return "", fmt.Errorf("results of batch %d (%s): %w", b.ID, b.File, err)
+	}
+	if err := led.ResultsReported(b.ID); err != nil {
+		return "", err
+	}
+	names := make([]string, len(paths))
+	for i, p := range paths {
+		names[i] = report.PathAs(name, report.Format(strings.TrimPrefix(filepath.Ext(p), ".")))
+	}
+	return strings.Join(names, ", "), nil
 }
 
 // safeName keeps a remote file name from escaping the local directory.
