@@ -78,7 +78,7 @@ func runDaemon(ctx context.Context, env *environ, args []string) error {
 			js = append(js, daemon.Job{Name: "backup", Spec: c.Backup.Schedule, Run: s.Backup})
 		}
 		if c.Webhook.Enabled() { // at start, on SIGHUP, and hourly
-			js = append(js, daemon.Job{Name: "webhook", Spec: "@every 1h", Run: s.Webhook})
+			js = append(js, daemon.Job{Name: "webhook", Spec: "@every 1h", Run: s.Webhook(c.Webhook.URL)})
 		}
 		if c.Retention.KeepDays > 0 { // once a day, after reconcile; without compaction
 			js = append(js, daemon.Job{Name: "prune", Spec: jobs.PruneSpec(c.Schedule.Reconcile), Run: s.Prune(c.Retention.KeepDays)})
@@ -171,7 +171,7 @@ func waitForStop(ctx context.Context, env *environ, log *slog.Logger, cfg *confi
 			log.Error("stopping: a daemon goroutine failed", "err", failed)
 		case s := <-env.signals:
 			if s == syscall.SIGHUP {
-				reload(env, log, path, sched, build)
+				reload(env, log, path, cfg, sched, build)
 				continue
 			}
 			sig = s
@@ -209,7 +209,7 @@ func waitForStop(ctx context.Context, env *environ, log *slog.Logger, cfg *confi
 // reload re-reads the configuration on SIGHUP. Only the schedules take
 // effect without a restart; an invalid file is refused and the old
 // configuration stays.
-func reload(env *environ, log *slog.Logger, path string, sched *daemon.Scheduler, build func(*config.Config) []daemon.Job) {
+func reload(env *environ, log *slog.Logger, path string, old *config.Config, sched *daemon.Scheduler, build func(*config.Config) []daemon.Job) {
 	c, err := config.Load(path, config.Env(env.lookupEnv))
 	if err != nil {
 		log.Error("SIGHUP: the new configuration is invalid; keeping the old one", "config", path, "err", err)
@@ -221,8 +221,14 @@ func reload(env *environ, log *slog.Logger, path string, sched *daemon.Scheduler
 	}
 	log.Info("SIGHUP: schedules reloaded (other settings take effect at the next restart)",
 		"ingest", c.Schedule.Ingest, "submit", c.Schedule.Submit, "reconcile", c.Schedule.Reconcile)
+	if c.Webhook.Listen != old.Webhook.Listen || c.Webhook.Path != old.Webhook.Path || c.Webhook.SecretFile != old.Webhook.SecretFile ||
+		c.WebhookSecret() != old.WebhookSecret() {
+		log.Warn("SIGHUP: the webhook receiver's listen, path and secret take effect at the next restart; webhook.url is registered now")
+	}
 	if c.Webhook.Enabled() {
-		// The registration is checked again, with webhook.url as reloaded.
+		// The registration is checked again, with webhook.url as
+		// reloaded; the receiver keeps its listener and secret until a
+		// restart.
 		if err := sched.Trigger("webhook"); err != nil {
 			log.Error("SIGHUP: webhook registration not started", "err", err)
 		}

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -137,6 +138,15 @@ webhook: {listen: %s, url: "http://%s/webhook", secret_file: %s}
 	eventually(t, "deliveries recorded after the restart", 20*time.Second, func() bool {
 		return strings.Contains(getText(base+"/metrics"), `batchd_webhook_deliveries_total{outcome="recorded"}`)
 	})
+	// SIGHUP registers a changed webhook.url at once.
+	moved := strings.Replace(string(mustRead(t, cfg)), `url: "http://`+hook+`/webhook"`, `url: "http://`+hook+`/moved"`, 1)
+	if err := os.WriteFile(cfg, []byte(moved), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	d.cmd.Process.Signal(syscall.SIGHUP)
+	eventually(t, "the new URL registered after SIGHUP", 20*time.Second, func() bool {
+		return sandboxHook(t, sbx, key) == "http://"+hook+"/moved/"+secret
+	})
 	if err := d.cmd.Process.Signal(os.Interrupt); err != nil {
 		t.Fatal(err)
 	}
@@ -179,6 +189,15 @@ webhook: {listen: %s, url: "http://%s/webhook", secret_file: %s}
 	if strings.Contains(d.logs.String(), secret) || strings.Contains(out+errOut, secret) {
 		t.Fatal("the webhook secret in a log line")
 	}
+}
+
+func mustRead(t *testing.T, path string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
 }
 
 // sandboxHook reads the webhook URL registered for key.

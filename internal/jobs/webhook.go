@@ -30,22 +30,24 @@ func (e *Env) WebhookHandler(observe func(outcome string)) (http.Handler, error)
 	})
 }
 
-// RegisterWebhook makes the service deliver to webhook.url: it reads the
-// URL registered for the API key and registers batchd's own when it
-// differs (or when the service disabled deliveries after failures). The
-// service keeps one URL per key, so registering replaces any other, which
-// the log says. It returns a line for the job's log.
-func (e *Env) RegisterWebhook(ctx context.Context) (string, error) {
+// RegisterWebhook makes the service deliver to publicURL (webhook.url,
+// as loaded at start or reloaded by SIGHUP) followed by the running
+// receiver's secret: it reads the URL registered for the API key and
+// registers batchd's own when it differs (or when the service disabled
+// deliveries after failures). The service keeps one URL per key, so
+// registering replaces any other, which the log says. It returns a line
+// for the job's log.
+func (e *Env) RegisterWebhook(ctx context.Context, publicURL string) (string, error) {
 	c := e.Cfg
 	if !c.Webhook.Enabled() {
 		return "webhooks disabled (webhook.listen is empty)", nil
 	}
-	want := c.WebhookURL()
+	want := strings.TrimRight(publicURL, "/") + "/" + c.WebhookSecret()
 	reg, err := e.ACH.WebhookStatus(ctx)
 	if err != nil {
 		return "", fmt.Errorf("read the registered webhook URL: %w", err)
 	}
-	current, shown := reg.URL, maskedHookURL(c.Webhook.URL)
+	current, shown := reg.URL, maskedHookURL(want)
 	if current == want && !reg.Disabled {
 		return "webhook URL registered: " + shown, nil
 	}
@@ -74,11 +76,17 @@ func maskedHookURL(u string) string {
 	return u
 }
 
-// Webhook is the scheduled check of the webhook registration: at start,
-// on SIGHUP and every hour, so that a URL another installation
-// registered, or deliveries the service disabled, are noticed and fixed.
-func (s Scheduled) Webhook(ctx context.Context) (string, error) {
-	line, err := s.Env.RegisterWebhook(ctx)
+// Webhook returns the scheduled check of the webhook registration for
+// publicURL (webhook.url of the configuration the job was built from): at
+// start, on SIGHUP and every hour, so that a changed webhook.url, a URL
+// another installation registered, or deliveries the service disabled are
+// noticed and fixed.
+func (s Scheduled) Webhook(publicURL string) func(context.Context) (string, error) {
+	return func(ctx context.Context) (string, error) { return s.webhook(ctx, publicURL) }
+}
+
+func (s Scheduled) webhook(ctx context.Context, publicURL string) (string, error) {
+	line, err := s.Env.RegisterWebhook(ctx, publicURL)
 	if err != nil { // a success clears nothing: it proves less than a submit does
 		s.note(err)
 	}
