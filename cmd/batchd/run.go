@@ -206,9 +206,10 @@ func waitForStop(ctx context.Context, env *environ, log *slog.Logger, cfg *confi
 	}
 }
 
-// reload re-reads the configuration on SIGHUP. Only the schedules take
-// effect without a restart; an invalid file is refused and the old
-// configuration stays.
+// reload re-reads the configuration on SIGHUP. Only the schedules and
+// webhook.url (registered at once) take effect without a restart; an
+// invalid file is refused and the old configuration stays. old is the
+// configuration the daemon started with.
 func reload(env *environ, log *slog.Logger, path string, old *config.Config, sched *daemon.Scheduler, build func(*config.Config) []daemon.Job) {
 	c, err := config.Load(path, config.Env(env.lookupEnv))
 	if err != nil {
