@@ -27,7 +27,7 @@ import (
 	"github.com/batchd/batchd/internal/sftpd"
 )
 
-// Samples are the demo's payment files. They are copies of testdata/demo
+// Samples are the demo's payment files and its funding-source file. They are copies of testdata/demo
 // (a test keeps the two identical), embedded so that the demo needs no
 // working directory.
 //

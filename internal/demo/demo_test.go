@@ -17,7 +17,7 @@ import (
 // points finance users at.
 func TestSamplesMatchTestdata(t *testing.T) {
 	entries, err := Samples.ReadDir("samples")
-	if err != nil || len(entries) != 2 {
+	if err != nil || len(entries) != 3 {
 		t.Fatalf("samples: %v %v", entries, err)
 	}
 	for _, e := range entries {
@@ -50,7 +50,7 @@ func TestDemoRunsTheWholeJob(t *testing.T) {
 	}
 	text := out.String()
 	for _, want := range []string{"payroll-clean.csv", "accepted", "vendors-errors.csv", "rejected",
-		"20 checks created", "1 voided", "Checks by status:", "deposited", "total"} {
+		"20 checks created", "1 voided", "3 customers created, 3 bank accounts linked, 0 refused", "Checks by status:", "deposited", "total"} {
 		if !strings.Contains(text, want) {
 			t.Fatalf("summary lacks %q:\n%s", want, text)
 		}
@@ -61,7 +61,7 @@ func TestDemoRunsTheWholeJob(t *testing.T) {
 		names = append(names, e.Name())
 	}
 	all := strings.Join(names, " ")
-	for _, want := range []string{"payroll-clean.csv.results.csv", "vendors-errors.csv.rejects.csv", "status-", "settlement-", "exceptions-"} {
+	for _, want := range []string{"payroll-clean.csv.results.csv", "vendors-errors.csv.rejects.csv", "customers.csv.results.csv", "status-", "settlement-", "exceptions-"} {
 		if !strings.Contains(all, want) {
 			t.Fatalf("outbox %v lacks %s", names, want)
 		}

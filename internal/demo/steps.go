@@ -32,6 +32,10 @@ func steps(ctx context.Context, out io.Writer, je *jobs.Env, sbURL string) error
 	}
 	fmt.Fprintf(out, "   %d checks created, %d refused by the API, %d voided for their risk result (submit.void_on_risk: [Fail])\n",
 		sum.Created, sum.Rejected, sum.Voided)
+	if o := sum.Sources; o.Created+o.Rejected > 0 {
+		fmt.Fprintf(out, "   then the funding-source file through the ACH API: %d customers created, %d bank accounts linked, %d refused\n",
+			o.Customers, o.Created, o.Rejected)
+	}
 	for _, d := range delivered {
 		fmt.Fprintf(out, "   results report: %s\n", d)
 	}
