@@ -1,0 +1,156 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/batchd/batchd/internal/ach"
+	"github.com/batchd/batchd/internal/funding"
+	"github.com/batchd/batchd/internal/payment"
+	"github.com/batchd/batchd/internal/state"
+)
+
+// TestOnboardingChaos: `batchd submit` on a funding-source file of 60 rows
+// is SIGKILLed again and again (the sandbox slow enough that most kills
+// land with a request out), while the sandbox also drops answers and
+// fails requests, exact and quirky. When a run finally finishes, every
+// row has exactly one funding source and every email exactly one
+// customer at the service.
+func TestOnboardingChaos(t *testing.T) {
+	for _, quirks := range []bool{false, true} {
+		t.Run(map[bool]string{false: "exact", true: "quirks"}[quirks], func(t *testing.T) {
+			onboardingChaos(t, quirks, 5)
+		})
+	}
+}
+
+func onboardingChaos(t *testing.T, quirks bool, minKills int) {
+	const key, rows = "sk_test_onchaos_0123456789abcdef", 60
+	args := []string{"--key", key, "--latency", "15ms", "--drop-rate", "0.1", "--error-rate", "0.05", "--seed", "5"}
+	if quirks {
+		args = append(args, "--quirks")
+	}
+	url := startSandbox(t, args...)
+	var b strings.Builder
+	b.WriteString("first_name,last_name,email,routing_number,account_number,account_type\n")
+	for i := range rows {
+		// Three accounts per customer: rows of one customer wait for
+		// each other while one is in doubt.
+		fmt.Fprintf(&b, "Cust,No %d,cust%02d@example.com,011000015,%d,checking\n", i/3, i/3, 5550000+i)
+	}
+	dir := t.TempDir()
+	stateDir := filepath.Join(dir, "state")
+	ingestCSV(t, stateDir, map[string]string{"customers.csv": b.String()})
+	cfg := writeConfig(t, dir, fmt.Sprintf(`
+state_dir: %s
+log: {format: json}
+api: {base_url: %s, mode: test, rate: 200, burst: 20, timeout: 2s}
+submit: {resolve_after: 1ms, max_attempts: 20, backoff_max: 200ms}
+`, stateDir, url))
+
+	rng := rand.New(rand.NewPCG(5, 0))
+	kills, midRequest := 0, 0
+	for round := 0; ; round++ {
+		cmd := exec.Command(binary, "submit", "--config", cfg)
+		cmd.Env = append(os.Environ(), "BATCHD_API_KEY="+key)
+		var logs strings.Builder
+		cmd.Stdout, cmd.Stderr = &logs, &logs
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		done := make(chan error, 1)
+		go func() { done <- cmd.Wait() }()
+		var err error
+		if kills < minKills {
+			select {
+			case err = <-done:
+			case <-time.After(time.Duration(150+rng.IntN(400)) * time.Millisecond):
+				cmd.Process.Signal(syscall.SIGKILL)
+				<-done
+				kills++
+				if sourcesInFlight(t, stateDir) > 0 {
+					midRequest++
+				}
+				continue
+			}
+		} else {
+			err = <-done
+		}
+		if err == nil {
+			break
+		}
+		var exit *exec.ExitError
+		if !errors.As(err, &exit) || exit.ExitCode() != exitFailure {
+			t.Fatalf("round %d: submit ended with %v, want exit 0, or 1 for work left undone:\n%s", round, err, lastLines(logs.String(), 30))
+		}
+		if round > 40 {
+			t.Fatalf("submit never finished:\n%s", lastLines(logs.String(), 30))
+		}
+	}
+	if kills < minKills || midRequest == 0 {
+		t.Fatalf("%d SIGKILLs, %d with a request out: the test proves too little", kills, midRequest)
+	}
+
+	api, err := ach.New(ach.Options{BaseURL: url, Key: key})
+	if err != nil {
+		t.Fatal(err)
+	}
+	users := allUsers(t, api)
+	emails := map[string]int{}
+	total := 0
+	for _, u := range users {
+		emails[funding.EmailKey(u.Email)]++
+		list, err := api.ListFundingSources(context.Background(), u.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		seen := map[string]bool{}
+		for _, s := range list {
+			if seen[s.Routing+s.Last4] {
+				t.Errorf("customer %s has account …%s twice", u.Email, s.Last4)
+			}
+			seen[s.Routing+s.Last4] = true
+			total++
+		}
+	}
+	for e, n := range emails {
+		if n != 1 {
+			t.Errorf("%d customers with email %s", n, e)
+		}
+	}
+	if len(emails) != rows/3 || total != rows {
+		t.Fatalf("the service holds %d customers and %d sources, want %d and %d", len(emails), total, rows/3, rows)
+	}
+	t.Logf("%d SIGKILLs (%d with a request out); %d customers, %d sources, none twice", kills, midRequest, len(emails), total)
+}
+
+// sourcesInFlight opens the ledger (no batchd running) and counts the
+// funding rows in flight.
+func sourcesInFlight(t *testing.T, stateDir string) int {
+	t.Helper()
+	db, err := state.Open(stateDir, state.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	n := 0
+	err = db.OpenSourceRows(func(r *funding.Row) (bool, error) {
+		if r.State == payment.InFlight {
+			n++
+		}
+		return true, nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
