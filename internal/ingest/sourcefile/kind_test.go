@@ -59,14 +59,20 @@ func TestDetect(t *testing.T) {
 			t.Errorf("%s: %q, want %q", name, got, want)
 		}
 	}
+	if got := detect(string(testdata(t, "demo/customers.csv")), o); got != payment.KindSources {
+		t.Errorf("demo/customers.csv: %q, want funding-sources", got)
+	}
 	// Every payment file of testdata stays a payment file, whatever is
-	// wrong with it.
+	// wrong with it (the demo's one funding-source file aside).
 	for _, dir := range []string{"csv", "demo"} {
 		names, _ := filepath.Glob(filepath.Join("..", "..", "..", "testdata", dir, "*"))
 		if len(names) == 0 {
 			t.Fatalf("no payment files in testdata/%s", dir)
 		}
 		for _, p := range names {
+			if filepath.Base(p) == "customers.csv" {
+				continue
+			}
 			if got := detect(string(testdata(t, filepath.Join(dir, filepath.Base(p)))), o); got != payment.KindPayments {
 				t.Errorf("%s: %q, want payments", p, got)
 			}
