@@ -2,7 +2,7 @@ package ach
 
 import (
 	"context"
-	"fmt"
+	"errors"
 	"github.com/batchd/batchd/internal/apiwire"
 	"net/url"
 )
@@ -14,7 +14,8 @@ import (
 func (c *Client) RegisterWebhook(ctx context.Context, hookURL string) (string, error) {
 	k := apiwire.Call{Op: OpWebhookRegister, Method: "POST", Path: "/webhooks", Body: map[string]string{"url": hookURL}}
 	if u, err := url.Parse(hookURL); err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
-		return "", c.refuse(k, fmt.Errorf("webhook URL %q is not an absolute http(s) URL", apiwire.Excerpt(hookURL)))
+		// The URL is not quoted: its last segment is usually a secret.
+		return "", c.refuse(k, errors.New("the webhook URL is not an absolute http(s) URL"))
 	}
 	a, err := c.do(ctx, k)
 	if err != nil {

@@ -83,10 +83,14 @@ type Request struct {
 	// Routing, Account, AccountType and Nickname describe the account of
 	// OnDemand and MicroDeposits rows. Account is the full number: the
 	// ledger is private (0600); reports and messages mask it.
-	Routing     string `json:"routing,omitempty"`
-	Account     string `json:"account,omitempty"`
-	AccountType string `json:"account_type,omitempty"` // checking or savings
-	Nickname    string `json:"nickname,omitempty"`
+	Routing string `json:"routing,omitempty"`
+	Account string `json:"account,omitempty"`
+	// AccountLast4 is what remains of Account once the row has a result
+	// (redact.Last4's digits): the ledger keeps the full number only while
+	// it may still be needed to recognise the row's source.
+	AccountLast4 string `json:"account_last4,omitempty"`
+	AccountType  string `json:"account_type,omitempty"` // checking or savings
+	Nickname     string `json:"nickname,omitempty"`
 	// ProcessorToken is a Processor row's token: a credential for one bank
 	// account, never written to a log, report or message.
 	ProcessorToken string `json:"processor_token,omitempty"`
@@ -96,8 +100,12 @@ type Request struct {
 	Amounts  [2]money.Cents `json:"amounts,omitzero"`
 }
 
-// LastFour is the last four digits of the request's account, or "".
+// LastFour is the last four digits of the request's account (what the
+// ledger kept of it once the row had a result), or "".
 func (r *Request) LastFour() string {
+	if r.Account == "" {
+		return r.AccountLast4
+	}
 	if len(r.Account) < 4 {
 		return ""
 	}
@@ -115,7 +123,7 @@ func (r Request) String() string {
 	if r.Customer.Email != "" {
 		s += " email=" + r.Customer.Email
 	}
-	if r.Account != "" {
+	if r.Account != "" || r.AccountLast4 != "" {
 		s += " routing=" + r.Routing + " account=****" + r.LastFour()
 	}
 	if r.ProcessorToken != "" {

@@ -82,10 +82,13 @@ func lastFour(row *funding.Row) string {
 // account is the row's account, masked; "" for a processor row (batchd
 // never sees its account) and a verification row.
 func account(row *funding.Row) string {
-	if row.Request.Account == "" {
-		return ""
+	switch r := &row.Request; {
+	case r.Account != "":
+		return redact.Account(r.Account)
+	case r.AccountLast4 != "":
+		return "****" + r.AccountLast4
 	}
-	return redact.Account(row.Request.Account)
+	return ""
 }
 
 // settled reports whether nothing more will change the row's results

@@ -8,6 +8,7 @@ import (
 
 	"github.com/batchd/batchd/internal/funding"
 	"github.com/batchd/batchd/internal/payment"
+	"github.com/batchd/batchd/internal/redact"
 	bolt "go.etcd.io/bbolt"
 )
 
@@ -155,8 +156,14 @@ func (d *DB) applySource(tx *bolt.Tx, k payment.RowKey, t payment.Transition, no
 	r.History = append(r.History, payment.Step{At: at, State: r.State, CheckStatus: payment.Status(r.Status), Note: note, Via: t})
 	if !r.State.Open() {
 		// A token is exchanged once; a row with a result never sends
-		// it again, and a credential is not kept longer than needed.
+		// it again, and a credential is not kept longer than needed. The
+		// same holds for the account number, as for payment rows: only
+		// the digits a report may show remain.
 		r.Request.ProcessorToken = ""
+		if r.Request.Account != "" {
+			r.Request.AccountLast4 = redact.Last4(r.Request.Account)
+			r.Request.Account = ""
+		}
 	}
 	if err := d.indexSource(tx, r); err != nil {
 		return nil, err

@@ -339,3 +339,41 @@ func TestFundingLifecycle(t *testing.T) {
 	}
 	wantInvariants(t, d)
 }
+
+// TestSettledSourceRowKeepsOnlyLastDigits: as for a payment row, the full
+// account number stays in the ledger only while the row has no result;
+// then only the digits a report may show remain, also after a reopen.
+func TestSettledSourceRowKeepsOnlyLastDigits(t *testing.T) {
+	dir := t.TempDir()
+	d := open(t, dir)
+	b := loadSources(t, d, "keep.csv", payment.KindSources,
+		funding.Request{Method: funding.OnDemand, UserID: "u-1", Routing: "999900001", Account: "1111000016", AccountType: "checking"},
+		funding.Request{Method: funding.OnDemand, UserID: "u-2", Routing: "999900001", Account: "1111000017", AccountType: "checking"})
+	k1, k2 := payment.RowKey{Batch: b.ID, Line: 2}, payment.RowKey{Batch: b.ID, Line: 3}
+	for _, k := range []payment.RowKey{k1, k2} {
+		if _, err := d.SendSource(k, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if r, err := d.SourceRow(k1); err != nil || r.Request.Account != "1111000016" {
+		t.Fatalf("in flight: %+v %v (the account is needed until the row has a result)", r, err)
+	}
+	if _, err := d.SourceCreated(k1, funding.Result{SourceID: "s-1", Status: funding.StatusVerified}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := d.RejectSource(k2, "This bank account is associated with another user", ""); err != nil {
+		t.Fatal(err)
+	}
+	d.Close()
+	d = open(t, dir)
+	defer d.Close()
+	for k, last := range map[payment.RowKey]string{k1: "0016", k2: "0017"} {
+		r, err := d.SourceRow(k)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.Request.Account != "" || r.Request.AccountLast4 != last || r.Request.LastFour() != last {
+			t.Errorf("%s: account %q, last digits %q, want only %q", k, r.Request.Account, r.Request.AccountLast4, last)
+		}
+	}
+}
