@@ -24,15 +24,26 @@ import (
 // statuses within seconds with no reconcile run. Then the sandbox drops,
 // duplicates and reorders deliveries while more checks move, and batchd is
 // SIGKILLed once in the middle of it; after the next reconcile the ledger
-// holds exactly the sandbox's statuses.
+// holds exactly the sandbox's statuses. It runs against the exact and the
+// quirky sandbox.
 func TestWebhooksProcess(t *testing.T) {
+	for _, quirks := range []bool{false, true} {
+		t.Run(map[bool]string{false: "exact", true: "quirks"}[quirks], func(t *testing.T) { webhooksProcess(t, quirks) })
+	}
+}
+
+func webhooksProcess(t *testing.T, quirks bool) {
 	const key, rows = "sk_test_webhooks_0123456789abcdef", 40
 	const secret = "hook-secret_0123456789abcdef"
 	sshd := testsshd.Start(t)
 	for _, d := range []string{"inbox", "archive", "failed", "outbox"} {
 		os.MkdirAll(filepath.Join(sshd.Root, d), 0o755)
 	}
-	sbx, sbxLog := startSandboxLogged(t, "--key", key, "--seed", "11")
+	args := []string{"--key", key, "--seed", "11"}
+	if quirks {
+		args = append(args, "--quirks")
+	}
+	sbx, sbxLog := startSandboxLogged(t, args...)
 	dir := t.TempDir()
 	secretFile := filepath.Join(dir, "hook-secret")
 	if err := os.WriteFile(secretFile, []byte(secret+"\n"), 0o600); err != nil {
