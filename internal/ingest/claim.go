@@ -337,6 +337,6 @@ func (j *Job) settle(ctx context.Context, rem Remote, h *held, out *[]Outcome) e
 		where += ": " + o.Detail
 	}
 	o.Detail = where
-	*out = append(*out, o)
+	j.record(out, o)
 	return err
 }

@@ -126,6 +126,13 @@ type Options struct {
 
 	Now    func() time.Time
 	Logger *slog.Logger
+
+	// OnOutcome, if set, is called with each file's Outcome as soon as it
+	// is settled during Run, in the order Run returns them, so that
+	// progress (metrics, a UI) moves while a long run goes on rather than
+	// only at its end. It is called on Run's goroutine and must not block
+	// for long; it must not call back into the Job.
+	OnOutcome func(Outcome)
 }
 
 // Outcome says what happened to one file in one run; `batchd ingest`
@@ -275,7 +282,7 @@ func (j *Job) Run(ctx context.Context, rem Remote) ([]Outcome, error) {
 			done[f.Name] = true
 			h, o, err := j.claim(ctx, rem, f)
 			if o.Outcome != "" {
-				out = append(out, o)
+				j.record(&out, o)
 			}
 			if err != nil {
 				if fileErr(f.Name, err) {
@@ -299,13 +306,21 @@ func (j *Job) Run(ctx context.Context, rem Remote) ([]Outcome, error) {
 		next := j.nextReady(waiting)
 		if next.After(deadline) {
 			for _, f := range waiting {
-				out = append(out, Outcome{File: f.Name, Outcome: "waiting", Detail: j.waitReason(f)})
+				j.record(&out, Outcome{File: f.Name, Outcome: "waiting", Detail: j.waitReason(f)})
 			}
 			return out, failed.orNil(out)
 		}
 		if err := retry.Sleep(ctx, next.Sub(j.opts.Now())); err != nil {
 			return stop(err)
 		}
+	}
+}
+
+// record adds o to the run's outcomes and tells Options.OnOutcome.
+func (j *Job) record(out *[]Outcome, o Outcome) {
+	*out = append(*out, o)
+	if j.opts.OnOutcome != nil {
+		j.opts.OnOutcome(o)
 	}
 }
 
