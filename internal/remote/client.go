@@ -79,6 +79,33 @@ type FileInfo struct {
 	Mode    fs.FileMode // type and permission bits; a symlink is not followed by List
 }
 
+// Regular reports whether the entry is a regular file: not a symbolic
+// link, folder, device, socket or FIFO.
+func (f FileInfo) Regular() bool { return f.Mode.IsRegular() }
+
+// Kind names what the entry is, for messages: "regular file", "symbolic
+// link", "folder", "device", "socket", "named pipe" or "special file".
+func (f FileInfo) Kind() string { return kindOf(f.Mode) }
+
+func kindOf(m fs.FileMode) string {
+	switch {
+	case m.IsRegular():
+		return "regular file"
+	case m&fs.ModeSymlink != 0:
+		return "symbolic link"
+	case m.IsDir():
+		return "folder"
+	case m&(fs.ModeDevice|fs.ModeCharDevice) != 0:
+		return "device"
+	case m&fs.ModeSocket != 0:
+		return "socket"
+	case m&fs.ModeNamedPipe != 0:
+		return "named pipe"
+	default:
+		return "special file"
+	}
+}
+
 var (
 	// ErrClosed is returned by operations on a Client after Close.
 	ErrClosed = errors.New("sftp client closed")
@@ -90,6 +117,11 @@ var (
 	// modification time changed while it was read: it was still being
 	// written, and the copy cannot be trusted.
 	ErrChanged = errors.New("remote file changed while it was read")
+	// ErrNotRegular is returned by Download when the path is not a regular
+	// file (a symbolic link, a folder, a device, a socket, a FIFO), checked
+	// without following links before it is opened and again after it was
+	// read: batchd never reads what a link points to.
+	ErrNotRegular = errors.New("not a regular file")
 )
 
 // Client is a connection to one SFTP server that reconnects by itself. Its

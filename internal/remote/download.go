@@ -23,7 +23,11 @@ import (
 // The directory is fsynced too, so a returned path survives a crash.
 //
 // If the remote file's size or modification time changes while it is read,
-// Download fails with ErrChanged and leaves nothing behind. A download cut
+// Download fails with ErrChanged and leaves nothing behind. A path that is
+// not a regular file (a symbolic link, a folder, a device...), looked at
+// without following links before it is opened and again after it was
+// read, fails with ErrNotRegular and leaves nothing behind: so a link, or
+// a file swapped for one meanwhile, is never read through. A download cut
 // short by a lost connection starts again from the beginning, once.
 func (c *Client) Download(ctx context.Context, remotePath, localDir string) (local, sha256hex string, size int64, err error) {
 	err = c.do(ctx, true, func(k *call) error {
@@ -75,6 +79,9 @@ func download(k *call, remotePath, localDir string) (string, string, int64, erro
 // fetch streams remotePath into w and h, and checks that the file did not
 // change meanwhile.
 func fetch(k *call, remotePath string, w io.Writer, h hash.Hash) (int64, error) {
+	if err := regular(k, remotePath); err != nil {
+		return 0, err
+	}
 	f, err := k.cn.sftp.Open(remotePath)
 	if err != nil {
 		return 0, err
@@ -84,13 +91,21 @@ func fetch(k *call, remotePath string, w io.Writer, h hash.Hash) (int64, error) 
 	if err != nil {
 		return 0, err
 	}
+	if !before.Mode().IsRegular() {
+		return 0, fmt.Errorf("%w: it is a %s", ErrNotRegular, kindOf(before.Mode()))
+	}
 	n, err := f.WriteTo(&pausingWriter{w: io.MultiWriter(w, h), wd: k.wd})
 	if err != nil {
 		return n, err
 	}
-	after, err := k.cn.sftp.Stat(remotePath)
+	// Lstat, not Stat: a file swapped for a link while it was opened shows
+	// here, and what was read is thrown away.
+	after, err := k.cn.sftp.Lstat(remotePath)
 	if err != nil {
 		return n, err
+	}
+	if !after.Mode().IsRegular() {
+		return n, fmt.Errorf("%w: it is a %s now", ErrNotRegular, kindOf(after.Mode()))
 	}
 	if n != before.Size() || after.Size() != n || !after.ModTime().Equal(before.ModTime()) {
 		return n, fmt.Errorf("%w: read %d bytes; size %d, modified %s when opened; size %d, modified %s after",
@@ -98,6 +113,18 @@ func fetch(k *call, remotePath string, w io.Writer, h hash.Hash) (int64, error) 
 			after.Size(), after.ModTime().UTC().Format("15:04:05"))
 	}
 	return n, nil
+}
+
+// regular checks, without following links, that p is a regular file.
+func regular(k *call, p string) error {
+	st, err := k.cn.sftp.Lstat(p)
+	if err != nil {
+		return err
+	}
+	if !st.Mode().IsRegular() {
+		return fmt.Errorf("%w: it is a %s", ErrNotRegular, kindOf(st.Mode()))
+	}
+	return nil
 }
 
 // plainExt is the extension of name if it is short and alphanumeric, else "".

@@ -52,6 +52,25 @@ func (c *Client) Stat(ctx context.Context, p string) (FileInfo, error) {
 	return fi, nil
 }
 
+// Lstat describes the entry at p itself: a symbolic link is described as
+// a link, not followed. A missing entry gives an error matching
+// fs.ErrNotExist.
+func (c *Client) Lstat(ctx context.Context, p string) (FileInfo, error) {
+	var fi FileInfo
+	err := c.do(ctx, true, func(k *call) error {
+		st, err := k.cn.sftp.Lstat(p)
+		if err == nil {
+			fi = fileInfo(st)
+			fi.Name = path.Base(p)
+		}
+		return err
+	})
+	if err != nil {
+		return FileInfo{}, fmt.Errorf("sftp lstat %s: %w", p, err)
+	}
+	return fi, nil
+}
+
 // Exists reports whether p exists. Errors other than "does not exist" (no
 // permission, a lost connection) are returned, not taken for absence.
 func (c *Client) Exists(ctx context.Context, p string) (bool, error) {
