@@ -5,6 +5,8 @@ import (
 	"net/http"
 	"strings"
 	"time"
+
+	"github.com/batchd/batchd/internal/calendar"
 )
 
 // processingDays is how many full business days a check stays in_process.
@@ -13,22 +15,22 @@ const processingDays = 2
 // maxAdvanceDays bounds one clock advance, to keep dates in range.
 const maxAdvanceDays = 3650
 
+// businessDays is the calendar checks move on by: batchd's own (Federal
+// Reserve holidays), so that reconcile's count of a check's business days
+// and the emulator's lifecycle agree. It is never changed after start.
+var businessDays = calendar.FederalReserve()
+
 // dueAt returns when a check created at created leaves in_process: at
-// midnight UTC of the third business day after its creation day, that is
-// once it is more than two business days old. Business days are Monday
-// to Friday; holidays are not observed. Created on a Monday, a check moves
-// on on Thursday; created on a Friday or over the weekend, on Wednesday.
-// dueAt never decreases as created increases, which lets settle walk the
-// creation-ordered slice from the front.
+// midnight UTC of the third business day after its creation day (UTC),
+// that is once it is more than two business days old. Business days are
+// Monday to Friday less the Federal Reserve's holidays (internal/calendar).
+// Created on a Monday, a check moves on on Thursday; created on a Friday
+// or over the weekend, on Wednesday; created on the Wednesday before
+// Thanksgiving, on the Tuesday after. dueAt never decreases as created
+// increases, which lets settle walk the creation-ordered slice from the
+// front.
 func dueAt(created time.Time) time.Time {
-	d := dateOf(created)
-	for n := 0; n <= processingDays; {
-		d = d.AddDate(0, 0, 1)
-		if wd := d.Weekday(); wd != time.Saturday && wd != time.Sunday {
-			n++
-		}
-	}
-	return d
+	return businessDays.AddBusinessDays(dateOf(created), processingDays+1)
 }
 
 // settle moves every in_process check whose processing time has passed at

@@ -4,6 +4,9 @@ import (
 	"net/http"
 	"testing"
 	"time"
+
+	"github.com/batchd/batchd/internal/calendar"
+	"github.com/batchd/batchd/internal/clocktest"
 )
 
 func TestDueAt(t *testing.T) {
@@ -14,12 +17,57 @@ func TestDueAt(t *testing.T) {
 		{"2026-03-06 10:00", "2026-03-11"}, // Friday → Wednesday
 		{"2026-03-07 10:00", "2026-03-11"}, // Saturday → Wednesday
 		{"2026-03-08 10:00", "2026-03-11"}, // Sunday → Wednesday
+		// Holidays do not count: Thanksgiving (Thu 26 Nov), Christmas
+		// (Fri 25 Dec), New Year's Day (Fri 1 Jan), Independence Day 2027
+		// observed on Monday 5 July.
+		{"2026-11-24 10:00", "2026-11-30"}, // Tuesday before Thanksgiving → Monday
+		{"2026-11-25 10:00", "2026-12-01"}, // Wednesday before Thanksgiving → Tuesday
+		{"2026-12-24 10:00", "2026-12-30"}, // Christmas Eve → Wednesday
+		{"2026-12-31 23:59", "2027-01-06"}, // New Year's Eve → Wednesday
+		{"2027-07-01 10:00", "2027-07-07"}, // Thursday before the observed Monday → Wednesday
+		// A Saturday holiday is not moved: Friday 3 July 2026 counts.
+		{"2026-07-01 10:00", "2026-07-06"}, // Wednesday → Monday
 	}
 	for _, tc := range cases {
 		c, _ := time.Parse("2006-01-02 15:04", tc.created)
 		if got := dueAt(c).Format(dateLayout); got != tc.due {
 			t.Errorf("dueAt(%s) = %s, want %s", tc.created, got, tc.due)
 		}
+	}
+}
+
+// settle relies on dueAt never decreasing as the creation time increases;
+// and a check is never due before it is more than two business days old.
+func TestDueAtIsMonotoneAndLateEnough(t *testing.T) {
+	cal := calendar.FederalReserve()
+	var last time.Time
+	for c := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC); c.Year() < 2029; c = c.Add(5 * time.Hour) {
+		due := dueAt(c)
+		if due.Before(last) {
+			t.Fatalf("dueAt(%v) = %v, before dueAt of an earlier time %v", c, due, last)
+		}
+		last = due
+		if n := cal.BusinessDaysBetween(c, due); n != processingDays {
+			t.Fatalf("dueAt(%v) = %v: %d whole business days in between, want %d", c, due, n, processingDays)
+		}
+		if h := due.Hour() + due.Minute(); h != 0 || !cal.IsBusinessDay(due) {
+			t.Fatalf("dueAt(%v) = %v: not midnight of a business day", c, due)
+		}
+	}
+}
+
+// A check created the day before Thanksgiving stays in process over the
+// holiday and the weekend, and is printed on the Tuesday.
+func TestLifecycleOverHoliday(t *testing.T) {
+	h := newHarness(t, Options{Date: clocktest.BeforeThanksgiving})
+	id := h.create(keyA, nil)["check_id"].(string)
+	h.advance(keyA, 5) // Monday 30 November: Friday and Monday have begun, not ended
+	if got := h.status(keyA, id); got != statusInProcess {
+		t.Fatalf("Monday after Thanksgiving: %s, want in_process", got)
+	}
+	h.advance(keyA, 1) // Tuesday 1 December
+	if got := h.status(keyA, id); got != statusPrinted {
+		t.Fatalf("Tuesday after Thanksgiving: %s, want printed", got)
 	}
 }
 
