@@ -3,9 +3,7 @@ package config
 import (
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
-	"os"
 	"strings"
 	"unicode"
 )
@@ -30,7 +28,7 @@ func (c *Config) loadAPIKey(env Env) *FieldError {
 		}
 		return nil
 	}
-	key, err := readKeyFile(c.API.KeyFile)
+	key, err := readKeyFile(c.API.KeyFile, env)
 	if err != nil {
 		return &FieldError{Key: "api.key_file", Msg: "api.key_file " + showValue(c.API.KeyFile) + ": " + err.Error(), Err: err}
 	}
@@ -38,21 +36,14 @@ func (c *Config) loadAPIKey(env Env) *FieldError {
 	return nil
 }
 
-// readKeyFile reads and checks a key file. Its errors name the problem,
-// never the contents.
-func readKeyFile(path string) (string, error) {
-	fh, err := os.Open(path)
+// readKeyFile reads and checks a key file (ReadSecretFile: private to
+// its owner). Its errors name the problem, never the contents.
+func readKeyFile(path string, env Env) (string, error) {
+	b, err := ReadSecretFile(path, maxKeyFileBytes, env)
 	if err != nil {
-		return "", describeFileErr("cannot open the key file", err)
+		return "", err
 	}
-	defer fh.Close()
-	b, err := io.ReadAll(io.LimitReader(fh, maxKeyFileBytes+1))
-	if err != nil {
-		return "", describeFileErr("cannot read the key file", err)
-	}
-	if len(b) > maxKeyFileBytes {
-		return "", fmt.Errorf("the key file is larger than %d bytes; it should hold only the API key", maxKeyFileBytes)
-	}
+	defer clear(b)
 	key := strings.TrimSpace(string(b))
 	if key == "" {
 		return "", errors.New("the key file is empty")

@@ -74,6 +74,7 @@ type Config struct {
 
 	apiKey        Secret         // from api.key_file or $BATCHD_API_KEY, never YAML
 	webhookSecret Secret         // from webhook.secret_file, never YAML
+	adminToken    Secret         // from admin.token_file, never YAML
 	loc           *time.Location // schedule.timezone, resolved by Validate
 }
 
@@ -257,6 +258,15 @@ type ReportConfig struct {
 type AdminConfig struct {
 	// Listen is host:port; empty disables the admin server.
 	Listen string `yaml:"listen"`
+	// Hosts are the names (or name:port) a request's Host may carry
+	// besides the listen address itself (and, on loopback, localhost):
+	// a reverse proxy's name, or the host's name for a remote scraper.
+	// Any other Host is refused, against DNS rebinding.
+	Hosts []string `yaml:"hosts"`
+	// TokenFile, when set, names a file holding the bearer token the POST
+	// endpoints (job triggers) require; GET /healthz and /metrics stay
+	// open. Private to batchd's user, like api.key_file.
+	TokenFile string `yaml:"token_file"`
 }
 
 // Default returns a Config holding every default. It has no api.base_url
@@ -307,7 +317,7 @@ func Default() *Config {
 			Submit:    "@every 5m",
 			Reconcile: "0 6 * * *",
 		},
-		Admin:     AdminConfig{Listen: "127.0.0.1:9464"},
+		Admin:     AdminConfig{Listen: "127.0.0.1:9464", Hosts: []string{}},
 		Backup:    BackupConfig{Schedule: "30 5 * * *", Keep: 7},
 		Retention: RetentionConfig{KeepDays: 0},
 		Report:    ReportConfig{Formats: []string{"csv", "xlsx"}},

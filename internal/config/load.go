@@ -58,8 +58,13 @@ func Parse(data []byte, name string, env Env) (*Config, error) {
 		}
 	}
 	if !hasKey(d.errs, "webhook.secret_file") {
-		if serr := cfg.loadWebhookSecret(); serr != nil {
+		if serr := cfg.loadWebhookSecret(env); serr != nil {
 			all = append(all, serr)
+		}
+	}
+	if !hasKey(d.errs, "admin.token_file") {
+		if terr := cfg.loadAdminToken(env); terr != nil {
+			all = append(all, terr)
 		}
 	}
 	all = append(all, cfg.validate(keyOK)...)

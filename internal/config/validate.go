@@ -47,9 +47,7 @@ func (c *Config) validate(checkKey bool) findings {
 	if c.Retention.KeepDays < 0 {
 		f.add(0, "retention.keep_days", "retention.keep_days: must not be negative (0 keeps everything), got %d", c.Retention.KeepDays)
 	}
-	if c.Admin.Listen != "" {
-		checkHostPort(&f, "admin.listen", c.Admin.Listen, true)
-	}
+	c.validateAdmin(&f)
 	checkNoKeys(&f, reflect.ValueOf(c).Elem(), "")
 	return f
 }

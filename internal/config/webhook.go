@@ -3,9 +3,7 @@ package config
 import (
 	"errors"
 	"fmt"
-	"io"
 	"net/url"
-	"os"
 	"strings"
 )
 
@@ -80,11 +78,11 @@ func (c *Config) validateWebhook(f *findings) {
 
 // loadWebhookSecret reads webhook.secret_file when webhooks are enabled.
 // No finding quotes the secret.
-func (c *Config) loadWebhookSecret() *FieldError {
+func (c *Config) loadWebhookSecret(env Env) *FieldError {
 	if !c.Webhook.Enabled() || c.Webhook.SecretFile == "" {
 		return nil
 	}
-	s, err := readSecretFile(c.Webhook.SecretFile)
+	s, err := readTokenFile(c.Webhook.SecretFile, env)
 	if err != nil {
 		return &FieldError{Key: "webhook.secret_file", Msg: "webhook.secret_file " + showValue(c.Webhook.SecretFile) + ": " + err.Error(), Err: err}
 	}
@@ -92,24 +90,22 @@ func (c *Config) loadWebhookSecret() *FieldError {
 	return nil
 }
 
-// readSecretFile reads and checks the webhook secret file.
-func readSecretFile(path string) (string, error) {
-	fh, err := os.Open(path)
+// readTokenFile reads a file holding a random token (the webhook path
+// secret, the admin bearer token), private to its owner (ReadSecretFile).
+// Errors never quote the token.
+func readTokenFile(path string, env Env) (string, error) {
+	b, err := ReadSecretFile(path, maxKeyFileBytes, env)
 	if err != nil {
-		return "", describeFileErr("cannot open the secret file", err)
+		return "", err
 	}
-	defer fh.Close()
-	b, err := io.ReadAll(io.LimitReader(fh, maxKeyFileBytes+1))
-	if err != nil {
-		return "", describeFileErr("cannot read the secret file", err)
-	}
+	defer clear(b)
 	s := strings.TrimSpace(string(b))
 	if len(s) < 16 || len(s) > 128 {
 		return "", fmt.Errorf("the secret must be 16 to 128 characters, it has %d; make one with: head -c 24 /dev/urandom | base64 | tr '+/' '-_'", len(s))
 	}
 	for _, r := range s {
 		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-' || r == '_') {
-			return "", errors.New("the secret may hold only letters, digits, - and _ (it is a URL path segment)")
+			return "", errors.New("the secret may hold only letters, digits, - and _ (it goes into a URL or a header as it is)")
 		}
 	}
 	return s, nil
