@@ -106,13 +106,17 @@ func (j *Job) claim(ctx context.Context, rem Remote, f remote.FileInfo) (*held, 
 
 // ownClaims lists the files this instance claimed in a run that stopped
 // before settling them: past the fence first, then the others. They are
-// this instance's, whatever their age.
-func (j *Job) ownClaims(ctx context.Context, rem Remote) ([]*held, error) {
-	var out, unmarked []*held
+// this instance's, whatever their age. Entries there that are not regular
+// files are not resumed: they are reported, as "ignored", and left.
+func (j *Job) ownClaims(ctx context.Context, rem Remote) ([]*held, []Outcome, error) {
+	var (
+		out, unmarked []*held
+		ignored       []Outcome
+	)
 	for _, dir := range []string{j.commitDir(), j.claimDir()} {
 		list, err := rem.List(ctx, dir)
 		if err != nil {
-			return nil, fmt.Errorf("list claim folder %s: %w", dir, err)
+			return nil, nil, fmt.Errorf("list claim folder %s: %w", dir, err)
 		}
 		names := map[string]bool{}
 		for _, f := range list {
@@ -123,6 +127,11 @@ func (j *Job) ownClaims(ctx context.Context, rem Remote) ([]*held, error) {
 				continue
 			}
 			p := path.Join(dir, f.Name)
+			if !f.Regular() {
+				j.log.Warn("claim folder entry is not a regular file: left there, not followed or read", "file", f.Name, "at", p, "kind", f.Kind())
+				ignored = append(ignored, Outcome{File: f.Name, Outcome: "ignored", Detail: p + " (left there): " + notRegularNote(f.Kind())})
+				continue
+			}
 			h := &held{name: f.Name, path: p, claimed: p, size: f.Size, committing: dir == j.commitDir()}
 			if h.committing {
 				h.trail = []string{p + " (left by an earlier run while committing)"}
@@ -143,7 +152,7 @@ func (j *Job) ownClaims(ctx context.Context, rem Remote) ([]*held, error) {
 	if len(unmarked) > 0 {
 		j.fetchMarkers(ctx, rem, unmarked)
 	}
-	return out, nil
+	return out, ignored, nil
 }
 
 // fetchMarkers moves along the .done markers that a run stopped between
@@ -303,7 +312,8 @@ func (j *Job) moveMarker(ctx context.Context, rem Remote, from, to string) {
 }
 
 // heldFile reports whether an entry of a claim folder is a claimed file
-// (not a marker, a folder or a hidden file).
+// or what stands in its place (not a marker, a folder or a hidden file).
+// A claimed file that is not a regular file is never read (see Regular).
 func heldFile(f remote.FileInfo) bool {
 	return !f.IsDir && !strings.HasPrefix(f.Name, ".") && !strings.HasSuffix(f.Name, ".done")
 }

@@ -6,7 +6,11 @@
 //
 //  1. Wait until the file is stable (size and modification time unchanged
 //     for StableFor, measured on batchd's own clock so the server's clock
-//     does not matter) and not empty, or until "<name>.done" exists.
+//     does not matter), or until "<name>.done" exists; a run waits at most
+//     MaxWait, looking again at least StableFor/4 (and 250 ms) apart. A
+//     file that stays empty goes to the failed folder as such (step 4's
+//     note); one still changing is left for a later run. Entries that are
+//     not regular files (links, folders, devices...) are never read.
 //  2. Claim it: rename it (and its marker) from the inbox into this
 //     instance's claim folder, <Claim>/<Instance>/, with a rename that
 //     never replaces, so that of several batchd processes on one inbox
@@ -87,7 +91,7 @@ type Options struct {
 
 	Pattern       string        // path.Match pattern of file names (default *.csv)
 	StableFor     time.Duration // quiet time before a file is read (default 30s)
-	MaxWait       time.Duration // how long one run waits for files to settle (default 2×StableFor)
+	MaxWait       time.Duration // how long one run waits for files to settle, whatever their state (default 2×StableFor)
 	DoneMarker    bool          // read a file only once <name>.done exists
 	OnInvalid     string        // RejectFile (default) or SkipRows
 	IgnoreColumns []string
@@ -142,8 +146,13 @@ type Outcome struct {
 	Rows     int
 	Valid    int
 	Rejected int
-	Outcome  string // accepted, accepted-with-rejects, rejected, unreadable, duplicate, too-large, recovered, waiting, error
-	Batch    uint64
+	// Outcome is one of accepted, accepted-with-rejects, rejected,
+	// unreadable, empty, duplicate, too-large, recovered (each settled:
+	// archived or failed), waiting (still arriving, or no .done marker
+	// yet: left for a later run), ignored (not a regular file: left where
+	// it is, never read; not a failure of the run) or error (see Run).
+	Outcome string
+	Batch   uint64
 	// Kind is what the file holds, told by its header once it was read
 	// (payments until then); a funding-source or verification file's
 	// Detail names it: "… -> /archive/…/links.csv: funding-sources batch 7".
@@ -165,6 +174,10 @@ type Job struct {
 
 	mu   sync.Mutex
 	seen map[string]observation
+
+	// sleep waits between looks at the inbox (retry.Sleep: a real wait;
+	// tests also move their clock by d).
+	sleep func(ctx context.Context, d time.Duration) error
 }
 
 type observation struct {
@@ -211,15 +224,19 @@ func New(db payment.FileLedger, opts Options) *Job {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return &Job{db: db, opts: opts, log: log, seen: map[string]observation{}}
+	return &Job{db: db, opts: opts, log: log, seen: map[string]observation{}, sleep: retry.Sleep}
 }
 
 // Run performs one pickup cycle: first the files this instance claimed in
 // a run that stopped, then stale claims of other instances, then the
-// inbox. It waits up to MaxWait for inbox files that are still changing;
-// those still changing after that are left for the next run (Outcome
-// "waiting"). A file another batchd claims first is not this run's: it
-// is logged, with no Outcome.
+// inbox. It waits up to MaxWait for inbox files that are still changing,
+// sleeping between looks, and always ends: those still changing after
+// that are left for the next run (Outcome "waiting"). A file that stayed
+// empty for StableFor goes to the failed folder (Outcome "empty"). An
+// entry that is not a regular file is reported once per run (Outcome
+// "ignored") and left where it is, unread; that fails nothing. A file
+// another batchd claims first is not this run's: it is logged, with no
+// Outcome.
 //
 // One file's trouble stays with that file: a file that cannot be claimed,
 // read, moved or reported gets Outcome "error", is logged at error level
@@ -261,9 +278,12 @@ func (j *Job) Run(ctx context.Context, rem Remote) ([]Outcome, error) {
 		}
 		return out, err
 	}
-	own, err := j.ownClaims(ctx, rem)
+	own, ignored, err := j.ownClaims(ctx, rem)
 	if err != nil {
 		return nil, err
+	}
+	for _, o := range ignored {
+		j.record(&out, o)
 	}
 	for _, h := range append(own, j.staleClaims(ctx, rem)...) {
 		if err := j.settle(ctx, rem, h, &out); err != nil && fileErr(h.name, err) {
@@ -271,49 +291,93 @@ func (j *Job) Run(ctx context.Context, rem Remote) ([]Outcome, error) {
 		}
 	}
 
+	if err := j.pickUp(ctx, rem, &out, fileErr); err != nil {
+		return stop(err)
+	}
+	return out, failed.orNil(out)
+}
+
+// minLookGap is the least time between two looks at the inbox, whatever
+// ingest.stable_for is: a run never lists the inbox in a tight loop.
+const minLookGap = 250 * time.Millisecond
+
+// pace is how a run looks at the inbox: at least gap apart, at most looks
+// times, and sleeping at most MaxWait in all. The bounds hold whatever the
+// clock or the listings say, so a run always ends.
+func (j *Job) pace() (gap time.Duration, looks int) {
+	gap = max(j.opts.StableFor/4, minLookGap)
+	return gap, int(j.opts.MaxWait/gap) + 2
+}
+
+// pickUp claims and settles the inbox's files as they become ready,
+// looking again, with a sleep of at least the gap between looks, while
+// some are still changing, for at most MaxWait. Entries that are not
+// regular files are reported once and left alone. fileErr takes note of
+// one file's failure and reports whether the run must stop; pickUp then
+// returns that error.
+func (j *Job) pickUp(ctx context.Context, rem Remote, out *[]Outcome, fileErr func(string, error) bool) error {
+	gap, maxLooks := j.pace()
 	deadline := j.opts.Now().Add(j.opts.MaxWait)
-	done := map[string]bool{}
-	for {
-		ready, waiting, err := j.scan(ctx, rem, done)
+	budget := j.opts.MaxWait  // real time left to sleep
+	done := map[string]bool{} // settled, or reported, in this run
+	for look := 1; ; look++ {
+		s, err := j.scan(ctx, rem, done)
 		if err != nil {
-			return stop(err)
+			return err
 		}
-		for _, f := range ready {
+		for _, f := range s.ignored {
 			done[f.Name] = true
-			h, o, err := j.claim(ctx, rem, f)
-			if o.Outcome != "" {
-				j.record(&out, o)
-			}
-			if err != nil {
-				if fileErr(f.Name, err) {
-					return stop(err)
-				}
-				continue
-			}
-			if h == nil {
-				continue
-			}
-			if err := j.settle(ctx, rem, h, &out); err != nil && fileErr(h.name, err) {
-				return stop(err)
+			j.ignore(out, f)
+		}
+		for _, f := range s.ready {
+			done[f.Name] = true
+			if err := j.take(ctx, rem, f, out); err != nil && fileErr(f.Name, err) {
+				return err
 			}
 		}
-		if len(waiting) == 0 || len(ready) > 0 {
-			if len(waiting) == 0 {
-				return out, failed.orNil(out)
-			}
+		if len(s.waiting) == 0 {
+			return nil
+		}
+		if look < maxLooks && len(s.ready) > 0 {
 			continue // handling files took time; look again before waiting
 		}
-		next := j.nextReady(waiting)
-		if next.After(deadline) {
-			for _, f := range waiting {
-				j.record(&out, Outcome{File: f.Name, Outcome: "waiting", Detail: j.waitReason(f)})
+		d, ok := j.wait(s.waiting, deadline, budget, gap)
+		if look >= maxLooks || !ok {
+			for _, f := range s.waiting {
+				j.record(out, Outcome{File: f.Name, Outcome: "waiting", Detail: j.waitReason(f)})
 			}
-			return out, failed.orNil(out)
+			return nil
 		}
-		if err := retry.Sleep(ctx, next.Sub(j.opts.Now())); err != nil {
-			return stop(err)
+		if err := j.sleep(ctx, d); err != nil {
+			return err
 		}
+		budget -= d
 	}
+}
+
+// wait says how long to sleep before the next look: until the first
+// waiting file may be ready, but at least gap and at most what is left of
+// the budget. ok is false when none can be ready by the deadline, or the
+// budget cannot pay for one more gap: the run then ends.
+func (j *Job) wait(waiting []remote.FileInfo, deadline time.Time, budget, gap time.Duration) (time.Duration, bool) {
+	now := j.opts.Now()
+	next := j.nextReady(waiting)
+	if budget < gap || !now.Before(deadline) || next.After(deadline) {
+		return 0, false
+	}
+	return min(max(next.Sub(now), gap), budget), true
+}
+
+// take claims one ready inbox file and settles it.
+func (j *Job) take(ctx context.Context, rem Remote, f remote.FileInfo, out *[]Outcome) error {
+	h, o, err := j.claim(ctx, rem, f)
+	if o.Outcome != "" {
+		j.record(out, o)
+	}
+	if err != nil || h == nil {
+		return err
+	}
+	return j.settle(ctx, rem, h, out)
 }
 
 // record adds o to the run's outcomes and tells Options.OnOutcome.
@@ -384,7 +448,7 @@ func (e *FilesFailed) orNil(out []Outcome) error {
 	}
 	e.Handled = 0
 	for _, o := range out {
-		if o.Outcome != "error" && o.Outcome != "waiting" {
+		if o.Outcome != "error" && o.Outcome != "waiting" && o.Outcome != "ignored" {
 			e.Handled++
 		}
 	}
@@ -434,11 +498,21 @@ func (j *Job) clearSpool() error {
 	return nil
 }
 
-// scan lists the inbox and sorts candidates into ready and waiting.
-func (j *Job) scan(ctx context.Context, rem Remote, done map[string]bool) (ready, waiting []remote.FileInfo, err error) {
+// look is what one listing of the inbox shows.
+type look struct {
+	ready   []remote.FileInfo // stable (or marked done): to be claimed now, empty or not
+	waiting []remote.FileInfo // still changing, or not marked done yet
+	ignored []remote.FileInfo // not regular files: never followed or read
+}
+
+// scan lists the inbox and sorts its entries, but those in done, into
+// ready, waiting and ignored. A file is ready once its size and time have
+// been unchanged for StableFor on batchd's clock, even at 0 bytes: an
+// empty file is then failed as such rather than waited for for ever.
+func (j *Job) scan(ctx context.Context, rem Remote, done map[string]bool) (look, error) {
 	list, err := rem.List(ctx, j.opts.Inbox)
 	if err != nil {
-		return nil, nil, fmt.Errorf("list inbox %s: %w", j.opts.Inbox, err)
+		return look{}, fmt.Errorf("list inbox %s: %w", j.opts.Inbox, err)
 	}
 	markers := map[string]bool{}
 	for _, f := range list {
@@ -449,9 +523,17 @@ func (j *Job) scan(ctx context.Context, rem Remote, done map[string]bool) (ready
 	now := j.opts.Now()
 	j.mu.Lock()
 	defer j.mu.Unlock()
+	var l look
 	present := map[string]bool{}
 	for _, f := range list {
-		if !j.candidate(f) || done[f.Name] {
+		if done[f.Name] || j.quiet(f) {
+			continue
+		}
+		if !f.Regular() {
+			l.ignored = append(l.ignored, f)
+			continue
+		}
+		if !j.candidate(f) {
 			continue
 		}
 		present[f.Name] = true
@@ -460,14 +542,14 @@ func (j *Job) scan(ctx context.Context, rem Remote, done map[string]bool) (ready
 			o = observation{size: f.Size, mtime: f.ModTime, since: now}
 			j.seen[f.Name] = o
 		}
-		stable := f.Size > 0 && now.Sub(o.since) >= j.opts.StableFor
+		stable := now.Sub(o.since) >= j.opts.StableFor
 		if j.opts.DoneMarker {
 			stable = markers[f.Name]
 		}
 		if stable {
-			ready = append(ready, f)
+			l.ready = append(l.ready, f)
 		} else {
-			waiting = append(waiting, f)
+			l.waiting = append(l.waiting, f)
 		}
 	}
 	for name := range j.seen {
@@ -475,17 +557,60 @@ func (j *Job) scan(ctx context.Context, rem Remote, done map[string]bool) (ready
 			delete(j.seen, name) // gone from the inbox: forget it
 		}
 	}
-	sort.Slice(ready, func(a, b int) bool { return ready[a].Name < ready[b].Name })
-	return ready, waiting, nil
+	sort.Slice(l.ready, func(a, b int) bool { return l.ready[a].Name < l.ready[b].Name })
+	return l, nil
 }
 
-// candidate reports whether a listed entry is a payment file to consider.
+// quiet reports whether an inbox entry is left alone without a word:
+// hidden names (batchd's claim folder among them), .done markers, and the
+// folders batchd itself uses when they lie inside the inbox.
+func (j *Job) quiet(f remote.FileInfo) bool {
+	if strings.HasPrefix(f.Name, ".") || strings.HasSuffix(f.Name, ".done") {
+		return true
+	}
+	if !f.IsDir {
+		return false
+	}
+	p := path.Join(j.opts.Inbox, f.Name)
+	for _, d := range []string{j.opts.Claim, j.opts.Archive, j.opts.Failed, j.opts.Outbox} {
+		if d != "" && (path.Clean(d) == p || strings.HasPrefix(path.Clean(d), p+"/")) {
+			return true
+		}
+	}
+	return false
+}
+
+// candidate reports whether a listed entry is a payment file to consider:
+// a regular file (never a link, folder, device, socket or pipe) whose name
+// matches the pattern.
 func (j *Job) candidate(f remote.FileInfo) bool {
-	if f.IsDir || strings.HasPrefix(f.Name, ".") || strings.HasSuffix(f.Name, ".done") {
+	if !f.Regular() || f.IsDir || strings.HasPrefix(f.Name, ".") || strings.HasSuffix(f.Name, ".done") {
 		return false
 	}
 	ok, _ := path.Match(j.opts.Pattern, f.Name)
 	return ok
+}
+
+// ignore reports an inbox entry that is not a regular file: it is left
+// where it is, neither followed nor read, and named once per run.
+func (j *Job) ignore(out *[]Outcome, f remote.FileInfo) {
+	at := path.Join(j.opts.Inbox, f.Name)
+	j.log.Warn("inbox entry is not a regular file: left there, not followed or read", "file", f.Name, "at", at, "kind", f.Kind())
+	j.record(out, Outcome{File: f.Name, Outcome: "ignored", Detail: at + " (left there): " + notRegularNote(f.Kind())})
+}
+
+// notRegularNote says why an entry of the given kind is not read, and
+// what to do instead.
+func notRegularNote(kind string) string {
+	why := "it is a " + kind + ", not a regular file; batchd reads only regular files, and never follows a link, so that nothing outside the inbox can be paid or quoted. "
+	switch kind {
+	case "symbolic link":
+		return why + "Upload the file itself (a copy, not a link), or remove the link."
+	case "folder":
+		return why + "Put payment files directly in the inbox, or move the folder out of it."
+	default:
+		return why + "Remove it from the inbox."
+	}
 }
 
 func (j *Job) nextReady(waiting []remote.FileInfo) time.Time {
@@ -506,13 +631,13 @@ func (j *Job) nextReady(waiting []remote.FileInfo) time.Time {
 }
 
 func (j *Job) waitReason(f remote.FileInfo) string {
-	where := path.Join(j.opts.Inbox, f.Name) + ": "
+	where := path.Join(j.opts.Inbox, f.Name) + " (left there): "
 	switch {
 	case j.opts.DoneMarker:
 		return where + "waiting for " + f.Name + ".done"
 	case f.Size == 0:
-		return where + "empty so far; read once it has content and has been unchanged for " + j.opts.StableFor.String()
+		return where + "empty so far; it goes to " + j.opts.Failed + " if it stays empty for " + j.opts.StableFor.String() + ", and is read once it has content and has been unchanged that long"
 	default:
-		return where + "still changing; read once unchanged for " + j.opts.StableFor.String()
+		return where + "still arriving: it changed within the last " + j.opts.StableFor.String() + "; it is read once unchanged that long, by a later run"
 	}
 }

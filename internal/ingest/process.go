@@ -35,6 +35,9 @@ func (j *Job) process(ctx context.Context, rem Remote, h *held) (Outcome, error)
 		if !h.committing && errors.Is(err, fs.ErrNotExist) {
 			return o, errClaimLost
 		}
+		if errors.Is(err, remote.ErrNotRegular) {
+			return j.notRegular(ctx, rem, o, h, err), nil
+		}
 		if !h.committing && errors.Is(err, remote.ErrChanged) && j.giveBack(ctx, rem, h) {
 			o.Outcome = "waiting"
 			o.Detail = "it changed while it was read, so it is still being written: returned to the inbox, to be read once it has stopped changing"
@@ -43,6 +46,9 @@ func (j *Job) process(ctx context.Context, rem Remote, h *held) (Outcome, error)
 		return j.errored(o, fmt.Errorf("download %s: %w", h.path, err))
 	}
 	defer os.Remove(local)
+	if size == 0 {
+		return j.fail(ctx, rem, o, "empty", h, j.emptyReason(), settleAs{})
+	}
 
 	prior, err := j.db.File(sum)
 	switch {
@@ -61,6 +67,37 @@ func (j *Job) process(ctx context.Context, rem Remote, h *held) (Outcome, error)
 		return j.errored(o, fmt.Errorf("read %s: %w", o.File, err))
 	}
 	return j.load(ctx, rem, o, h, local, payment.FileMeta{Kind: kind, Name: h.name, SHA256: sum, Size: size}, prior)
+}
+
+// emptyReason is the note of an empty file: what, why, and the fix.
+func (j *Job) emptyReason() string {
+	why := fmt.Sprintf("it stayed empty (0 bytes) for %s", j.opts.StableFor)
+	if j.opts.DoneMarker {
+		why = "it was empty (0 bytes) when its .done marker was there"
+	}
+	return "the file is empty: " + why + ", so it holds nothing to pay, and it was moved here so that it does not hold up the inbox. " +
+		"If it was meant to carry payments, export it again and upload it; if there was nothing to pay, nothing needs doing."
+}
+
+// notRegular settles a claimed entry that turned out not to be a regular
+// file (it was swapped for a link, say, after it was listed): nothing of
+// it was read. It goes back to the inbox, where it is reported like any
+// other entry that is not a regular file; one past the fence stays.
+func (j *Job) notRegular(ctx context.Context, rem Remote, o Outcome, h *held, err error) Outcome {
+	o.Outcome = "ignored"
+	left := "left there"
+	if back := path.Join(j.opts.Inbox, h.name); !h.committing {
+		if rerr := rem.Rename(ctx, h.path, back); rerr == nil {
+			h.moved(back)
+			left = "returned to the inbox"
+		} else {
+			j.log.Warn("cannot return an entry that is not a regular file to the inbox", "file", h.name, "at", h.path, "err", rerr)
+		}
+	}
+	j.log.Warn("claimed entry is not a regular file: not read", "file", h.name, "at", h.path, "err", err)
+	o.Detail = fmt.Sprintf("not read: it stopped being a regular file after it was listed (%v), and batchd never follows a link nor reads a device, socket, pipe or folder; %s. "+
+		"Upload the file itself (a copy, not a link), or remove the entry.", err, left)
+	return o
 }
 
 // known handles content the ledger has accepted before: the tail of a run
