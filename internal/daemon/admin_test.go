@@ -158,8 +158,8 @@ func TestHealthzAndMetrics(t *testing.T) {
 			t.Errorf("/metrics lacks %q", want)
 		}
 	}
-	if strings.Contains(body, `job_last_success_timestamp_seconds{job="submit"}`) {
-		t.Error("/metrics shows a last success for submit, which never succeeded")
+	if !strings.Contains(body, `job_last_success_timestamp_seconds{job="submit"} 0`+"\n") {
+		t.Error("/metrics does not show submit, which never succeeded, with a last success at 0")
 	}
 
 	// The ledger check failing is filed under "ledger".

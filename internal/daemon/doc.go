@@ -8,7 +8,18 @@
 //
 //   - Runs of one job never overlap, whether started by the schedule,
 //     Trigger (the admin API), catch-up or a chain. A scheduled run that
-//     finds its job still running is skipped and logged.
+//     finds its job still running is skipped: counted in
+//     batchd_job_skipped_total at every such tick, logged once per run
+//     with the start of the run it waits for.
+//   - Each run has a deadline (Job.Timeout). Past it the run's ctx is
+//     cancelled (cause ErrTimeout) and the run is recorded failed with
+//     source "timeout", whatever it returns. A run that still has not
+//     returned Options.CancelGrace later is reported stuck (logged,
+//     counted, /healthz failing) and stays marked running: a goroutine
+//     cannot be killed, and a second run must never overlap it.
+//   - Every job's series exist from New: its last success at 0 until a
+//     first success, its counters at 0; batchd_start_time_seconds is set
+//     at Start, so "never succeeded" alerts can measure from it.
 //   - A panic in a job is recovered, logged with its stack and counted; it
 //     ends only that run.
 //   - A run missed while batchd was down is caught up once at Start.

@@ -29,6 +29,16 @@ type JobHealth struct {
 	Schedule string    `json:"schedule"`
 	Running  bool      `json:"running"`
 	Since    time.Time `json:"running_since,omitzero"` // start of the run in progress
+	// Timeout is the job's run deadline (Job.Timeout), such as "15m0s".
+	Timeout string `json:"timeout,omitempty"`
+	// Deadline is when the run in progress is cancelled.
+	Deadline time.Time `json:"deadline,omitzero"`
+	// Skipped counts the scheduled ticks skipped during the run in
+	// progress (it was still going).
+	Skipped int `json:"skipped,omitempty"`
+	// Stuck is set while the run in progress has not returned after its
+	// deadline cancelled it (and Options.CancelGrace): Failing says more.
+	Stuck bool `json:"stuck,omitempty"`
 	// The last finished run of this process.
 	LastCause   Cause     `json:"last_cause,omitempty"`
 	LastStart   time.Time `json:"last_start,omitzero"`
@@ -100,8 +110,11 @@ func (s *Scheduler) Health() Health {
 	for _, name := range s.order {
 		st := s.jobs[name]
 		jh := JobHealth{Name: name, Schedule: st.job.Spec, Running: st.running, LastSuccess: inLoc(st.lastSuccess, loc)}
+		if st.job.Timeout > 0 {
+			jh.Timeout = st.job.Timeout.String()
+		}
 		if st.running {
-			jh.Since = st.since
+			jh.Since, jh.Deadline, jh.Skipped, jh.Stuck = st.since, st.deadline, st.skips, st.stuck
 		}
 		if s.state == started {
 			jh.NextRun = inLoc(next[st.entry], loc)

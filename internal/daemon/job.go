@@ -27,6 +27,13 @@ type Job struct {
 	// nothing new, finish what must not be cut in half, and return. Run may
 	// ask for another job with RequestRun.
 	Run func(ctx context.Context) (summary string, err error)
+	// Timeout is the run's deadline, from its start; 0 means none. Past it
+	// the run's ctx is cancelled with cause ErrTimeout (context.Cause) and
+	// the run, whatever it returns, is recorded failed with source
+	// "timeout". A run that does not return Options.CancelGrace after that
+	// is reported stuck (see Scheduler.Health); it stays marked running,
+	// so no second run of the job overlaps it.
+	Timeout time.Duration
 }
 
 // Outcome is how a job run ended.
@@ -42,6 +49,8 @@ const (
 	// OutcomeFailed: Run returned an error, including one that says it left
 	// work undone (submit.ErrIncomplete), or a ledger failure even while
 	// stopping.
+	// A run cancelled at its deadline (Job.Timeout) is failed too, with
+	// source "timeout".
 	OutcomeFailed Outcome = "failed"
 	// OutcomeCanceled: the run's ctx was cancelled (batchd is stopping)
 	// before it returned, whatever it returned: an interrupted run is not a
@@ -74,6 +83,9 @@ var (
 	// ErrNotRunning means the scheduler has not been started or is
 	// stopping. The admin API answers 503.
 	ErrNotRunning = errors.New("scheduler is not running")
+	// ErrTimeout is wrapped by the cause of the cancellation of a run's ctx
+	// when the run passes its Job.Timeout (context.Cause).
+	ErrTimeout = errors.New("timeout")
 	// ErrStopping is the cause of the cancellation of a run's ctx when the
 	// scheduler stops (context.Cause).
 	ErrStopping = errors.New("batchd is stopping")
@@ -145,6 +157,9 @@ func compile(p cron.Parser, jobs []Job) ([]compiled, error) {
 			continue
 		case j.Run == nil:
 			errs = append(errs, fmt.Errorf("job %s: no Run function", j.Name))
+			continue
+		case j.Timeout < 0:
+			errs = append(errs, fmt.Errorf("job %s: negative timeout %s (0 means none)", j.Name, j.Timeout))
 			continue
 		}
 		seen[j.Name] = true

@@ -127,6 +127,8 @@ func (s *Scheduler) statusLine() string {
 
 func jobStatus(name string, st *jobState, now time.Time) string {
 	switch {
+	case st.running && st.stuck:
+		return name + " stuck past its deadline"
 	case st.running:
 		return name + " running"
 	case st.last != nil:

@@ -42,6 +42,10 @@ func (s *Scheduler) startLocked(name string, cause Cause) error {
 		return fmt.Errorf("%s: %w", name, ErrRunning)
 	}
 	st.running, st.since = true, s.now()
+	st.skips, st.stuck, st.deadline = 0, false, time.Time{}
+	if st.job.Timeout > 0 {
+		st.deadline = st.since.Add(st.job.Timeout)
+	}
 	s.wg.Add(1)
 	ctx, job, since := s.runCtx, st.job, st.since
 	// The run joins the group, so that Shutdown waits for it before the
@@ -73,26 +77,33 @@ func call(ctx context.Context, job Job) (res result) {
 	return res
 }
 
-// run executes one run: calls the job, logs its one summary line, records
-// metrics and success, then serves chains.
+// run executes one run under its deadline: calls the job, logs its one
+// summary line, records metrics and success, then serves chains.
 func (s *Scheduler) run(ctx context.Context, st *jobState, job Job, cause Cause, start time.Time) {
 	defer s.wg.Done()
+	ctx, cancel := withDeadline(ctx, job.Timeout)
+	defer cancel()
+	watch := s.watchStuck(st, job, start)
 	t0 := time.Now()
 	res := call(context.WithValue(ctx, runKey{}, &runRef{s: s, job: job.Name}), job)
 	d := time.Since(t0)
+	stuckCounted := watch.stop()
 	lr := &lastRun{cause: cause, start: start, end: s.now(), summary: res.summary, outcome: outcomeOf(ctx, res)}
 	switch {
+	case lr.outcome == OutcomeFailed && timedOut(ctx) && payment.SourceOf(res.err) != payment.SourceLedger:
+		lr.err, lr.source = timeoutError(ctx, res.err), sourceTimeout
 	case res.err != nil:
 		lr.err, lr.source = res.err.Error(), payment.SourceOf(res.err)
 	case lr.outcome == OutcomeCanceled:
 		lr.err = "interrupted: " + context.Cause(ctx).Error()
 	}
+	lr.skips = s.skipsOf(st)
 	s.logRun(job.Name, lr, d, res)
 	s.opts.Metrics.ObserveJob(job.Name, string(lr.outcome), d)
 	if res.panic != nil {
 		s.opts.Metrics.JobPanicked(job.Name)
 	}
-	if lr.outcome.failing() {
+	if lr.outcome.failing() && !(stuckCounted && lr.source == sourceTimeout) {
 		s.opts.Metrics.JobFailed(job.Name, sourceName(lr.source))
 	}
 	if lr.outcome == OutcomeOK {
@@ -105,17 +116,20 @@ func (s *Scheduler) run(ctx context.Context, st *jobState, job Job, cause Cause,
 }
 
 // outcomeOf classifies a finished run. Only a run that returned nil and
-// was not interrupted succeeded. A run whose ctx was cancelled (batchd is
-// stopping) is canceled whatever it returned: it may have returned nil
-// with work left, and its error is most likely the cancellation itself;
-// it is not a failure worth an alert. A ledger failure is a failure even
-// then: it is what stops every job. Any other error, including one that
-// says the run left work undone, is a failure.
+// was not interrupted succeeded. A run cancelled at its deadline failed,
+// whatever it returned: it may have returned nil with work left. A run
+// whose ctx was cancelled because batchd is stopping is canceled whatever
+// it returned: its error is most likely the cancellation itself; it is not
+// a failure worth an alert. A ledger failure is a failure even then: it
+// is what stops every job. Any other error, including one that says the
+// run left work undone, is a failure.
 func outcomeOf(ctx context.Context, res result) Outcome {
 	switch {
 	case res.panic != nil:
 		return OutcomePanic
 	case res.err != nil && payment.SourceOf(res.err) == payment.SourceLedger:
+		return OutcomeFailed
+	case timedOut(ctx):
 		return OutcomeFailed
 	case ctx.Err() != nil:
 		return OutcomeCanceled
@@ -146,6 +160,9 @@ func (s *Scheduler) logRun(name string, lr *lastRun, d time.Duration, res result
 	}
 	if lr.source != "" {
 		attrs = append(attrs, slog.String("source", string(lr.source)))
+	}
+	if lr.skips > 0 {
+		attrs = append(attrs, slog.Int("skipped_ticks", lr.skips))
 	}
 	if res.stack != nil {
 		attrs = append(attrs, slog.String("stack", string(res.stack)))

@@ -49,8 +49,15 @@ type Options struct {
 	// Notifier receives sd_notify messages. Nil sends none.
 	Notifier Notifier
 	// Now returns the current time; nil means time.Now. It dates runs and
-	// decides catch-up. Cron itself always follows the real clock.
+	// decides catch-up. Cron itself always follows the real clock, and so
+	// do run deadlines (Job.Timeout), which are durations.
 	Now func() time.Time
+	// CancelGrace is how long a run may take to return once its deadline
+	// has cancelled its ctx, before the scheduler reports it stuck: logged,
+	// counted as a timeout failure, and shown failing by /healthz while it
+	// stays marked running. batchd gives it shutdown_timeout, the time a run
+	// gets to wind down on SIGTERM too. 0 means 30s.
+	CancelGrace time.Duration
 }
 
 // lifecycle is where a Scheduler is in New -> Start -> Stop.
@@ -106,6 +113,9 @@ type jobState struct {
 	running     bool
 	since       time.Time // start of the run in progress
 	pending     bool      // a chained request arrived while running
+	deadline    time.Time // when the run in progress is cancelled; zero: none
+	skips       int       // scheduled ticks skipped during the run in progress
+	stuck       bool      // the run in progress passed its deadline and CancelGrace
 	last        *lastRun
 	lastSuccess time.Time
 	failing     *Failure // the last failed run, until the job next succeeds
@@ -119,6 +129,7 @@ type lastRun struct {
 	summary    string
 	err        string
 	source     payment.Source // where err came from, when there is one
+	skips      int            // scheduled ticks skipped while it ran
 }
 
 // New validates every job (name, Run, schedule) and returns a Scheduler
@@ -136,6 +147,9 @@ func New(jobs []Job, opts Options) (*Scheduler, error) {
 	if opts.Notifier == nil {
 		opts.Notifier = nopNotifier{}
 	}
+	if opts.CancelGrace <= 0 {
+		opts.CancelGrace = defaultCancelGrace
+	}
 	s := &Scheduler{opts: opts, log: opts.Logger, parser: newParser(), chains: map[string][]string{},
 		groupGrace: shutdownGrace + 5*time.Second}
 	s.group, s.groupCtx = errgroup.WithContext(context.Background())
@@ -148,22 +162,34 @@ func New(jobs []Job, opts Options) (*Scheduler, error) {
 	for _, c := range cs {
 		s.jobs[c.job.Name] = &jobState{job: c.job, sched: c.sched}
 		s.order = append(s.order, c.job.Name)
-		s.initFailures(c.job.Name)
+		s.initMetrics(c.job.Name)
 	}
 	s.cron = cron.New(cron.WithLocation(opts.Location), cron.WithParser(s.parser),
 		cron.WithLogger(cronLogger{s.log}))
 	return s, nil
 }
 
+// defaultCancelGrace is Options.CancelGrace when unset.
+const defaultCancelGrace = 30 * time.Second
+
+// sourceTimeout files a run cancelled at its deadline (Job.Timeout), in
+// /healthz and batchd_job_failures_total{source}.
+const sourceTimeout payment.Source = "timeout"
+
 // failureSources are the values of batchd_job_failures_total{source}, as
 // sourceName gives them.
 var failureSources = []string{string(payment.SourceSFTP), string(payment.SourceAPI),
-	string(payment.SourceLedger), string(payment.SourceOther)}
+	string(payment.SourceLedger), string(payment.SourceOther), string(sourceTimeout)}
 
-// initFailures makes the job's failure counters read 0 before its first
-// failure, so that an alert on their increase sees that failure.
-func (s *Scheduler) initFailures(name string) {
-	s.opts.Metrics.InitJobFailures(name, failureSources...)
+// outcomes are the values of batchd_job_runs_total{outcome}.
+var outcomes = []string{string(OutcomeOK), string(OutcomeFailed), string(OutcomeCanceled), string(OutcomePanic)}
+
+// initMetrics makes the job's series exist before its first run: its last
+// success at 0, so that a "never succeeded" alert can fire on a fresh
+// daemon, and its counters at 0, so that an alert on their increase sees
+// the first failure, timeout or skip.
+func (s *Scheduler) initMetrics(name string) {
+	s.opts.Metrics.InitJob(name, outcomes, failureSources)
 }
 
 func (s *Scheduler) now() time.Time { return s.opts.Now().In(s.opts.Location) }
@@ -181,6 +207,7 @@ func (s *Scheduler) Start(ctx context.Context) error {
 	}
 	s.runCtx, s.cancel = context.WithCancelCause(ctx)
 	s.state = started
+	s.opts.Metrics.SetStartTime(s.now())
 	for _, name := range s.order {
 		st := s.jobs[name]
 		st.entry = s.cron.Schedule(st.sched, s.tick(name))
@@ -195,12 +222,37 @@ func (s *Scheduler) Start(ctx context.Context) error {
 // firing, so that Reload can replace Run without rescheduling.
 func (s *Scheduler) tick(name string) cron.Job {
 	return cron.FuncJob(func() {
-		err := s.launch(name, CauseSchedule)
-		if errors.Is(err, ErrRunning) {
-			s.log.Warn("skipped scheduled run: the previous run is still running", "job", name)
-			s.opts.Metrics.JobSkipped(name)
+		if err := s.launch(name, CauseSchedule); errors.Is(err, ErrRunning) {
+			s.skip(name)
 		}
 	})
+}
+
+// skip counts a scheduled tick that found the job's previous run still
+// going, and logs it once per run: a run that hangs for an hour on an
+// "@every 1m" schedule gives one line, not sixty. The run's finish line
+// says how many ticks it made skip.
+func (s *Scheduler) skip(name string) {
+	s.mu.Lock()
+	st := s.jobs[name]
+	if st == nil || !st.running {
+		s.mu.Unlock()
+		return
+	}
+	st.skips++
+	first, since, deadline := st.skips == 1, st.since, st.deadline
+	s.mu.Unlock()
+	s.opts.Metrics.JobSkipped(name)
+	if !first {
+		return
+	}
+	attrs := []any{"job", name, "reason", "the run started at " + since.Format(time.RFC3339) + " is still going",
+		"running_since", since.Format(time.RFC3339)}
+	if !deadline.IsZero() {
+		attrs = append(attrs, "deadline", deadline.Format(time.RFC3339))
+	}
+	attrs = append(attrs, "note", "later ticks skipped during this run are counted in batchd_job_skipped_total, not logged")
+	s.log.Warn("skipped scheduled run: the previous run is still running", attrs...)
 }
 
 // Trigger starts a run of the job now, in the background. It returns
@@ -234,7 +286,7 @@ func (s *Scheduler) Reload(jobs []Job) error {
 		st := old[name]
 		if st == nil {
 			st = &jobState{}
-			s.initFailures(name)
+			s.initMetrics(name)
 		}
 		delete(old, name)
 		respec := st.entry == 0 || st.job.Spec != c.job.Spec

@@ -20,20 +20,21 @@ func TestNewValidates(t *testing.T) {
 		jobs []Job
 		want string // substring of the error; "" means valid
 	}{
-		{"valid", []Job{{"ingest", "@every 5m", run}, {"reconcile", "0 6 * * 1-5", run}, {"submit", "@hourly", run}}, ""},
-		{"bad spec", []Job{{"ingest", "61 * * * *", run}}, `job ingest: schedule "61 * * * *"`},
-		{"six fields", []Job{{"ingest", "0 0 6 * * *", run}}, "job ingest"},
-		{"empty spec", []Job{{"ingest", "", run}}, "job ingest"},
-		{"sub-second every", []Job{{"ingest", "@every 500ms", run}}, "at least 1s"},
-		{"negative every", []Job{{"ingest", "@every -5m", run}}, "at least 1s"},
-		{"tz prefix", []Job{{"ingest", "CRON_TZ=Europe/Berlin 0 6 * * *", run}}, "time zone prefix"},
-		{"tz prefix without space", []Job{{"ingest", "CRON_TZ=UTC", run}}, "time zone prefix"},
-		{"empty name", []Job{{"", "@hourly", run}}, "invalid name"},
-		{"upper-case name", []Job{{"Ingest", "@hourly", run}}, "invalid name"},
-		{"slash in name", []Job{{"a/b", "@hourly", run}}, "invalid name"},
-		{"duplicate", []Job{{"ingest", "@hourly", run}, {"ingest", "@daily", run}}, "defined twice"},
-		{"nil run", []Job{{"ingest", "@hourly", nil}}, "no Run"},
-		{"all errors at once", []Job{{"a", "bad", run}, {"b", "worse", run}}, `job b: schedule "worse"`},
+		{"valid", []Job{{Name: "ingest", Spec: "@every 5m", Run: run}, {Name: "reconcile", Spec: "0 6 * * 1-5", Run: run}, {Name: "submit", Spec: "@hourly", Run: run}}, ""},
+		{"bad spec", []Job{{Name: "ingest", Spec: "61 * * * *", Run: run}}, `job ingest: schedule "61 * * * *"`},
+		{"six fields", []Job{{Name: "ingest", Spec: "0 0 6 * * *", Run: run}}, "job ingest"},
+		{"empty spec", []Job{{Name: "ingest", Spec: "", Run: run}}, "job ingest"},
+		{"sub-second every", []Job{{Name: "ingest", Spec: "@every 500ms", Run: run}}, "at least 1s"},
+		{"negative every", []Job{{Name: "ingest", Spec: "@every -5m", Run: run}}, "at least 1s"},
+		{"tz prefix", []Job{{Name: "ingest", Spec: "CRON_TZ=Europe/Berlin 0 6 * * *", Run: run}}, "time zone prefix"},
+		{"tz prefix without space", []Job{{Name: "ingest", Spec: "CRON_TZ=UTC", Run: run}}, "time zone prefix"},
+		{"empty name", []Job{{Name: "", Spec: "@hourly", Run: run}}, "invalid name"},
+		{"upper-case name", []Job{{Name: "Ingest", Spec: "@hourly", Run: run}}, "invalid name"},
+		{"slash in name", []Job{{Name: "a/b", Spec: "@hourly", Run: run}}, "invalid name"},
+		{"duplicate", []Job{{Name: "ingest", Spec: "@hourly", Run: run}, {Name: "ingest", Spec: "@daily", Run: run}}, "defined twice"},
+		{"nil run", []Job{{Name: "ingest", Spec: "@hourly", Run: nil}}, "no Run"},
+		{"negative timeout", []Job{{Name: "ingest", Spec: "@hourly", Run: run, Timeout: -time.Second}}, "negative timeout"},
+		{"all errors at once", []Job{{Name: "a", Spec: "bad", Run: run}, {Name: "b", Spec: "worse", Run: run}}, `job b: schedule "worse"`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -104,6 +105,9 @@ func TestOverlappingScheduledRunIsSkipped(t *testing.T) {
 	newStarted(t, []Job{{Name: "reconcile", Spec: "@every 1s", Run: g.run}}, Options{Logger: logs.logger(), Metrics: m})
 	g.waitStart(t)
 	skip := logs.waitFor(t, 1, "skipped scheduled run: the previous run is still running", map[string]string{"job": "reconcile"})
+	if !strings.Contains(skip[0].attrs["reason"], "is still going") {
+		t.Errorf("skip line %v: no reason", skip[0])
+	}
 	if skip[0].level != slog.LevelWarn {
 		t.Errorf("skip logged at %v, want WARN", skip[0].level)
 	}

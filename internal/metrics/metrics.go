@@ -49,6 +49,7 @@ type Metrics struct {
 	jobSkips      *prometheus.CounterVec
 	jobPanics     *prometheus.CounterVec
 	jobFailures   *prometheus.CounterVec
+	startTime     prometheus.Gauge
 	filesIngested prometheus.Counter
 	filesRejected prometheus.Counter
 	reconCalls    prometheus.Gauge
@@ -78,14 +79,16 @@ func New() *Metrics {
 	m.apiRetries = f.counterVec("api_retries_total", "eCheck API requests sent again after a temporary failure.", "endpoint")
 	m.jobDuration = f.histogramVec("job_duration_seconds", "Duration of job runs.", jobBuckets, "job")
 	m.jobLastOK = f.gaugeVec("job_last_success_timestamp_seconds",
-		"Unix time at which the last successful run of the job started.", "job")
+		"Unix time at which the last successful run of the job started; 0 until its first success.", "job")
 	m.jobRuns = f.counterVec("job_runs_total", "Finished job runs by outcome (ok, failed, canceled, panic).", "job", "outcome")
 	m.webhooks = f.counterVec("webhook_deliveries_total",
 		"Webhook deliveries received, by outcome (recorded, duplicate, unauthorized, rate_limited, too_large, bad_request, store_error, …).", "outcome")
-	m.jobSkips = f.counterVec("job_skipped_total", "Scheduled job runs skipped because the job was still running.", "job")
+	m.jobSkips = f.counterVec("job_skipped_total", "Scheduled job runs skipped because the job's previous run was still going (each tick counted; logged once per run).", "job")
 	m.jobPanics = f.counterVec("job_panics_total", "Job runs that panicked (recovered).", "job")
 	m.jobFailures = f.counterVec("job_failures_total",
-		"Failed job runs (outcome failed or panic) by where the error came from: sftp, api, ledger or batchd.", "job", "source")
+		"Failed job runs (outcome failed or panic) by where the error came from: sftp, api, ledger or batchd, or timeout (the run passed its deadline).", "job", "source")
+	m.startTime = f.gauge("start_time_seconds",
+		"Unix time at which batchd's scheduler started: the \"not succeeding\" alerts measure from it a job that has not succeeded yet.")
 	m.filesIngested = f.counter("files_ingested_total", "Payment files whose rows were recorded.")
 	m.filesRejected = f.counter("files_rejected_total", "Payment files moved to the failed directory.")
 	m.reconCalls = f.gauge("reconcile_api_calls",
@@ -202,6 +205,32 @@ func (m *Metrics) SetJobLastSuccess(job string, at time.Time) {
 		return
 	}
 	m.jobLastOK.WithLabelValues(job).Set(float64(at.UnixNano()) / 1e9)
+}
+
+// InitJob makes the job's series exist from the start: its last success
+// at 0 (no success yet), its runs by outcome, skips and failures by
+// source at 0. An alert can then tell "never succeeded" from "not
+// exported", and see the first failure as an increase. A series that
+// exists already keeps its value.
+func (m *Metrics) InitJob(job string, outcomes, sources []string) {
+	if m == nil {
+		return
+	}
+	m.jobLastOK.WithLabelValues(job)
+	m.jobSkips.WithLabelValues(job)
+	for _, o := range outcomes {
+		m.jobRuns.WithLabelValues(job, o)
+	}
+	m.InitJobFailures(job, sources...)
+}
+
+// SetStartTime records when the scheduler started
+// (batchd_start_time_seconds).
+func (m *Metrics) SetStartTime(at time.Time) {
+	if m == nil {
+		return
+	}
+	m.startTime.Set(float64(at.UnixNano()) / 1e9)
 }
 
 // JobSkipped counts a scheduled run not started because the job was still
