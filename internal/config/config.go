@@ -163,6 +163,10 @@ type IngestConfig struct {
 	// StableFor is how long size and modification time must stay unchanged
 	// before a file is read.
 	StableFor Duration `yaml:"stable_for"`
+	// MaxWait is the longest one ingest run waits for inbox files to
+	// settle, whatever they do; files still changing then are left for the
+	// next run. 0 means 2 × StableFor.
+	MaxWait Duration `yaml:"max_wait"`
 	// DoneMarker, when true, reads a file only once "<name>.done" exists.
 	DoneMarker bool `yaml:"done_marker"`
 	// OnInvalid is OnInvalidRejectFile or OnInvalidSkipRows.
@@ -221,6 +225,17 @@ type ScheduleConfig struct {
 	Ingest    string `yaml:"ingest"`    // spec of the ingest job
 	Submit    string `yaml:"submit"`    // spec of the submit job
 	Reconcile string `yaml:"reconcile"` // spec of the reconcile job
+
+	// The run deadlines: past its job's timeout a run is cancelled (it
+	// stops cleanly, as on SIGTERM) and recorded failed with source
+	// "timeout"; the next tick runs the job again. A timeout may exceed
+	// the schedule's period: the ticks that come meanwhile are skipped.
+	IngestTimeout    Duration `yaml:"ingest_timeout"`    // an ingest run (default 15m)
+	SubmitTimeout    Duration `yaml:"submit_timeout"`    // a submit run: all pending rows at api.rate (default 6h)
+	ReconcileTimeout Duration `yaml:"reconcile_timeout"` // a reconcile run (default 2h)
+	BackupTimeout    Duration `yaml:"backup_timeout"`    // a backup run, upload included (default 1h)
+	PruneTimeout     Duration `yaml:"prune_timeout"`     // a prune run (default 1h)
+	WebhookTimeout   Duration `yaml:"webhook_timeout"`   // a webhook registration run (default 5m)
 }
 
 // BackupConfig is the backup section: the daemon's own snapshots of the
@@ -316,6 +331,15 @@ func Default() *Config {
 			Ingest:    "@every 5m",
 			Submit:    "@every 5m",
 			Reconcile: "0 6 * * *",
+			// Ingest: max_wait plus a 256 MiB file over a slow link;
+			// submit: 216,000 rows at the default api.rate of 10/s;
+			// the daily jobs: well within their day.
+			IngestTimeout:    Duration(15 * time.Minute),
+			SubmitTimeout:    Duration(6 * time.Hour),
+			ReconcileTimeout: Duration(2 * time.Hour),
+			BackupTimeout:    Duration(time.Hour),
+			PruneTimeout:     Duration(time.Hour),
+			WebhookTimeout:   Duration(5 * time.Minute),
 		},
 		Admin:     AdminConfig{Listen: "127.0.0.1:9464", Hosts: []string{}},
 		Backup:    BackupConfig{Schedule: "30 5 * * *", Keep: 7},

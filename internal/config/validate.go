@@ -169,6 +169,12 @@ func (c *Config) validateIngest(f *findings) {
 	if in.StableFor < 0 || (in.StableFor == 0 && !in.DoneMarker) {
 		f.add(0, "ingest.stable_for", "ingest.stable_for: must be above 0 (0 is allowed only with ingest.done_marker: true), got %s", in.StableFor)
 	}
+	switch {
+	case in.MaxWait < 0:
+		f.add(0, "ingest.max_wait", "ingest.max_wait: must not be negative (0s means 2 × ingest.stable_for), got %s", in.MaxWait)
+	case in.MaxWait > 0 && in.MaxWait < in.StableFor && !in.DoneMarker:
+		f.add(0, "ingest.max_wait", "ingest.max_wait: must be at least ingest.stable_for (%s), or a file first seen in a run could never be read by it; set it to %s or more, or 0s for 2 × stable_for, got %s", in.StableFor, in.StableFor, in.MaxWait)
+	}
 	oneOf(f, "ingest.on_invalid", in.OnInvalid, OnInvalidRejectFile, OnInvalidSkipRows)
 	for i, col := range in.IgnoreColumns {
 		if strings.TrimSpace(col) == "" {
@@ -245,6 +251,28 @@ func (c *Config) validateSchedule(f *findings) {
 	checkCron(f, "schedule.ingest", s.Ingest)
 	checkCron(f, "schedule.submit", s.Submit)
 	checkCron(f, "schedule.reconcile", s.Reconcile)
+	for _, t := range []struct {
+		key string
+		d   Duration
+	}{
+		{"schedule.ingest_timeout", s.IngestTimeout}, {"schedule.submit_timeout", s.SubmitTimeout},
+		{"schedule.reconcile_timeout", s.ReconcileTimeout}, {"schedule.backup_timeout", s.BackupTimeout},
+		{"schedule.prune_timeout", s.PruneTimeout}, {"schedule.webhook_timeout", s.WebhookTimeout},
+	} {
+		checkRunTimeout(f, t.key, t.d)
+	}
+}
+
+// minRunTimeout is the shortest run deadline accepted: below it even an
+// idle run (a login, one listing) would be cut off every time.
+const minRunTimeout = Duration(time.Second)
+
+// checkRunTimeout refuses a run deadline that is not a duration of at
+// least minRunTimeout.
+func checkRunTimeout(f *findings, key string, d Duration) {
+	if d < minRunTimeout {
+		f.add(0, key, "%s: must be a duration of at least %s such as \"15m\" (how long one run may last before it is cancelled), got %s", key, minRunTimeout, d)
+	}
 }
 
 // checkCron accepts what the scheduler will parse: cron.ParseStandard's

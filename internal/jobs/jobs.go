@@ -49,14 +49,32 @@ type Env struct {
 type Hooks struct {
 	ObserveAPI func(endpoint string, status int, d time.Duration)
 	OnRetry    func(endpoint string)
+	// OnIngestOutcome is told each file's outcome as an ingest run settles
+	// it (ingest.Options.OnOutcome), so that the files counters move
+	// during a long run; see Scheduled.CountFile.
+	OnIngestOutcome func(ingest.Outcome)
 }
 
-// Open opens the ledger and builds the client and limiter.
+// Open opens the ledger and builds the client and limiter, on the wall
+// clock.
 func Open(cfg *config.Config, log *slog.Logger, hooks Hooks) (*Env, error) {
+	return OpenAt(cfg, log, hooks, time.Now)
+}
+
+// OpenAt is Open with the clock every job of the Env reads: run dates,
+// archive folders, reconcile's window and today, prune horizons, ingest's
+// waits. Tests give a clocktest.Clock's Now (shared with the emulator);
+// `--date` rehearsals give a clock on another day (ClockOn). A frozen
+// clock never lets ingest's stable_for pass: with one, use
+// ingest.done_marker.
+func OpenAt(cfg *config.Config, log *slog.Logger, hooks Hooks, now func() time.Time) (*Env, error) {
+	if now == nil {
+		now = time.Now
+	}
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	db, err := state.Open(cfg.StateDir, state.Options{})
+	db, err := state.Open(cfg.StateDir, state.Options{Now: now}) // the ledger's stamps on the same clock
 	if err != nil {
 		return nil, err
 	}
@@ -85,13 +103,16 @@ func Open(cfg *config.Config, log *slog.Logger, hooks Hooks) (*Env, error) {
 		return nil, fmt.Errorf("ach client: %w", err)
 	}
 	e := &Env{Cfg: cfg, DB: db, API: api, Service: echeck.NewService(api), ACH: achc,
-		Funding: ach.NewFundingService(achc, cfg.ACH.Provider), Limiter: lim, Log: log, now: time.Now, hooks: hooks}
+		Funding: ach.NewFundingService(achc, cfg.ACH.Provider), Limiter: lim, Log: log, now: now, hooks: hooks}
 	e.ingest = ingest.New(db, e.ingestOptions())
 	return e, nil
 }
 
 // Close closes the ledger.
 func (e *Env) Close() error { return e.DB.Close() }
+
+// Now reads the Env's clock, the one every job uses.
+func (e *Env) Now() time.Time { return e.now() }
 
 // ReportsDir is where local copies of every report are kept.
 func (e *Env) ReportsDir() string { return filepath.Join(e.Cfg.StateDir, "reports") }
@@ -106,11 +127,11 @@ func (e *Env) ingestOptions() ingest.Options {
 	return ingest.Options{
 		Inbox: c.SFTP.Inbox, Archive: c.SFTP.Archive, Failed: c.SFTP.Failed, Outbox: c.SFTP.Outbox,
 		Claim: c.SFTP.Claim, Instance: instance, ClaimTimeout: c.Ingest.ClaimTimeout.Std(),
-		Pattern: c.Ingest.Pattern, StableFor: c.Ingest.StableFor.Std(), DoneMarker: c.Ingest.DoneMarker,
+		Pattern: c.Ingest.Pattern, StableFor: c.Ingest.StableFor.Std(), MaxWait: c.Ingest.MaxWait.Std(), DoneMarker: c.Ingest.DoneMarker,
 		OnInvalid: c.Ingest.OnInvalid, IgnoreColumns: c.Ingest.IgnoreColumns, MaxFileBytes: c.Ingest.MaxFileBytes,
 		Delimiter: c.Ingest.Delimiter, TestMode: c.API.Mode == config.ModeTest, Location: c.Location(),
 		SpoolDir: filepath.Join(c.StateDir, "spool"), ReportsDir: e.ReportsDir(), Logger: e.Log,
-		SweepDirs: sweepDirs(c), ReportFormats: ReportFormats(c),
+		SweepDirs: sweepDirs(c), ReportFormats: ReportFormats(c), Now: e.now, OnOutcome: e.hooks.OnIngestOutcome,
 	}
 }
 
@@ -156,7 +177,7 @@ func (e *Env) Submitter() *submit.Runner {
 	return submit.New(e.DB, e.Service, submit.Options{
 		Concurrency: c.API.Concurrency, ResolveAfter: c.Submit.ResolveAfter.Std(),
 		VoidOnRisk: c.Submit.VoidOnRisk, Retry: e.retryPolicy(), Logger: e.Log,
-		OnRetry: e.hooks.OnRetry,
+		OnRetry: e.hooks.OnRetry, Now: e.now,
 	})
 }
 
