@@ -14,6 +14,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/batchd/batchd/internal/calendar"
+	"github.com/batchd/batchd/internal/clocktest"
 	"github.com/batchd/batchd/internal/config"
 	"github.com/batchd/batchd/internal/echeck"
 	"github.com/batchd/batchd/internal/money"
@@ -26,40 +28,100 @@ import (
 const key = "sk_test_jobs_full_cycle_0123456789"
 
 // cycle is a real OpenSSH sshd, a sandbox over loopback HTTP, and an Env
-// configured for both, as an administrator would configure them.
+// configured for both, as an administrator would configure them. The
+// sandbox and the Env read one clock (clk, through now), so moving clk
+// moves both, and no outcome depends on the day the test runs.
 type cycle struct {
 	t    *testing.T
 	sshd *testsshd.Server
+	area string // the folder under the sshd's root holding inbox, archive, failed, outbox
 	sb   string // sandbox URL
 	env  *Env
 	api  *echeck.Client
+	clk  *clocktest.Clock
 }
 
+// running returns a clock that reads clk plus the real time elapsed since
+// it was made (by the monotonic clock, never the date): time passes, so
+// ingest's stable_for waits end, while the date is clk's. clk standing at
+// 10:00 leaves fourteen hours before a test's date could change.
+func running(clk *clocktest.Clock) func() time.Time {
+	made := time.Now()
+	return func() time.Time { return clk.Now().Add(time.Since(made)) }
+}
+
+// newCycle starts its own sshd and runs on a clock frozen at
+// clocktest.Monday, with ingest waiting for .done markers (see newCycleAt).
 func newCycle(t *testing.T) *cycle {
-	sshd := testsshd.Start(t)
+	return newCycleAt(t, testsshd.Start(t), "", clocktest.Monday)
+}
+
+// newRunningCycle starts its own sshd and runs on a clock that stands at
+// clocktest.Monday and then ticks (running), so that ingest waits for
+// files to be stable for ingest.stable_for, as in production, for a test
+// that cannot drop markers.
+func newRunningCycle(t *testing.T) *cycle {
+	clk := clocktest.New(clocktest.Monday)
+	return startCycle(t, testsshd.Start(t), "", clk, running(clk), false)
+}
+
+// newCycleAt runs on sshd (shared between subtests), in its own folder
+// area, on a clock frozen at `at` that moves only when the test moves it.
+// On a frozen clock a file never becomes stable (stable_for never passes),
+// so ingest waits for <name>.done markers (ingest.done_marker): drop writes
+// them.
+func newCycleAt(t *testing.T, sshd *testsshd.Server, area string, at time.Time) *cycle {
+	clk := clocktest.New(at)
+	return startCycle(t, sshd, area, clk, clk.Now, true)
+}
+
+func startCycle(t *testing.T, sshd *testsshd.Server, area string, clk *clocktest.Clock, now func() time.Time, doneMarker bool) *cycle {
+	cy := &cycle{t: t, sshd: sshd, area: area, clk: clk}
 	for _, d := range []string{"inbox", "archive", "failed", "outbox"} {
-		os.MkdirAll(filepath.Join(sshd.Root, d), 0o755)
+		os.MkdirAll(cy.path(d), 0o755)
 	}
-	srv := httptest.NewServer(sandbox.New(sandbox.Options{Keys: []sandbox.Key{{Value: key, FundConfirmation: true}}}))
+	srv := httptest.NewServer(sandbox.New(sandbox.Options{Keys: []sandbox.Key{{Value: key, FundConfirmation: true}}, Now: now}))
 	t.Cleanup(srv.Close)
 	c := config.Default()
 	c.StateDir = filepath.Join(t.TempDir(), "state")
 	c.API.BaseURL, c.API.Mode, c.API.Rate = srv.URL, config.ModeTest, 200
 	c.SFTP.Address, c.SFTP.User, c.SFTP.IdentityFile, c.SFTP.KnownHosts = sshd.Addr, sshd.User, sshd.IdentityFile, sshd.KnownHosts
-	c.SFTP.Inbox, c.SFTP.Archive = sshd.Path("inbox"), sshd.Path("archive")
-	c.SFTP.Failed, c.SFTP.Outbox = sshd.Path("failed"), sshd.Path("outbox")
+	c.SFTP.Inbox, c.SFTP.Archive = cy.path("inbox"), cy.path("archive")
+	c.SFTP.Failed, c.SFTP.Outbox = cy.path("failed"), cy.path("outbox")
 	c.Ingest.StableFor = config.Duration(100 * time.Millisecond)
+	c.Ingest.DoneMarker = doneMarker
 	c.SetAPIKey(key)
 	if err := c.Validate(); err != nil {
 		t.Fatal(err)
 	}
-	env, err := Open(c, nil, Hooks{})
+	env, err := OpenAt(c, nil, Hooks{}, now)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { env.Close() })
-	api, _ := echeck.New(echeck.Options{BaseURL: srv.URL, Key: key})
-	return &cycle{t: t, sshd: sshd, sb: srv.URL, env: env, api: api}
+	cy.env = env
+	cy.sb = srv.URL
+	cy.api, _ = echeck.New(echeck.Options{BaseURL: srv.URL, Key: key})
+	return cy
+}
+
+// path is a file or folder in the cycle's SFTP area.
+func (c *cycle) path(elem ...string) string {
+	return c.sshd.Path(append([]string{c.area}, elem...)...)
+}
+
+// drop puts a file in the inbox, and its .done marker after it when
+// ingest waits for markers.
+func (c *cycle) drop(name, body string) {
+	c.t.Helper()
+	if err := os.WriteFile(c.path("inbox", name), []byte(body), 0o644); err != nil {
+		c.t.Fatal(err)
+	}
+	if c.env.Cfg.Ingest.DoneMarker {
+		if err := os.WriteFile(c.path("inbox", name+".done"), nil, 0o644); err != nil {
+			c.t.Fatal(err)
+		}
+	}
 }
 
 // post calls a sandbox dashboard endpoint.
@@ -79,7 +141,7 @@ func (c *cycle) post(path string, body any) {
 // outboxCSV reads a CSV report from the sshd's outbox, by name prefix.
 func (c *cycle) outboxCSV(prefix string) [][]string {
 	c.t.Helper()
-	matches, _ := filepath.Glob(filepath.Join(c.sshd.Path("outbox"), prefix+"*.csv"))
+	matches, _ := filepath.Glob(filepath.Join(c.path("outbox"), prefix+"*.csv"))
 	if len(matches) != 1 {
 		c.t.Fatalf("outbox has %v for %s", matches, prefix)
 	}
@@ -101,11 +163,37 @@ func col(header []string, name string) int {
 }
 
 // TestFullCycleOverRealSSHD is issue 5's integration test: submit a batch,
-// deposit some checks at the service, void one, advance the clock, create
-// a check outside batchd, reconcile, and check every line and total of the
-// three reports that arrive in the real sshd's outbox.
+// deposit some checks at the service, void one, let three business days
+// pass, create a check outside batchd, reconcile, and check every line and
+// total of the three reports that arrive in the real sshd's outbox. It runs
+// on each pinned date of clocktest.Dates() (a Monday, a Friday, the days
+// before Thanksgiving and Christmas, New Year's Eve at 23:59, the DST
+// change), with the sandbox and batchd on one clock, over one sshd.
 func TestFullCycleOverRealSSHD(t *testing.T) {
-	c := newCycle(t)
+	sshd := testsshd.Start(t)
+	// The calendar days after which the checks are more than two business
+	// days old (the emulator's lifecycle), worked out by hand: Monday 2
+	// March → Thursday; Friday 6 March → Wednesday; Wednesday 25 November
+	// → Tuesday 1 December (Thanksgiving, a weekend); Thursday 24 December
+	// → Wednesday 30 (Christmas, a weekend); Thursday 31 December 23:59 →
+	// Wednesday 6 January 00:00, so 6 days (New Year's Day, a weekend);
+	// Sunday 8 March → Wednesday 11.
+	days := map[string]int{"monday": 3, "friday": 5, "before-thanksgiving": 6, "christmas-eve": 6, "new-years-eve": 6, "dst-change": 3}
+	cal := calendar.FederalReserve()
+	for _, d := range clocktest.Dates() {
+		t.Run(d.Name, func(t *testing.T) {
+			due := cal.AddBusinessDays(d.At.UTC(), 3)
+			if n := days[d.Name]; d.At.AddDate(0, 0, n).Before(due) || !d.At.AddDate(0, 0, n-1).Before(due) {
+				t.Fatalf("the calendar says checks of %v move on at %v, not after %d days", d.At, due, n)
+			}
+			fullCycle(t, newCycleAt(t, sshd, d.Name, d.At), days[d.Name])
+		})
+	}
+}
+
+// fullCycle is one run of TestFullCycleOverRealSSHD on c, whose checks
+// move on after days calendar days.
+func fullCycle(t *testing.T, c *cycle, days int) {
 	var file strings.Builder
 	file.WriteString("number,amount,memo,name,email,bank_routing,bank_account\n")
 	amounts := []money.Cents{1001, 2002, 3003, 4004, 5005, 6006}
@@ -113,7 +201,7 @@ func TestFullCycleOverRealSSHD(t *testing.T) {
 	for i, a := range amounts {
 		fmt.Fprintf(&file, "%d,%s,inv %d,Payee %d,p@example.com,999900001,11110000%02d\n", 700+i, a, i, i, accounts[i])
 	}
-	os.WriteFile(filepath.Join(c.sshd.Path("inbox"), "week.csv"), []byte(file.String()), 0o644)
+	c.drop("week.csv", file.String())
 	ctx := context.Background()
 	if out, err := c.env.Ingest(ctx); err != nil || len(out) != 1 || out[0].Outcome != "accepted" {
 		t.Fatalf("ingest: %+v %v", out, err)
@@ -134,7 +222,14 @@ func TestFullCycleOverRealSSHD(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c.post("/_sandbox/clock", map[string]any{"advance_days": 3})
+	// A day before they are due, the checks are still in process.
+	c.clk.Advance(time.Duration(days-1) * 24 * time.Hour)
+	for _, a := range []money.Cents{4004, 6006} {
+		if ck, err := c.api.GetCheck(ctx, rows[a].CheckID); err != nil || ck.Status != "in_process" {
+			t.Fatalf("%s on %v: %+v %v, want in_process", a, c.clk.Now(), ck, err)
+		}
+	}
+	c.clk.Advance(24 * time.Hour)
 
 	sum, err := c.env.Reconcile(ctx, nil)
 	if err != nil {

@@ -5,8 +5,8 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
-	"time"
 
+	"github.com/batchd/batchd/internal/clocktest"
 	"github.com/batchd/batchd/internal/config"
 	"github.com/batchd/batchd/internal/echeck"
 	"github.com/batchd/batchd/internal/metrics"
@@ -23,14 +23,15 @@ import (
 // recorded of it (a funding source's event is not a check's). The daemon's
 // line and metrics carry the calls.
 func TestReconcileWithWebhooks(t *testing.T) {
-	srv := httptest.NewServer(sandbox.New(sandbox.Options{Keys: []sandbox.Key{{Value: key}}}))
+	clk := clocktest.New(clocktest.Monday)
+	srv := httptest.NewServer(sandbox.New(sandbox.Options{Keys: []sandbox.Key{{Value: key}}, Now: clk.Now}))
 	t.Cleanup(srv.Close)
 	c := config.Default()
 	c.StateDir = t.TempDir()
 	c.API.BaseURL, c.API.Mode, c.API.Rate = srv.URL, config.ModeTest, 200
 	c.Webhook.Listen = "127.0.0.1:0"
 	c.SetAPIKey(key)
-	env, err := Open(c, nil, Hooks{})
+	env, err := OpenAt(c, nil, Hooks{}, clk.Now)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -51,7 +52,7 @@ func TestReconcileWithWebhooks(t *testing.T) {
 
 	db := env.DB.(*state.DB)
 	for _, ev := range []webhook.Event{
-		{ID: "ev-check", Name: "check.created", Kind: webhook.KindCheck, CheckID: outside.CheckID, CheckStatus: payment.StatusInProcess, At: time.Now()},
+		{ID: "ev-check", Name: "check.created", Kind: webhook.KindCheck, CheckID: outside.CheckID, CheckStatus: payment.StatusInProcess, At: clk.Now()},
 		{ID: "ev-source", Name: "funding-source.verified", Kind: webhook.KindSource, SourceID: "src-not-ours"},
 	} {
 		if _, err := db.Record(ctx, ev); err != nil {

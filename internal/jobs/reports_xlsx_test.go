@@ -60,8 +60,8 @@ func TestEveryReportInXLSX(t *testing.T) {
 	bad := head +
 		"0000080001,12.3.4,+1,Bad Amount,p@example.com,999900001,1111000016," + csvQuote(hostile) + ",02134\n" +
 		"0000080002,5.00,ok,Fine,p@example.com,999900001,1111000016,x,02134\n"
-	os.WriteFile(filepath.Join(c.sshd.Path("inbox"), "0001-payroll.csv"), []byte(good), 0o644)
-	os.WriteFile(filepath.Join(c.sshd.Path("inbox"), "0002-bad.csv"), []byte(bad), 0o644)
+	c.drop("0001-payroll.csv", good)
+	c.drop("0002-bad.csv", bad)
 	ctx := context.Background()
 	out, err := c.env.Ingest(ctx)
 	if err != nil || len(out) != 2 {
@@ -82,13 +82,13 @@ func TestEveryReportInXLSX(t *testing.T) {
 		})
 	}
 	c.post("/_sandbox/deposit", map[string]any{"check_ids": ids})
-	c.post("/_sandbox/clock", map[string]any{"advance_days": 2})
+	c.clk.Advance(48 * time.Hour) // the sandbox and batchd both
 	if _, err := c.env.Reconcile(ctx, nil); err != nil {
 		t.Fatal(err)
 	}
 	// Prune as if a year had passed: the deposited batch and the rejected
 	// one go to archive reports.
-	later := time.Now().AddDate(1, 0, 0)
+	later := c.env.Now().AddDate(1, 0, 0)
 	res, err := Prune(ctx, c.env.DB.(*state.DB), c.env.Cfg, nil, later, later)
 	if err != nil || len(res.Summary.Pruned) != 2 || len(res.Archives) != 2 || !strings.HasSuffix(res.Archives[0], ".archive.csv") {
 		t.Fatalf("prune: %+v %v", res, err)
@@ -126,7 +126,7 @@ func TestEveryReportInXLSX(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	check(c.sshd.Path("outbox"))
+	check(c.path("outbox"))
 	check(c.env.ReportsDir())
 	for kind, n := range map[string]int{"rejects": 1, "results": 1, "status": 1, "settlement": 1, "exceptions": 1, "archive": 2} {
 		if seen[kind] != 2*n { // the outbox copy and the local one
@@ -135,7 +135,7 @@ func TestEveryReportInXLSX(t *testing.T) {
 	}
 
 	// Leading zeros, hostile text and amounts, cell by cell.
-	outbox := func(name string) string { return filepath.Join(c.sshd.Path("outbox"), name) }
+	outbox := func(name string) string { return filepath.Join(c.path("outbox"), name) }
 	res1 := reporttest.Check(t, outbox("0001-payroll.csv.results.xlsx"), submit.ResultsTable)
 	first := res1.Shown[1]
 	if first[res1.Col(t, "number")] != "0000070001" || first[res1.Col(t, "amount")] != "1,234.56" ||

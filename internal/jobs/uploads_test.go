@@ -9,7 +9,6 @@ import (
 	"slices"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/batchd/batchd/internal/config"
 	"github.com/batchd/batchd/internal/ingest"
@@ -40,14 +39,12 @@ func TestEveryFileGetsItsOwnResults(t *testing.T) {
 			c.env.Cfg.SFTP.TempUpload = config.TempUploadNone
 		}
 		body := fmt.Sprintf("amount,memo,name,email,bank_routing,bank_account\n%d.00,pay %d,Ann,ann@example.com,999900001,1111000016\n", 100+i, i)
-		if err := os.WriteFile(filepath.Join(c.sshd.Path("inbox"), "payroll.csv"), []byte(body), 0o644); err != nil {
-			t.Fatal(err)
-		}
+		c.drop("payroll.csv", body)
 		out, err := c.env.Ingest(ctx)
 		if err != nil || len(out) != 1 || out[0].Outcome != "accepted" {
 			t.Fatalf("round %d: ingest %+v %v", i, out, err)
 		}
-		archived = append(archived, strings.TrimPrefix(out[0].MovedTo, c.sshd.Path("archive")+"/"))
+		archived = append(archived, strings.TrimPrefix(out[0].MovedTo, c.path("archive")+"/"))
 		if sum, delivered, err := c.env.Submit(ctx); err != nil || sum.Created != 1 || len(delivered) != 1 {
 			t.Fatalf("round %d: submit %+v %v %v", i, sum, delivered, err)
 		}
@@ -69,10 +66,10 @@ func TestEveryFileGetsItsOwnResults(t *testing.T) {
 			t.Fatalf("%s.results.csv: %q", name, recs)
 		}
 	}
-	if _, err := os.Stat(filepath.Join(c.sshd.Path("outbox"), "payroll-2.csv.results.csv.done")); err != nil {
+	if _, err := os.Stat(filepath.Join(c.path("outbox"), "payroll-2.csv.results.csv.done")); err != nil {
 		t.Fatalf("none mode: no marker: %v", err)
 	}
-	if _, err := os.Stat(filepath.Join(c.sshd.Path("outbox"), "payroll-1.csv.results.csv.done")); !errors.Is(err, os.ErrNotExist) {
+	if _, err := os.Stat(filepath.Join(c.path("outbox"), "payroll-1.csv.results.csv.done")); !errors.Is(err, os.ErrNotExist) {
 		t.Fatalf("dot mode wrote a marker: %v", err)
 	}
 }
@@ -81,11 +78,11 @@ func TestEveryFileGetsItsOwnResults(t *testing.T) {
 // and the error it records for /healthz name it, and the other file is
 // accepted in the same run.
 func TestScheduledIngestNamesTheFilesThatFailed(t *testing.T) {
-	c := newCycle(t)
+	c := newRunningCycle(t) // the long name leaves no room for a .done marker
 	// Its first free name in today's archive folder is longer than the
 	// file system allows, so OpenSSH refuses the move.
 	long := strings.Repeat("p", 251) + ".csv"
-	day := filepath.Join(c.sshd.Path("archive"), time.Now().In(c.env.Cfg.Location()).Format("2006-01-02"))
+	day := filepath.Join(c.path("archive"), c.env.Now().In(c.env.Cfg.Location()).Format("2006-01-02"))
 	if err := os.MkdirAll(day, 0o755); err != nil {
 		t.Fatal(err)
 	}
@@ -94,7 +91,7 @@ func TestScheduledIngestNamesTheFilesThatFailed(t *testing.T) {
 	}
 	for i, name := range []string{long, "ok.csv"} {
 		body := fmt.Sprintf("amount,memo,name,email,bank_routing,bank_account\n%d.00,pay,Ann,ann@example.com,999900001,1111000016\n", 100+i)
-		if err := os.WriteFile(filepath.Join(c.sshd.Path("inbox"), name), []byte(body), 0o644); err != nil {
+		if err := os.WriteFile(filepath.Join(c.path("inbox"), name), []byte(body), 0o644); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -102,7 +99,7 @@ func TestScheduledIngestNamesTheFilesThatFailed(t *testing.T) {
 	sum, err := Scheduled{Env: c.env, Errors: rec}.Ingest(context.Background())
 	var ff *ingest.FilesFailed
 	if !errors.As(err, &ff) || len(ff.Files) != 1 || ff.Files[0].File != long {
-		t.Fatalf("err = %v", err)
+		t.Fatalf("err = %v; summary %q", err, sum)
 	}
 	if !strings.HasPrefix(sum, "1 files accepted (1 rows), 0 not accepted, 1 failed ("+long+")") {
 		t.Fatalf("summary %q", sum)
