@@ -42,6 +42,11 @@ const Key = "sk_test_batchd_demo_0000000000000000"
 type Options struct {
 	Dir string    // where everything is kept; empty makes a temporary directory
 	Out io.Writer // the summary for a person
+	// Date, when not zero, is the day (UTC) the demo runs on: the
+	// sandbox and batchd share a clock that starts at noon that day and
+	// then runs at the real pace (jobs.ClockOn). Zero runs on the real
+	// clock.
+	Date time.Time
 }
 
 // Result is what the demo did, for tests.
@@ -77,7 +82,11 @@ func Run(ctx context.Context, opts Options) (*Result, error) {
 	defer logf.Close()
 	log := slog.New(slog.NewJSONHandler(logf, nil))
 
-	sbURL, stopSandbox, err := startSandbox(log)
+	now := time.Now
+	if !opts.Date.IsZero() {
+		now = jobs.ClockOn(opts.Date, time.UTC)
+	}
+	sbURL, stopSandbox, err := startSandbox(log, now)
 	if err != nil {
 		return nil, err
 	}
@@ -99,7 +108,7 @@ func Run(ctx context.Context, opts Options) (*Result, error) {
 	}
 	fmt.Fprintf(out, "batchd demo in %s\n  sandbox %s, SFTP server %s (host key %s pinned)\n\n", dir, sbURL, srv.Addr, srv.HostKeyFingerprint)
 
-	je, err := jobs.Open(cfg, log, jobs.Hooks{})
+	je, err := jobs.OpenAt(cfg, log, jobs.Hooks{}, now)
 	if err != nil {
 		return nil, err
 	}
@@ -111,13 +120,13 @@ func Run(ctx context.Context, opts Options) (*Result, error) {
 	return res, nil
 }
 
-// startSandbox serves a sandbox on a free loopback port.
-func startSandbox(log *slog.Logger) (string, func(), error) {
+// startSandbox serves a sandbox on a free loopback port, on the clock now.
+func startSandbox(log *slog.Logger, now func() time.Time) (string, func(), error) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return "", nil, fmt.Errorf("start sandbox: %w", err)
 	}
-	hs := &http.Server{Handler: sandbox.New(sandbox.Options{Keys: []sandbox.Key{{Value: Key, FundConfirmation: true}}, Logger: log}),
+	hs := &http.Server{Handler: sandbox.New(sandbox.Options{Keys: []sandbox.Key{{Value: Key, FundConfirmation: true}}, Logger: log, Now: now}),
 		ReadHeaderTimeout: 5 * time.Second}
 	go hs.Serve(ln)
 	return "http://" + ln.Addr().String(), func() { hs.Close() }, nil

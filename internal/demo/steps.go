@@ -5,8 +5,11 @@ import (
 	"fmt"
 	"io"
 	"sort"
+	"strings"
 	"text/tabwriter"
+	"time"
 
+	"github.com/batchd/batchd/internal/calendar"
 	"github.com/batchd/batchd/internal/jobs"
 	"github.com/batchd/batchd/internal/money"
 	"github.com/batchd/batchd/internal/payment"
@@ -44,11 +47,15 @@ func steps(ctx context.Context, out io.Writer, je *jobs.Env, sbURL string) error
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(out, "3. At the service: deposit %d checks (the dashboard's deposit action), then let 3 days pass\n", len(ids))
+	now := je.Now().UTC()
+	days := daysUntilDue(now)
+	fmt.Fprintf(out, "3. At the service: deposit %d checks (the dashboard's deposit action), then let 3 business days pass\n", len(ids))
+	fmt.Fprintf(out, "   %d calendar days, %s to %s: checks move on once more than %d business days old (weekends and Federal Reserve holidays do not count)\n",
+		days, now.Format(dayLayout), now.AddDate(0, 0, days).Format(dayLayout), processingDays)
 	if err := sandboxPost(ctx, sbURL, "/_sandbox/deposit", map[string]any{"check_ids": ids}); err != nil {
 		return fmt.Errorf("deposit: %w", err)
 	}
-	if err := sandboxPost(ctx, sbURL, "/_sandbox/clock", map[string]any{"advance_days": 3}); err != nil {
+	if err := sandboxPost(ctx, sbURL, "/_sandbox/clock", map[string]any{"advance_days": days}); err != nil {
 		return fmt.Errorf("advance clock: %w", err)
 	}
 
@@ -62,7 +69,51 @@ func steps(ctx context.Context, out io.Writer, je *jobs.Env, sbURL string) error
 	for _, r := range rs.Reports {
 		fmt.Fprintf(out, "   report: %s\n", r)
 	}
+	if err := stillInProcess(out, je.DB); err != nil {
+		return err
+	}
 	return summary(out, je.DB)
+}
+
+// processingDays is how many whole business days the service keeps a
+// check in process (the emulator's lifecycle, internal/sandbox).
+const processingDays = 2
+
+// dayLayout is how the demo names a day.
+const dayLayout = "Mon 2 Jan 2006"
+
+// daysUntilDue is how many calendar days must pass from now for a check
+// created at now (or before) to have left in process: the days to the
+// start of the third business day after today, on the calendar the
+// service and batchd share. It is 3 from a Monday, 5 from a Friday, 6
+// from the day before Thanksgiving.
+func daysUntilDue(now time.Time) int {
+	due := calendar.FederalReserve().AddBusinessDays(now, processingDays+1)
+	days := 0
+	for now.AddDate(0, 0, days).Before(due) {
+		days++
+	}
+	return days
+}
+
+// stillInProcess names the checks reconcile still saw in process, with
+// why: none should be, as the demo lets enough business days pass; if
+// one is, the person sees which and what it waits for rather than a
+// silent count.
+func stillInProcess(out io.Writer, db payment.Ledger) error {
+	var keys []string
+	err := db.TrackedRows(func(r *payment.Row) (bool, error) {
+		if r.CheckStatus == "in_process" {
+			keys = append(keys, r.CheckID)
+		}
+		return true, nil
+	})
+	if err != nil || len(keys) == 0 {
+		return err
+	}
+	fmt.Fprintf(out, "   %d checks still in process (%s): the service moves a check on only after %d whole business days; "+
+		"weekends and Federal Reserve holidays do not count\n", len(keys), strings.Join(keys, ", "), processingDays)
+	return nil
 }
 
 // depositable picks every other check still in process, oldest first.
