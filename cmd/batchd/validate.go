@@ -21,8 +21,9 @@ func runValidate(_ context.Context, env *environ, args []string) error {
 	testMode := fs.Bool("test-mode", false, "accept the sandbox's test routing number 999900001 (as api.mode: test does)")
 	ignore := fs.String("ignore-columns", "", "comma-separated columns to accept and ignore (as ingest.ignore_columns), added to the configuration's")
 	delimiter := fs.String("delimiter", "", `cell separator: "," ";" or "tab" (as ingest.delimiter; default the configuration's, else ",")`)
-	date := fs.String("date", "", "run date for the authorization_date window and the micro-deposit deprecation "+
-		"(default today in schedule.timezone with --config, else local time)")
+	date := fs.String("date", "", "run date for the authorization_date window and the micro-deposit deprecation: "+
+		"YYYY-MM-DD, or an RFC 3339 time (2026-03-02T09:00:00-05:00) whose day in schedule.timezone (with --config, "+
+		"else local time) counts, as when ingest will run (default today there)")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -56,9 +57,9 @@ func runValidate(_ context.Context, env *environ, args []string) error {
 	}
 	run := time.Now().In(loc)
 	if *date != "" {
-		d, err := time.ParseInLocation(time.DateOnly, *date, loc)
-		if err != nil {
-			fmt.Fprintf(env.stderr, "batchd validate: --date: want YYYY-MM-DD, got %q\n", *date)
+		d, ok := runDate(*date, loc)
+		if !ok {
+			fmt.Fprintf(env.stderr, "batchd validate: --date: want YYYY-MM-DD or an RFC 3339 time like 2026-03-02T09:00:00Z, got %q\n", *date)
 			return errUsage
 		}
 		run = d
@@ -145,4 +146,18 @@ func delimiterFlag(s string) (string, bool) {
 		return "\t", true
 	}
 	return "", false
+}
+
+// runDate reads --date: a day (YYYY-MM-DD, in loc), or an instant (RFC
+// 3339) whose day in loc is the run date, so that a user can ask "will
+// this file pass when ingest runs at 09:00 New York time" in the zone
+// ingest judges dates in.
+func runDate(s string, loc *time.Location) (time.Time, bool) {
+	if d, err := time.ParseInLocation(time.DateOnly, s, loc); err == nil {
+		return d, true
+	}
+	if t, err := time.Parse(time.RFC3339, s); err == nil {
+		return t.In(loc), true
+	}
+	return time.Time{}, false
 }

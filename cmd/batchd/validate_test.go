@@ -9,7 +9,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 )
 
 // csvTestdata is the path of a file in testdata/csv.
@@ -81,20 +80,18 @@ func TestValidateSpreadsheetDamageProcess(t *testing.T) {
 	})
 }
 
-// TestValidateUsesScheduleTimezone: with --config, the run date is today in
-// schedule.timezone, not in $TZ. Pacific/Kiritimati (UTC+14) is always a
-// day or two ahead of Etc/GMT+12 (UTC-12), so today there is in the future
-// here, whatever the time of day.
+// TestValidateUsesScheduleTimezone: with --config, the run date is the
+// day in schedule.timezone, not in $TZ. The run is placed at one instant
+// (--date with an RFC 3339 time, 2026-03-02 05:00 UTC): in
+// Pacific/Kiritimati (UTC+14) it is already 2 March, in Etc/GMT+12
+// (UTC-12) still 1 March, so an authorization_date of 2 March is in the
+// future only in the latter.
 func TestValidateUsesScheduleTimezone(t *testing.T) {
-	ahead, err := time.LoadLocation("Pacific/Kiritimati")
-	if err != nil {
-		t.Fatal(err)
-	}
+	const at, day = "2026-03-02T05:00:00Z", "2026-03-02"
 	dir := t.TempDir()
 	file := filepath.Join(dir, "pay.csv")
-	today := time.Now().In(ahead).Format(time.DateOnly)
 	data := "amount,memo,name,email,bank_routing,bank_account,authorization_date\n" +
-		"10.00,Invoice 1,Ann Smith,ann@example.com,999900001,1111000016," + today + "\n"
+		"10.00,Invoice 1,Ann Smith,ann@example.com,999900001,1111000016," + day + "\n"
 	if err := os.WriteFile(file, []byte(data), 0o600); err != nil {
 		t.Fatal(err)
 	}
@@ -105,13 +102,28 @@ func TestValidateUsesScheduleTimezone(t *testing.T) {
 	key := "BATCHD_API_KEY=sk_test_x1234567890"
 
 	// $TZ says UTC-12, the configuration UTC+14: the configuration wins.
-	code, out, errOut := runBinary(t, []string{key, "TZ=Etc/GMT+12"}, "validate", "--config", config("Pacific/Kiritimati"), file)
+	code, out, errOut := runBinary(t, []string{key, "TZ=Etc/GMT+12"}, "validate", "--date", at, "--config", config("Pacific/Kiritimati"), file)
 	if code != exitOK || !strings.Contains(out, "1 rows, 1 valid, 0 invalid") {
 		t.Fatalf("schedule.timezone Pacific/Kiritimati, TZ=Etc/GMT+12: exit %d\n%s%s", code, out, errOut)
 	}
-	code, out, errOut = runBinary(t, []string{key, "TZ=Pacific/Kiritimati"}, "validate", "--config", config("Etc/GMT+12"), file)
-	if code != exitFailure || !strings.Contains(out, "must not be in the future") || !strings.Contains(out, `(value "`+today+`")`) {
+	code, out, errOut = runBinary(t, []string{key, "TZ=Pacific/Kiritimati"}, "validate", "--date", at, "--config", config("Etc/GMT+12"), file)
+	if code != exitFailure || !strings.Contains(out, "must not be in the future") || !strings.Contains(out, `(value "`+day+`")`) {
 		t.Fatalf("schedule.timezone Etc/GMT+12, TZ=Pacific/Kiritimati: exit %d\n%s%s", code, out, errOut)
+	}
+	// Without a configuration, $TZ decides.
+	code, out, errOut = runBinary(t, []string{key, "TZ=Etc/GMT+12"}, "validate", "--date", at, "--test-mode", file)
+	if code != exitFailure || !strings.Contains(out, "must not be in the future") {
+		t.Fatalf("no configuration, TZ=Etc/GMT+12: exit %d\n%s%s", code, out, errOut)
+	}
+	code, out, errOut = runBinary(t, []string{key, "TZ=Pacific/Kiritimati"}, "validate", "--date", at, "--test-mode", file)
+	if code != exitOK {
+		t.Fatalf("no configuration, TZ=Pacific/Kiritimati: exit %d\n%s%s", code, out, errOut)
+	}
+	// A --date that is neither a day nor an RFC 3339 time is a usage error
+	// that shows both forms.
+	code, _, errOut = runBinary(t, []string{key}, "validate", "--date", "2026-03-02 05:00", "--test-mode", file)
+	if code != exitUsage || !strings.Contains(errOut, "want YYYY-MM-DD or an RFC 3339 time") || !strings.Contains(errOut, `"2026-03-02 05:00"`) {
+		t.Fatalf("bad --date: exit %d\n%s", code, errOut)
 	}
 }
 
