@@ -110,3 +110,39 @@ func readTokenFile(path string, env Env) (string, error) {
 	}
 	return s, nil
 }
+
+// WebhookURLWarning explains why deliveries to publicURL (webhook.url)
+// would miss the receiver: the receiver serves only
+// webhook.path/<secret>, so a URL whose path does not end in webhook.path
+// is answered 404 unless a proxy rewrites the path. It is a warning, not
+// an error, because such a proxy is legitimate. "" when the path fits or
+// webhooks are off. A URL segment equal to the secret is masked.
+func (c *Config) WebhookURLWarning(publicURL string) string {
+	if !c.Webhook.Enabled() || publicURL == "" {
+		return ""
+	}
+	u, err := url.Parse(publicURL)
+	if err != nil {
+		return ""
+	}
+	have, want := strings.TrimRight(u.Path, "/"), strings.TrimRight(c.Webhook.Path, "/")
+	if want == "" || have == want || strings.HasSuffix(have, want) {
+		return ""
+	}
+	shown := publicURL
+	if s := c.WebhookSecret(); s != "" {
+		shown = strings.ReplaceAll(shown, s, "…")
+		have = strings.ReplaceAll(have, s, "…")
+	}
+	return fmt.Sprintf("webhook.url %s has the path %s, which does not end in webhook.path %s: the receiver serves only "+
+		"webhook.path/<secret>, so unless a proxy rewrites the path every delivery is answered 404 "+
+		"(batchd_webhook_deliveries_total{outcome=\"wrong_path\"}); end webhook.url's path in %s, or set webhook.path to %s",
+		showValue(shown), showValue(orSlash(have)), showValue(c.Webhook.Path), c.Webhook.Path, showValue(orSlash(have)))
+}
+
+func orSlash(p string) string {
+	if p == "" {
+		return "/"
+	}
+	return p
+}

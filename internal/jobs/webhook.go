@@ -26,7 +26,7 @@ func (e *Env) WebhookHandler(observe func(outcome string)) (http.Handler, error)
 	return webhook.New(webhook.Options{
 		Secret: c.WebhookSecret(), Key: c.APIKey(), Path: c.Webhook.Path,
 		Rate: rate.Limit(c.Webhook.Rate), Burst: max(1, int(math.Ceil(2*c.Webhook.Rate))),
-		Store: store, Logger: e.Log, Observe: observe,
+		Store: store, Logger: e.Log, Observe: observe, Now: e.now,
 	})
 }
 
@@ -81,7 +81,14 @@ func maskedHookURL(u string) string {
 // start, on SIGHUP and every hour, so that a changed webhook.url, a URL
 // another installation registered, or deliveries the service disabled are
 // noticed and fixed.
+//
+// It warns when publicURL's path does not end in webhook.path (see
+// config.WebhookURLWarning): the job is built at start and on each
+// SIGHUP, so the warning comes with every configuration that has it.
 func (s Scheduled) Webhook(publicURL string) func(context.Context) (string, error) {
+	if w := s.Env.Cfg.WebhookURLWarning(publicURL); w != "" {
+		s.Env.Log.Warn("webhook.url cannot reach the receiver: " + w)
+	}
 	return func(ctx context.Context) (string, error) { return s.webhook(ctx, publicURL) }
 }
 

@@ -82,7 +82,10 @@ func New() *Metrics {
 		"Unix time at which the last successful run of the job started; 0 until its first success.", "job")
 	m.jobRuns = f.counterVec("job_runs_total", "Finished job runs by outcome (ok, failed, canceled, panic).", "job", "outcome")
 	m.webhooks = f.counterVec("webhook_deliveries_total",
-		"Webhook deliveries received, by outcome (recorded, duplicate, unauthorized, rate_limited, too_large, bad_request, store_error, …).", "outcome")
+		"Webhook requests received, by outcome (recorded, duplicate, unauthorized, wrong_path, not_found, rate_limited, too_large, bad_request, store_error, …).", "outcome")
+	for _, o := range alertedWebhookOutcomes { // at 0 from start, so increase() sees the first ones
+		m.webhooks.WithLabelValues(o)
+	}
 	m.jobSkips = f.counterVec("job_skipped_total", "Scheduled job runs skipped because the job's previous run was still going (each tick counted; logged once per run).", "job")
 	m.jobPanics = f.counterVec("job_panics_total", "Job runs that panicked (recovered).", "job")
 	m.jobFailures = f.counterVec("job_failures_total",

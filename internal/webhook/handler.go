@@ -33,9 +33,14 @@ const (
 // Outcomes passed to Options.Observe, one per request; a fixed set, so
 // they can be a metric's label values.
 const (
-	OutcomeRecorded     = "recorded"     // 200: the Store made the event durable
-	OutcomeDuplicate    = "duplicate"    // 200: seen before; no second effect
-	OutcomeNotFound     = "not_found"    // 404: not under Path
+	OutcomeRecorded  = "recorded"  // 200: the Store made the event durable
+	OutcomeDuplicate = "duplicate" // 200: seen before; no second effect
+	OutcomeNotFound  = "not_found" // 404: not under Path
+	// OutcomeWrongPath is a 404 for a request not under Path whose last
+	// path segment is the secret: the service's delivery, sent to a
+	// webhook.url whose path does not reach Path. Anyone else's 404 is
+	// OutcomeNotFound, so that scanners do not look like this mistake.
+	OutcomeWrongPath    = "wrong_path"
 	OutcomeMethod       = "bad_method"   // 405: not POST
 	OutcomeUnauthorized = "unauthorized" // 401: wrong or missing secret, or wrong Authorization
 	OutcomeRateLimited  = "rate_limited" // 429
@@ -78,8 +83,14 @@ type Options struct {
 	RecordTimeout time.Duration
 	// Store records events. Required.
 	Store Store
-	// Logger gets one line per request; nil discards.
+	// Logger gets a line per recorded delivery (at debug), per store
+	// error, and for refused requests at most one a minute per outcome,
+	// with the count since the previous one (RefusalLogEvery); nil
+	// discards.
 	Logger *slog.Logger
+	// Now is the clock of the refusal log's minute and of the rate
+	// limit; nil means time.Now.
+	Now func() time.Time
 	// Observe, if set, is called once per request with its outcome (an
 	// Outcome* constant), for metrics.
 	Observe func(outcome string)
@@ -98,6 +109,8 @@ type Handler struct {
 	store   Store
 	log     *slog.Logger
 	observe func(string)
+	now     func() time.Time
+	refused refusalLog
 }
 
 // New checks opts and returns a Handler. Its errors name the bad option,
@@ -127,6 +140,10 @@ func New(opts Options) (*Handler, error) {
 		store:   opts.Store,
 		log:     opts.Logger,
 		observe: opts.Observe,
+		now:     opts.Now,
+	}
+	if h.now == nil {
+		h.now = time.Now
 	}
 	h.lim = rate.NewLimiter(orDefault(opts.Rate, DefaultRate), orDefault(opts.Burst, DefaultBurst))
 	if h.log == nil {
@@ -162,6 +179,11 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 	rest, ok := strings.CutPrefix(r.URL.Path, h.base)
 	if !ok && r.URL.Path+"/" != h.base {
+		if h.endsInSecret(r.URL.Path) {
+			h.fail(w, log, http.StatusNotFound, OutcomeWrongPath, "not found",
+				"why", "the path ends in the secret but does not start with webhook.path: webhook.url's path does not reach webhook.path (fix webhook.url or the proxy's rewrite)")
+			return
+		}
 		h.fail(w, log, http.StatusNotFound, OutcomeNotFound, "not found")
 		return
 	}
@@ -174,11 +196,12 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		h.fail(w, log, http.StatusUnauthorized, OutcomeUnauthorized, "unauthorized")
 		return
 	}
-	if res := h.lim.Reserve(); !res.OK() || res.Delay() > 0 {
+	now := h.now()
+	if res := h.lim.ReserveN(now, 1); !res.OK() || res.DelayFrom(now) > 0 {
 		wait := time.Second
 		if res.OK() {
-			wait = res.Delay()
-			res.Cancel()
+			wait = res.DelayFrom(now)
+			res.CancelAt(now)
 		}
 		w.Header().Set("Retry-After", strconv.Itoa(int(max(1, math.Ceil(wait.Seconds())))))
 		h.fail(w, log, http.StatusTooManyRequests, OutcomeRateLimited, "too many requests")
@@ -218,6 +241,14 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	// the counts by outcome are in the metrics.
 	log.Debug("webhook: delivery", "outcome", outcome, "took", time.Since(start))
 	h.answer(w, http.StatusOK, outcome, outcome)
+}
+
+// endsInSecret reports whether p's last segment is the secret, in
+// constant time like authorized.
+func (h *Handler) endsInSecret(p string) bool {
+	i := strings.LastIndexByte(p, '/')
+	got := sha256.Sum256([]byte(p[i+1:]))
+	return subtle.ConstantTimeCompare(got[:], h.secret[:]) == 1
 }
 
 // authorized checks the path secret and, when the delivery carries one,
@@ -264,14 +295,19 @@ func (h *Handler) readBody(w http.ResponseWriter, r *http.Request) ([]byte, int,
 	return nil, http.StatusBadRequest, errors.New("body could not be read")
 }
 
-// fail logs and answers a refused request. msg never holds the secret,
+// fail answers a refused request, counts it (Observe) and logs it when
+// the refusal log says a line is due. msg and args never hold the secret,
 // the key or more than a masked excerpt of the body.
-func (h *Handler) fail(w http.ResponseWriter, log *slog.Logger, status int, outcome, msg string) {
-	level := slog.LevelInfo
-	if status == http.StatusUnauthorized || status >= 500 {
-		level = slog.LevelWarn
+func (h *Handler) fail(w http.ResponseWriter, log *slog.Logger, status int, outcome, msg string, args ...any) {
+	if n, due := h.refused.note(outcome, h.now()); due {
+		level := slog.LevelInfo
+		if status == http.StatusUnauthorized || status >= 500 || outcome == OutcomeWrongPath {
+			level = slog.LevelWarn
+		}
+		args = append([]any{"outcome", outcome, "status", status, "reason", msg, "refused", n,
+			"note", "one line a minute at most per outcome; refused counts the refusals since the last line; batchd_webhook_deliveries_total counts each"}, args...)
+		log.Log(context.Background(), level, "webhook: refused", args...)
 	}
-	log.Log(context.Background(), level, "webhook: refused", "outcome", outcome, "status", status, "reason", msg)
 	h.answer(w, status, outcome, msg)
 }
 
