@@ -51,7 +51,7 @@ func (r *rateFlag) Set(v string) error {
 }
 
 func runSandbox(ctx context.Context, env *environ, args []string) error {
-	fs := newFlags(env, "sandbox", "[--listen 127.0.0.1:8080] [--key sk_test_…] [--quirks] [--date YYYY-MM-DD] "+
+	fs := newFlags(env, "sandbox", "[--listen 127.0.0.1:8080] [--key sk_test_…] [--quirks] [--date YYYY-MM-DD] [--tz ZONE] "+
 		"[--legacy-processor NAME] [--max-funding-sources N] [--webhook-form] [--webhook-max-failures N] [fault flags]")
 	listen := fs.String("listen", "127.0.0.1:8080", "address to serve on (port 0 picks a free port)")
 	var keys keyList
@@ -65,6 +65,7 @@ func runSandbox(ctx context.Context, env *environ, args []string) error {
 	quirks := fs.Bool("quirks", false, "answer like a less tidy service: numbers without leading zeros, label filter by substring in any case, "+
 		"float amounts (0.5700000000000001), paging numbers as numbers or strings, accounts masked 1......016, an edit without phone keeps it")
 	date := fs.String("date", "", "start every key's sandbox clock on this `YYYY-MM-DD` day (micro-deposit initiation is 410 from 2026-06-08)")
+	tz := fs.String("tz", "UTC", "the service's time zone, an IANA `ZONE` such as America/New_York: check dates and the list's from_date/to_date are its days")
 	legacy := fs.String("legacy-processor", "", "processor `NAME` the ACH API accepts at processor-token exchange besides svcach (default: none)")
 	maxSources := fs.Int("max-funding-sources", sandbox.DefaultMaxFundingSources, "funding sources an ACH customer may hold, deleted ones not counted")
 	hookForm := fs.Bool("webhook-form", false, "send eCheck webhook events (check.*) form-encoded, event=…&data=<check JSON>&timestamp=…, instead of JSON")
@@ -81,6 +82,11 @@ func runSandbox(ctx context.Context, env *environ, args []string) error {
 	start, err := parseStartDate(*date)
 	if err != nil {
 		fmt.Fprintf(env.stderr, "batchd sandbox: --date %v\n", err)
+		return errUsage
+	}
+	loc, err := time.LoadLocation(*tz)
+	if err != nil || *tz == "" || strings.EqualFold(*tz, "Local") {
+		fmt.Fprintf(env.stderr, "batchd sandbox: --tz %q is not a time zone name; use an IANA name such as UTC or America/New_York\n", *tz)
 		return errUsage
 	}
 	if *maxSources < 1 {
@@ -104,7 +110,7 @@ func runSandbox(ctx context.Context, env *environ, args []string) error {
 	srv := sandbox.New(sandbox.Options{
 		Keys: keys, RateLimit: *rateLimit, Latency: *latency,
 		ErrorRate: *errorRate, DropRate: *dropRate, Seed: *seed, Quirks: *quirks, Logger: log,
-		Date: start, LegacyProcessor: *legacy, MaxFundingSources: *maxSources,
+		Date: start, Location: loc, LegacyProcessor: *legacy, MaxFundingSources: *maxSources,
 		WebhookForm: *hookForm, WebhookMaxFailures: *hookFailures,
 		WebhookDropRate: *hookDrop, WebhookDupRate: *hookDup, WebhookReorder: float64(hookReorder),
 	})
@@ -120,7 +126,7 @@ func runSandbox(ctx context.Context, env *environ, args []string) error {
 	fmt.Fprintf(env.stdout, "http://%s\n", ln.Addr())
 	log.Info("sandbox serving the eCheck API (/v1) and ACH API (/ach/v2) test mode", "url", "http://"+ln.Addr().String(),
 		"keys", len(keys), "rate_limit", *rateLimit, "latency", *latency, "error_rate", *errorRate,
-		"drop_rate", *dropRate, "seed", *seed, "quirks", *quirks, "date", *date,
+		"drop_rate", *dropRate, "seed", *seed, "quirks", *quirks, "date", *date, "tz", loc.String(),
 		"legacy_processor", *legacy, "max_funding_sources", *maxSources,
 		"webhook_form", *hookForm, "webhook_max_failures", *hookFailures,
 		"webhook_drop_rate", *hookDrop, "webhook_dup_rate", *hookDup, "webhook_reorder", float64(hookReorder))

@@ -17,6 +17,8 @@ func TestSandboxFlagErrors(t *testing.T) {
 		{[]string{"--date", "tomorrow"}, "--date"},
 		{[]string{"--date", "2026-02-30"}, "--date"},
 		{[]string{"--date", "9999-01-01"}, "--date"},
+		{[]string{"--tz", "Mars/Olympus"}, "--tz"},
+		{[]string{"--tz", "Local"}, "--tz"},
 		{[]string{"--max-funding-sources", "0"}, "--max-funding-sources"},
 		{[]string{"--max-funding-sources", "x"}, "max-funding-sources"},
 		{[]string{"--webhook-max-failures", "0"}, "--webhook-max-failures"},

@@ -20,7 +20,28 @@ type Resolver struct {
 	// every row of the lookup in doubt.
 	Retry retry.Policy
 	Log   *slog.Logger
+	// Now is batchd's clock, the one submit and every other job read. It
+	// is required: a Resolver without it refuses to look anything up
+	// (ErrNoClock) rather than fall back to the wall clock, so a caller
+	// that forgot to pass its clock fails loudly instead of deciding
+	// "no check" on a window built from another clock.
+	Now func() time.Time
 }
+
+// SkewBound is how far, at most, the service's clock may disagree with
+// batchd's (either way) for a lookup to be certain. A lookup's date range
+// is widened by it, and by a day for the service's time zone, below the
+// earliest attempt; its upper end is left open. A lookup that sees the
+// service's dates disagree with batchd's by more than this leaves its rows
+// in doubt (ErrSkew) instead of releasing any.
+const SkewBound = 7 * 24 * time.Hour
+
+// zoneSlack covers the service's time zone: a UTC instant falls, in any
+// zone from UTC-12 to UTC+14, on its UTC day or the day either side.
+const zoneSlack = 24 * time.Hour
+
+// ErrNoClock is returned by a Resolver built without its clock.
+var ErrNoClock = errors.New("resolver has no clock (Resolver.Now is nil): nothing looked up, rows stay in doubt")
 
 // Outcome counts what one Resolve did.
 type Outcome struct {
@@ -39,16 +60,25 @@ var ErrLookup = fmt.Errorf("lookup of rows in doubt failed: %w", payment.ErrServ
 // checks, and may store a label otherwise than it was sent, so a row not
 // found that way is looked for again in the whole date range, unfiltered,
 // before anything is released. Only a row that a complete walk of that
-// range shows has no check is released to pending.
+// range shows has no check is released to pending, and only after the
+// service's dates of the rows' batches show its clock within SkewBound of
+// batchd's (checkSkew). The range never rests on the two clocks agreeing:
+// it starts SkewBound and a day before the earliest attempt and has no end
+// (see window).
 //
-// A failed lookup returns an error wrapping ErrLookup (or ErrKeyRefused,
-// or ErrLedger) and changes nothing more.
+// A failed lookup returns an error wrapping ErrLookup (ErrSkew when the
+// clocks disagree beyond the bound; or ErrKeyRefused, or ErrLedger; or
+// ErrNoClock) and changes nothing more.
 func (r *Resolver) Resolve(ctx context.Context, rows []*payment.Row) (Outcome, error) {
 	var out Outcome
 	if len(rows) == 0 {
 		return out, nil
 	}
-	from, to := window(rows, time.Now())
+	if r.Now == nil {
+		return out, ErrNoClock
+	}
+	from := window(rows, r.Now())
+	var to string // open: a check younger than batchd thinks is still in range
 	byLabel := map[string][]*payment.Row{}
 	for _, row := range rows {
 		byLabel[row.Label] = append(byLabel[row.Label], row)
@@ -86,6 +116,9 @@ func (r *Resolver) Resolve(ctx context.Context, rows []*payment.Row) (Outcome, e
 		return out, err
 	}
 	out.Found += len(bound)
+	if err := r.checkSkew(rest); err != nil {
+		return out, err
+	}
 	for _, row := range rest {
 		if _, ok := bound[row.Key]; ok {
 			continue
@@ -103,23 +136,70 @@ func (r *Resolver) Resolve(ctx context.Context, rows []*payment.Row) (Outcome, e
 	return out, nil
 }
 
-// window is the date range of a lookup: from the day before the earliest
-// attempt to the day after now, in UTC. A row's check cannot be older than
-// its first possible attempt, but may be any younger: a restored ledger's
-// rows were perhaps sent days after their recorded attempt (the snapshot's
-// time). The service's day boundary is not specified, so the range is
-// widened a day each side.
-func window(rows []*payment.Row, now time.Time) (from, to string) {
+// window is the lower end of a lookup's date range (YYYY-MM-DD), or ""
+// for none; the upper end is always open. A row's check cannot be created
+// before its attempt was sent, but the service dates it on its own clock
+// and in its own time zone, so the range starts SkewBound and a day
+// (zoneSlack) before the UTC day of the earliest attempt. Nothing bounds
+// how much later the check may be dated: the service's clock may be ahead,
+// the lookup may run days later, a restored ledger's rows were perhaps
+// sent after their recorded attempt; the open end covers all of them
+// without trusting any clock. An attempt recorded after now says batchd's
+// clock was ahead when it was recorded (it has since been set back), so
+// the range starts from now instead. A row with no recorded attempt gives
+// no lower end: the whole list is walked.
+func window(rows []*payment.Row, now time.Time) string {
 	first := rows[0].AttemptAt
 	for _, row := range rows[1:] {
-		if row.AttemptAt.Before(first) {
+		if row.AttemptAt.IsZero() || row.AttemptAt.Before(first) {
 			first = row.AttemptAt
 		}
 	}
-	if first.IsZero() || first.After(now) {
+	if first.IsZero() {
+		return ""
+	}
+	if first.After(now) {
 		first = now
 	}
-	return first.UTC().AddDate(0, 0, -1).Format(time.DateOnly), now.UTC().AddDate(0, 0, 1).Format(time.DateOnly)
+	return first.UTC().Add(-SkewBound - zoneSlack).Format(time.DateOnly)
+}
+
+// ErrSkew wraps a lookup whose service dates disagree with batchd's
+// clock by more than SkewBound, so that its range may miss a check.
+var ErrSkew = fmt.Errorf("%w: the service's clock is behind batchd's by more than a lookup allows", ErrLookup)
+
+// checkSkew tests a lookup's range against the service's own dates before
+// any of rows is released. Every row of the rows' batches that has a check
+// (bound by this lookup or sent earlier) tells how the service dated a
+// create against batchd's time of sending it (AttemptAt). When one shows
+// the service's clock more than SkewBound and a day (its time zone)
+// behind batchd's, a lost check may be dated before the range: the rows
+// stay in doubt and the error says why and what to fix. A service ahead
+// of batchd is harmless, the range having no upper end; rows without
+// either time tell nothing.
+func (r *Resolver) checkSkew(rows []*payment.Row) error {
+	limit := SkewBound + zoneSlack
+	batches := map[uint64]bool{}
+	for _, row := range rows {
+		batches[row.Key.Batch] = true
+	}
+	for b := range batches {
+		err := r.Ledger.Rows(b, func(row *payment.Row) (bool, error) {
+			if row.CheckCreated.IsZero() || row.AttemptAt.IsZero() {
+				return true, nil
+			}
+			if behind := row.AttemptAt.Sub(row.CheckCreated); behind > limit {
+				return false, fmt.Errorf("%w: %s was sent at %s (batchd's clock) and its check %s is dated %s (the service's), %s behind where at most %s is allowed; rows left in doubt: set the clock of batchd's host or ask the service",
+					ErrSkew, row.Key, row.AttemptAt.UTC().Format(time.DateTime), row.CheckID, row.CheckCreated.UTC().Format(time.DateTime),
+					behind.Round(time.Minute), limit)
+			}
+			return true, nil
+		})
+		if err != nil {
+			return fmt.Errorf("check the service's clock against batch %d: %w", b, err)
+		}
+	}
+	return nil
 }
 
 // walk pages through the check list for q, sorted by date, and returns

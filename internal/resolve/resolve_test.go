@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/batchd/batchd/internal/clocktest"
 	"github.com/batchd/batchd/internal/echeck"
 	"github.com/batchd/batchd/internal/money"
 	"github.com/batchd/batchd/internal/payment"
@@ -18,34 +19,48 @@ import (
 
 const key = "sk_test_resolve_0123456789abcdef"
 
-// rig is a ledger and a sandbox (exact or quirky) behind the real client.
+// rig is a ledger and a sandbox (exact or quirky) behind the real client,
+// on batchd's test clock.
 type rig struct {
-	db  *state.DB
-	api *echeck.Client
-	svc payment.Service
+	db    *state.DB
+	api   *echeck.Client
+	svc   payment.Service
+	clock *clocktest.Clock
+	files int // batches loaded, to name each file apart
 }
 
 func newRig(t *testing.T, quirks bool) *rig {
 	t.Helper()
-	db, err := state.Open(t.TempDir(), state.Options{})
+	return newRigWith(t, clocktest.New(clocktest.Monday), sandbox.Options{Quirks: quirks})
+}
+
+// newRigWith is a rig whose ledger runs on clock and whose sandbox is
+// configured by opts (its Now defaulting to clock's).
+func newRigWith(t *testing.T, clock *clocktest.Clock, opts sandbox.Options) *rig {
+	t.Helper()
+	db, err := state.Open(t.TempDir(), state.Options{Now: clock.Now})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { db.Close() })
-	srv := httptest.NewServer(sandbox.New(sandbox.Options{Quirks: quirks}))
+	if opts.Now == nil {
+		opts.Now = clock.Now
+	}
+	srv := httptest.NewServer(sandbox.New(opts))
 	t.Cleanup(srv.Close)
 	api, err := echeck.New(echeck.Options{BaseURL: srv.URL, Key: key, Timeout: 5 * time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &rig{db: db, api: api, svc: echeck.NewService(api)}
+	return &rig{db: db, api: api, svc: echeck.NewService(api), clock: clock}
 }
 
 // inDoubt loads rows with the given label and numbers and puts them in
 // doubt, as a lost answer would.
 func (r *rig) inDoubt(t *testing.T, label string, numbers ...string) []*payment.Row {
 	t.Helper()
-	l, err := r.db.BeginBatch(payment.FileMeta{Name: "f.csv", SHA256: fmt.Sprint(time.Now().UnixNano())})
+	r.files++
+	l, err := r.db.BeginBatch(payment.FileMeta{Name: fmt.Sprintf("f%d.csv", r.files), SHA256: fmt.Sprintf("%064d", r.files)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -84,7 +99,8 @@ func (r *rig) create(t *testing.T, row *payment.Row) {
 }
 
 func (r *rig) resolver() *Resolver {
-	return &Resolver{Ledger: r.db, Service: r.svc, Retry: retry.Policy{Base: time.Millisecond, Max: 10 * time.Millisecond, MaxAttempts: 3}}
+	return &Resolver{Ledger: r.db, Service: r.svc, Now: r.clock.Now,
+		Retry: retry.Policy{Base: time.Millisecond, Max: 10 * time.Millisecond, MaxAttempts: 3}}
 }
 
 func TestResolveFindsOrReleases(t *testing.T) {

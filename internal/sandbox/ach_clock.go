@@ -23,7 +23,7 @@ func (s *Server) startOffset() int64 {
 	if s.opts.Date.IsZero() {
 		return 0
 	}
-	n := daysBetween(s.now(), s.opts.Date)
+	n := daysBetween(s.realDay(), s.opts.Date)
 	return min(max(n, -maxClockOffsetDays), maxClockOffsetDays)
 }
 
@@ -31,7 +31,7 @@ func (s *Server) startOffset() int64 {
 // the real time of day. It answers 400 naming date when day is more than
 // maxClockOffsetDays from today.
 func (s *Server) setDay(ks *keyState, day time.Time) *apiError {
-	n := daysBetween(s.now(), day)
+	n := daysBetween(s.realDay(), day)
 	if n < -maxClockOffsetDays || n > maxClockOffsetDays {
 		return badField("date", "must be within %d days of today", maxClockOffsetDays)
 	}

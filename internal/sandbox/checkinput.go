@@ -65,13 +65,15 @@ func readCheckInput(p params, edit bool, today time.Time) (checkInput, *apiError
 }
 
 // authDate reads authorization_date: not older than 30 days and not after
-// today, both on the key's sandbox clock.
+// today, both on the key's sandbox clock and in the service's time zone
+// (today's location).
 func authDate(f *fields, today time.Time) string {
 	d, ok := f.date("authorization_date")
 	if !ok {
 		return ""
 	}
-	day := dateOf(today)
+	y, m, dd := today.Date()
+	day := time.Date(y, m, dd, 0, 0, 0, 0, time.UTC)
 	switch {
 	case d.After(day):
 		f.fail("authorization_date", "must not be in the future")

@@ -143,7 +143,7 @@ func (s *Server) listChecks(w http.ResponseWriter, r *http.Request, ks *keyState
 	case label != "":
 		base = ks.byLabel[label]
 	}
-	base = byDateRange(base, lq.from, lq.to)
+	base = byDateRange(base, s.localDay(lq.from), s.localDay(lq.to))
 	if linkID != "" {
 		base = slices.DeleteFunc(slices.Clone(base), func(c *check) bool { return c.linkID != linkID })
 	}
@@ -168,8 +168,35 @@ func (s *Server) listChecks(w http.ResponseWriter, r *http.Request, ks *keyState
 	return nil
 }
 
+// zone is the service's time zone (Options.Location), UTC by default.
+func (s *Server) zone() *time.Location {
+	if s.opts.Location == nil {
+		return time.UTC
+	}
+	return s.opts.Location
+}
+
+// realDay is the real clock's calendar day in the service's time zone,
+// as a UTC midnight: the day Options.Date and a clock's date are counted
+// from, so that they name the service's day.
+func (s *Server) realDay() time.Time {
+	y, m, d := s.now().In(s.zone()).Date()
+	return time.Date(y, m, d, 0, 0, 0, 0, time.UTC)
+}
+
+// localDay is the start of day d (a date read as UTC midnight) in the
+// service's time zone, so that a from_date/to_date filter selects the
+// service's calendar days; the zero time stays zero (an open bound).
+func (s *Server) localDay(d time.Time) time.Time {
+	if d.IsZero() {
+		return d
+	}
+	return time.Date(d.Year(), d.Month(), d.Day(), 0, 0, 0, 0, s.zone())
+}
+
 // byDateRange narrows creation-ordered checks to creation dates in
-// [from, to], both inclusive days; zero bounds are open.
+// [from, to], both inclusive days starting at from's and to's instants
+// (localDay); zero bounds are open.
 func byDateRange(cs []*check, from, to time.Time) []*check {
 	lo, hi := 0, len(cs)
 	if !from.IsZero() {

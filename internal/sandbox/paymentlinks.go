@@ -158,7 +158,7 @@ func (s *Server) listLinks(w http.ResponseWriter, r *http.Request, ks *keyState,
 	ks.mu.Lock()
 	ls := make([]*paymentLink, 0, len(ks.links))
 	for _, l := range ks.links {
-		if inRange(l.created, lq.from, lq.to) && matchesSearch(l, search) {
+		if inRange(l.created, s.localDay(lq.from), s.localDay(lq.to)) && matchesSearch(l, search) {
 			ls = append(ls, l)
 		}
 	}

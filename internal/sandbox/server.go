@@ -70,10 +70,17 @@ type Options struct {
 	// MaxFundingSources is how many funding sources, deleted ones not
 	// counted, an ACH customer may hold; 0 means DefaultMaxFundingSources.
 	MaxFundingSources int
-	// Date, when not zero, is the UTC day on which every key's sandbox
-	// clock starts (the time of day is Now's), so that a run can be
-	// placed before or after the micro-deposit deprecation date.
+	// Date, when not zero, is the day (in Location) on which every key's
+	// sandbox clock starts (the time of day is Now's), so that a run can
+	// be placed before or after the micro-deposit deprecation date.
 	Date time.Time
+	// Location is the service's time zone: check dates (date,
+	// authorization_date), payment links' created_at, the clock's answer
+	// and the check list's from_date/to_date are its calendar days and
+	// wall times, as a service in US Eastern time would write them. nil
+	// means UTC. The business-day calendar that moves checks on still
+	// counts UTC days.
+	Location *time.Location
 
 	// WebhookForm sends eCheck events (check.*) form-encoded,
 	// event=…&data=<check JSON>&timestamp=…, as some public clients
@@ -311,8 +318,8 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-// keyNow is the sandbox clock of ks: the real clock in UTC plus the days
-// the key has advanced.
+// keyNow is the sandbox clock of ks: the real clock plus the days the key
+// has advanced, in the service's time zone (zone).
 func (s *Server) keyNow(ks *keyState) time.Time {
-	return s.now().UTC().Add(time.Duration(ks.offsetDays.Load()) * 24 * time.Hour)
+	return s.now().In(s.zone()).Add(time.Duration(ks.offsetDays.Load()) * 24 * time.Hour)
 }

@@ -44,7 +44,12 @@ type Options struct {
 	// Retry governs transient failures: a create the service did not act
 	// on, a page of a lookup. Retry.MaxAttempts (default 10) also bounds
 	// the creates of one row in one run, across resends after lookups.
-	Retry   retry.Policy
+	Retry retry.Policy
+	// Now is batchd's clock: the waits before a lookup and the clock the
+	// resolver compares attempts with. nil means the wall clock, which only
+	// a command-line run on the real date may rely on; jobs passes its
+	// Env's clock, tests a clocktest clock. The resolver's lookup range does
+	// not rest on it agreeing with the service's (see resolve.SkewBound).
 	Now     func() time.Time
 	Logger  *slog.Logger
 	OnRetry func(endpoint string) // optional: counts retries for metrics
@@ -112,7 +117,7 @@ func New(led payment.Rows, svc payment.Service, opts Options) *Runner {
 	r := &Runner{led: led, svc: svc, opts: opts, log: log, void: void}
 	lookup := opts.Retry
 	lookup.Notify = func(error, time.Duration) { r.retried("check.list") }
-	r.resolver = &resolve.Resolver{Ledger: led, Service: svc, Retry: lookup, Log: log}
+	r.resolver = &resolve.Resolver{Ledger: led, Service: svc, Retry: lookup, Log: log, Now: opts.Now}
 	return r
 }
 
