@@ -39,7 +39,7 @@ func runDaemon(ctx context.Context, env *environ, args []string) error {
 	}
 	log := newLogger(env.stderr, cfg.Log.Level, cfg.Log.Format)
 	m := metrics.New()
-	je, err := jobs.Open(cfg, log, jobs.Hooks{ObserveAPI: m.ObserveAPI, OnRetry: m.APIRetry})
+	je, err := jobs.Open(cfg, log, jobs.Hooks{ObserveAPI: m.ObserveAPI, OnRetry: m.APIRetry, OnIngestOutcome: jobs.FileCounter(m)})
 	if err != nil {
 		return err
 	}
@@ -69,19 +69,21 @@ func runDaemon(ctx context.Context, env *environ, args []string) error {
 		s := jobs.Scheduled{Env: je, Metrics: m, Errors: errs, OnPending: func(ctx context.Context) {
 			daemon.RequestRun(ctx, "submit")
 		}}
+		sc := c.Schedule // each job's deadline is its schedule.<job>_timeout
 		js := []daemon.Job{
-			{Name: "ingest", Spec: c.Schedule.Ingest, Run: s.Ingest},
-			{Name: "submit", Spec: c.Schedule.Submit, Run: s.Submit},
-			{Name: "reconcile", Spec: c.Schedule.Reconcile, Run: s.Reconcile},
+			{Name: "ingest", Spec: sc.Ingest, Run: s.Ingest, Timeout: sc.IngestTimeout.Std()},
+			{Name: "submit", Spec: sc.Submit, Run: s.Submit, Timeout: sc.SubmitTimeout.Std()},
+			{Name: "reconcile", Spec: sc.Reconcile, Run: s.Reconcile, Timeout: sc.ReconcileTimeout.Std()},
 		}
 		if c.Backup.Schedule != "" { // "" takes no snapshots
-			js = append(js, daemon.Job{Name: "backup", Spec: c.Backup.Schedule, Run: s.Backup})
+			js = append(js, daemon.Job{Name: "backup", Spec: c.Backup.Schedule, Run: s.Backup, Timeout: sc.BackupTimeout.Std()})
 		}
 		if c.Webhook.Enabled() { // at start, on SIGHUP, and hourly
-			js = append(js, daemon.Job{Name: "webhook", Spec: "@every 1h", Run: s.Webhook(c.Webhook.URL)})
+			js = append(js, daemon.Job{Name: "webhook", Spec: "@every 1h", Run: s.Webhook(c.Webhook.URL), Timeout: sc.WebhookTimeout.Std()})
 		}
 		if c.Retention.KeepDays > 0 { // once a day, after reconcile; without compaction
-			js = append(js, daemon.Job{Name: "prune", Spec: jobs.PruneSpec(c.Schedule.Reconcile), Run: s.Prune(c.Retention.KeepDays)})
+			js = append(js, daemon.Job{Name: "prune", Spec: jobs.PruneSpec(c.Schedule.Reconcile), Run: s.Prune(c.Retention.KeepDays),
+				Timeout: sc.PruneTimeout.Std()})
 		}
 		return js
 	}
@@ -95,6 +97,9 @@ func runDaemon(ctx context.Context, env *environ, args []string) error {
 		Status:        func(context.Context) (any, error) { return jobs.StatusWithChecks(je.DB) },
 		StatusNote:    func() string { return statusNote(je.DB) },
 		Notifier:      daemon.SystemdNotifier{Logger: log},
+		// A run cancelled at its deadline gets as long to wind down as on
+		// SIGTERM before it is reported stuck.
+		CancelGrace: cfg.ShutdownTimeout.Std(),
 	})
 	if err != nil {
 		return err

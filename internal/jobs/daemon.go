@@ -5,7 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
+	"github.com/batchd/batchd/internal/ingest"
 	"github.com/batchd/batchd/internal/metrics"
 	"github.com/batchd/batchd/internal/onboard"
 	"github.com/batchd/batchd/internal/payment"
@@ -23,8 +25,10 @@ type Recorder interface {
 // the health endpoint under the error's real source (payment.SourceOf):
 // "sftp", "api", "ledger", or "batchd" for anything else.
 type Scheduled struct {
-	Env     *Env
-	Metrics *metrics.Metrics // may be nil
+	Env *Env
+	// Metrics may be nil. The files counters are not counted here but as
+	// each file settles, by FileCounter as the Env's OnIngestOutcome hook.
+	Metrics *metrics.Metrics
 	Errors  Recorder
 	// OnPending is called when an ingest committed rows, so the daemon can
 	// start a submit at once.
@@ -50,8 +54,6 @@ func (s Scheduled) Ingest(ctx context.Context) (string, error) {
 			rejected++
 		}
 	}
-	s.Metrics.FilesIngested(accepted)
-	s.Metrics.FilesRejected(rejected)
 	s.rows()
 	if rows > 0 && s.OnPending != nil {
 		s.OnPending(ctx)
@@ -68,9 +70,30 @@ func (s Scheduled) Ingest(ctx context.Context) (string, error) {
 	return sum, err
 }
 
-// Submit is the scheduled submit.
+// FileCounter counts each file in batchd_files_ingested_total or
+// batchd_files_rejected_total as an ingest run settles it: give it to
+// Open as Hooks.OnIngestOutcome, so that the counters move during a long
+// run rather than at its end (or never, if it is cancelled). A file
+// still arriving, or skipped for an error and tried again, is neither.
+func FileCounter(m *metrics.Metrics) func(ingest.Outcome) {
+	return func(o ingest.Outcome) {
+		switch o.Outcome {
+		case "accepted", "accepted-with-rejects", "recovered":
+			m.FilesIngested(1)
+		case "waiting", "error":
+		default:
+			m.FilesRejected(1)
+		}
+	}
+}
+
+// Submit is the scheduled submit. While it runs, the rows-by-state gauge
+// is refreshed every submit.progress_interval, so that pending rows are
+// seen falling during a run of hours.
 func (s Scheduled) Submit(ctx context.Context) (string, error) {
+	stop := s.refreshRows(s.Env.Cfg.Submit.ProgressInterval.Std())
 	sum, delivered, err := s.Env.Submit(ctx)
+	stop()
 	s.note(err, payment.SourceAPI, payment.SourceLedger)
 	s.Metrics.ChecksCreated(sum.Created)
 	s.rows()
@@ -130,6 +153,32 @@ func (s Scheduled) note(err error, uses ...payment.Source) {
 	}
 	for _, src := range uses {
 		s.Errors.Clear(string(src))
+	}
+}
+
+// refreshRows refreshes the rows-by-state gauge every interval until the
+// returned stop is called (which waits for the refresher to end).
+func (s Scheduled) refreshRows(interval time.Duration) (stop func()) {
+	if s.Metrics == nil || interval <= 0 {
+		return func() {}
+	}
+	done, ended := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(ended)
+		t := time.NewTicker(interval)
+		defer t.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-t.C:
+				s.rows()
+			}
+		}
+	}()
+	return func() {
+		close(done)
+		<-ended
 	}
 }
 
