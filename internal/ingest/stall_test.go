@@ -245,3 +245,28 @@ func TestStallLookGapHasAFloor(t *testing.T) {
 		}
 	}
 }
+
+// With ingest.done_marker, an empty file is waited for until its marker
+// comes, as any other; once the marker is there, it is empty, and fails as
+// such, its marker with it.
+func TestEmptyFileWithDoneMarker(t *testing.T) {
+	r := newRig(t, servers()["inprocess"](t), func(o *Options) { o.DoneMarker = true })
+	r.drop("empty.csv", "")
+	out, err := r.run(r.rem)
+	if err != nil || summary(out) != "empty.csv:waiting" {
+		t.Fatalf("without its marker: %s %v", summary(out), err)
+	}
+	mustContain(t, out[0].Detail, "waiting for empty.csv.done")
+	r.drop("empty.csv.done", "")
+	out, err = New(r.db, r.opts).Run(context.Background(), r.rem) // a marked file needs no second look
+	if err != nil || summary(out) != "empty.csv:empty" {
+		t.Fatalf("with its marker: %s %v", summary(out), err)
+	}
+	if f := r.files("failed"); !slices.Equal(f, []string{"empty.csv", "empty.csv.done", "empty.csv.error.txt"}) {
+		t.Fatalf("failed %v", f)
+	}
+	mustContain(t, r.read("failed/empty.csv.error.txt"), "the file is empty", "when its .done marker was there", "export it again")
+	if len(r.batches()) != 0 || len(r.files("inbox")) != 0 {
+		t.Fatalf("%d batches, inbox %v", len(r.batches()), r.files("inbox"))
+	}
+}
