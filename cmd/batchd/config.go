@@ -2,6 +2,7 @@ package main
 
 import (
 	"flag"
+	"fmt"
 	"log/slog"
 
 	"context"
@@ -65,12 +66,32 @@ func splitList(s string) []string {
 // openJobs loads the configuration and opens the ledger, client and
 // limiter that a one-shot job command uses.
 func openJobs(env *environ, cfgPath string, hooks jobs.Hooks) (*config.Config, *slog.Logger, *jobs.Env, error) {
+	return openJobsOn(env, cfgPath, hooks, "")
+}
+
+// openJobsOn is openJobs on a rehearsal day (--date YYYY-MM-DD; "" is
+// today): the jobs' clock stands at noon that day in schedule.timezone
+// and runs on from there (jobs.ClockOn). Only api.mode: test may
+// rehearse: a live run on another day would stamp the ledger and judge
+// authorization dates on a date that is not today.
+func openJobsOn(env *environ, cfgPath string, hooks jobs.Hooks, date string) (*config.Config, *slog.Logger, *jobs.Env, error) {
 	cfg, err := loadConfig(env, cfgPath)
 	if err != nil {
 		return nil, nil, nil, err
 	}
+	now := time.Now
+	if date != "" {
+		d, err := time.Parse(time.DateOnly, date)
+		if err != nil {
+			return nil, nil, nil, fmt.Errorf("--date: want YYYY-MM-DD, got %q", date)
+		}
+		if cfg.API.Mode != config.ModeTest {
+			return nil, nil, nil, fmt.Errorf("--date %s: a rehearsal date needs api.mode: test (api.mode is %s); a live run always runs on today", date, cfg.API.Mode)
+		}
+		now = jobs.ClockOn(d, cfg.Location())
+	}
 	log := newLogger(env.stderr, cfg.Log.Level, cfg.Log.Format)
-	je, err := jobs.Open(cfg, log, hooks)
+	je, err := jobs.OpenAt(cfg, log, hooks, now)
 	if err != nil {
 		return nil, nil, nil, err
 	}

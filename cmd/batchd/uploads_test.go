@@ -8,7 +8,6 @@ import (
 	"slices"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/batchd/batchd/internal/testsshd"
 )
@@ -107,10 +106,12 @@ schedule: {timezone: %s}
 	}
 }
 
-// A file that cannot be moved (its first free name in today's archive
+// A file that cannot be moved (its first free name in the day's archive
 // folder is longer than the file system allows, so sshd refuses the
 // rename, whoever runs it) fails alone: `batchd ingest` archives the
 // other file, prints a line for each, names the failed one and exits 1.
+// The run is given its day (--date), so the test and the process agree
+// on the archive folder whatever the hour.
 func TestIngestGoesOnPastAFileThatCannotBeMoved(t *testing.T) {
 	const key = "sk_test_uploads_0123456789abcdef"
 	sshd := testsshd.Start(t)
@@ -125,7 +126,8 @@ ingest: {stable_for: 100ms}
 `, filepath.Join(dir, "state"), sshd.Addr, sshd.User, sshd.IdentityFile, sshd.KnownHosts,
 		sshd.Path("inbox"), sshd.Path("archive"), sshd.Path("failed"), sshd.Path("outbox")))
 	long := strings.Repeat("p", 251) + ".csv"
-	day := sshd.Path("archive", time.Now().UTC().Format("2006-01-02"))
+	const date = "2026-03-02"
+	day := sshd.Path("archive", date)
 	if err := os.MkdirAll(day, 0o755); err != nil {
 		t.Fatal(err)
 	}
@@ -138,7 +140,7 @@ ingest: {stable_for: 100ms}
 			t.Fatal(err)
 		}
 	}
-	code, out, errOut := runBatchd(t, key, "ingest", "--config", cfg)
+	code, out, errOut := runBatchd(t, key, "ingest", "--config", cfg, "--date", date)
 	if code != 1 {
 		t.Fatalf("exit %d, want 1\n%s%s", code, out, errOut)
 	}
@@ -158,5 +160,24 @@ ingest: {stable_for: 100ms}
 	// The log has the failure at error level.
 	if !strings.Contains(errOut, `"level":"ERROR"`) || !strings.Contains(errOut, "file skipped for this run") {
 		t.Fatalf("no error-level log line:\n%s", errOut)
+	}
+}
+
+// `batchd ingest --date` rehearses only against the sandbox: with
+// api.mode: live it refuses, naming the key, before touching anything; a
+// date that is not YYYY-MM-DD is refused with the form it wants.
+func TestIngestDateIsForRehearsals(t *testing.T) {
+	dir := t.TempDir()
+	cfg := func(mode string) string {
+		return writeConfig(t, t.TempDir(), fmt.Sprintf(
+			"state_dir: %s\napi: {base_url: \"http://127.0.0.1:1\", mode: %s}\n", filepath.Join(dir, mode), mode))
+	}
+	code, out, errOut := runBatchd(t, "sk_live_uploads_0123456789abcdef", "ingest", "--config", cfg("live"), "--date", "2026-03-02")
+	if code != 1 || !strings.Contains(errOut, "--date 2026-03-02: a rehearsal date needs api.mode: test") {
+		t.Fatalf("live: exit %d\n%s%s", code, out, errOut)
+	}
+	code, out, errOut = runBatchd(t, "sk_test_uploads_0123456789abcdef", "ingest", "--config", cfg("test"), "--date", "2 March")
+	if code != 1 || !strings.Contains(errOut, `--date: want YYYY-MM-DD, got "2 March"`) {
+		t.Fatalf("bad date: exit %d\n%s%s", code, out, errOut)
 	}
 }
