@@ -1,9 +1,12 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -151,4 +154,84 @@ admin: {listen: %s}
 		})
 	}
 	assertNoSecrets(t, logs, key, sshd.IdentityFile)
+}
+
+// `batchd ingest` on an inbox holding an empty file, a file that keeps
+// growing, a link and a valid file ends (within max_wait and a look; the
+// test's deadline catches a hang), exits 0, and prints one line for each:
+// empty (to failed/), waiting (still arriving), ignored (the link), and
+// accepted.
+func TestIngestCommandEndsWithEmptyAndGrowingFiles(t *testing.T) {
+	const key = "sk_test_stallcmd_0123456789abcd"
+	sshd := testsshd.Start(t)
+	for _, d := range []string{"inbox", "archive", "failed", "outbox"} {
+		if err := os.MkdirAll(sshd.Path(d), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.WriteFile(sshd.Path("inbox", "empty.csv"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(sshd.Path("inbox", "pay.csv"), []byte(paymentFile(2)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(sshd.Path("archive"), sshd.Path("inbox", "link.csv")); err != nil {
+		t.Fatal(err)
+	}
+	growing := sshd.Path("inbox", "growing.csv")
+	if err := os.WriteFile(growing, []byte("number,amount,memo,name,email,bank_routing,bank_account\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	stop, stopped := make(chan struct{}), make(chan struct{})
+	go func() { // appends until the test ends
+		defer close(stopped)
+		tick := time.NewTicker(20 * time.Millisecond)
+		defer tick.Stop()
+		for {
+			select {
+			case <-stop:
+				return
+			case <-tick.C:
+				if f, err := os.OpenFile(growing, os.O_APPEND|os.O_WRONLY, 0); err == nil {
+					f.WriteString("1,1.00,x,Ann,ann@example.com,999900001,1111000016\n")
+					f.Close()
+				}
+			}
+		}
+	}()
+	t.Cleanup(func() { close(stop); <-stopped })
+
+	url := startSandbox(t, "--key", key)
+	dir := t.TempDir()
+	cfg := writeConfig(t, dir, fmt.Sprintf(`
+state_dir: %s
+log: {format: json}
+api: {base_url: %s, mode: test}
+sftp: {address: %s, user: %s, identity_file: %s, known_hosts: %s,
+       inbox: %s, archive: %s, failed: %s, outbox: %s}
+ingest: {stable_for: 500ms, max_wait: 1s}
+`, filepath.Join(dir, "state"), url, sshd.Addr, sshd.User, sshd.IdentityFile, sshd.KnownHosts,
+		sshd.Path("inbox"), sshd.Path("archive"), sshd.Path("failed"), sshd.Path("outbox")))
+
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, binary, "ingest", "--config", cfg)
+	cmd.Env = append(os.Environ(), "BATCHD_API_KEY="+key)
+	var stdout, stderr strings.Builder
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("batchd ingest: %v (a hang ends at the test's deadline)\n%s\n%s", err, stdout.String(), stderr.String())
+	}
+	out := stdout.String()
+	t.Logf("batchd ingest:\n%s", out)
+	for file, outcome := range map[string]string{"empty.csv": "empty", "growing.csv": "waiting", "link.csv": "ignored", "pay.csv": "accepted"} {
+		if !regexp.MustCompile(`(?m)^` + regexp.QuoteMeta(file) + `\s.*\s` + outcome + `\s`).MatchString(out) {
+			t.Errorf("no %s line for %s in:\n%s", outcome, file, out)
+		}
+	}
+	for _, want := range []string{"still arriving", "symbolic link", "the file is empty"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
 }
