@@ -135,8 +135,8 @@ func runDaemon(ctx context.Context, env *environ, args []string) error {
 				return map[string]any{"restored": m}
 			}
 			return nil
-		}}))
-		log.Info("admin server listening", "address", ln.Addr().String())
+		}, Hosts: cfg.Admin.Hosts, Token: cfg.AdminToken()}))
+		log.Info("admin server listening", "address", ln.Addr().String(), "hosts", cfg.Admin.Hosts, "token", cfg.AdminToken() != "")
 	}
 	if hookLn != nil {
 		// Its own listener, never the admin one: it faces the internet

@@ -25,6 +25,19 @@ type AdminOptions struct {
 	// Notes supplies information /healthz shows without it counting as a
 	// failure, such as the ledger's restored mark; nil shows none.
 	Notes func() map[string]any
+	// Hosts are names (admin.hosts: "name" for any port, or "name:port")
+	// a request's Host may carry besides the address the request arrived
+	// on; any other Host is answered 421, against DNS rebinding.
+	Hosts []string
+	// Token, when not empty, is the bearer token (admin.token_file) the
+	// POST endpoints and /v1/status require; /healthz and /metrics stay
+	// open for probes and scrapers. Never logged.
+	Token string
+	// TriggerEvery and TriggerBurst bound POST /v1/jobs/{name} per job
+	// (a token bucket); past it the answer is 429 with Retry-After. 0
+	// means DefaultTriggerEvery and DefaultTriggerBurst.
+	TriggerEvery time.Duration
+	TriggerBurst int
 }
 
 // healthzBody is the JSON of GET /healthz.
@@ -58,11 +71,28 @@ type healthzBody struct {
 //	POST /v1/jobs/{name}  start a run now: 202 started, 409 already running,
 //	                      404 unknown job, 503 stopping; other methods 405.
 //
-// Cross-origin browser requests to the POST endpoint are refused (403), so
-// a web page cannot trigger jobs through a browser on the admin host; curl
-// and other non-browser clients are not affected. The handler has no
-// authentication: keep it on a loopback or otherwise protected address.
+// The host running batchd is not trusted to be used only by its
+// administrators, so before serving:
+//   - every request whose Host is not the address it arrived on (on
+//     loopback also localhost, 127.0.0.1 or [::1] with that port) nor in
+//     Hosts is answered 421 Misdirected Request, with nothing of the
+//     state: a web page that rebinds its own name to this address (DNS
+//     rebinding) reads nothing;
+//   - when Token is set, POST /v1/jobs/{name} and GET /v1/status without
+//     "Authorization: Bearer <token>" are answered 401 with
+//     WWW-Authenticate;
+//   - cross-origin browser requests to the POST endpoint are refused
+//     (403), so a web page cannot trigger jobs through a browser on the
+//     admin host; curl and other non-browser clients are not affected;
+//   - triggers of one job beyond TriggerBurst, then one per TriggerEvery,
+//     are answered 429 with Retry-After.
+//
+// Refusals are logged at most once a minute per reason, with the count.
 func (s *Scheduler) AdminHandler(opts AdminOptions) http.Handler {
+	g := newAdminGuard(opts, s.opts.Now, func(reason string, n int) {
+		s.log.Warn("admin: refused requests", "reason", reason, "refused", n,
+			"note", "one line a minute at most per reason; refused counts the refusals since the last line")
+	})
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
 		s.serveHealthz(w, opts)
@@ -70,9 +100,10 @@ func (s *Scheduler) AdminHandler(opts AdminOptions) http.Handler {
 	if s.opts.Metrics != nil {
 		mux.Handle("GET /metrics", s.opts.Metrics.Handler())
 	}
-	mux.HandleFunc("GET /v1/status", s.serveStatus)
-	mux.Handle("POST /v1/jobs/{name}", http.NewCrossOriginProtection().Handler(http.HandlerFunc(s.serveTrigger)))
-	return mux
+	mux.Handle("GET /v1/status", g.tokenOK(http.HandlerFunc(s.serveStatus)))
+	trigger := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { s.serveTrigger(w, r, g) })
+	mux.Handle("POST /v1/jobs/{name}", g.tokenOK(http.NewCrossOriginProtection().Handler(trigger)))
+	return g.hostOK(mux)
 }
 
 func (s *Scheduler) serveHealthz(w http.ResponseWriter, opts AdminOptions) {
@@ -113,8 +144,18 @@ func (s *Scheduler) serveStatus(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, v)
 }
 
-func (s *Scheduler) serveTrigger(w http.ResponseWriter, r *http.Request) {
+func (s *Scheduler) serveTrigger(w http.ResponseWriter, r *http.Request, g *adminGuard) {
 	name := r.PathValue("name")
+	if !s.hasJob(name) {
+		writeJSON(w, http.StatusNotFound, errorBody{fmt.Sprintf("%v %q", ErrUnknownJob, name)})
+		return
+	}
+	if wait := g.allowTrigger(name); wait > 0 {
+		w.Header().Set("Retry-After", retryAfter(wait))
+		g.refuse(w, http.StatusTooManyRequests, "trigger_rate",
+			"too many triggers of this job; retry after the number of seconds in Retry-After")
+		return
+	}
 	err := s.Trigger(name)
 	switch {
 	case err == nil:
@@ -129,6 +170,14 @@ func (s *Scheduler) serveTrigger(w http.ResponseWriter, r *http.Request) {
 	default:
 		writeJSON(w, http.StatusInternalServerError, errorBody{err.Error()})
 	}
+}
+
+// hasJob reports whether a job is named name, so that the trigger limit
+// keeps buckets only for jobs, whatever names requests carry.
+func (s *Scheduler) hasJob(name string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.jobs[name] != nil
 }
 
 type errorBody struct {

@@ -20,11 +20,22 @@ import (
 	"github.com/batchd/batchd/internal/payment"
 )
 
-// do sends one request to h and returns the status and body.
+// adminAddr is the address do's requests arrive on, as an admin server
+// listening on 127.0.0.1:9464 sees them.
+var adminAddr = &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1), Port: 9464}
+
+// do sends one request to h, as received on adminAddr with that Host
+// (unless hdr sets "Host"), and returns the status and body.
 func do(t *testing.T, h http.Handler, method, path string, hdr map[string]string) (int, string) {
 	t.Helper()
 	req := httptest.NewRequest(method, path, nil)
+	req = req.WithContext(context.WithValue(req.Context(), http.LocalAddrContextKey, net.Addr(adminAddr)))
+	req.Host = adminAddr.String()
 	for k, v := range hdr {
+		if k == "Host" {
+			req.Host = v
+			continue
+		}
 		req.Header.Set(k, v)
 	}
 	rec := httptest.NewRecorder()

@@ -16,6 +16,8 @@ import (
 	"time"
 
 	"golang.org/x/time/rate"
+
+	"github.com/batchd/batchd/internal/logevery"
 )
 
 // Defaults of Options.
@@ -110,7 +112,7 @@ type Handler struct {
 	log     *slog.Logger
 	observe func(string)
 	now     func() time.Time
-	refused refusalLog
+	refused *logevery.Gate // one line a minute per refused outcome
 }
 
 // New checks opts and returns a Handler. Its errors name the bad option,
@@ -141,6 +143,7 @@ func New(opts Options) (*Handler, error) {
 		log:     opts.Logger,
 		observe: opts.Observe,
 		now:     opts.Now,
+		refused: &logevery.Gate{Every: RefusalLogEvery},
 	}
 	if h.now == nil {
 		h.now = time.Now
@@ -299,7 +302,7 @@ func (h *Handler) readBody(w http.ResponseWriter, r *http.Request) ([]byte, int,
 // the refusal log says a line is due. msg and args never hold the secret,
 // the key or more than a masked excerpt of the body.
 func (h *Handler) fail(w http.ResponseWriter, log *slog.Logger, status int, outcome, msg string, args ...any) {
-	if n, due := h.refused.note(outcome, h.now()); due {
+	if n, due := h.refused.Note(outcome, h.now()); due {
 		level := slog.LevelInfo
 		if status == http.StatusUnauthorized || status >= 500 || outcome == OutcomeWrongPath {
 			level = slog.LevelWarn
