@@ -36,3 +36,19 @@ func TestIngestMaxWait(t *testing.T) {
 		}
 	}
 }
+
+// The wait must leave an ingest run time within its deadline: a max_wait
+// (or 2 × stable_for) as long as schedule.ingest_timeout is refused.
+func TestIngestMaxWaitWithinTheRunDeadline(t *testing.T) {
+	t.Parallel()
+	for _, yaml := range []string{
+		"ingest:\n  max_wait: 20m\nschedule:\n  ingest_timeout: 15m\n",
+		"ingest:\n  stable_for: 10m\nschedule:\n  ingest_timeout: 15m\n",
+	} {
+		_, err := Parse([]byte(minimal+yaml), "batchd.yaml", keyEnv())
+		fe := findKey(t, err, "ingest.max_wait")
+		if !strings.Contains(fe.Msg, "schedule.ingest_timeout (15m0s)") {
+			t.Errorf("%q: finding %q", yaml, fe.Msg)
+		}
+	}
+}

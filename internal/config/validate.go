@@ -175,6 +175,13 @@ func (c *Config) validateIngest(f *findings) {
 	case in.MaxWait > 0 && in.MaxWait < in.StableFor && !in.DoneMarker:
 		f.add(0, "ingest.max_wait", "ingest.max_wait: must be at least ingest.stable_for (%s), or a file first seen in a run could never be read by it; set it to %s or more, or 0s for 2 × stable_for, got %s", in.StableFor, in.StableFor, in.MaxWait)
 	}
+	wait := in.MaxWait
+	if wait == 0 {
+		wait = 2 * in.StableFor
+	}
+	if limit := c.Schedule.IngestTimeout; limit > 0 && wait >= limit {
+		f.add(0, "ingest.max_wait", "ingest.max_wait: waiting %s for files to settle must leave an ingest run time to read them within schedule.ingest_timeout (%s); lower ingest.max_wait (or ingest.stable_for) or raise schedule.ingest_timeout", wait, limit)
+	}
 	oneOf(f, "ingest.on_invalid", in.OnInvalid, OnInvalidRejectFile, OnInvalidSkipRows)
 	for i, col := range in.IgnoreColumns {
 		if strings.TrimSpace(col) == "" {
