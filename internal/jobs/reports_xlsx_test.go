@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/batchd/batchd/internal/clocktest"
 	"github.com/batchd/batchd/internal/ingest"
 	"github.com/batchd/batchd/internal/payment"
 	"github.com/batchd/batchd/internal/reconcile"
@@ -16,6 +17,7 @@ import (
 	"github.com/batchd/batchd/internal/report/reporttest"
 	"github.com/batchd/batchd/internal/state"
 	"github.com/batchd/batchd/internal/submit"
+	"github.com/batchd/batchd/internal/testsshd"
 )
 
 // tableOf is the layout of a report, by its file name.
@@ -46,8 +48,18 @@ func tableOf(name string) (report.Table, bool) {
 // amounts numbers in #,##0.00, dates date cells, the header frozen and
 // filtered, no cell anywhere a formula, and each cell what the CSV says.
 // The hostile label and memo are plain strings.
+//
+// It runs on each pinned date of clocktest.Dates(), over one sshd: dates
+// become date cells, and a run at 23:59 on New Year's Eve or over a
+// holiday must give the same workbooks.
 func TestEveryReportInXLSX(t *testing.T) {
-	c := newCycle(t)
+	sshd := testsshd.Start(t)
+	for _, d := range clocktest.Dates() {
+		t.Run(d.Name, func(t *testing.T) { everyReportInXLSX(t, newCycleAt(t, sshd, d.Name, d.At)) })
+	}
+}
+
+func everyReportInXLSX(t *testing.T, c *cycle) {
 	if f := ReportFormats(c.env.Cfg); len(f) != 2 || f[0] != report.CSV || f[1] != report.XLSX {
 		t.Fatalf("default report.formats %v", f)
 	}
