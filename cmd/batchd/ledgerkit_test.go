@@ -377,7 +377,8 @@ admin: {listen: %s}
 	eventually(t, "backup.keep applied", 10*time.Second, func() bool { return len(snaps()) == 2 })
 	t.Logf("a backup run: %s", lastLines(grepLines(d.logs.String(), `"job":"backup"`), 1))
 	metrics := getText(base + "/metrics")
-	if !strings.Contains(metrics, `batchd_job_last_success_timestamp_seconds{job="backup"}`) {
+	if !strings.Contains(metrics, `batchd_job_last_success_timestamp_seconds{job="backup"}`) ||
+		strings.Contains(metrics, `batchd_job_last_success_timestamp_seconds{job="backup"} 0`+"\n") {
 		t.Fatalf("/metrics lacks the backup job's last success:\n%s", grepLines(metrics, "backup"))
 	}
 	manual := filepath.Join(dir, "manual.db")
