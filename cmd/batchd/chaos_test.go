@@ -51,8 +51,37 @@ func TestChaos(t *testing.T) {
 		}
 	}
 	t.Logf("chaos seed %d (replay with BATCHD_CHAOS_SEED=%d)", seed, seed)
-	t.Run("exact", func(t *testing.T) { runChaos(t, seed, false) })
-	t.Run("quirks", func(t *testing.T) { runChaos(t, seed, true) })
+	t.Run("exact", func(t *testing.T) { runChaos(t, seed, chaosRun{rows: chaosRows, minKills: chaosMinKills}) })
+	t.Run("quirks", func(t *testing.T) {
+		runChaos(t, seed, chaosRun{quirks: true, rows: chaosRows, minKills: chaosMinKills})
+	})
+}
+
+// TestChaosClocks is TestChaos (issue 17) against a service whose clock
+// is 1 and 3 days ahead of batchd's and behind it (`batchd sandbox
+// --date +N`), dating its checks in UTC or US Eastern time (`--tz`), exact
+// and quirky: rows in doubt are looked up on the service's dates, never
+// on batchd's clock agreeing, and every run ends with exactly one check
+// per row. Each variant is smaller than TestChaos's runs (the suite's time
+// budget) but still kills submit mid-request again and again.
+func TestChaosClocks(t *testing.T) {
+	seed := uint64(time.Now().UnixNano())
+	if s := os.Getenv("BATCHD_CHAOS_SEED"); s != "" {
+		var err error
+		if seed, err = strconv.ParseUint(s, 10, 64); err != nil {
+			t.Fatalf("BATCHD_CHAOS_SEED=%q: %v", s, err)
+		}
+	}
+	t.Logf("chaos seed %d (replay with BATCHD_CHAOS_SEED=%d)", seed, seed)
+	for _, v := range []chaosRun{
+		{name: "ahead1d-eastern-exact", skewDays: 1, tz: "America/New_York"},
+		{name: "behind1d-utc-quirks", skewDays: -1, quirks: true},
+		{name: "ahead3d-utc-exact", skewDays: 3},
+		{name: "behind3d-eastern-quirks", skewDays: -3, tz: "America/New_York", quirks: true},
+	} {
+		v.rows, v.minKills = 240, 4
+		t.Run(v.name, func(t *testing.T) { runChaos(t, seed, v) })
+	}
 }
 
 // chaosRows is the rows of one chaos run (two files of half each), and
@@ -62,14 +91,32 @@ const (
 	chaosMinKills = 8
 )
 
-func runChaos(t *testing.T, seed uint64, quirks bool) {
-	t.Logf("chaos seed %d, quirks %v (replay with BATCHD_CHAOS_SEED=%d)", seed, quirks, seed)
+// chaosRun is one chaos run's set-up: the sandbox's mode, its clock's
+// distance in days from batchd's (--date +N/-N) and time zone (--tz,
+// UTC when empty), and the run's size.
+type chaosRun struct {
+	name           string
+	quirks         bool
+	skewDays       int
+	tz             string
+	rows, minKills int
+}
+
+func runChaos(t *testing.T, seed uint64, run chaosRun) {
+	quirks, chaosRows, chaosMinKills := run.quirks, run.rows, run.minKills
+	t.Logf("chaos seed %d, %+v (replay with BATCHD_CHAOS_SEED=%d)", seed, run, seed)
 	rng := rand.New(rand.NewPCG(seed, 0))
 	const key = "sk_test_chaos_0123456789abcdef"
 	args := []string{"--key", key, "--error-rate", "0.1", "--drop-rate", "0.05",
 		"--rate-limit", "150", "--seed", strconv.FormatUint(seed, 10)}
 	if quirks {
 		args = append(args, "--quirks")
+	}
+	if run.skewDays != 0 {
+		args = append(args, fmt.Sprintf("--date=%+d", run.skewDays))
+	}
+	if run.tz != "" {
+		args = append(args, "--tz", run.tz)
 	}
 	url := startSandbox(t, args...)
 	dir := t.TempDir()
@@ -169,6 +216,57 @@ submit:
 	assertOneCheckPerRow(t, stateDir, client(t, url, key), chaosRows, same)
 	if asSent > 0 {
 		t.Fatalf("%d checks echo their number with its leading zeros: the sandbox's --quirks did not apply", asSent)
+	}
+	if run.skewDays != 0 || run.tz != "" {
+		assertServiceSkew(t, stateDir, run)
+	}
+}
+
+// assertServiceSkew shows that the run met the clocks it meant to: each
+// row's check is dated by the service run.skewDays days (and, in another
+// time zone, that zone's offset) from batchd's time of sending it, within
+// the run's length. A check made by an attempt before the last one (a
+// lost answer found later) was sent earlier still, so only a check dated
+// too late would say the sandbox's clock was not moved.
+func assertServiceSkew(t *testing.T, stateDir string, run chaosRun) {
+	t.Helper()
+	loc := time.UTC
+	if run.tz != "" {
+		var err error
+		if loc, err = time.LoadLocation(run.tz); err != nil {
+			t.Fatal(err)
+		}
+	}
+	db, err := state.Open(stateDir, state.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	bs, err := db.Batches()
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := time.Duration(run.skewDays) * 24 * time.Hour
+	checked := 0
+	for _, b := range bs {
+		err := db.Rows(b.ID, func(r *payment.Row) (bool, error) {
+			// The service writes its wall time; the client reads it as UTC.
+			_, offset := r.AttemptAt.In(loc).Zone()
+			got := r.CheckCreated.Sub(r.AttemptAt) - time.Duration(offset)*time.Second
+			if got > want+2*time.Minute || got < want-10*time.Minute {
+				t.Errorf("row %s sent at %s has its check dated %s: %v from batchd's clock, want about %v (the sandbox's --date %+d --tz %q)",
+					r.Key, r.AttemptAt.Format(time.DateTime), r.CheckCreated.Format(time.DateTime), got, want, run.skewDays, run.tz)
+				return false, nil
+			}
+			checked++
+			return true, nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	if checked != run.rows {
+		t.Fatalf("checked the dates of %d rows of %d", checked, run.rows)
 	}
 }
 

@@ -64,7 +64,7 @@ func runSandbox(ctx context.Context, env *environ, args []string) error {
 	seed := fs.Int64("seed", 1, "seed of the fault generator and of ACH micro-deposit amounts, to replay a run")
 	quirks := fs.Bool("quirks", false, "answer like a less tidy service: numbers without leading zeros, label filter by substring in any case, "+
 		"float amounts (0.5700000000000001), paging numbers as numbers or strings, accounts masked 1......016, an edit without phone keeps it")
-	date := fs.String("date", "", "start every key's sandbox clock on this `YYYY-MM-DD` day (micro-deposit initiation is 410 from 2026-06-08)")
+	date := fs.String("date", "", "start every key's sandbox clock on this `YYYY-MM-DD` day, or that many days from today (+3, -1) (micro-deposit initiation is 410 from 2026-06-08)")
 	tz := fs.String("tz", "UTC", "the service's time zone, an IANA `ZONE` such as America/New_York: check dates and the list's from_date/to_date are its days")
 	legacy := fs.String("legacy-processor", "", "processor `NAME` the ACH API accepts at processor-token exchange besides svcach (default: none)")
 	maxSources := fs.Int("max-funding-sources", sandbox.DefaultMaxFundingSources, "funding sources an ACH customer may hold, deleted ones not counted")
@@ -79,14 +79,15 @@ func runSandbox(ctx context.Context, env *environ, args []string) error {
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
-	start, err := parseStartDate(*date)
-	if err != nil {
-		fmt.Fprintf(env.stderr, "batchd sandbox: --date %v\n", err)
-		return errUsage
-	}
 	loc, err := time.LoadLocation(*tz)
 	if err != nil || *tz == "" || strings.EqualFold(*tz, "Local") {
 		fmt.Fprintf(env.stderr, "batchd sandbox: --tz %q is not a time zone name; use an IANA name such as UTC or America/New_York\n", *tz)
+		return errUsage
+	}
+	// The sandbox serves on the real clock: its days count from today.
+	start, days, err := parseStartDate(*date, serviceToday(time.Now(), loc))
+	if err != nil {
+		fmt.Fprintf(env.stderr, "batchd sandbox: --date %v\n", err)
 		return errUsage
 	}
 	if *maxSources < 1 {
@@ -110,7 +111,7 @@ func runSandbox(ctx context.Context, env *environ, args []string) error {
 	srv := sandbox.New(sandbox.Options{
 		Keys: keys, RateLimit: *rateLimit, Latency: *latency,
 		ErrorRate: *errorRate, DropRate: *dropRate, Seed: *seed, Quirks: *quirks, Logger: log,
-		Date: start, Location: loc, LegacyProcessor: *legacy, MaxFundingSources: *maxSources,
+		Date: start, StartDays: days, Location: loc, LegacyProcessor: *legacy, MaxFundingSources: *maxSources,
 		WebhookForm: *hookForm, WebhookMaxFailures: *hookFailures,
 		WebhookDropRate: *hookDrop, WebhookDupRate: *hookDup, WebhookReorder: float64(hookReorder),
 	})
@@ -152,18 +153,36 @@ func runSandbox(ctx context.Context, env *environ, args []string) error {
 // sandbox bounds a key's clock.
 const maxStartDays = 36500
 
-// parseStartDate reads --date: "" for none, else a YYYY-MM-DD day within
-// maxStartDays of today. The error words the rule for the usage message.
-func parseStartDate(s string) (time.Time, error) {
+// parseStartDate reads --date: "" for none; a YYYY-MM-DD day (start);
+// or a signed count of days from today ("+3", "-1": days), so that a
+// rehearsal or a test runs the service's clock ahead of or behind
+// batchd's by a fixed distance, whatever the day. today is the service's
+// day (a UTC midnight); either form must lie within maxStartDays of it.
+// The error words the rule for the usage message.
+func parseStartDate(s string, today time.Time) (start time.Time, days int, err error) {
 	if s == "" {
-		return time.Time{}, nil
+		return time.Time{}, 0, nil
+	}
+	if s[0] == '+' || s[0] == '-' {
+		n, err := strconv.Atoi(s)
+		if err != nil || n > maxStartDays || n < -maxStartDays {
+			return time.Time{}, 0, fmt.Errorf("%q must be a date YYYY-MM-DD or a count of days from today within %d, such as +3 or -1", s, maxStartDays)
+		}
+		return time.Time{}, n, nil
 	}
 	d, err := time.Parse("2006-01-02", s)
 	if err != nil || len(s) != len("2006-01-02") {
-		return time.Time{}, errors.New("must be a date YYYY-MM-DD")
+		return time.Time{}, 0, errors.New("must be a date YYYY-MM-DD or a count of days from today such as +3 or -1")
 	}
-	if days := time.Until(d) / (24 * time.Hour); days > maxStartDays || days < -maxStartDays {
-		return time.Time{}, fmt.Errorf("must be within %d days of today", maxStartDays)
+	if n := d.Sub(today) / (24 * time.Hour); n > maxStartDays || n < -maxStartDays {
+		return time.Time{}, 0, fmt.Errorf("must be within %d days of today", maxStartDays)
 	}
-	return d, nil
+	return d, 0, nil
+}
+
+// serviceToday is the real clock's day in loc, as a UTC midnight: the day
+// a --date is bounded around.
+func serviceToday(now time.Time, loc *time.Location) time.Time {
+	y, m, d := now.In(loc).Date()
+	return time.Date(y, m, d, 0, 0, 0, 0, time.UTC)
 }

@@ -55,11 +55,43 @@ func TestRateFlag(t *testing.T) {
 }
 
 func TestParseStartDate(t *testing.T) {
-	if d, err := parseStartDate(""); err != nil || !d.IsZero() {
-		t.Fatalf("empty: %v %v", d, err)
+	today := time.Date(2026, 3, 2, 0, 0, 0, 0, time.UTC)
+	cases := []struct {
+		in    string
+		start time.Time
+		days  int
+	}{
+		{"", time.Time{}, 0},
+		{"2026-06-07", time.Date(2026, 6, 7, 0, 0, 0, 0, time.UTC), 0},
+		{"+3", time.Time{}, 3},
+		{"-3", time.Time{}, -3},
+		{"+0", time.Time{}, 0},
 	}
-	d, err := parseStartDate("2026-06-07")
-	if err != nil || !d.Equal(time.Date(2026, 6, 7, 0, 0, 0, 0, time.UTC)) {
-		t.Fatalf("2026-06-07: %v %v", d, err)
+	for _, tc := range cases {
+		if start, days, err := parseStartDate(tc.in, today); err != nil || !start.Equal(tc.start) || days != tc.days {
+			t.Errorf("%q: %v %d %v, want %v %d", tc.in, start, days, err, tc.start, tc.days)
+		}
+	}
+	for _, in := range []string{"+", "-x", "+36501", "2126-03-03", "3"} {
+		if _, _, err := parseStartDate(in, today); err == nil {
+			t.Errorf("%s accepted", in)
+		}
+	}
+}
+
+// The service's today, around which --date is bounded, is the real
+// clock's day in the sandbox's time zone: 00:30 UTC is still the day
+// before in New York.
+func TestServiceToday(t *testing.T) {
+	ny, err := time.LoadLocation("America/New_York")
+	if err != nil {
+		t.Fatal(err)
+	}
+	at := time.Date(2026, 3, 3, 0, 30, 0, 0, time.UTC)
+	if got := serviceToday(at, ny); !got.Equal(time.Date(2026, 3, 2, 0, 0, 0, 0, time.UTC)) {
+		t.Errorf("New York: %v", got)
+	}
+	if got := serviceToday(at, time.UTC); !got.Equal(time.Date(2026, 3, 3, 0, 0, 0, 0, time.UTC)) {
+		t.Errorf("UTC: %v", got)
 	}
 }

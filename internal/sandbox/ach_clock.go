@@ -16,12 +16,13 @@ func daysBetween(from, to time.Time) int64 {
 }
 
 // startOffset is the day offset a new key's clock starts with: the
-// distance from today to Options.Date, or 0 without a start date.
+// distance from today to Options.Date, or Options.StartDays without a
+// start date.
 // Computed per key, every key starts on that day whenever it first
 // appears.
 func (s *Server) startOffset() int64 {
 	if s.opts.Date.IsZero() {
-		return 0
+		return min(max(int64(s.opts.StartDays), -maxClockOffsetDays), maxClockOffsetDays)
 	}
 	n := daysBetween(s.realDay(), s.opts.Date)
 	return min(max(n, -maxClockOffsetDays), maxClockOffsetDays)

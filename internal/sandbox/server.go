@@ -74,6 +74,11 @@ type Options struct {
 	// sandbox clock starts (the time of day is Now's), so that a run can
 	// be placed before or after the micro-deposit deprecation date.
 	Date time.Time
+	// StartDays, when Date is zero, starts every key's sandbox clock that
+	// many days ahead of the real one (behind when negative), counted
+	// from the same real time as the clock, so that the distance holds
+	// across midnight (batchd sandbox --date +3).
+	StartDays int
 	// Location is the service's time zone: check dates (date,
 	// authorization_date), payment links' created_at, the clock's answer
 	// and the check list's from_date/to_date are its calendar days and

@@ -66,3 +66,20 @@ func TestClockDateBehindAndAheadInZone(t *testing.T) {
 		}
 	}
 }
+
+// StartDays starts the key's clock a fixed number of days from the real
+// one, ahead or behind, and the distance holds across the real midnight.
+func TestStartDays(t *testing.T) {
+	for days, want := range map[int]string{-3: "2026-02-27 23:50:00", 1: "2026-03-03 23:50:00"} {
+		h := newHarness(t, Options{StartDays: days})
+		h.clock.Add(13*time.Hour + 50*time.Minute) // 23:50 UTC on the real Monday
+		if got := h.create(keyA, nil)["date"]; got != want {
+			t.Errorf("StartDays %d: date %v, want %s", days, got, want)
+		}
+		h.clock.Add(20 * time.Minute) // the real day turns; the distance stays
+		wantNext := map[int]string{-3: "2026-02-28 00:10:00", 1: "2026-03-04 00:10:00"}[days]
+		if got := h.create(keyA, nil)["date"]; got != wantNext {
+			t.Errorf("StartDays %d after midnight: date %v, want %s", days, got, wantNext)
+		}
+	}
+}
