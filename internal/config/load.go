@@ -67,6 +67,11 @@ func Parse(data []byte, name string, env Env) (*Config, error) {
 			all = append(all, terr)
 		}
 	}
+	if !hasKey(d.errs, "sftp.identity_file") {
+		if ierr := cfg.checkIdentityMode(env); ierr != nil {
+			all = append(all, ierr)
+		}
+	}
 	all = append(all, cfg.validate(keyOK)...)
 	for _, e := range all {
 		e.File = name

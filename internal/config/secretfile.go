@@ -47,25 +47,14 @@ func (e *SecretModeError) Error() string {
 // through an ACL, which shows as mode 0440, in a directory only the
 // service can enter. Writable or world-readable is refused there too.
 //
-// The mode is read from the opened file, so that what is checked is what
-// is read. Errors name the problem, never the contents; the caller names
-// the key and the path.
+// Errors name the problem, never the contents; the caller names the key
+// and the path.
 func ReadSecretFile(path string, limit int64, env Env) ([]byte, error) {
-	fh, err := os.Open(path)
+	fh, err := openSecretFile(path, env)
 	if err != nil {
-		return nil, describeFileErr("cannot open the file", err)
+		return nil, err
 	}
 	defer fh.Close()
-	fi, err := fh.Stat()
-	if err != nil {
-		return nil, describeFileErr("cannot stat the file", err)
-	}
-	if !fi.Mode().IsRegular() {
-		return nil, fmt.Errorf("not a regular file (%s); name the file that holds the secret", fi.Mode().Type())
-	}
-	if perm := fi.Mode().Perm(); perm&forbiddenBits(path, env) != 0 {
-		return nil, &SecretModeError{Path: path, Mode: perm}
-	}
 	b, err := io.ReadAll(io.LimitReader(fh, limit+1))
 	if err != nil {
 		clear(b)
@@ -76,6 +65,41 @@ func ReadSecretFile(path string, limit int64, env Env) ([]byte, error) {
 		return nil, fmt.Errorf("the file is larger than %d bytes; it should hold only the secret", limit)
 	}
 	return b, nil
+}
+
+// CheckSecretFile applies ReadSecretFile's checks to path without
+// reading it, for a secret another package reads later (the SSH identity,
+// read when the SFTP connection is made), so that its mode is refused at
+// start.
+func CheckSecretFile(path string, env Env) error {
+	fh, err := openSecretFile(path, env)
+	if err != nil {
+		return err
+	}
+	return fh.Close()
+}
+
+// openSecretFile opens path and refuses it unless it is a regular file
+// private to its owner (see ReadSecretFile). The mode is that of the
+// opened file, so that what is checked is what is read.
+func openSecretFile(path string, env Env) (*os.File, error) {
+	fh, err := os.Open(path)
+	if err != nil {
+		return nil, describeFileErr("cannot open the file", err)
+	}
+	fi, err := fh.Stat()
+	switch {
+	case err != nil:
+		fh.Close()
+		return nil, describeFileErr("cannot stat the file", err)
+	case !fi.Mode().IsRegular():
+		fh.Close()
+		return nil, fmt.Errorf("not a regular file (%s); name the file that holds the secret", fi.Mode().Type())
+	case fi.Mode().Perm()&forbiddenBits(path, env) != 0:
+		fh.Close()
+		return nil, &SecretModeError{Path: path, Mode: fi.Mode().Perm()}
+	}
+	return fh, nil
 }
 
 // forbiddenBits are the permission bits a secret file at path must not
@@ -115,4 +139,20 @@ func shellQuote(path string) string {
 func IsSecretModeError(err error) bool {
 	var me *SecretModeError
 	return errors.As(err, &me)
+}
+
+// checkIdentityMode refuses at load an sftp.identity_file that exists and
+// is not private to its owner, so that batchd stops at start rather than
+// at its first SFTP connection. A file that is missing or unreadable is
+// left to the connection, which says so with the server's address.
+func (c *Config) checkIdentityMode(env Env) *FieldError {
+	p := c.SFTP.IdentityFile
+	if p == "" || !filepath.IsAbs(p) {
+		return nil
+	}
+	err := CheckSecretFile(p, env)
+	if err == nil || errors.Is(err, fs.ErrNotExist) || errors.Is(err, fs.ErrPermission) {
+		return nil
+	}
+	return &FieldError{Key: "sftp.identity_file", Msg: "sftp.identity_file " + showValue(p) + ": " + err.Error(), Err: err}
 }

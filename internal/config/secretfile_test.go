@@ -106,3 +106,33 @@ func TestSecretModeFixQuotesPath(t *testing.T) {
 }
 
 func modeOctal(m fs.FileMode) string { return fmt.Sprintf("%04o", m) }
+
+// TestIdentityFileModeAtLoad: an sftp.identity_file that exists and is
+// group- or world-readable is refused when the configuration is loaded,
+// with the fix; a missing one is left to the SFTP connection.
+func TestIdentityFileModeAtLoad(t *testing.T) {
+	dir := t.TempDir()
+	ident := chmodFile(t, dir, "id_ed25519", "-----BEGIN OPENSSH PRIVATE KEY-----\n", 0o644)
+	sftp := func(p string) string {
+		return minimal + "sftp:\n  address: sftp.example.com:22\n  user: batchd\n  identity_file: " + p + "\n  known_hosts: /etc/batchd/known_hosts\n"
+	}
+	_, err := Parse([]byte(sftp(ident)), "f.yaml", keyEnv())
+	fe := findKey(t, err, "sftp.identity_file")
+	for _, want := range []string{"sftp.identity_file", ident, "mode 0644", "chmod 600 " + ident} {
+		if !strings.Contains(fe.Error(), want) {
+			t.Errorf("%q does not say %q", fe.Error(), want)
+		}
+	}
+	if strings.Contains(fe.Error(), "PRIVATE KEY") {
+		t.Error("the finding quotes the key")
+	}
+	if err := os.Chmod(ident, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Parse([]byte(sftp(ident)), "f.yaml", keyEnv()); err != nil {
+		t.Errorf("a 0600 identity file: %v", err)
+	}
+	if _, err := Parse([]byte(sftp(filepath.Join(dir, "missing"))), "f.yaml", keyEnv()); err != nil {
+		t.Errorf("a missing identity file is refused at load: %v", err)
+	}
+}
