@@ -39,7 +39,8 @@ func runDaemon(ctx context.Context, env *environ, args []string) error {
 	}
 	log := newLogger(env.stderr, cfg.Log.Level, cfg.Log.Format)
 	m := metrics.New()
-	je, err := jobs.Open(cfg, log, jobs.Hooks{ObserveAPI: m.ObserveAPI, OnRetry: m.APIRetry, OnIngestOutcome: jobs.FileCounter(m)})
+	je, err := jobs.Open(cfg, log, jobs.Hooks{ObserveAPI: m.ObserveAPI, OnRetry: m.APIRetry, OnIngestOutcome: jobs.FileCounter(m),
+		OnChecksCreated: m.ChecksCreated})
 	if err != nil {
 		return err
 	}
@@ -225,8 +226,10 @@ func reload(env *environ, log *slog.Logger, path string, old *config.Config, sch
 		log.Error("SIGHUP: schedules refused; keeping the old ones", "err", err)
 		return
 	}
-	log.Info("SIGHUP: schedules reloaded (other settings take effect at the next restart)",
-		"ingest", c.Schedule.Ingest, "submit", c.Schedule.Submit, "reconcile", c.Schedule.Reconcile)
+	log.Info("SIGHUP: schedules and run timeouts reloaded, for the next runs (other settings take effect at the next restart)",
+		"ingest", c.Schedule.Ingest, "submit", c.Schedule.Submit, "reconcile", c.Schedule.Reconcile,
+		"ingest_timeout", c.Schedule.IngestTimeout.String(), "submit_timeout", c.Schedule.SubmitTimeout.String(),
+		"reconcile_timeout", c.Schedule.ReconcileTimeout.String())
 	if c.Webhook.Listen != old.Webhook.Listen || c.Webhook.Path != old.Webhook.Path || c.Webhook.SecretFile != old.Webhook.SecretFile ||
 		c.WebhookSecret() != old.WebhookSecret() {
 		log.Warn("SIGHUP: the webhook receiver's listen, path and secret take effect at the next restart; webhook.url is registered now")

@@ -26,8 +26,10 @@ type Recorder interface {
 // "sftp", "api", "ledger", or "batchd" for anything else.
 type Scheduled struct {
 	Env *Env
-	// Metrics may be nil. The files counters are not counted here but as
-	// each file settles, by FileCounter as the Env's OnIngestOutcome hook.
+	// Metrics may be nil. The files and checks counters are not counted
+	// here but as each file settles and each check is recorded, by the
+	// Env's hooks (FileCounter as OnIngestOutcome, Metrics.ChecksCreated
+	// as OnChecksCreated).
 	Metrics *metrics.Metrics
 	Errors  Recorder
 	// OnPending is called when an ingest committed rows, so the daemon can
@@ -95,7 +97,6 @@ func (s Scheduled) Submit(ctx context.Context) (string, error) {
 	sum, delivered, err := s.Env.Submit(ctx)
 	stop()
 	s.note(err, payment.SourceAPI, payment.SourceLedger)
-	s.Metrics.ChecksCreated(sum.Created)
 	s.rows()
 	line := fmt.Sprintf("created %d, rejected %d, voided %d, in doubt %d, pending %d, %d results reports",
 		sum.Created, sum.Rejected, sum.Voided, sum.InDoubt, sum.Pending, len(delivered))

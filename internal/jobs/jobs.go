@@ -51,8 +51,12 @@ type Hooks struct {
 	OnRetry    func(endpoint string)
 	// OnIngestOutcome is told each file's outcome as an ingest run settles
 	// it (ingest.Options.OnOutcome), so that the files counters move
-	// during a long run; see Scheduled.CountFile.
+	// during a long run; see FileCounter.
 	OnIngestOutcome func(ingest.Outcome)
+	// OnChecksCreated is told of payment checks as submit records them
+	// (submit.Options.OnCreated), so that the created counter moves during
+	// a long run.
+	OnChecksCreated func(n int)
 }
 
 // Open opens the ledger and builds the client and limiter, on the wall
@@ -177,7 +181,7 @@ func (e *Env) Submitter() *submit.Runner {
 	return submit.New(e.DB, e.Service, submit.Options{
 		Concurrency: c.API.Concurrency, ResolveAfter: c.Submit.ResolveAfter.Std(),
 		VoidOnRisk: c.Submit.VoidOnRisk, Retry: e.retryPolicy(), Logger: e.Log,
-		OnRetry: e.hooks.OnRetry, Now: e.now,
+		OnRetry: e.hooks.OnRetry, Now: e.now, OnCreated: e.hooks.OnChecksCreated,
 	})
 }
 

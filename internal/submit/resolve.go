@@ -37,7 +37,7 @@ func (r *Runner) resolveDue(ctx context.Context) (time.Time, error) {
 		return next, nil
 	}
 	out, err := r.resolver.Resolve(ctx, due)
-	r.created.Add(int64(out.Found))
+	r.addCreated(out.Found)
 	r.resent.Add(int64(out.Released))
 	switch {
 	case errors.Is(err, resolve.ErrLookup):

@@ -53,6 +53,11 @@ type Options struct {
 	Now     func() time.Time
 	Logger  *slog.Logger
 	OnRetry func(endpoint string) // optional: counts retries for metrics
+	// OnCreated, optional, is told of checks as they are recorded created
+	// (or found after a lost answer), so that metrics move during a run of
+	// hours rather than at its end. It must be cheap and safe for
+	// concurrent use: workers call it.
+	OnCreated func(n int)
 }
 
 // ErrIncomplete is wrapped by Run's error when the run ended, not
@@ -263,6 +268,17 @@ func (r *Runner) hasPending() (bool, error) {
 func (r *Runner) skipped(k payment.RowKey) bool {
 	_, ok := r.skip.Load(k)
 	return ok
+}
+
+// addCreated counts n checks recorded created, and tells OnCreated.
+func (r *Runner) addCreated(n int) {
+	if n <= 0 {
+		return
+	}
+	r.created.Add(int64(n))
+	if r.opts.OnCreated != nil {
+		r.opts.OnCreated(n)
+	}
 }
 
 func (r *Runner) retried(endpoint string) {

@@ -119,7 +119,7 @@ func (r *Runner) recordCreated(ctx context.Context, k payment.RowKey, chk *payme
 	if _, err := r.led.Created(k, res); err != nil {
 		return r.ledgerFailed(fmt.Errorf("record check %s of %s: %w", chk.ID, k, err))
 	}
-	r.created.Add(1)
+	r.addCreated(1)
 	if r.void[res.Risk] {
 		return r.voidCheck(ctx, k, chk.ID, res.Risk)
 	}
