@@ -175,3 +175,20 @@ func TestWindow(t *testing.T) {
 		t.Errorf("window with an attempt unknown %q, want none", got)
 	}
 }
+
+// A row without a check is released only after a complete walk: when no
+// page of the list can be read, the row stays in doubt and the lookup
+// fails, whatever the clocks.
+func TestResolveReleasesOnlyAfterCompleteWalk(t *testing.T) {
+	at := clocktest.NewYearsEve
+	r := newRigWith(t, clocktest.New(at), sandbox.Options{ErrorRate: 1, StartDays: -3, Location: eastern(t)})
+	rows := r.inDoubt(t, "Unread", "1")
+	out, err := r.resolver().Resolve(context.Background(), rows)
+	if !errors.Is(err, ErrLookup) || out.Released != 0 {
+		t.Fatalf("Resolve: %+v, %v; want ErrLookup and nothing released", out, err)
+	}
+	got, err := r.db.Row(rows[0].Key)
+	if err != nil || got.State != payment.InDoubt {
+		t.Fatalf("row %v %v, want in_doubt", got.State, err)
+	}
+}
