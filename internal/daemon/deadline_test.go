@@ -47,7 +47,9 @@ func TestTimedOutOrStopped(t *testing.T) {
 	stop(ErrStopping)
 	ctx2, cancel2 := withDeadline(parent, time.Millisecond)
 	defer cancel2()
-	time.Sleep(2 * time.Millisecond) // the deadline passes too; the first cause must win
+	passed, cancelPassed := context.WithTimeout(context.Background(), 2*time.Millisecond)
+	defer cancelPassed()
+	<-passed.Done() // ctx2's deadline has passed too; the first cause must win
 	if timedOut(ctx2) || outcomeOf(ctx2, result{}) != OutcomeCanceled {
 		t.Errorf("stopped run: timedOut=%v outcome=%q, want a canceled run", timedOut(ctx2), outcomeOf(ctx2, result{}))
 	}

@@ -175,3 +175,31 @@ func sorted(s []string) []string {
 	slices.Sort(out)
 	return out
 }
+
+// TestJobSeriesExistFromStart: InitJob makes a job's last success read 0
+// and its counters 0 before anything happened, and keeps a value already
+// set; SetStartTime sets batchd_start_time_seconds.
+func TestJobSeriesExistFromStart(t *testing.T) {
+	t.Parallel()
+	m := New()
+	m.SetJobLastSuccess("submit", time.Unix(1700000000, 0))
+	m.JobSkipped("submit")
+	for _, job := range []string{"reconcile", "submit"} {
+		m.InitJob(job, []string{"ok", "failed"}, []string{"api", "timeout"})
+	}
+	m.SetStartTime(time.Unix(1800000000, 0))
+	body := scrape(t, m)
+	for _, want := range []string{
+		`batchd_job_last_success_timestamp_seconds{job="reconcile"} 0` + "\n",
+		`batchd_job_runs_total{job="reconcile",outcome="failed"} 0` + "\n",
+		`batchd_job_failures_total{job="reconcile",source="timeout"} 0` + "\n",
+		`batchd_job_skipped_total{job="reconcile"} 0` + "\n",
+		`batchd_job_last_success_timestamp_seconds{job="submit"} 1.7e+09` + "\n",
+		`batchd_job_skipped_total{job="submit"} 1` + "\n",
+		`batchd_start_time_seconds 1.8e+09` + "\n",
+	} {
+		if !strings.Contains(body, want) {
+			t.Errorf("exposition lacks %q", strings.TrimSpace(want))
+		}
+	}
+}
