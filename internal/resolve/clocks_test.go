@@ -134,6 +134,7 @@ func TestResolveRefusesBeyondSkewBound(t *testing.T) {
 	if out.Released != 0 {
 		t.Errorf("released %d rows", out.Released)
 	}
+	t.Log(err)
 	got, err := r.db.Row(rows[1].Key)
 	if err != nil {
 		t.Fatal(err)
@@ -141,7 +142,6 @@ func TestResolveRefusesBeyondSkewBound(t *testing.T) {
 	if got.State != payment.InDoubt {
 		t.Errorf("row is %s, want in_doubt", got.State)
 	}
-	t.Log(err)
 }
 
 // A Resolver built without batchd's clock looks nothing up and releases
@@ -165,14 +165,14 @@ func TestResolveWithoutClock(t *testing.T) {
 func TestWindow(t *testing.T) {
 	at := time.Date(2026, 3, 3, 0, 30, 0, 0, time.UTC)
 	rows := []*payment.Row{{AttemptAt: at.Add(time.Hour)}, {AttemptAt: at}}
-	if got := window(rows, at.Add(72*time.Hour)); got != "2026-02-23" {
-		t.Errorf("window %q, want 2026-02-23", got)
+	if got, anchor := window(rows, at.Add(72*time.Hour)); got != "2026-02-23" || !anchor.Equal(at) {
+		t.Errorf("window %q from %v, want 2026-02-23 from %v", got, anchor, at)
 	}
-	if got := window(rows, at.Add(-48*time.Hour)); got != "2026-02-21" {
-		t.Errorf("window with batchd's clock set back %q, want 2026-02-21", got)
+	if got, anchor := window(rows, at.Add(-48*time.Hour)); got != "2026-02-21" || !anchor.Equal(at.Add(-48*time.Hour)) {
+		t.Errorf("window with batchd's clock set back %q from %v, want 2026-02-21 from now", got, anchor)
 	}
-	if got := window(append(rows, &payment.Row{}), at); got != "" {
-		t.Errorf("window with an attempt unknown %q, want none", got)
+	if got, anchor := window(append(rows, &payment.Row{}), at); got != "" || !anchor.IsZero() {
+		t.Errorf("window with an attempt unknown %q from %v, want none", got, anchor)
 	}
 }
 
@@ -190,5 +190,32 @@ func TestResolveReleasesOnlyAfterCompleteWalk(t *testing.T) {
 	got, err := r.db.Row(rows[0].Key)
 	if err != nil || got.State != payment.InDoubt {
 		t.Fatalf("row %v %v, want in_doubt", got.State, err)
+	}
+}
+
+// When batchd's own clock ran ahead as it sent (and has been set right
+// since), the service's dates look far behind the recorded attempts: the
+// range starts from batchd's corrected now, the check made then is found,
+// and the row without one is released, not held for ever by a skew that
+// the range already covers.
+func TestResolveAfterBatchdClockSetBack(t *testing.T) {
+	real := clocktest.New(clocktest.Monday)
+	batchd := clocktest.New(clocktest.Monday.Add(10 * 24 * time.Hour))
+	r := newRigWith(t, batchd, sandbox.Options{Now: real.Now})
+	ctx := context.Background()
+	rows := r.inDoubt(t, "Ahead", "1", "2", "3")
+	chk, err := r.svc.CreateCheck(ctx, rows[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.db.Created(rows[0].Key, payment.ResultOf(chk, "")); err != nil {
+		t.Fatal(err)
+	}
+	r.create(t, rows[1])
+	real.Advance(time.Hour)
+	batchd.Set(real.Now())
+	out, err := r.resolver().Resolve(ctx, rows[1:])
+	if err != nil || out.Found != 1 || out.Released != 1 {
+		t.Fatalf("Resolve: %+v, %v; want 1 found and 1 released", out, err)
 	}
 }

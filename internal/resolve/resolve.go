@@ -77,7 +77,7 @@ func (r *Resolver) Resolve(ctx context.Context, rows []*payment.Row) (Outcome, e
 	if r.Now == nil {
 		return out, ErrNoClock
 	}
-	from := window(rows, r.Now())
+	from, anchor := window(rows, r.Now())
 	var to string // open: a check younger than batchd thinks is still in range
 	byLabel := map[string][]*payment.Row{}
 	for _, row := range rows {
@@ -116,7 +116,7 @@ func (r *Resolver) Resolve(ctx context.Context, rows []*payment.Row) (Outcome, e
 		return out, err
 	}
 	out.Found += len(bound)
-	if err := r.checkSkew(rest); err != nil {
+	if err := r.checkSkew(rest, anchor); err != nil {
 		return out, err
 	}
 	for _, row := range rest {
@@ -137,7 +137,8 @@ func (r *Resolver) Resolve(ctx context.Context, rows []*payment.Row) (Outcome, e
 }
 
 // window is the lower end of a lookup's date range (YYYY-MM-DD), or ""
-// for none; the upper end is always open. A row's check cannot be created
+// for none, and the time it was counted back from (anchor, zero for
+// none); the upper end is always open. A row's check cannot be created
 // before its attempt was sent, but the service dates it on its own clock
 // and in its own time zone, so the range starts SkewBound and a day
 // (zoneSlack) before the UTC day of the earliest attempt. Nothing bounds
@@ -148,7 +149,7 @@ func (r *Resolver) Resolve(ctx context.Context, rows []*payment.Row) (Outcome, e
 // clock was ahead when it was recorded (it has since been set back), so
 // the range starts from now instead. A row with no recorded attempt gives
 // no lower end: the whole list is walked.
-func window(rows []*payment.Row, now time.Time) string {
+func window(rows []*payment.Row, now time.Time) (from string, anchor time.Time) {
 	first := rows[0].AttemptAt
 	for _, row := range rows[1:] {
 		if row.AttemptAt.IsZero() || row.AttemptAt.Before(first) {
@@ -156,12 +157,13 @@ func window(rows []*payment.Row, now time.Time) string {
 		}
 	}
 	if first.IsZero() {
-		return ""
+		return "", time.Time{}
 	}
+	anchor = first
 	if first.After(now) {
-		first = now
+		anchor = now
 	}
-	return first.UTC().Add(-SkewBound - zoneSlack).Format(time.DateOnly)
+	return anchor.UTC().Add(-SkewBound - zoneSlack).Format(time.DateOnly), anchor
 }
 
 // ErrSkew wraps a lookup whose service dates disagree with batchd's
@@ -171,18 +173,25 @@ var ErrSkew = fmt.Errorf("%w: the service's clock is behind batchd's by more tha
 // checkSkew tests a lookup's range against the service's own dates before
 // any of rows is released. Every row of the rows' batches that has a check
 // (bound by this lookup or sent earlier) tells how the service dated a
-// create against batchd's time of sending it (AttemptAt). When one shows
-// the service's clock more than SkewBound and a day (its time zone)
-// behind batchd's, a lost check may be dated before the range: the rows
-// stay in doubt and the error says why and what to fix. A service ahead
-// of batchd is harmless, the range having no upper end; rows without
-// either time tell nothing.
-func (r *Resolver) checkSkew(rows []*payment.Row) error {
-	limit := SkewBound + zoneSlack
+// create against batchd's time of sending it (AttemptAt). A row attempted
+// at A has its check dated about A less that distance, which must not
+// fall before the range, which starts SkewBound and a day (the time zone)
+// before anchor (window). When the service's dates show it further
+// behind, the rows stay in doubt and the error says why and what to fix.
+// A service ahead of batchd is harmless, the range having no upper end;
+// rows without either time tell nothing, and a range without a lower end
+// (anchor zero) needs no test.
+func (r *Resolver) checkSkew(rows []*payment.Row, anchor time.Time) error {
+	if anchor.IsZero() || len(rows) == 0 {
+		return nil
+	}
+	margin := rows[0].AttemptAt.Sub(anchor)
 	batches := map[uint64]bool{}
 	for _, row := range rows {
 		batches[row.Key.Batch] = true
+		margin = min(margin, row.AttemptAt.Sub(anchor))
 	}
+	limit := SkewBound + zoneSlack + max(margin, 0)
 	for b := range batches {
 		err := r.Ledger.Rows(b, func(row *payment.Row) (bool, error) {
 			if row.CheckCreated.IsZero() || row.AttemptAt.IsZero() {
