@@ -22,7 +22,11 @@
 //	POST /_sandbox/deposit {"check_ids":[…]}  marks checks deposited
 //	POST /_sandbox/paymentlink/pay            a payer completes a payment link
 //
-// Options.Date starts every key's clock on a given day.
+// Options.Date starts every key's clock on a given day, Options.StartDays
+// a fixed number of days ahead of or behind the real clock, and
+// Options.Location makes the service's dates (check dates, the list's
+// from_date/to_date, the clock's answer) another time zone's, so that
+// batchd can be tested against a service whose clock is not its own.
 //
 // The ACH API answers exactly docs/ach-wire.md, the contract batchd's ACH
 // client is written against too (files ach_*.go): customers (/user),
