@@ -81,12 +81,18 @@ func call(ctx context.Context, job Job) (res result) {
 // summary line, records metrics and success, then serves chains.
 func (s *Scheduler) run(ctx context.Context, st *jobState, job Job, cause Cause, start time.Time) {
 	defer s.wg.Done()
-	ctx, cancel := withDeadline(ctx, job.Timeout)
-	defer cancel()
+	runCtx, cancel := withDeadline(ctx, job.Timeout)
 	watch := s.watchStuck(st, job, start)
 	t0 := time.Now()
-	res := call(context.WithValue(ctx, runKey{}, &runRef{s: s, job: job.Name}), job)
+	res := call(context.WithValue(runCtx, runKey{}, &runRef{s: s, job: job.Name}), job)
 	d := time.Since(t0)
+	// Freeze the verdict: a deadline that passes after the run returned
+	// does not make it a timeout. The run timed out if its deadline fired
+	// first; otherwise it is judged by ctx, which a stop cancels.
+	cancel()
+	if timedOut(runCtx) {
+		ctx = runCtx
+	}
 	stuckCounted := watch.stop()
 	lr := &lastRun{cause: cause, start: start, end: s.now(), summary: res.summary, outcome: outcomeOf(ctx, res)}
 	switch {
