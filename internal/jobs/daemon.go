@@ -37,9 +37,12 @@ type Scheduled struct {
 	OnPending func(ctx context.Context)
 }
 
-// Ingest is the scheduled pickup.
+// Ingest is the scheduled pickup. While it runs, the rows-by-state gauge
+// is refreshed every submit.progress_interval, as during a submit.
 func (s Scheduled) Ingest(ctx context.Context) (string, error) {
+	stop := s.refreshRows(s.Env.Cfg.Submit.ProgressInterval.Std())
 	out, err := s.Env.Ingest(ctx)
+	stop()
 	s.note(err, payment.SourceSFTP, payment.SourceLedger)
 	var accepted, rejected, rows int
 	var waiting, failed []string
