@@ -142,6 +142,12 @@ func TestResolveRefusesBeyondSkewBound(t *testing.T) {
 	if got.State != payment.InDoubt {
 		t.Errorf("row is %s, want in_doubt", got.State)
 	}
+	// A file whose every row is in doubt has no evidence of its own: an
+	// earlier file's checks speak for the service's clock.
+	alone := r.inDoubt(t, "Far-2", "9")
+	if out, err := r.resolver().Resolve(ctx, alone); !errors.Is(err, ErrSkew) || out.Released != 0 {
+		t.Fatalf("Resolve of a file all in doubt: %+v, %v; want ErrSkew", out, err)
+	}
 }
 
 // A Resolver built without batchd's clock looks nothing up and releases

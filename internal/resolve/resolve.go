@@ -171,44 +171,80 @@ func window(rows []*payment.Row, now time.Time) (from string, anchor time.Time) 
 var ErrSkew = fmt.Errorf("%w: the service's clock is behind batchd's by more than a lookup allows", ErrLookup)
 
 // checkSkew tests a lookup's range against the service's own dates before
-// any of rows is released. Every row of the rows' batches that has a check
-// (bound by this lookup or sent earlier) tells how the service dated a
-// create against batchd's time of sending it (AttemptAt). A row attempted
-// at A has its check dated about A less that distance, which must not
-// fall before the range, which starts SkewBound and a day (the time zone)
-// before anchor (window). When the service's dates show it further
-// behind, the rows stay in doubt and the error says why and what to fix.
-// A service ahead of batchd is harmless, the range having no upper end;
-// rows without either time tell nothing, and a range without a lower end
-// (anchor zero) needs no test.
+// any of rows is released. A row with a check tells how the service dated
+// a create against batchd's time of sending it (AttemptAt). A row
+// attempted at A has its check dated about A less that distance, which
+// must not fall before the range, which starts SkewBound and a day (the
+// time zone) before anchor (window). When the service's dates show it
+// further behind, the rows stay in doubt and the error says why and what
+// to fix. A service ahead of batchd is harmless, the range having no
+// upper end; a range without a lower end (anchor zero) needs no test.
+//
+// The evidence is every row with a check of the rows' own batches (bound
+// by this lookup or sent before); when they hold none (a file whose every
+// row is in doubt), the newest few other payment batches that do.
 func (r *Resolver) checkSkew(rows []*payment.Row, anchor time.Time) error {
 	if anchor.IsZero() || len(rows) == 0 {
 		return nil
 	}
 	margin := rows[0].AttemptAt.Sub(anchor)
-	batches := map[uint64]bool{}
+	own := map[uint64]bool{}
 	for _, row := range rows {
-		batches[row.Key.Batch] = true
+		own[row.Key.Batch] = true
 		margin = min(margin, row.AttemptAt.Sub(anchor))
 	}
 	limit := SkewBound + zoneSlack + max(margin, 0)
-	for b := range batches {
-		err := r.Ledger.Rows(b, func(row *payment.Row) (bool, error) {
-			if row.CheckCreated.IsZero() || row.AttemptAt.IsZero() {
-				return true, nil
-			}
-			if behind := row.AttemptAt.Sub(row.CheckCreated); behind > limit {
-				return false, fmt.Errorf("%w: %s was sent at %s (batchd's clock) and its check %s is dated %s (the service's), %s behind where at most %s is allowed; rows left in doubt: set the clock of batchd's host or ask the service",
-					ErrSkew, row.Key, row.AttemptAt.UTC().Format(time.DateTime), row.CheckID, row.CheckCreated.UTC().Format(time.DateTime),
-					behind.Round(time.Minute), limit)
-			}
-			return true, nil
-		})
+	seen := false
+	for b := range own {
+		n, err := r.skewIn(b, limit)
 		if err != nil {
-			return fmt.Errorf("check the service's clock against batch %d: %w", b, err)
+			return err
+		}
+		seen = seen || n > 0
+	}
+	if seen {
+		return nil
+	}
+	const others = 3 // batches read at most for evidence elsewhere
+	batches, err := r.Ledger.Batches()
+	if err != nil {
+		return fmt.Errorf("list batches to check the service's clock: %w", err)
+	}
+	read := 0
+	for i := len(batches) - 1; i >= 0 && read < others; i-- {
+		b := batches[i]
+		if own[b.ID] || !b.Kind.Payments() || b.Counts[payment.Submitted] == 0 {
+			continue
+		}
+		read++
+		if n, err := r.skewIn(b.ID, limit); err != nil || n > 0 {
+			return err
 		}
 	}
 	return nil
+}
+
+// skewIn compares, for every row of batch b with a check, its attempt and
+// its check's date, and returns how many it compared, or ErrSkew when one
+// shows the service more than limit behind.
+func (r *Resolver) skewIn(b uint64, limit time.Duration) (int, error) {
+	n := 0
+	err := r.Ledger.Rows(b, func(row *payment.Row) (bool, error) {
+		if row.CheckCreated.IsZero() || row.AttemptAt.IsZero() {
+			return true, nil
+		}
+		n++
+		if behind := row.AttemptAt.Sub(row.CheckCreated); behind > limit {
+			return false, fmt.Errorf("%w: %s was sent at %s (batchd's clock) and its check %s is dated %s (the service's), %s behind where at most %s is allowed; rows left in doubt: set the clock of batchd's host, or have the service's set",
+				ErrSkew, row.Key, row.AttemptAt.UTC().Format(time.DateTime), row.CheckID, row.CheckCreated.UTC().Format(time.DateTime),
+				behind.Round(time.Minute), limit)
+		}
+		return true, nil
+	})
+	if err != nil {
+		return n, fmt.Errorf("check the service's clock against batch %d: %w", b, err)
+	}
+	return n, nil
 }
 
 // walk pages through the check list for q, sorted by date, and returns
