@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"time"
 
 	"github.com/batchd/batchd/internal/payment"
@@ -28,12 +29,12 @@ type Resolver struct {
 	Now func() time.Time
 }
 
-// SkewBound is how far, at most, the service's clock may disagree with
-// batchd's (either way) for a lookup to be certain. A lookup's date range
-// is widened by it, and by a day for the service's time zone, below the
-// earliest attempt; its upper end is left open. A lookup that sees the
-// service's dates disagree with batchd's by more than this leaves its rows
-// in doubt (ErrSkew) instead of releasing any.
+// SkewBound is how far, at most, the service's clock may be behind
+// batchd's for a lookup to be certain. A lookup's date range starts this
+// much, and a day for the service's time zone, before the earliest
+// attempt; its upper end is left open, so a service ahead of batchd by
+// any amount is covered. A lookup that sees the service's dates further
+// behind leaves its rows in doubt (ErrSkew) instead of releasing any.
 const SkewBound = 7 * 24 * time.Hour
 
 // zoneSlack covers the service's time zone: a UTC instant falls, in any
@@ -116,13 +117,14 @@ func (r *Resolver) Resolve(ctx context.Context, rows []*payment.Row) (Outcome, e
 		return out, err
 	}
 	out.Found += len(bound)
-	if err := r.checkSkew(rest, anchor); err != nil {
+	unfound := slices.DeleteFunc(rest, func(row *payment.Row) bool { _, ok := bound[row.Key]; return ok })
+	if len(unfound) == 0 {
+		return out, nil
+	}
+	if err := r.checkSkew(unfound, anchor); err != nil {
 		return out, err
 	}
-	for _, row := range rest {
-		if _, ok := bound[row.Key]; ok {
-			continue
-		}
+	for _, row := range unfound {
 		_, err := r.Ledger.Release(row.Key, "no check with this label, number and amount at the service; sending again")
 		switch {
 		case errors.Is(err, payment.ErrIllegal):
