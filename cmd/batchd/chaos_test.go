@@ -250,10 +250,16 @@ func assertServiceSkew(t *testing.T, stateDir string, run chaosRun) {
 	checked := 0
 	for _, b := range bs {
 		err := db.Rows(b.ID, func(r *payment.Row) (bool, error) {
-			// The service writes its wall time; the client reads it as UTC.
-			_, offset := r.AttemptAt.In(loc).Zone()
-			got := r.CheckCreated.Sub(r.AttemptAt) - time.Duration(offset)*time.Second
-			if got > want+2*time.Minute || got < want-10*time.Minute {
+			// The service writes its wall time, in the zone's offset at
+			// its own instant (a DST change may lie between batchd's
+			// day and the service's); the client reads it as UTC.
+			ok, got := false, time.Duration(0)
+			for _, at := range []time.Time{r.AttemptAt.Add(want - 10*time.Minute), r.AttemptAt.Add(want + 2*time.Minute)} {
+				_, offset := at.In(loc).Zone()
+				got = r.CheckCreated.Sub(r.AttemptAt) - time.Duration(offset)*time.Second
+				ok = ok || (got <= want+2*time.Minute && got >= want-10*time.Minute)
+			}
+			if !ok {
 				t.Errorf("row %s sent at %s has its check dated %s: %v from batchd's clock, want about %v (the sandbox's --date %+d --tz %q)",
 					r.Key, r.AttemptAt.Format(time.DateTime), r.CheckCreated.Format(time.DateTime), got, want, run.skewDays, run.tz)
 				return false, nil
