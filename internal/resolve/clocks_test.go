@@ -225,3 +225,17 @@ func TestResolveAfterBatchdClockSetBack(t *testing.T) {
 		t.Fatalf("Resolve: %+v, %v; want 1 found and 1 released", out, err)
 	}
 }
+
+// A service any number of days ahead of batchd dates its checks after
+// batchd's now: the range has no end, so the check is found, and the row
+// without one is released (a service ahead cannot hide a check).
+func TestResolveServiceFarAhead(t *testing.T) {
+	at := clocktest.Friday
+	r := newRigWith(t, clocktest.New(at), sandbox.Options{StartDays: 30, Quirks: true})
+	rows := r.inDoubt(t, "Ahead", "1", "2")
+	r.create(t, rows[0])
+	out, err := r.resolver().Resolve(context.Background(), rows)
+	if err != nil || out.Found != 1 || out.Released != 1 {
+		t.Fatalf("Resolve: %+v, %v; want 1 found and 1 released", out, err)
+	}
+}
