@@ -91,10 +91,10 @@ func (j *Job) claim(ctx context.Context, rem Remote, f remote.FileInfo) (*held, 
 	case errors.Is(err, fs.ErrExist):
 		detail := fmt.Sprintf("%s (left there): a file of the same name is already in this instance's claim folder %s; it is claimed once that one is settled", from, j.claimDir())
 		j.log.Warn("file not claimed: same name already claimed", "file", f.Name, "at", from, "claim_folder", j.claimDir())
-		return nil, Outcome{File: f.Name, Outcome: "waiting", Detail: detail}, nil
+		return nil, Outcome{File: f.Name, Outcome: Waiting, Detail: detail}, nil
 	case err != nil:
 		err = fmt.Errorf("claim %s: %w", from, err)
-		return nil, Outcome{File: f.Name, Outcome: "error", Detail: from + " (left there): " + err.Error()}, err
+		return nil, Outcome{File: f.Name, Outcome: Failed, Detail: from + " (left there): " + err.Error()}, err
 	}
 	j.touch(ctx, rem, to)
 	if j.opts.DoneMarker {
@@ -129,7 +129,7 @@ func (j *Job) ownClaims(ctx context.Context, rem Remote) ([]*held, []Outcome, er
 			p := path.Join(dir, f.Name)
 			if !f.Regular() {
 				j.log.Warn("claim folder entry is not a regular file: left there, not followed or read", "file", f.Name, "at", p, "kind", f.Kind())
-				ignored = append(ignored, Outcome{File: f.Name, Outcome: "ignored", Detail: p + " (left there): " + notRegularNote(f.Kind())})
+				ignored = append(ignored, Outcome{File: f.Name, Outcome: Ignored, Detail: p + " (left there): " + notRegularNote(f.Kind())})
 				continue
 			}
 			h := &held{name: f.Name, path: p, claimed: p, size: f.Size, committing: dir == j.commitDir()}

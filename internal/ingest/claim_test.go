@@ -151,7 +151,7 @@ func TestResumeOwnClaimsAfterCrash(t *testing.T) {
 		}
 		var got []string
 		for _, o := range out {
-			got = append(got, o.File+":"+o.Outcome)
+			got = append(got, o.File+":"+string(o.Outcome))
 		}
 		// Past the fence first, then claimed, then the inbox.
 		if strings.Join(got, ",") != "b.csv:accepted,a.csv:accepted,c.csv:accepted" {

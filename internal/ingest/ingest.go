@@ -91,7 +91,7 @@ type Options struct {
 
 	Pattern       string        // path.Match pattern of file names (default *.csv)
 	StableFor     time.Duration // quiet time before a file is read (default 30s)
-	MaxWait       time.Duration // how long one run waits for files to settle, whatever their state (default 2×StableFor)
+	MaxWait       time.Duration // how long one run waits for files to settle, whatever their state (default 2×StableFor; at least StableFor plus one look)
 	DoneMarker    bool          // read a file only once <name>.done exists
 	OnInvalid     string        // RejectFile (default) or SkipRows
 	IgnoreColumns []string
@@ -146,12 +146,11 @@ type Outcome struct {
 	Rows     int
 	Valid    int
 	Rejected int
-	// Outcome is one of accepted, accepted-with-rejects, rejected,
-	// unreadable, empty, duplicate, too-large, recovered (each settled:
-	// archived or failed), waiting (still arriving, or no .done marker
-	// yet: left for a later run), ignored (not a regular file: left where
-	// it is, never read; not a failure of the run) or error (see Run).
-	Outcome string
+	// Outcome is what became of the file (see Result): settled
+	// (archived or failed), left for a later run (Waiting), left alone as
+	// not a regular file (Ignored: not a failure of the run), or skipped
+	// for an error (Failed, see Run).
+	Outcome Result
 	Batch   uint64
 	// Kind is what the file holds, told by its header once it was read
 	// (payments until then); a funding-source or verification file's
@@ -197,6 +196,10 @@ func New(db payment.FileLedger, opts Options) *Job {
 	if opts.MaxWait <= 0 {
 		opts.MaxWait = 2 * opts.StableFor
 	}
+	// A file first seen by a run needs StableFor and then one more look
+	// (at least the gap apart) to be read by that run; a shorter wait, which
+	// a short StableFor's default would be, could never read it.
+	opts.MaxWait = max(opts.MaxWait, opts.StableFor+lookGap(opts.StableFor))
 	if opts.OnInvalid == "" {
 		opts.OnInvalid = RejectFile
 	}
@@ -305,9 +308,12 @@ const minLookGap = 250 * time.Millisecond
 // times, and sleeping at most MaxWait in all. The bounds hold whatever the
 // clock or the listings say, so a run always ends.
 func (j *Job) pace() (gap time.Duration, looks int) {
-	gap = max(j.opts.StableFor/4, minLookGap)
+	gap = lookGap(j.opts.StableFor)
 	return gap, int(j.opts.MaxWait/gap) + 2
 }
+
+// lookGap is the least time between two looks at the inbox.
+func lookGap(stableFor time.Duration) time.Duration { return max(stableFor/4, minLookGap) }
 
 // pickUp claims and settles the inbox's files as they become ready,
 // looking again, with a sleep of at least the gap between looks, while
@@ -344,7 +350,7 @@ func (j *Job) pickUp(ctx context.Context, rem Remote, out *[]Outcome, fileErr fu
 		d, ok := j.wait(s.waiting, deadline, budget, gap)
 		if look >= maxLooks || !ok {
 			for _, f := range s.waiting {
-				j.record(out, Outcome{File: f.Name, Outcome: "waiting", Detail: j.waitReason(f)})
+				j.record(out, Outcome{File: f.Name, Outcome: Waiting, Detail: j.waitReason(f)})
 			}
 			return nil
 		}
@@ -448,7 +454,7 @@ func (e *FilesFailed) orNil(out []Outcome) error {
 	}
 	e.Handled = 0
 	for _, o := range out {
-		if o.Outcome != "error" && o.Outcome != "waiting" && o.Outcome != "ignored" {
+		if o.Outcome.Settled() {
 			e.Handled++
 		}
 	}
@@ -596,7 +602,7 @@ func (j *Job) candidate(f remote.FileInfo) bool {
 func (j *Job) ignore(out *[]Outcome, f remote.FileInfo) {
 	at := path.Join(j.opts.Inbox, f.Name)
 	j.log.Warn("inbox entry is not a regular file: left there, not followed or read", "file", f.Name, "at", at, "kind", f.Kind())
-	j.record(out, Outcome{File: f.Name, Outcome: "ignored", Detail: at + " (left there): " + notRegularNote(f.Kind())})
+	j.record(out, Outcome{File: f.Name, Outcome: Ignored, Detail: at + " (left there): " + notRegularNote(f.Kind())})
 }
 
 // notRegularNote says why an entry of the given kind is not read, and

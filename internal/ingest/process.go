@@ -25,7 +25,7 @@ func (j *Job) process(ctx context.Context, rem Remote, h *held) (Outcome, error)
 	o := Outcome{File: h.name}
 	if j.opts.MaxFileBytes > 0 && h.size > j.opts.MaxFileBytes {
 		reason := fmt.Sprintf("the file is %d bytes; ingest.max_file_bytes allows %d. Split it into smaller files.", h.size, j.opts.MaxFileBytes)
-		return j.fail(ctx, rem, o, "too-large", h, reason, settleAs{})
+		return j.fail(ctx, rem, o, TooLarge, h, reason, settleAs{})
 	}
 	if err := os.MkdirAll(j.opts.SpoolDir, 0o700); err != nil {
 		return j.errored(o, fmt.Errorf("spool %s: %w", j.opts.SpoolDir, err))
@@ -39,7 +39,7 @@ func (j *Job) process(ctx context.Context, rem Remote, h *held) (Outcome, error)
 			return j.notRegular(ctx, rem, o, h, err), nil
 		}
 		if !h.committing && errors.Is(err, remote.ErrChanged) && j.giveBack(ctx, rem, h) {
-			o.Outcome = "waiting"
+			o.Outcome = Waiting
 			o.Detail = "it changed while it was read, so it is still being written: returned to the inbox, to be read once it has stopped changing"
 			return o, nil
 		}
@@ -47,7 +47,7 @@ func (j *Job) process(ctx context.Context, rem Remote, h *held) (Outcome, error)
 	}
 	defer os.Remove(local)
 	if size == 0 {
-		return j.fail(ctx, rem, o, "empty", h, j.emptyReason(), settleAs{})
+		return j.fail(ctx, rem, o, Empty, h, j.emptyReason(), settleAs{})
 	}
 
 	prior, err := j.db.File(sum)
@@ -84,7 +84,7 @@ func (j *Job) emptyReason() string {
 // it was read. It goes back to the inbox, where it is reported like any
 // other entry that is not a regular file; one past the fence stays.
 func (j *Job) notRegular(ctx context.Context, rem Remote, o Outcome, h *held, err error) Outcome {
-	o.Outcome = "ignored"
+	o.Outcome = Ignored
 	left := "left there"
 	if back := path.Join(j.opts.Inbox, h.name); !h.committing {
 		if rerr := rem.Rename(ctx, h.path, back); rerr == nil {
@@ -121,14 +121,14 @@ func (j *Job) known(ctx context.Context, rem Remote, o Outcome, h *held, f *paym
 		if err != nil {
 			return j.errored(o, fmt.Errorf("archive %s: %w", h.path, err))
 		}
-		o.Outcome, o.MovedTo = "recovered", to
+		o.Outcome, o.MovedTo = Recovered, to
 		o.Detail = fmt.Sprintf("batch %d was committed before the last run stopped; archived now", f.BatchID)
 		j.log.Info("finished an interrupted pickup", "file", o.File, "batch", f.BatchID, "from", h.path, "moved_to", to)
 		return o, nil
 	}
 	reason := fmt.Sprintf("duplicate: the same content was already ingested as %q on %s (batch %d); it was not ingested again",
 		f.Name, f.Seen.In(j.opts.Location).Format("2006-01-02 15:04 MST"), f.BatchID)
-	return j.fail(ctx, rem, o, "duplicate", h, reason, settleAs{})
+	return j.fail(ctx, rem, o, Duplicate, h, reason, settleAs{})
 }
 
 // batchKind is the kind of a batch the ledger has, for an Outcome; a
@@ -171,9 +171,9 @@ func (j *Job) finishRejection(ctx context.Context, rem Remote, o Outcome, h *hel
 	}
 	o.Batch, o.Rows, o.Rejected, o.Valid = b.ID, b.Rows, b.Invalid, b.Rows-b.Invalid
 	o.Kind = b.Kind
-	outcome, reason := "rejected", b.Note
+	outcome, reason := Rejected, b.Note
 	if b.Invalid == 0 {
-		outcome, reason = "unreadable", "the file cannot be read as "+fileWord(b.Kind)+": "+b.Note
+		outcome, reason = Unreadable, "the file cannot be read as "+fileWord(b.Kind)+": "+b.Note
 	}
 	o, err = j.fail(ctx, rem, o, outcome, h, reason, settleAs{name: path.Base(f.Moved), sha: f.SHA256, batch: b.ID, reports: b.Invalid > 0})
 	return true, o, err
@@ -256,10 +256,10 @@ func (j *Job) load(ctx context.Context, rem Remote, o Outcome, h *held, local st
 	if _, err := loader.Commit(sum.Rows, sum.Invalid); err != nil {
 		return j.errored(o, err)
 	}
-	o.Outcome = "accepted"
+	o.Outcome = Accepted
 	switch {
 	case sum.Invalid > 0:
-		o.Outcome = "accepted-with-rejects"
+		o.Outcome = AcceptedWithRejects
 		o.Detail = fmt.Sprintf("%d invalid rows skipped; see %s", sum.Invalid, path.Join(j.opts.Outbox, rejectsName(name)))
 	case sum.Warnings > 0:
 		o.Detail = fmt.Sprintf("%d warnings (rows accepted); see %s", sum.Warnings, path.Join(j.opts.Outbox, rejectsName(name)))
@@ -339,7 +339,7 @@ type settleAs struct {
 }
 
 // fail moves a file to the failed folder with <name>.error.txt beside it.
-func (j *Job) fail(ctx context.Context, rem Remote, o Outcome, outcome string, h *held, reason string, as settleAs) (Outcome, error) {
+func (j *Job) fail(ctx context.Context, rem Remote, o Outcome, outcome Result, h *held, reason string, as settleAs) (Outcome, error) {
 	o.Outcome, o.Detail = outcome, reason
 	src := h.path
 	name := as.name
@@ -366,7 +366,7 @@ func (j *Job) fail(ctx context.Context, rem Remote, o Outcome, outcome string, h
 }
 
 func (j *Job) errored(o Outcome, err error) (Outcome, error) {
-	o.Outcome, o.Detail = "error", err.Error()
+	o.Outcome, o.Detail = Failed, err.Error()
 	return o, err
 }
 

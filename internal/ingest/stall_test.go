@@ -147,7 +147,7 @@ func TestStallEmptyAndGrowingFilesEndTheRun(t *testing.T) {
 
 		got := map[string]string{}
 		for _, o := range out {
-			got[o.File] = o.Outcome
+			got[o.File] = string(o.Outcome)
 		}
 		want := map[string]string{"a.csv": "accepted", "b.csv": "accepted", "empty.csv": "empty", "grow.csv": "waiting"}
 		for f, w := range want {
@@ -240,7 +240,10 @@ func TestStallLookGapHasAFloor(t *testing.T) {
 		{time.Second, 250 * time.Millisecond}, {10 * time.Millisecond, 250 * time.Millisecond},
 	} {
 		j := New(nil, Options{StableFor: tc.stable})
-		if gap, looks := j.pace(); gap != tc.want || looks != int(2*tc.stable/tc.want)+2 {
+		// The default wait is 2×stable_for, but never less than stable_for
+		// and one look, or a file first seen in the run could not be read.
+		wait := max(2*tc.stable, tc.stable+tc.want)
+		if gap, looks := j.pace(); gap != tc.want || looks != int(wait/tc.want)+2 || j.opts.MaxWait != wait {
 			t.Errorf("stable_for %v: gap %v, %d looks; want %v", tc.stable, gap, looks, tc.want)
 		}
 	}

@@ -38,7 +38,7 @@ func (r *rig) cycle(rem Remote) ([]Outcome, error) {
 func summary(out []Outcome) string {
 	var s []string
 	for _, o := range out {
-		s = append(s, o.File+":"+o.Outcome)
+		s = append(s, o.File+":"+string(o.Outcome))
 	}
 	return strings.Join(s, ",")
 }

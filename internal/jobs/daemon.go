@@ -47,16 +47,16 @@ func (s Scheduled) Ingest(ctx context.Context) (string, error) {
 	var accepted, rejected, rows int
 	var waiting, failed []string
 	for _, o := range out {
-		switch o.Outcome {
-		case "accepted", "accepted-with-rejects", "recovered":
+		switch {
+		case o.Outcome.Accepted():
 			accepted++
 			rows += o.Valid
-		case "waiting":
-			waiting = append(waiting, o.File)
-		case "error":
-			failed = append(failed, o.File)
-		default:
+		case o.Outcome.Settled():
 			rejected++
+		case o.Outcome == ingest.Waiting:
+			waiting = append(waiting, o.File)
+		case o.Outcome == ingest.Failed:
+			failed = append(failed, o.File)
 		}
 	}
 	s.rows()
@@ -79,14 +79,14 @@ func (s Scheduled) Ingest(ctx context.Context) (string, error) {
 // batchd_files_rejected_total as an ingest run settles it: give it to
 // Open as Hooks.OnIngestOutcome, so that the counters move during a long
 // run rather than at its end (or never, if it is cancelled). A file
-// still arriving, or skipped for an error and tried again, is neither.
+// still arriving, left alone as not a regular file, or skipped for an
+// error and tried again, is neither.
 func FileCounter(m *metrics.Metrics) func(ingest.Outcome) {
 	return func(o ingest.Outcome) {
-		switch o.Outcome {
-		case "accepted", "accepted-with-rejects", "recovered":
+		switch {
+		case o.Outcome.Accepted():
 			m.FilesIngested(1)
-		case "waiting", "error":
-		default:
+		case o.Outcome.Settled():
 			m.FilesRejected(1)
 		}
 	}

@@ -28,14 +28,15 @@ func TestFileCounterClassifies(t *testing.T) {
 	t.Parallel()
 	m := metrics.New()
 	count := FileCounter(m)
-	for _, o := range []string{"accepted", "accepted-with-rejects", "recovered", "rejected", "unreadable", "duplicate", "too-large", "waiting", "error"} {
-		count(ingest.Outcome{File: o + ".csv", Outcome: o})
+	for _, o := range []ingest.Result{ingest.Accepted, ingest.AcceptedWithRejects, ingest.Recovered, ingest.Rejected,
+		ingest.Unreadable, ingest.Empty, ingest.Duplicate, ingest.TooLarge, ingest.Waiting, ingest.Ignored, ingest.Failed} {
+		count(ingest.Outcome{File: string(o) + ".csv", Outcome: o})
 	}
 	if got := counterValue(t, m, "batchd_files_ingested_total"); got != 3 {
 		t.Errorf("files ingested = %v, want 3 (accepted, with rejects, recovered)", got)
 	}
-	if got := counterValue(t, m, "batchd_files_rejected_total"); got != 4 {
-		t.Errorf("files rejected = %v, want 4 (rejected, unreadable, duplicate, too large); waiting and error are neither", got)
+	if got := counterValue(t, m, "batchd_files_rejected_total"); got != 5 {
+		t.Errorf("files rejected = %v, want 5 (rejected, unreadable, empty, duplicate, too large); waiting, ignored and error are neither", got)
 	}
 	FileCounter(nil)(ingest.Outcome{Outcome: "accepted"}) // no metrics: no panic
 }
