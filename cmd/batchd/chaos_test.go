@@ -43,14 +43,7 @@ import (
 // Replay a failure with BATCHD_CHAOS_SEED=<seed from the log> (both runs
 // use the seed; -run 'TestChaos/quirks' replays one).
 func TestChaos(t *testing.T) {
-	seed := uint64(time.Now().UnixNano())
-	if s := os.Getenv("BATCHD_CHAOS_SEED"); s != "" {
-		var err error
-		if seed, err = strconv.ParseUint(s, 10, 64); err != nil {
-			t.Fatalf("BATCHD_CHAOS_SEED=%q: %v", s, err)
-		}
-	}
-	t.Logf("chaos seed %d (replay with BATCHD_CHAOS_SEED=%d)", seed, seed)
+	seed := chaosSeed(t)
 	t.Run("exact", func(t *testing.T) { runChaos(t, seed, chaosRun{rows: chaosRows, minKills: chaosMinKills}) })
 	t.Run("quirks", func(t *testing.T) {
 		runChaos(t, seed, chaosRun{quirks: true, rows: chaosRows, minKills: chaosMinKills})
@@ -65,14 +58,7 @@ func TestChaos(t *testing.T) {
 // per row. Each variant is smaller than TestChaos's runs (the suite's time
 // budget) but still kills submit mid-request again and again.
 func TestChaosClocks(t *testing.T) {
-	seed := uint64(time.Now().UnixNano())
-	if s := os.Getenv("BATCHD_CHAOS_SEED"); s != "" {
-		var err error
-		if seed, err = strconv.ParseUint(s, 10, 64); err != nil {
-			t.Fatalf("BATCHD_CHAOS_SEED=%q: %v", s, err)
-		}
-	}
-	t.Logf("chaos seed %d (replay with BATCHD_CHAOS_SEED=%d)", seed, seed)
+	seed := chaosSeed(t)
 	for _, v := range []chaosRun{
 		{name: "ahead1d-eastern-exact", skewDays: 1, tz: "America/New_York"},
 		{name: "behind1d-utc-quirks", skewDays: -1, quirks: true},
@@ -82,6 +68,22 @@ func TestChaosClocks(t *testing.T) {
 		v.rows, v.minKills = 240, 4
 		t.Run(v.name, func(t *testing.T) { runChaos(t, seed, v) })
 	}
+}
+
+// chaosSeed is the seed of a chaos test's faults and kills: random (not
+// the clock's reading), so that every run explores new interleavings, or
+// $BATCHD_CHAOS_SEED to replay the one a failed run logged.
+func chaosSeed(t *testing.T) uint64 {
+	t.Helper()
+	seed := rand.Uint64()
+	if s := os.Getenv("BATCHD_CHAOS_SEED"); s != "" {
+		var err error
+		if seed, err = strconv.ParseUint(s, 10, 64); err != nil {
+			t.Fatalf("BATCHD_CHAOS_SEED=%q: %v", s, err)
+		}
+	}
+	t.Logf("chaos seed %d (replay with BATCHD_CHAOS_SEED=%d)", seed, seed)
+	return seed
 }
 
 // chaosRows is the rows of one chaos run (two files of half each), and

@@ -24,6 +24,13 @@ func waitUntil(t *testing.T, what string, cond func() bool) {
 	}
 }
 
+// settled waits until the job's run is recorded: its finish line is
+// logged before its metrics, its success and its record, which come last.
+func settled(t *testing.T, s *Scheduler, name string) {
+	t.Helper()
+	waitUntil(t, name+"'s run is recorded", func() bool { return !jobHealth(t, s, name).Running })
+}
+
 func TestTimedOutOrStopped(t *testing.T) {
 	t.Parallel()
 	// A run's deadline, then a stop: timed out, whatever comes after.
@@ -93,6 +100,7 @@ func TestDeadlineCancelsAndRecordsTimeout(t *testing.T) {
 	if fin.attrs["outcome"] != "failed" || fin.attrs["source"] != "timeout" || !strings.Contains(fin.attrs["error"], "deadline of 100ms") {
 		t.Errorf("finish line %v: want failed, source timeout, the deadline in the error", fin)
 	}
+	settled(t, s, "ingest")
 	h := jobHealth(t, s, "ingest")
 	if h.LastOutcome != OutcomeFailed || h.LastErrorSource != "timeout" || h.Failing == nil || h.Failing.Source != "timeout" {
 		t.Errorf("health = %+v, want the job failing with source timeout", h)
@@ -118,6 +126,7 @@ func TestDeadlineCancelsAndRecordsTimeout(t *testing.T) {
 		t.Fatalf("trigger after the timeout: %v", err)
 	}
 	logs.waitFor(t, 1, "job finished", map[string]string{"job": "ingest", "outcome": "ok"})
+	settled(t, s, "ingest")
 	if f := s.Health().Failures; len(f) != 0 {
 		t.Errorf("failures after a success = %+v", f)
 	}
@@ -166,6 +175,7 @@ func TestRunIgnoringCancellationIsReportedStuck(t *testing.T) {
 	if fin.attrs["outcome"] != "failed" || fin.attrs["source"] != "timeout" {
 		t.Errorf("finish line %v: want failed with source timeout although it returned nil", fin)
 	}
+	settled(t, s, "submit")
 	if v := gather(t, m, "batchd_job_failures_total", map[string]string{"job": "submit", "source": "timeout"}); v != 1 {
 		t.Errorf("timeouts counted after it returned = %v, want still 1", v)
 	}
@@ -176,6 +186,7 @@ func TestRunIgnoringCancellationIsReportedStuck(t *testing.T) {
 		t.Fatalf("trigger once the stuck run returned: %v", err)
 	}
 	logs.waitFor(t, 1, "job finished", map[string]string{"job": "submit", "outcome": "ok"})
+	settled(t, s, "submit")
 	if h := jobHealth(t, s, "submit"); h.Stuck || h.Failing != nil {
 		t.Errorf("health after a success = %+v", h)
 	}
@@ -269,6 +280,7 @@ func TestLastSuccessExportedAtZeroFromStart(t *testing.T) {
 		t.Fatal(err)
 	}
 	logs.waitFor(t, 1, "job finished", map[string]string{"job": "ingest", "outcome": "ok"})
+	settled(t, s, "ingest")
 	if v := gather(t, m, "batchd_job_last_success_timestamp_seconds", map[string]string{"job": "ingest"}); v != float64(clocktest.Monday.Add(time.Hour).Unix()) {
 		t.Errorf("ingest last success = %v, want the run's start", v)
 	}
