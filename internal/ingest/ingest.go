@@ -91,7 +91,7 @@ type Options struct {
 
 	Pattern       string        // path.Match pattern of file names (default *.csv)
 	StableFor     time.Duration // quiet time before a file is read (default 30s)
-	MaxWait       time.Duration // how long one run waits for files to settle, whatever their state (default 2×StableFor; at least StableFor plus one look)
+	MaxWait       time.Duration // how long one run waits for files to settle, whatever their state (default 2×StableFor, and at least StableFor plus one look)
 	DoneMarker    bool          // read a file only once <name>.done exists
 	OnInvalid     string        // RejectFile (default) or SkipRows
 	IgnoreColumns []string
@@ -194,12 +194,11 @@ func New(db payment.FileLedger, opts Options) *Job {
 		opts.StableFor = 30 * time.Second
 	}
 	if opts.MaxWait <= 0 {
-		opts.MaxWait = 2 * opts.StableFor
+		// A file first seen by a run needs StableFor and then one more
+		// look (at least the gap apart) to be read by that run: twice a
+		// short StableFor would be too short for it.
+		opts.MaxWait = max(2*opts.StableFor, opts.StableFor+lookGap(opts.StableFor))
 	}
-	// A file first seen by a run needs StableFor and then one more look
-	// (at least the gap apart) to be read by that run; a shorter wait, which
-	// a short StableFor's default would be, could never read it.
-	opts.MaxWait = max(opts.MaxWait, opts.StableFor+lookGap(opts.StableFor))
 	if opts.OnInvalid == "" {
 		opts.OnInvalid = RejectFile
 	}
