@@ -52,7 +52,7 @@ func TestPruneProcess(t *testing.T) {
 	}
 	content := body.String()
 	sum := sha256.Sum256([]byte(content))
-	paidAt := time.Now().AddDate(0, 0, -200)
+	paidAt := prunePaidAt
 	checkIDs := loadPaidFile(t, stateDir, "payroll.csv", hex.EncodeToString(sum[:]), paidAt, true)
 
 	cfg := writeConfig(t, dir, fmt.Sprintf(`
@@ -63,7 +63,7 @@ sftp: {address: %s, user: %s, identity_file: %s, known_hosts: %s,
 ingest: {done_marker: true, stable_for: 0s}
 reconcile: {lookback_days: 60}
 `, stateDir, sshd.Addr, sshd.User, sshd.IdentityFile, sshd.KnownHosts, sshd.Root, sshd.Root, sshd.Root, sshd.Root))
-	before := time.Now().AddDate(0, 0, -100).Format(time.DateOnly)
+	before := pruneBefore
 
 	// A bad command line.
 	for _, args := range [][]string{{}, {"--before", "2026-13-01"}, {"--before", "yesterday"}} {
@@ -173,10 +173,20 @@ reconcile: {lookback_days: 60}
 // "prune" half an hour after reconcile, which archives and removes a
 // finished batch older than both keep_days and reconcile.lookback_days
 // while the daemon holds the ledger.
+// prunePaidAt and pruneBefore are pinned dates, not the test's today: a
+// batch paid and last changed on a Monday in 2025, and a --before date
+// three months later. The prune processes judge them against their own
+// clock, as in production; any day since late 2025 is far enough past
+// both, beyond reconcile's 60-day lookback and retention's 30 days.
+var (
+	prunePaidAt = time.Date(2025, 6, 2, 10, 0, 0, 0, time.UTC)
+	pruneBefore = "2025-09-01"
+)
+
 func TestDaemonPrunes(t *testing.T) {
 	dir := t.TempDir()
 	stateDir := filepath.Join(dir, "state")
-	loadPaidFile(t, stateDir, "old.csv", "sha-old", time.Now().AddDate(0, 0, -200), false)
+	loadPaidFile(t, stateDir, "old.csv", "sha-old", prunePaidAt, false)
 	admin := freePort(t)
 	cfg := writeConfig(t, dir, fmt.Sprintf(`
 state_dir: %s
