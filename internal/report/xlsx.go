@@ -272,13 +272,46 @@ func moneyValue(c money.Cents) float64 {
 
 // serial is the spreadsheet date number of a wall-clock time (UTC-based):
 // whole days since excelEpoch plus the time of day as a fraction.
+//
+// excelize writes a number with at most 15 significant digits, cutting the
+// rest, and LibreOffice shows a time by cutting its fraction of a second:
+// the nearest float64 of a time of day, cut to 15 digits, is often a hair
+// below its second and showed one second early. So the serial is made
+// here, in integers, as the decimal of 15 significant digits at or just
+// above the exact time (never more than 10^-9 of a day, 87 µs, above),
+// and handed over as the float64 whose shortest form is that decimal,
+// which excelize then writes unchanged. Rounding to the nearest second
+// and cutting to the second both read it back as the same second.
 func serial(t time.Time) float64 {
 	secs := t.Unix() - excelEpoch.Unix()
 	days, rest := secs/86400, secs%86400
 	if rest == 0 {
 		return float64(days)
 	}
-	return float64(days) + float64(rest)/86400
+	f, err := strconv.ParseFloat(serialText(days, rest), 64)
+	if err != nil { // cannot happen: serialText is always a decimal
+		panic(err)
+	}
+	return f
+}
+
+// serialText is days + rest/86400 (0 < rest < 86400, days > 0) as a
+// decimal of 15 significant digits, rounded up.
+func serialText(days, rest int64) string {
+	whole := strconv.FormatInt(days, 10)
+	places := max(15-len(whole), 1)
+	scale := int64(1)
+	for range places {
+		scale *= 10
+	}
+	// rest*scale fits in an int64: rest < 86400 < 2^17 and scale <= 10^14
+	// only for a one-digit day count.
+	frac := (rest*scale + 86400 - 1) / 86400 // ceil(rest/86400 * 10^places)
+	if frac == scale {                       // only with very few places: the next day
+		return strconv.FormatInt(days+1, 10)
+	}
+	digits := strconv.FormatInt(frac, 10)
+	return whole + "." + strings.Repeat("0", places-len(digits)) + digits
 }
 
 // build writes the workbook to the temporary file and syncs it.
