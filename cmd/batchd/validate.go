@@ -90,10 +90,11 @@ func runValidate(_ context.Context, env *environ, args []string) error {
 	var ferr *csvfile.FileError
 	switch {
 	case errors.As(err, &ferr) && ferr.Damaged:
-		fmt.Fprintf(env.stdout, "%s: %s\n", name, ferr)
+		// The verdict leaves out the cell a finding above already named.
+		fmt.Fprintf(env.stdout, "%s: %s\n", name, ferr.Verdict())
 		fmt.Fprintf(env.stdout, "%s: %d rows, every one refused (%d with no other problem)\n", name, sum.Rows, sum.Valid)
 		return fmt.Errorf("%s would be rejected as a whole, every row, whatever ingest.on_invalid says: "+
-			"a spreadsheet dropped leading zeros from its numbers", name)
+			"a spreadsheet dropped, or may have dropped, leading zeros from its numbers", name)
 	case errors.As(err, &ferr):
 		fmt.Fprintf(env.stdout, "%s: %s\n", name, ferr)
 		return fmt.Errorf("%s would be rejected: it cannot be read as %s", name, fileWord(kind))

@@ -251,3 +251,37 @@ func TestValidateOnboardingFiles(t *testing.T) {
 		t.Errorf("exit %d\n%s%s", code, out, errOut)
 	}
 }
+
+// TestValidateEachFindingOnce: a routing number that lost its leading zero
+// is named once in validate's output, by its finding; the file-level
+// verdict after it does not repeat the cell. A quoted semicolon export
+// (written by LibreOffice) is refused naming the separator.
+func TestValidateEachFindingOnce(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "pay.csv")
+	data := "amount,memo,name,email,bank_routing,bank_account\n" +
+		"10.00,Invoice 1,Ann Smith,ann@example.com,11000015,1234567\n" +
+		"20.00,Invoice 2,Bob Jones,bob@example.com,121000358,987654321\n"
+	if err := os.WriteFile(file, []byte(data), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errOut := runBinary(t, nil, "validate", file)
+	if code != exitFailure {
+		t.Fatalf("exit %d, want %d\n%s%s", code, exitFailure, out, errOut)
+	}
+	mustContainAll(t, "stdout", out, "line 2, column bank_routing: has 8 digits instead of 9", `(value "****0015")`,
+		"every row of this file is refused", "2 rows, every one refused")
+	for _, s := range []string{"****0015", "has 8 digits", "line 2"} {
+		if n := strings.Count(out, s); n != 1 {
+			t.Errorf("%q printed %d times, want once:\n%s", s, n, out)
+		}
+	}
+	if strings.Contains(out+errOut, "11000015") {
+		t.Errorf("routing number shown unmasked:\n%s%s", out, errOut)
+	}
+
+	code, out, errOut = runBinary(t, nil, "validate", "--test-mode",
+		filepath.Join("..", "..", "testdata", "spreadsheet", "semicolon-quoted.csv"))
+	if code != exitFailure || !strings.Contains(out, `this file uses semicolons between cells; save it as CSV with commas, or set ingest.delimiter: ";"`) {
+		t.Fatalf("quoted semicolon export: exit %d\n%s%s", code, out, errOut)
+	}
+}

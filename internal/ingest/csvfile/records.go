@@ -1,6 +1,7 @@
 package csvfile
 
 import (
+	"bytes"
 	"encoding/csv"
 	"errors"
 	"fmt"
@@ -28,6 +29,7 @@ type Records struct {
 	maxBytes int
 	nextLine int // the line after the last record read
 	column   ColumnNamer
+	head     []byte // the start of the file, to tell the separator of an unreadable header row
 }
 
 // NewRecords starts reading r with opts' Delimiter and MaxRecordBytes (the
@@ -46,7 +48,9 @@ func NewRecords(r io.Reader, opts Options) (*Records, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Records{cr: newCSVReader(br, sep), lim: lim, sep: sep, maxBytes: opts.maxRecordBytes(), nextLine: 1}, nil
+	head, _ := br.Peek(sniffSize) // an error shows again, and is reported, on reading
+	return &Records{cr: newCSVReader(br, sep), lim: lim, sep: sep, maxBytes: opts.maxRecordBytes(), nextLine: 1,
+		head: bytes.Clone(head)}, nil
 }
 
 // SetColumns names the cells of the records Next returns in its messages
@@ -66,13 +70,25 @@ func (rs *Records) Header() ([]string, int, error) {
 		return nil, 0, &FileError{Line: 1, Reason: "the header row is too long; is a quote left open?"}
 	}
 	if err != nil {
-		return nil, 0, readError(err, rs.sep)
+		return nil, 0, rs.headerError(err)
 	}
 	line := rs.advance(raw)
 	if err := checkText(rs.cr, raw, nil); err != nil {
 		return nil, 0, err
 	}
 	return raw, line, nil
+}
+
+// headerError explains a header row that cannot be read: by the
+// separator that reads it, when another one does (quotedSeparator).
+func (rs *Records) headerError(err error) error {
+	var pe *csv.ParseError
+	if errors.As(err, &pe) && (errors.Is(pe.Err, csv.ErrQuote) || errors.Is(pe.Err, csv.ErrBareQuote)) {
+		if alt := quotedSeparator(rs.head, rs.sep); alt != 0 {
+			return separatorError(pe.StartLine, alt, rs.sep)
+		}
+	}
+	return readError(err, rs.sep)
 }
 
 // Next returns the next record that is not blank and the line it starts

@@ -1,6 +1,8 @@
 package csvfile
 
 import (
+	"bytes"
+	"encoding/csv"
 	"fmt"
 	"strconv"
 	"strings"
@@ -76,6 +78,12 @@ func wrongSeparator(line int, raw []string, sep separator, known func(string) bo
 	if best == 0 {
 		return nil
 	}
+	return separatorError(line, best, sep)
+}
+
+// separatorError says that the header row at line reads as column names
+// with best between cells, not with sep, the separator set.
+func separatorError(line int, best, sep separator) error {
 	reason := fmt.Sprintf("this file uses %s between cells; save it as CSV with commas, or set %s",
 		best.many(), best.setting())
 	if sep != ',' {
@@ -86,6 +94,27 @@ func wrongSeparator(line int, raw []string, sep separator, known func(string) bo
 		}
 	}
 	return &FileError{Line: line, Reason: reason}
+}
+
+// quotedSeparator finds the separator of a file whose header row, the
+// first record of head, cannot be read with sep at all: LibreOffice's
+// "quote all text cells" export writes "number";"name", whose closing
+// quote a comma reader expects before a comma. It returns the other
+// separator that reads that record without error into the most cells (two
+// or more), or 0.
+func quotedSeparator(head []byte, sep separator) separator {
+	best, bestN := separator(0), 1
+	for _, alt := range separators {
+		if alt == sep {
+			continue
+		}
+		cr := csv.NewReader(bytes.NewReader(head))
+		cr.Comma = rune(alt)
+		if rec, err := cr.Read(); err == nil && len(rec) > bestN {
+			best, bestN = alt, len(rec)
+		}
+	}
+	return best
 }
 
 // knownColumns counts the cells of raw that are known names, after
@@ -189,13 +218,14 @@ func (z *zeroDamage) err() error {
 		return nil
 	}
 	c := z.first
-	var b strings.Builder
+	var cell string
 	if c.column == colZip {
-		fmt.Fprintf(&b, "ZIP code %s has %d digits instead of 5: a spreadsheet dropped its leading zero. ", c.shown, c.digits)
+		cell = fmt.Sprintf("ZIP code %s has %d digits instead of 5: a spreadsheet dropped its leading zero. ", c.shown, c.digits)
 	} else {
-		fmt.Fprintf(&b, "routing number %s has %d digits instead of 9: a spreadsheet dropped its leading zero "+
+		cell = fmt.Sprintf("routing number %s has %d digits instead of 9: a spreadsheet dropped its leading zero "+
 			"(with it, it is a valid routing number). ", c.shown, c.digits)
 	}
+	var b strings.Builder
 	if z.n > 1 {
 		lines := make([]string, len(z.lines))
 		for i, l := range z.lines {
@@ -212,7 +242,7 @@ func (z *zeroDamage) err() error {
 		"number pays the wrong account, so every row of this file is refused. In the spreadsheet, format the " +
 		"bank_routing, bank_account and zip columns as text, re-enter the numbers with their leading zeros, " +
 		"and save the file again.")
-	return &FileError{Line: c.line, Column: payment.Fields[c.column].Name, Reason: b.String(), Damaged: true}
+	return &FileError{Line: c.line, Column: payment.Fields[c.column].Name, Cell: cell, Reason: b.String(), Damaged: true}
 }
 
 // lostZeroMessage is the finding on a routing number or ZIP code that lost
@@ -276,7 +306,7 @@ func lossyText(s string, name bool) bool {
 		prev, _ = utf8.DecodeLastRuneInString(s[:i])
 	}
 	for ; i < len(s); i++ {
-		if s[i] != '?' {
+		if s[i] != '?' || urlQuery(s, i) {
 			prev, _ = utf8.DecodeRuneInString(s[i:])
 			continue
 		}
@@ -291,6 +321,26 @@ func lossyText(s string, name bool) bool {
 		prev = '?'
 	}
 	return false
+}
+
+// urlQuery reports a "?" at s[i] that starts the query of a web address
+// (https://x.example/p?x=1, www.example.com/?a=b): a "?" followed by a
+// parameter name and "=", in a word (text between spaces) that holds "://"
+// or starts with "www.". A letter an export lost is never followed by
+// "name=" inside such a word.
+func urlQuery(s string, i int) bool {
+	start := strings.LastIndexFunc(s[:i], unicode.IsSpace) + 1
+	word := s[start:]
+	if end := strings.IndexFunc(word, unicode.IsSpace); end >= 0 {
+		word = word[:end]
+	}
+	if !strings.Contains(word, "://") && !strings.HasPrefix(strings.ToLower(word), "www.") {
+		return false
+	}
+	name, _, ok := strings.Cut(s[i+1:], "=")
+	return ok && name != "" && !strings.ContainsFunc(name, func(r rune) bool {
+		return !(r < utf8.RuneSelf && (isLetter(byte(r)) || r >= '0' && r <= '9' || strings.ContainsRune("_-.~%[]", r)))
+	})
 }
 
 const lossyMessage = `has a "?" where a letter should be: the file was saved in an encoding that cannot hold ` +

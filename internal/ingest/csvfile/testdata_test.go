@@ -367,8 +367,8 @@ func TestLostLeadingZeros(t *testing.T) {
 		"every row of this file is refused",
 		"format the bank_routing, bank_account and zip columns as text",
 	} {
-		if !strings.Contains(fe.Reason, sub) {
-			t.Errorf("reason lacks %q:\n%s", sub, fe.Reason)
+		if !strings.Contains(fe.Error(), sub) {
+			t.Errorf("error lacks %q:\n%s", sub, fe.Error())
 		}
 	}
 	equal(t, "findings", res.where(), []string{"2:zip", "2:bank_routing", "4:zip", "4:bank_routing"})
@@ -384,7 +384,7 @@ func TestLostLeadingZeros(t *testing.T) {
 
 	res = parseFile(t, "csv/lost_zeros_zip.csv", live)
 	fe = mustFileError(t, res.err)
-	if !fe.Damaged || fe.Line != 3 || fe.Column != "zip" || !strings.Contains(fe.Reason, "ZIP code 2108") {
+	if !fe.Damaged || fe.Line != 3 || fe.Column != "zip" || !strings.Contains(fe.Error(), "ZIP code 2108") {
 		t.Errorf("ZIP codes only: %+v", fe)
 	}
 
