@@ -60,6 +60,7 @@ func commands() []command {
 		{"submit", "submit pending rows as eChecks", runSubmit},
 		{"reconcile", "reconcile checks and write the reports", runReconcile},
 		{"status", "list batches and their rows by state", runStatus},
+		{"release", "release a row held because its payee's bank account changed", runRelease},
 		{"prune", "archive and remove finished batches, then compact the ledger (batchd stopped)", runPrune},
 		{"init", "create the ledger in state_dir", runInit},
 		{"backup", "write a checked snapshot of the ledger, while batchd runs or not", runBackup},

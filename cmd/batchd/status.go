@@ -49,5 +49,20 @@ func runStatus(ctx context.Context, env *environ, args []string) error {
 		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%s\n", b.ID, b.Kind, b.File, b.Status, b.Rows, b.Invalid,
 			b.ByState[payment.Pending], b.ByState[payment.InFlight], b.ByState[payment.InDoubt], b.ByState[payment.Submitted], b.ByState[payment.Rejected], results)
 	}
-	return tw.Flush()
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	return printHeld(env, db)
+}
+
+// printHeld lists the rows held for a changed payee account, each with
+// its change (masked) and the command that releases it.
+func printHeld(env *environ, db payment.RowReader) error {
+	return db.OpenRows(func(r *payment.Row) (bool, error) {
+		if r.State == payment.Held {
+			_, err := fmt.Fprintf(env.stdout, "%s: %s\n", r.Key, r.Error)
+			return err == nil, err
+		}
+		return true, nil
+	})
 }

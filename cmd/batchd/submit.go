@@ -54,6 +54,9 @@ func runSubmit(ctx context.Context, env *environ, args []string) error {
 	}
 	fmt.Fprintf(env.stdout, "created %d, rejected %d, voided %d, in doubt %d, pending %d, creates sent %d\n",
 		sum.Created, sum.Rejected, sum.Voided, sum.InDoubt, sum.Pending, sum.Attempts)
+	if sum.Held > 0 {
+		fmt.Fprintf(env.stdout, "held %d: a payee's bank account changed; see batchd status, release with batchd release\n", sum.Held)
+	}
 	// Funding-source rows follow the payments under the same limiter,
 	// unless the run was stopped or the ledger or the key failed.
 	if !errors.Is(runErr, payment.ErrKeyRefused) && jobs.CanDeliver(runErr) {
@@ -72,7 +75,7 @@ func runSubmit(ctx context.Context, env *environ, args []string) error {
 	}
 	log.Info("submit finished", "created", sum.Created, "rejected", sum.Rejected, "voided", sum.Voided,
 		"resent_after_lookup", sum.Resent, "in_doubt", sum.InDoubt, "pending", sum.Pending,
-		"creates_sent", sum.Attempts, "recovered_in_flight", sum.Recovered)
+		"held", sum.Held, "creates_sent", sum.Attempts, "recovered_in_flight", sum.Recovered)
 	if errors.Is(runErr, context.Canceled) || errors.Is(runErr, context.DeadlineExceeded) {
 		return fmt.Errorf("%w: %d rows left pending, %d in doubt; run submit again to continue", errInterrupted, sum.Pending, sum.InDoubt)
 	}

@@ -171,6 +171,9 @@ type IngestConfig struct {
 	DoneMarker bool `yaml:"done_marker"`
 	// OnInvalid is OnInvalidRejectFile or OnInvalidSkipRows.
 	OnInvalid string `yaml:"on_invalid"`
+	// OnAccountChange is what happens to a row paying a known payee to a
+	// different account: "warn", "hold" or "allow" (internal/payee).
+	OnAccountChange string `yaml:"on_account_change"`
 	// IgnoreColumns are CSV headers accepted and ignored rather than
 	// rejected as unknown.
 	IgnoreColumns []string `yaml:"ignore_columns"`
@@ -310,13 +313,14 @@ func Default() *Config {
 			TempUpload:  TempUploadDot,
 		},
 		Ingest: IngestConfig{
-			Pattern:       "*.csv",
-			StableFor:     Duration(30 * time.Second),
-			OnInvalid:     OnInvalidRejectFile,
-			IgnoreColumns: []string{},
-			MaxFileBytes:  256 << 20,
-			ClaimTimeout:  Duration(time.Hour),
-			Delimiter:     ",",
+			Pattern:         "*.csv",
+			StableFor:       Duration(30 * time.Second),
+			OnInvalid:       OnInvalidRejectFile,
+			OnAccountChange: "warn",
+			IgnoreColumns:   []string{},
+			MaxFileBytes:    256 << 20,
+			ClaimTimeout:    Duration(time.Hour),
+			Delimiter:       ",",
 		},
 		Submit: SubmitConfig{
 			ResolveAfter:     Duration(2 * time.Minute),

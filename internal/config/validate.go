@@ -183,6 +183,7 @@ func (c *Config) validateIngest(f *findings) {
 		f.add(0, "ingest.max_wait", "ingest.max_wait: waiting %s for files to settle must leave an ingest run time to read them within schedule.ingest_timeout (%s); lower ingest.max_wait (or ingest.stable_for) or raise schedule.ingest_timeout", wait, limit)
 	}
 	oneOf(f, "ingest.on_invalid", in.OnInvalid, OnInvalidRejectFile, OnInvalidSkipRows)
+	oneOf(f, "ingest.on_account_change", in.OnAccountChange, "warn", "hold", "allow")
 	for i, col := range in.IgnoreColumns {
 		if strings.TrimSpace(col) == "" {
 			key := "ingest.ignore_columns[" + strconv.Itoa(i) + "]"

@@ -137,6 +137,9 @@ type Options struct {
 	// only at its end. It is called on Run's goroutine and must not block
 	// for long; it must not call back into the Job.
 	OnOutcome func(Outcome)
+
+	// Payees is the payee bank-detail check (off when its KeyDir is "").
+	Payees Payees
 }
 
 // Outcome says what happened to one file in one run; `batchd ingest`

@@ -189,6 +189,11 @@ func (j *Job) load(ctx context.Context, rem Remote, o Outcome, h *held, local st
 		return j.errored(o, err)
 	}
 	o.Batch = loader.Batch().ID
+	marked, err := j.markPayees(loader, meta)
+	if err != nil {
+		return j.errored(o, abortWith(loader, err))
+	}
+	loader = marked
 	rej, sum, perr := j.parse(local, loader, meta.Kind)
 	defer os.Remove(rej)
 	o.Rows, o.Valid, o.Rejected = sum.Rows, sum.Valid, sum.Invalid

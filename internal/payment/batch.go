@@ -95,8 +95,14 @@ func OutboxName(ledger any, b *Batch) (string, error) {
 	return b.OutboxName(f), nil
 }
 
-// OpenRows counts the batch's rows that have no check yet.
-func (b *Batch) OpenRows() int { return b.Counts[Pending] + b.Counts[InFlight] + b.Counts[InDoubt] }
+// OpenRows counts the batch's rows that have no check yet, held rows
+// included: a batch with one is not final (prune keeps it).
+func (b *Batch) OpenRows() int { return b.Busy() + b.Counts[Held] }
+
+// Busy counts the rows batchd itself still works on: pending, in flight or
+// in doubt. A batch whose other open rows are all held waits for a person,
+// not for batchd, so its results report is written (listing them held).
+func (b *Batch) Busy() int { return b.Counts[Pending] + b.Counts[InFlight] + b.Counts[InDoubt] }
 
 // File is the ledger's memory of a file's content, by SHA-256, so that the
 // same content dropped twice is recognised.

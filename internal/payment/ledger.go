@@ -57,6 +57,9 @@ type RowWriter interface {
 type Loader interface {
 	Batch() Batch
 	Add(line int, p Payment) error
+	// AddMarked is Add with the row's payee mark; a row the mark holds
+	// (PayeeMark.Held) is loaded Held.
+	AddMarked(line int, p Payment, m PayeeMark) error
 	Commit(rows, invalid int) (Batch, error)
 	Reject(rows, invalid int, reason string) (Batch, error)
 	Abort() error
@@ -86,6 +89,7 @@ type Ledger interface {
 	RowWriter
 	FileLedger
 	JobLedger
+	PayeeLedger
 	// Ping proves the ledger can be read, for /healthz.
 	Ping() error
 	// Path names the ledger for messages (a file, or a database).

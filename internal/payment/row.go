@@ -11,18 +11,22 @@ import (
 // its check at the service is kept apart, in Row.CheckStatus.
 type RowState string
 
-// The row states. Pending, InFlight and InDoubt are "open": the row has no
-// check yet. Submitted and Rejected are the ends of submission.
+// The row states. Pending, InFlight, InDoubt and Held are "open": the row
+// has no check yet. Submitted and Rejected are the ends of submission.
 const (
 	Pending   RowState = "pending"   // valid, waiting to be sent
 	InFlight  RowState = "in_flight" // create request about to leave or out
 	InDoubt   RowState = "in_doubt"  // the create's answer was lost; look it up before anything else
 	Submitted RowState = "submitted" // the check exists; CheckID is set
 	Rejected  RowState = "rejected"  // the API refused the create (4xx); final
+	// Held is a row loaded held because its payee's bank account changed
+	// (ingest.on_account_change: hold): never sent until a person
+	// approves it (Approve). It keeps its account, as a pending row does.
+	Held RowState = "held"
 )
 
 // Open reports whether the row still has no check.
-func (s RowState) Open() bool { return s == Pending || s == InFlight || s == InDoubt }
+func (s RowState) Open() bool { return s == Pending || s == InFlight || s == InDoubt || s == Held }
 
 // Transition names a legal change of a row's state. Every ledger backend
 // applies the same table (Rule), so the lifecycle is decided here once.
@@ -40,7 +44,10 @@ const (
 	// answer was lost: the ledger was restored from a snapshot, and a
 	// create may have left after the snapshot was taken. The row is then
 	// looked up before it is ever sent.
-	Suspect Transition = "suspect" // pending|in_flight|in_doubt -> in_doubt
+	Suspect Transition = "suspect" // pending|in_flight|in_doubt|held -> in_doubt
+	// Approve is a person's release of a held row (batchd release): it
+	// may be sent from then on.
+	Approve Transition = "approve" // held -> pending
 )
 
 var transitions = map[Transition]struct {
@@ -53,7 +60,11 @@ var transitions = map[Transition]struct {
 	Reject:  {[]RowState{InFlight}, Rejected},
 	Release: {[]RowState{InFlight, InDoubt}, Pending},
 	Observe: {[]RowState{Submitted}, Submitted},
-	Suspect: {[]RowState{Pending, InFlight, InDoubt}, InDoubt},
+	// A held row is suspected too: it may have been approved and sent
+	// after the snapshot was taken (see README "Payee bank-detail
+	// changes").
+	Suspect: {[]RowState{Pending, InFlight, InDoubt, Held}, InDoubt},
+	Approve: {[]RowState{Held}, Pending},
 }
 
 // Next returns the state transition t leads to from state from, or an

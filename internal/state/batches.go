@@ -21,6 +21,7 @@ type Loader struct {
 	buf   []pendingRow
 	src   []pendingSource // a funding batch's rows, written in the caller's goroutine
 	n     int
+	held  int // rows loaded Held (n counts them too)
 
 	// A full chunk is written by a goroutine of its own while the caller
 	// fills the next one, so that parsing goes on during the encoding,
@@ -32,6 +33,7 @@ type Loader struct {
 type pendingRow struct {
 	line uint32
 	p    payment.Payment
+	mark *payment.PayeeMark // nil: none
 }
 
 // BeginBatch starts loading a file. It returns ErrDuplicate (wrapped) when
@@ -80,11 +82,21 @@ func (l *Loader) Batch() payment.Batch { return l.batch }
 // chunk is written in the background while the caller goes on, so an
 // error writing it is returned by a later Add, or by Commit.
 func (l *Loader) Add(line int, p payment.Payment) error {
+	return l.add(line, p, nil)
+}
+
+// AddMarked is Add with the row's payee mark, kept beside the row; a row
+// the mark holds is loaded Held, with the change as its error.
+func (l *Loader) AddMarked(line int, p payment.Payment, m payment.PayeeMark) error {
+	return l.add(line, p, &m)
+}
+
+func (l *Loader) add(line int, p payment.Payment, m *payment.PayeeMark) error {
 	if !l.batch.Kind.Payments() {
 		return fmt.Errorf("batch %d (%s): %w: a %s file takes its rows by AddSource, not as payments",
 			l.batch.ID, l.meta.Name, ErrWrongKind, l.batch.Kind)
 	}
-	l.buf = append(l.buf, pendingRow{uint32(line), p})
+	l.buf = append(l.buf, pendingRow{uint32(line), p, m})
 	if len(l.buf) >= l.d.chunk {
 		return l.flushAsync()
 	}
@@ -138,6 +150,7 @@ func (l *Loader) write(buf []pendingRow) error {
 		return nil
 	}
 	at := l.d.now().UTC()
+	held := 0
 	err := l.d.update(func(tx *bolt.Tx) error {
 		rows, open, nums := tx.Bucket(bucketRows), tx.Bucket(bucketOpen), tx.Bucket(bucketNumbers)
 		// Keys only grow within a load (batch id, then line): pack pages
@@ -145,10 +158,19 @@ func (l *Loader) write(buf []pendingRow) error {
 		// leave room for what they gain on their way to submitted
 		// (loadFill); the open index does not grow.
 		rows.FillPercent, open.FillPercent = loadFill, 1.0
+		held = 0 // a retried transaction counts again
 		for _, pr := range buf {
-			r := payment.Row{Key: payment.RowKey{Batch: l.batch.ID, Line: pr.line}, State: payment.Pending, Payment: pr.p,
+			st := payment.Pending
+			if pr.mark.Held() {
+				st = payment.Held
+				held++
+			}
+			r := payment.Row{Key: payment.RowKey{Batch: l.batch.ID, Line: pr.line}, State: st, Payment: pr.p,
 				Label: pr.p.Label, Number: pr.p.Number,
-				History: []payment.Step{{At: at, State: payment.Pending, Note: "ingested"}}}
+				History: []payment.Step{{At: at, State: st, Note: "ingested"}}}
+			if st == payment.Held {
+				r.Error = payment.HeldReason(pr.mark.Change, l.meta.Name, int(pr.line))
+			}
 			if r.Label == "" {
 				r.Label = l.batch.Label
 			}
@@ -164,8 +186,13 @@ func (l *Loader) write(buf []pendingRow) error {
 			if err := rows.Put(k, raw); err != nil {
 				return err
 			}
-			if err := open.Put(k, []byte(payment.Pending)); err != nil {
+			if err := open.Put(k, []byte(st)); err != nil {
 				return err
+			}
+			if pr.mark != nil {
+				if err := putMark(tx, r.Key, pr.mark); err != nil {
+					return err
+				}
 			}
 		}
 		return nil
@@ -174,6 +201,7 @@ func (l *Loader) write(buf []pendingRow) error {
 		return fmt.Errorf("load rows of %s: %w", l.meta.Name, err)
 	}
 	l.n += len(buf)
+	l.held += held
 	return nil
 }
 
@@ -189,7 +217,12 @@ func (l *Loader) Commit(rows, invalid int) (payment.Batch, error) {
 	}
 	l.batch.Status = payment.BatchReady
 	l.batch.Rows, l.batch.Invalid = rows, invalid
-	l.batch.Counts = map[payment.RowState]int{payment.Pending: l.n}
+	l.batch.Counts = map[payment.RowState]int{}
+	for st, n := range map[payment.RowState]int{payment.Pending: l.n - l.held, payment.Held: l.held} {
+		if n > 0 {
+			l.batch.Counts[st] = n
+		}
+	}
 	err := l.d.update(func(tx *bolt.Tx) error {
 		if err := putBatch(tx, &l.batch); err != nil {
 			return err
@@ -255,6 +288,9 @@ func (d *DB) deleteRows(batch uint64) error {
 				open := tx.Bucket(kind[1])
 				for k, _ := c.Seek(prefix); k != nil && hasPrefix(k, prefix) && n < d.chunk; k, _ = c.Seek(prefix) {
 					if err := open.Delete(k); err != nil {
+						return err
+					}
+					if err := deleteMarks(tx, [][]byte{k}); err != nil {
 						return err
 					}
 					if err := c.Delete(); err != nil {

@@ -436,7 +436,7 @@ func (r *Report) files(fb *bolt.Bucket) {
 
 func legal(s payment.RowState) bool {
 	switch s {
-	case payment.Pending, payment.InFlight, payment.InDoubt, payment.Submitted, payment.Rejected:
+	case payment.Pending, payment.InFlight, payment.InDoubt, payment.Submitted, payment.Rejected, payment.Held:
 		return true
 	}
 	return false

@@ -59,9 +59,10 @@ import (
 // The code tables of rowCodecV2. Index 0 is the empty word.
 var (
 	rowStateCodes = []string{"", string(payment.Pending), string(payment.InFlight), string(payment.InDoubt),
-		string(payment.Submitted), string(payment.Rejected)}
+		string(payment.Submitted), string(payment.Rejected), string(payment.Held)}
 	transitionCodes = []string{"", string(payment.Send), string(payment.Create), string(payment.Doubt),
-		string(payment.Reject), string(payment.Release), string(payment.Observe), string(payment.Suspect)}
+		string(payment.Reject), string(payment.Release), string(payment.Observe), string(payment.Suspect),
+		string(payment.Approve)}
 	statusCodes = []string{"", string(payment.StatusInProcess), string(payment.StatusInReview), string(payment.StatusPrinted),
 		string(payment.StatusDeposited), string(payment.StatusFailed), string(payment.StatusVoid),
 		string(payment.StatusDeleted), string(payment.StatusUnknown)}

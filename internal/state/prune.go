@@ -310,6 +310,7 @@ func (d *DB) pruneTx(b *payment.Batch, before time.Time, digest uint64, kind row
 			}
 			lines = append(lines, keyFrom(k).Line)
 		}
+		marks := make([][]byte, 0, len(lines))
 		for _, line := range lines {
 			k := keyBytes(payment.RowKey{Batch: b.ID, Line: line})
 			// A final row is in neither index; removing is harmless.
@@ -317,6 +318,12 @@ func (d *DB) pruneTx(b *payment.Batch, before time.Time, digest uint64, kind row
 				if err := bk.Delete(k); err != nil {
 					return err
 				}
+			}
+			marks = append(marks, k)
+		}
+		if kind.payments {
+			if err := deleteMarks(tx, marks); err != nil {
+				return err
 			}
 		}
 		if dg.sum() != digest {

@@ -163,7 +163,7 @@ func Restore(dir, from string, opts RestoreOptions) (*Restoral, error) {
 			from, rep.id.instance, mk.Instance, filepath.Join(dir, MarkerName))
 	}
 
-	open := rep.ByState[payment.Pending] + rep.ByState[payment.InFlight] + rep.ByState[payment.InDoubt]
+	open := rep.ByState[payment.Pending] + rep.ByState[payment.InFlight] + rep.ByState[payment.InDoubt] + rep.ByState[payment.Held]
 	if fi, err := os.Stat(ledger); err == nil && open > 0 && opts.Wait != nil && opts.Settle > 0 {
 		if until := fi.ModTime().Add(opts.Settle); until.After(opts.Now()) {
 			if err := opts.Wait(until); err != nil {

@@ -44,6 +44,11 @@ func (d *DB) apply(tx *bolt.Tx, k payment.RowKey, t payment.Transition, note str
 	}
 	at := d.now().UTC().Truncate(time.Millisecond)
 	r.History = append(r.History, payment.Step{At: at, State: r.State, CheckStatus: r.CheckStatus, Note: note, Via: t})
+	if t == payment.Create {
+		if err := rememberPaid(tx, k, at); err != nil {
+			return nil, err
+		}
+	}
 	if !r.State.Open() && r.Payment.BankAccount != "" {
 		// Submitted or rejected rows are never sent again: keep only
 		// the digits a report may show.

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/batchd/batchd/internal/payee"
 	"github.com/batchd/batchd/internal/payment"
 	"github.com/batchd/batchd/internal/redact"
 	"github.com/batchd/batchd/internal/report"
@@ -27,6 +28,10 @@ var ResultsTable = report.Table{Sheet: "results", Columns: []report.Column{
 	{Name: "error", Kind: report.Text},
 	{Name: "name", Kind: report.Text},
 	{Name: "account", Kind: report.Text},
+	// account_change is a payee's bank-account change found at ingest,
+	// masked ("…1234 → …5678"), and what became of it (README "Payee
+	// bank-detail changes"); empty for every other row.
+	{Name: "account_change", Kind: report.Text},
 }}
 
 // ResultsColumns are the results report's column names.
@@ -36,30 +41,72 @@ var ResultsColumns = ResultsTable.Names()
 // report.PathAs gives the other formats'.
 func ResultsName(file string) string { return file + ".results.csv" }
 
+// ResultsReader is what a results report is read from: the rows, and the
+// payee marks that tell an account change.
+type ResultsReader interface {
+	payment.RowReader
+	PayeeMarks(batch uint64) (map[uint32]payment.PayeeMark, error)
+}
+
 // WriteResults writes one batch's results report.
-func WriteResults(db payment.RowReader, batchID uint64, r *report.Rows) error {
+func WriteResults(db ResultsReader, batchID uint64, r *report.Rows) error {
+	marks, err := db.PayeeMarks(batchID)
+	if err != nil {
+		return err
+	}
 	return db.Rows(batchID, func(row *payment.Row) (bool, error) {
+		m := marks[row.Key.Line]
 		err := r.Add(row.Key.Line, row.CheckID, row.Number, row.Label,
 			row.Payment.Amount, row.ReportStatus(), row.Risk, row.FundConfirmation, row.Error,
-			row.Payment.Name, redact.PaymentAccount(&row.Payment))
+			row.Payment.Name, redact.PaymentAccount(&row.Payment), AccountChange(row, &m))
 		return err == nil, err
 	})
 }
 
+// AccountChange is the results report's account_change cell of row:
+// the change, masked, and what became of the row ("warned", "held",
+// "released by …"); "" when there was none, or ingest.on_account_change
+// was allow. One wording for the results and the exceptions reports.
+func AccountChange(row *payment.Row, m *payment.PayeeMark) string {
+	c := m.Change
+	if c == nil || c.Action == payee.Allow {
+		return ""
+	}
+	what := "warned"
+	if c.Action == payee.Hold {
+		what = "held"
+		for _, s := range row.History {
+			if s.Via == payment.Approve {
+				what = s.Note // "released by …"
+			}
+		}
+	}
+	return c.Describe() + " (" + what + ")"
+}
+
+// ResultsLedger is what results are delivered from: the rows, their payee
+// marks, and the stamp of a delivered report.
+type ResultsLedger interface {
+	ResultsReader
+	Stamper
+}
+
 // DeliverResults writes the results report of every payment batch whose rows all
-// have a check or a rejection and whose report has not been delivered, in
+// have a check or a rejection, or are held (payment.Batch.Busy; a held row
+// shows why and how to release it, and its release has the report written
+// again), and whose report has not been delivered, in
 // each of formats (none: CSV alone): locally under dir, then to out. A
 // batch is stamped only after every copy is delivered, so a failed upload
 // is retried by the next run. It returns, for each batch delivered, the
 // names of its copies ("payroll.csv.results.csv, payroll.csv.results.xlsx").
-func DeliverResults(ctx context.Context, db payment.Rows, dir string, out report.Destination, formats []report.Format) ([]string, error) {
+func DeliverResults(ctx context.Context, db ResultsLedger, dir string, out report.Destination, formats []report.Format) ([]string, error) {
 	batches, err := db.Batches()
 	if err != nil {
 		return nil, err
 	}
 	var done []string
 	for _, b := range batches {
-		if !b.Kind.Payments() || b.Status != payment.BatchReady || b.OpenRows() > 0 || !b.ResultsReported.IsZero() {
+		if !b.Kind.Payments() || b.Status != payment.BatchReady || b.Busy() > 0 || !b.ResultsReported.IsZero() {
 			continue
 		}
 		names, err := DeliverBatch(ctx, db, &b, dir, out, formats, ResultsTable,

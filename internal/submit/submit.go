@@ -75,6 +75,7 @@ type Summary struct {
 	Resent     int // rows sent again after a lookup found no check
 	InDoubt    int // rows still in doubt at the end of the run
 	Pending    int // rows left pending (interrupted, or retries exhausted)
+	Held       int // rows held for a changed payee account, waiting for batchd release (not a failure)
 	Attempts   int // create requests sent
 	Recovered  int // rows found in flight at start
 }
@@ -187,6 +188,8 @@ func (r *Runner) finish(sum Summary, err error) (Summary, error) {
 		switch row.State {
 		case payment.InDoubt, payment.InFlight:
 			sum.InDoubt++
+		case payment.Held:
+			sum.Held++
 		default:
 			sum.Pending++
 		}

@@ -1,0 +1,163 @@
+package state
+
+import (
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/batchd/batchd/internal/payment"
+	bolt "go.etcd.io/bbolt"
+)
+
+// The payee buckets (README "Payee bank-detail changes"). Like the webhook
+// events' buckets they need no schema version: the first write makes
+// them, a ledger without them reads as one that never paid a payee, and a
+// build that does not know them never looks at them. Neither holds an
+// account number: only last four digits, length and keyed hashes.
+var (
+	bucketPayees     = []byte("payees")      // payee (keyed hash) -> payment.PayeeAccount, the account last paid
+	bucketPayeeMarks = []byte("payee_marks") // payment.RowKey -> payment.PayeeMark, kept for the row's life
+)
+
+// putMark records the payee mark of a row being loaded.
+func putMark(tx *bolt.Tx, k payment.RowKey, m *payment.PayeeMark) error {
+	b, err := tx.CreateBucketIfNotExists(bucketPayeeMarks)
+	if err != nil {
+		return err
+	}
+	raw, err := json.Marshal(m)
+	if err != nil {
+		return err
+	}
+	return b.Put(keyBytes(k), raw)
+}
+
+// getMark reads a row's payee mark; nil when it has none.
+func getMark(tx *bolt.Tx, k payment.RowKey) (*payment.PayeeMark, error) {
+	b := tx.Bucket(bucketPayeeMarks)
+	if b == nil {
+		return nil, nil
+	}
+	raw := b.Get(keyBytes(k))
+	if raw == nil {
+		return nil, nil
+	}
+	var m payment.PayeeMark
+	if err := json.Unmarshal(raw, &m); err != nil {
+		return nil, fmt.Errorf("decode payee mark of %s: %w", k, err)
+	}
+	return &m, nil
+}
+
+// rememberPaid makes the account of row k its payee's last account paid:
+// apply calls it in the transaction that records the row's check, so the
+// memory moves exactly when money went to that account, and never twice.
+func rememberPaid(tx *bolt.Tx, k payment.RowKey, at time.Time) error {
+	m, err := getMark(tx, k)
+	if err != nil || m == nil || m.Payee == "" {
+		return err
+	}
+	b, err := tx.CreateBucketIfNotExists(bucketPayees)
+	if err != nil {
+		return err
+	}
+	acct := m.Account
+	acct.Row, acct.At = k, at
+	raw, err := json.Marshal(acct)
+	if err != nil {
+		return err
+	}
+	return b.Put([]byte(m.Payee), raw)
+}
+
+// deleteMarks removes the payee marks of the given rows (pruned or
+// discarded with their batch).
+func deleteMarks(tx *bolt.Tx, keys [][]byte) error {
+	b := tx.Bucket(bucketPayeeMarks)
+	if b == nil {
+		return nil
+	}
+	for _, k := range keys {
+		if err := b.Delete(k); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// LastPaid is the account payee was last paid to, if batchd ever paid it.
+func (d *DB) LastPaid(payee string) (payment.PayeeAccount, bool, error) {
+	var (
+		acct  payment.PayeeAccount
+		found bool
+	)
+	err := d.view(func(tx *bolt.Tx) error {
+		b := tx.Bucket(bucketPayees)
+		if b == nil {
+			return nil
+		}
+		raw := b.Get([]byte(payee))
+		if raw == nil {
+			return nil
+		}
+		found = true
+		return json.Unmarshal(raw, &acct)
+	})
+	if err != nil {
+		return payment.PayeeAccount{}, false, fmt.Errorf("read payee's last account: %w", err)
+	}
+	return acct, found, nil
+}
+
+// PayeeMarks returns the payee marks of a batch's rows, by line.
+func (d *DB) PayeeMarks(batch uint64) (map[uint32]payment.PayeeMark, error) {
+	marks := map[uint32]payment.PayeeMark{}
+	err := d.view(func(tx *bolt.Tx) error {
+		b := tx.Bucket(bucketPayeeMarks)
+		if b == nil {
+			return nil
+		}
+		prefix := u64(batch)
+		c := b.Cursor()
+		for k, v := c.Seek(prefix); k != nil && hasPrefix(k, prefix); k, v = c.Next() {
+			var m payment.PayeeMark
+			if err := json.Unmarshal(v, &m); err != nil {
+				return fmt.Errorf("decode payee mark of %s: %w", keyFrom(k), err)
+			}
+			marks[keyFrom(k).Line] = m
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("read payee marks of batch %d: %w", batch, err)
+	}
+	return marks, nil
+}
+
+// ApproveHeld makes a held row pending (payment.Approve), with who
+// approved it in the row's history, and clears the batch's results-report
+// stamp in the same transaction: the report delivered while the row was
+// held is written again, with the row's check, once the batch is done.
+func (d *DB) ApproveHeld(k payment.RowKey, who string) (*payment.Row, error) {
+	var out *payment.Row
+	err := d.update(func(tx *bolt.Tx) error {
+		r, err := d.apply(tx, k, payment.Approve, "released by "+who, func(r *payment.Row) error {
+			r.Error = ""
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+		b, err := getBatch(tx, k.Batch)
+		if err != nil {
+			return err
+		}
+		b.ResultsReported = time.Time{}
+		out = r
+		return putBatch(tx, b)
+	})
+	if err != nil {
+		return nil, fmt.Errorf("release held row %s: %w", k, err)
+	}
+	return out, nil
+}
