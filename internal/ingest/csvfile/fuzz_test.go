@@ -16,7 +16,8 @@ func FuzzParse(f *testing.F) {
 		"csv/upper_case_headers.csv", "csv/unknown_column.csv", "csv/empty.csv", "csv/header_only.csv",
 		"csv/binary.bin", "csv/invalid_rows.csv", "csv/duplicates.csv", "demo/vendors-errors.csv",
 		"csv/semicolons.csv", "csv/tabs.csv", "csv/lost_zeros.csv", "csv/lost_zeros_zip.csv",
-		"csv/rounded_accounts.csv", "csv/question_marks.csv", "csv/windows1252.csv"} {
+		"csv/rounded_accounts.csv", "csv/question_marks.csv", "csv/windows1252.csv", "spreadsheet/resaved.csv",
+		"spreadsheet/semicolon-quoted.csv", "spreadsheet/tab.csv"} {
 		f.Add(testdata(f, name))
 	}
 	f.Add([]byte(csvOf(baseRow(), with(map[string]string{"recurring": "1"}))))

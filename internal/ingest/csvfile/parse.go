@@ -35,7 +35,7 @@ func Parse(r io.Reader, opts Options, onRow func(Payment) error, onFinding func(
 	if err != nil {
 		return Summary{}, err
 	}
-	rs, err := NewRecords(r, opts)
+	rs, err := newRecords(r, opts, true)
 	if err != nil {
 		return Summary{}, err
 	}
@@ -60,6 +60,10 @@ func Parse(r io.Reader, opts Options, onRow func(Payment) error, onFinding func(
 	}
 	if err := c.v.zeros.err(); err != nil {
 		logger(opts).Debug("payment file damaged by a spreadsheet", "rows", c.sum.Rows, "err", err)
+		return c.sum, err
+	}
+	if err := rs.heldForRoundTrip(); err != nil { // a CSV file only: a sheet's cells have types
+		logger(opts).Debug("payment file saved by a spreadsheet", "rows", c.sum.Rows, "err", err)
 		return c.sum, err
 	}
 	logger(opts).Debug("parsed payment file", "rows", c.sum.Rows, "valid", c.sum.Valid, "invalid", c.sum.Invalid,

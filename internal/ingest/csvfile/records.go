@@ -29,14 +29,20 @@ type Records struct {
 	maxBytes int
 	nextLine int // the line after the last record read
 	column   ColumnNamer
-	head     []byte // the start of the file, to tell the separator of an unreadable header row
+	head     []byte      // the start of the file, to tell the separator of an unreadable header row
+	trip     *roundTrip  // the signs of a spreadsheet round trip; nil unless Parse reads
+	marks    *quoteMarks // where the file's quoted fields start, with trip
 }
 
 // NewRecords starts reading r with opts' Delimiter and MaxRecordBytes (the
 // other options are not used). It fails with a *FileError when the start
 // of r shows that it is not UTF-8 text, and with a plain error for a bad
 // option or a failure to read r.
-func NewRecords(r io.Reader, opts Options) (*Records, error) {
+func NewRecords(r io.Reader, opts Options) (*Records, error) { return newRecords(r, opts, false) }
+
+// newRecords is NewRecords; with signs, the records also gather the signs
+// of a spreadsheet round trip (Records.heldForRoundTrip), for Parse.
+func newRecords(r io.Reader, opts Options, signs bool) (*Records, error) {
 	if opts.MaxRecordBytes < 0 {
 		return nil, fmt.Errorf("csvfile: Options.MaxRecordBytes %d is negative", opts.MaxRecordBytes)
 	}
@@ -44,13 +50,22 @@ func NewRecords(r io.Reader, opts Options) (*Records, error) {
 	if err != nil {
 		return nil, err
 	}
+	var marks *quoteMarks
+	if signs {
+		marks = newQuoteMarks(r, sep)
+		r = marks
+	}
 	br, lim, err := openInput(r, opts.maxRecordBytes())
 	if err != nil {
 		return nil, err
 	}
 	head, _ := br.Peek(sniffSize) // an error shows again, and is reported, on reading
-	return &Records{cr: newCSVReader(br, sep), lim: lim, sep: sep, maxBytes: opts.maxRecordBytes(), nextLine: 1,
-		head: bytes.Clone(head)}, nil
+	rs := &Records{cr: newCSVReader(br, sep), lim: lim, sep: sep, maxBytes: opts.maxRecordBytes(), nextLine: 1,
+		head: bytes.Clone(head)}
+	if signs {
+		rs.trip, rs.marks = &roundTrip{}, marks
+	}
+	return rs, nil
 }
 
 // SetColumns names the cells of the records Next returns in its messages
@@ -109,6 +124,7 @@ func (rs *Records) Next() ([]string, int, error) {
 			return nil, 0, err
 		}
 		if !isBlank(raw) {
+			rs.noteRoundTrip(raw, line)
 			return raw, line, nil
 		}
 	}

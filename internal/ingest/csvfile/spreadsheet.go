@@ -242,7 +242,7 @@ func (z *zeroDamage) err() error {
 		"number pays the wrong account, so every row of this file is refused. In the spreadsheet, format the " +
 		"bank_routing, bank_account and zip columns as text, re-enter the numbers with their leading zeros, " +
 		"and save the file again.")
-	return &FileError{Line: c.line, Column: payment.Fields[c.column].Name, Cell: cell, Reason: b.String(), Damaged: true}
+	return &FileError{Line: c.line, Column: payment.Fields[c.column].Name, Restates: cell, Reason: b.String(), Damaged: true}
 }
 
 // lostZeroMessage is the finding on a routing number or ZIP code that lost

@@ -398,8 +398,12 @@ func TestLostLeadingZeros(t *testing.T) {
 
 func TestRoundedAccounts(t *testing.T) {
 	res := parseFile(t, "csv/rounded_accounts.csv", testOpts())
-	if res.err != nil {
-		t.Fatal(res.err)
+	// The account in scientific notation shows a spreadsheet saved the
+	// file, and its accounts are unquoted numbers of several lengths: the
+	// round-trip rule refuses the whole file (roundtrip.go).
+	fe := mustFileError(t, res.err)
+	if !fe.Damaged || fe.Line != 5 || fe.Column != "bank_account" || !strings.Contains(fe.Reason, "scientific notation") {
+		t.Errorf("FileError = %+v", fe)
 	}
 	equal(t, "findings", res.where(), []string{"2:bank_account", "3:bank_account", "5:bank_account"})
 	equal(t, "row lines", res.rowLines(), []int{4, 6})

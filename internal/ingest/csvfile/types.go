@@ -174,24 +174,24 @@ type FileError struct {
 	// spreadsheet changed, or may have changed (leading zeros dropped):
 	// every row is refused, because its account numbers cannot be trusted.
 	Damaged bool
-	// Cell, when not empty, is what the error first says about the cell
-	// at Line and Column, which the parser has also passed to onFinding as
+	// Restates, when not empty, is what the error first says about the
+	// cell at Line and Column, which the parser has also passed to onFinding as
 	// a Finding. Error says it, for a reader who sees only the FileError
 	// (failed/<file>.error.txt); Verdict leaves it out, for one who has
 	// been shown the findings (batchd validate), so that no finding is
 	// printed twice.
-	Cell string
+	Restates string
 }
 
 // Error formats e as "line 1, column ammount: unknown column; ...".
 func (e *FileError) Error() string {
-	return where(e.Line, e.Column) + e.Cell + e.Reason
+	return where(e.Line, e.Column) + e.Restates + e.Reason
 }
 
-// Verdict is Error without what a Finding already said (Cell): what to
-// print after the findings of the file.
+// Verdict is Error without what a Finding already said (Restates): what
+// to print after the findings of the file.
 func (e *FileError) Verdict() string {
-	if e.Cell == "" {
+	if e.Restates == "" {
 		return e.Error()
 	}
 	return e.Reason
