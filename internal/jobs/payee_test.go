@@ -143,6 +143,10 @@ func TestPayeeAccountChangeModes(t *testing.T) {
 		if row["account_change"] != "…4567 → …5678 (warned)" || row["status"] != "in_process" {
 			t.Fatalf("results row %v", row)
 		}
+		exc := exceptionOf(t, c, "account_change")
+		if exc["file"] != "second.csv" || exc["line"] != "2" || exc["detail"] != "paid to a changed account: …4567 → …5678" {
+			t.Fatalf("exceptions row %v", exc)
+		}
 		if !strings.Contains(logs.String(), `msg="payee's bank account changed" file=second.csv line=2`) ||
 			!strings.Contains(logs.String(), "from=…4567 to=…5678 action=warn") {
 			t.Fatalf("no WARN line for the change:\n%s", logs)
@@ -180,7 +184,10 @@ func TestPayeeAccountChangeModes(t *testing.T) {
 			row["error"] != "held: bank details changed from …4567 to …5678; release with batchd release --file second.csv --line 2" {
 			t.Fatalf("results row while held %v", row)
 		}
-		// Still held after a restart of the jobs.
+		if exc := exceptionOf(t, c, "held"); exc["line"] != "2" || exc["detail"] != row["error"] || exc["status"] != "held" {
+			t.Fatalf("exceptions row %v", exc)
+		}
+		// Still held at the next run.
 		if sum, _, err := c.env.Submit(ctx); err != nil || sum.Created != 0 || sum.Held != 1 {
 			t.Fatalf("second submit: %+v %v", sum, err)
 		}
@@ -224,4 +231,28 @@ func lastPayee(t *testing.T, c *cycle) string {
 		t.Fatal(err)
 	}
 	return k.Payee(payee.Name(&payment.Payment{Name: "Ada Lovelace", Email: "ada@example.com"}, ""))
+}
+
+// exceptionOf runs reconcile and returns the one exception of kind in the
+// exceptions report it delivers.
+func exceptionOf(t *testing.T, c *cycle, kind string) map[string]string {
+	t.Helper()
+	if _, err := c.env.Reconcile(context.Background(), nil); err != nil {
+		t.Fatal(err)
+	}
+	recs := c.outboxCSV("exceptions-")
+	var found []map[string]string
+	for _, rec := range recs[1:] {
+		row := map[string]string{}
+		for i, h := range recs[0] {
+			row[h] = rec[i]
+		}
+		if row["kind"] == kind {
+			found = append(found, row)
+		}
+	}
+	if len(found) != 1 {
+		t.Fatalf("exceptions of kind %s: %v in %q", kind, found, recs)
+	}
+	return found[0]
 }

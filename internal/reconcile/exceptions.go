@@ -20,7 +20,7 @@ const (
 	KindIncomplete = "incomplete" // the walk could not prove it saw the whole list
 )
 
-var kindOrder = []string{KindMissing, KindUnknown, KindMismatch, KindInDoubt, KindStuck, KindIncomplete}
+var kindOrder = []string{KindMissing, KindUnknown, KindMismatch, KindInDoubt, KindStuck, KindIncomplete, KindHeld, KindAccountChange}
 
 // What a person should do about each kind, in plain words.
 const (
@@ -133,6 +133,9 @@ func (m *matcher) finish(today Date, loc *time.Location, calendar *Calendar, stu
 		}
 	}
 	m.stuck(today, loc, calendar, stuckAfter)
+	if err := m.accountChanges(); err != nil {
+		return nil, err
+	}
 	if !walk.consistent {
 		m.excs[KindIncomplete] = &exception{kind: KindIncomplete, action: actionIncomplete,
 			detail: fmt.Sprintf("%d distinct checks seen, the list reported %d, after %d passes", walk.distinct, walk.total, walk.passes)}
