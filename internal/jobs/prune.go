@@ -294,7 +294,7 @@ func archiveRecord(b *payment.Batch, r *payment.Row, loc *time.Location) []any {
 	var ingested, sent, last time.Time
 	for _, s := range r.History {
 		switch {
-		case ingested.IsZero() && s.State == payment.Pending:
+		case ingested.IsZero() && (s.State == payment.Pending || s.State == payment.Held): // a row is loaded one or the other
 			ingested = s.At
 		case s.Via == payment.Send:
 			sent = s.At
