@@ -39,10 +39,16 @@ type clue struct {
 	column, value string // value as a message may show it (masked where sensitive)
 }
 
-func (c *clue) note(line int, column, value string) {
-	if c.line == 0 {
-		*c = clue{line, column, value}
+// note keeps cell s (masked when sensitive) if it is the first.
+func (c *clue) note(line int, column, s string, sensitive bool) {
+	if c.line != 0 {
+		return
 	}
+	shown := clip(s)
+	if sensitive {
+		shown = MaskAccount(s)
+	}
+	*c = clue{line, column, shown}
 }
 
 // idShape is what a file's unquoted digit-only values of one identifier
@@ -74,20 +80,16 @@ func (t *roundTrip) note(raw []string, line int, column ColumnNamer, quoted []bo
 			continue
 		}
 		s := strings.TrimSpace(cell)
-		shown := clip(s)
-		if sensitive {
-			shown = MaskAccount(s)
-		}
 		if name == "amount" {
 			if d, ok := amountDecimals(s); ok && payable(s) {
-				t.decimals[d].note(line, name, shown)
+				t.decimals[d].note(line, name, s, sensitive)
 			}
 		}
-		if scientific(s) && slices.Contains(sciColumns, name) {
-			t.sci.note(line, name, shown)
+		if t.sci.line == 0 && slices.Contains(sciColumns, name) && scientific(s) {
+			t.sci.note(line, name, s, sensitive)
 		}
-		if spreadsheetDate(s) && slices.Contains(dateColumns, name) {
-			t.date.note(line, name, shown)
+		if t.date.line == 0 && slices.Contains(dateColumns, name) && spreadsheetDate(s) {
+			t.date.note(line, name, s, sensitive)
 		}
 		for k, id := range roundTripIDs {
 			if name == id && !quoted[i] && validID(id, s) {
@@ -243,7 +245,11 @@ func amountDecimals(s string) (int, bool) {
 // scientific reports a number in a spreadsheet's scientific notation:
 // 1.23457E+11, 1E+15, 4.4e10.
 func scientific(s string) bool {
-	mant, exp, ok := strings.Cut(strings.ToUpper(s), "E")
+	i := strings.IndexAny(s, "eE")
+	if i < 0 {
+		return false
+	}
+	mant, exp, ok := s[:i], s[i+1:], true
 	whole, frac, dot := strings.Cut(mant, ".")
 	exp = strings.TrimLeft(exp, "+-")
 	return ok && len(whole) == 1 && isDigits(whole) && (!dot || isDigits(frac)) && isDigits(exp)
@@ -254,9 +260,10 @@ func scientific(s string) bool {
 // 02.03.2026.
 func spreadsheetDate(s string) bool {
 	for _, sep := range []string{"/", "."} {
-		parts := strings.Split(s, sep)
-		if len(parts) == 3 && len(parts[0]) <= 2 && len(parts[1]) <= 2 && (len(parts[2]) == 2 || len(parts[2]) == 4) &&
-			isDigits(parts[0]) && isDigits(parts[1]) && isDigits(parts[2]) {
+		day, rest, ok1 := strings.Cut(s, sep)
+		month, year, ok2 := strings.Cut(rest, sep)
+		if ok1 && ok2 && len(day) <= 2 && len(month) <= 2 && (len(year) == 2 || len(year) == 4) &&
+			isDigits(day) && isDigits(month) && isDigits(year) {
 			return true
 		}
 	}
