@@ -285,3 +285,34 @@ func TestValidateEachFindingOnce(t *testing.T) {
 		t.Fatalf("quoted semicolon export: exit %d\n%s%s", code, out, errOut)
 	}
 }
+
+// TestValidateRoundTrip: the payment CSV LibreOffice 7.4 re-saved
+// (testdata/spreadsheet/resaved.csv), which the row checks all pass, is
+// refused whole, saying what gave it away and on which line, which
+// column may have lost zeros, and the fix; the system's export passes.
+func TestValidateRoundTrip(t *testing.T) {
+	dir := filepath.Join("..", "..", "testdata", "spreadsheet")
+	code, out, errOut := runBinary(t, nil, "validate", "--test-mode", filepath.Join(dir, "resaved.csv"))
+	if code != exitFailure {
+		t.Fatalf("exit %d, want %d\n%s%s", code, exitFailure, out, errOut)
+	}
+	mustContainAll(t, "stdout", out,
+		"line 2, column amount: this file looks saved by a spreadsheet: amount 1086.3 has one decimal; "+
+			"a payroll or ERP export writes two (1086.30), a spreadsheet drops the trailing zero",
+		"the bank_account column holds numbers of 7 to 10 digits, not in quotes and none starting with 0",
+		"Re-export the file from the system that made it", "formatted as Text",
+		"3 rows, every one refused (3 with no other problem)")
+	mustContainAll(t, "stderr", errOut, "rejected as a whole, every row")
+	if strings.Count(out, "looks saved by a spreadsheet") != 1 {
+		t.Errorf("verdict printed more than once:\n%s", out)
+	}
+	for _, account := range []string{"1234567", "987654321", "4400123456"} {
+		if strings.Contains(out+errOut, account) {
+			t.Errorf("output shows account %s", account)
+		}
+	}
+	code, out, errOut = runBinary(t, nil, "validate", "--test-mode", filepath.Join(dir, "source.csv"))
+	if code != exitOK || !strings.Contains(out, "3 rows, 3 valid, 0 invalid") {
+		t.Fatalf("the system's export: exit %d\n%s%s", code, out, errOut)
+	}
+}
