@@ -148,9 +148,11 @@ func (z *zeroDamage) err() error {
 	if z.n == 0 {
 		return nil
 	}
-	var b strings.Builder
-	fmt.Fprintf(&b, "routing number %s has %d digits instead of 9: a spreadsheet dropped its leading zero "+
+	// The first number's sentence restates its row's finding: batchd
+	// validate prints the verdict without it (FileError.Verdict).
+	cell := fmt.Sprintf("routing number %s has %d digits instead of 9: a spreadsheet dropped its leading zero "+
 		"(with it, it is a valid routing number). ", z.shown, z.digits)
+	var b strings.Builder
 	if z.n > 1 {
 		lines := make([]string, len(z.lines))
 		for i, l := range z.lines {
@@ -166,5 +168,6 @@ func (z *zeroDamage) err() error {
 		"number links the wrong account, so every row of this file is refused. In the spreadsheet, format the " +
 		"routing_number and account_number columns as text, re-enter the numbers with their leading zeros, and " +
 		"save the file again.")
-	return &csvfile.FileError{Line: z.lines[0], Column: colRouting.String(), Reason: b.String(), Damaged: true}
+	return &csvfile.FileError{Line: z.lines[0], Column: colRouting.String(), Restates: cell, Reason: b.String(),
+		Damaged: true}
 }

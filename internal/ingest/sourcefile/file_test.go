@@ -241,14 +241,18 @@ func TestLostZerosRefuseTheFile(t *testing.T) {
 	for _, want := range []string{"routing number ****0015 has 8 digits instead of 9: a spreadsheet dropped its leading zero",
 		"7 routing numbers of this file lost leading zeros (lines 2, 3, 4, 5, 6 and more)",
 		"format the routing_number and account_number columns as text"} {
-		if !strings.Contains(fe.Reason, want) {
-			t.Errorf("reason %q lacks %q", fe.Reason, want)
+		if !strings.Contains(fe.Error(), want) {
+			t.Errorf("error %q lacks %q", fe.Error(), want)
 		}
+	}
+	// Verdict, printed after the findings, does not restate line 2's.
+	if v := fe.Verdict(); strings.Contains(v, "****0015") || !strings.Contains(v, "7 routing numbers of this file lost") {
+		t.Errorf("verdict %q", v)
 	}
 	if len(res.findings) != 7 || !strings.Contains(res.findings[0].Message, "has 8 digits instead of 9") || res.sum.Rows != 8 {
 		t.Errorf("findings %v, summary %+v", res.findings, res.sum)
 	}
-	if strings.Contains(fe.Reason, "11000015") {
+	if strings.Contains(fe.Error(), "11000015") {
 		t.Error("the routing number is shown whole")
 	}
 }
