@@ -93,6 +93,20 @@
 // run, in memo, address and city) is a Warning: the row stays valid, and
 // the finding reaches onFinding before the row reaches onRow.
 //
+// A file that a spreadsheet re-saved is refused whole (FileError.Damaged)
+// by one rule, roundTrip.heldForRoundTrip in roundtrip.go: the file shows
+// a spreadsheet's hand (an amount with one decimal, whole amounts beside
+// amounts with decimals, a number in scientific notation, a date like
+// 3/2/2026) and its bank_account or number values, those that are digits
+// not in quotes, vary in length with none starting with 0, as account
+// numbers that lost their leading zeros do. Whether a cell was quoted is
+// not kept by encoding/csv: quotes.go notes where quoted fields start, as
+// the bytes are read. The rule reads CSV files only (Parse), after every
+// row has been judged and reported.
+//
+// A semicolon or tab export whose header cells are all quoted cannot be
+// read with commas at all; the refusal names the separator that reads it.
+//
 // Every Finding has a Value. Findings never hold a full account number,
 // routing number or token: Value masks them with redact (a routing cell may
 // be an account number in the wrong column).
