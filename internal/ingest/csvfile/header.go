@@ -82,7 +82,7 @@ func ignoreSet(names []string) (map[string]bool, error) {
 
 // readHeader reads the first non-blank record and maps its columns. A header
 // that is wrong because the file uses another separator says so.
-func readHeader(rs *Records, ignore map[string]bool) (*header, error) {
+func readHeader(rs Source, ignore map[string]bool) (*header, error) {
 	raw, line, err := rs.Header()
 	if err != nil {
 		return nil, err

@@ -24,7 +24,9 @@ import (
 // example invalid UTF-8 on line 500000). An empty file and a file with a
 // header but no rows are FileErrors, and so is a file in which a
 // spreadsheet dropped the leading zeros of a routing number or ZIP code
-// (FileError.Damaged), found once every row has been read and reported. Errors reading r are returned wrapped,
+// (FileError.Damaged), found once every row has been read and reported, or
+// that shows a spreadsheet re-saved it while its account or check numbers
+// may have lost their leading zeros (the round-trip rule, roundtrip.go). Errors reading r are returned wrapped,
 // and are not FileErrors. A panic in a callback is repeated by Parse after
 // its reading goroutine has ended.
 //
@@ -39,12 +41,32 @@ func Parse(r io.Reader, opts Options, onRow func(Payment) error, onFinding func(
 	if err != nil {
 		return Summary{}, err
 	}
+	sum, err := parseSource(rs, ignore, opts, onRow, onFinding)
+	if err == nil {
+		err = rs.heldForRoundTrip() // a CSV file only: a sheet's cells have types
+	}
+	return sum, err
+}
+
+// ParseSource is Parse reading the records of src, such as a sheet of an
+// XLSX workbook (internal/ingest/sheet), with the same rules and the same
+// results; a finding about a spreadsheet's cell names it (Finding.Cell).
+func ParseSource(src Source, opts Options, onRow func(Payment) error, onFinding func(Finding) error) (Summary, error) {
+	ignore, _, err := opts.check()
+	if err != nil {
+		return Summary{}, err
+	}
+	return parseSource(src, ignore, opts, onRow, onFinding)
+}
+
+func parseSource(rs Source, ignore map[string]bool, opts Options, onRow func(Payment) error,
+	onFinding func(Finding) error) (Summary, error) {
 	hdr, err := readHeader(rs, ignore)
 	if err != nil {
 		return Summary{}, fileOrIOError(err)
 	}
-	rs.SetColumns(hdr.column)
-	c := &consumer{v: newValidator(opts, hdr), onRow: onRow, onFinding: onFinding}
+	rs.SetColumns(hdr.column, hdr.cellKind)
+	c := &consumer{v: newValidator(opts, hdr), src: rs, onRow: onRow, onFinding: onFinding}
 	dec := &decoder{recs: rs, hdr: hdr, stop: &c.stop}
 	err = gocsv.UnmarshalDecoderToCallback(dec, c.handle)
 	if c.panicked {
@@ -54,17 +76,13 @@ func Parse(r io.Reader, opts Options, onRow func(Payment) error, onFinding func(
 	case c.err != nil:
 		return c.sum, c.err
 	case err != nil:
-		return c.sum, fileOrIOError(err)
+		return c.sum, WithCell(rs, fileOrIOError(err))
 	case c.sum.Rows == 0:
 		return c.sum, &FileError{Reason: "no rows: the file has a header row but no payments"}
 	}
 	if err := c.v.zeros.err(); err != nil {
 		logger(opts).Debug("payment file damaged by a spreadsheet", "rows", c.sum.Rows, "err", err)
-		return c.sum, err
-	}
-	if err := rs.heldForRoundTrip(); err != nil { // a CSV file only: a sheet's cells have types
-		logger(opts).Debug("payment file saved by a spreadsheet", "rows", c.sum.Rows, "err", err)
-		return c.sum, err
+		return c.sum, WithCell(rs, err)
 	}
 	logger(opts).Debug("parsed payment file", "rows", c.sum.Rows, "valid", c.sum.Valid, "invalid", c.sum.Invalid,
 		"warnings", c.sum.Warnings)
@@ -113,6 +131,7 @@ func logger(o Options) *slog.Logger {
 // decoder on gocsv's goroutine.
 type consumer struct {
 	v          *validator
+	src        Source // names a spreadsheet's cells
 	onRow      func(Payment) error
 	onFinding  func(Finding) error
 	sum        Summary
@@ -159,6 +178,9 @@ func (c *consumer) handle(rec record) {
 			c.sum.Warnings++
 		}
 		if c.onFinding != nil {
+			if f.Column != "" {
+				f.Cell = c.src.Cell(f.Line, f.Column)
+			}
 			if err := c.onFinding(f); err != nil {
 				c.fail(err)
 				return

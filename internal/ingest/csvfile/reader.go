@@ -158,7 +158,7 @@ func readError(err error, sep separator) error {
 // physical line, the raw field count and the position of a stray value travel
 // inside each record, in an extra column.
 type decoder struct {
-	recs    *Records
+	recs    Source
 	hdr     *header
 	stop    *atomic.Bool
 	started bool

@@ -70,8 +70,9 @@ func newRecords(r io.Reader, opts Options, signs bool) (*Records, error) {
 
 // SetColumns names the cells of the records Next returns in its messages
 // about invalid text, masking the sensitive ones. Without it a bad cell is
-// named by no column, and masked when it holds four digits or more.
-func (rs *Records) SetColumns(column ColumnNamer) { rs.column = column }
+// named by no column, and masked when it holds four digits or more. A CSV
+// file has no typed cells: the CellKinds are not needed.
+func (rs *Records) SetColumns(column ColumnNamer, _ CellKinds) { rs.column = column }
 
 // Header reads the first record, the header row, and the line it starts
 // on. An empty file is a *FileError.

@@ -130,12 +130,17 @@ const EmptyValue = "(empty)"
 // EmptyValue for an empty cell; and for a finding about the whole row, what
 // identifies the problem (the masked account and the amount of a duplicate
 // payment, the number of fields of a row of the wrong width).
+//
+// In a file read from a spreadsheet (XLSX), Line is the sheet's row
+// number and Cell the cell a finding about one column is on ("B7"); Cell
+// is "" in a CSV file.
 type Finding struct {
 	Line     int
 	Column   string
 	Value    string
 	Message  string
 	Severity Severity
+	Cell     string
 }
 
 // String formats f as
@@ -143,7 +148,7 @@ type Finding struct {
 // "warning: " before the message of a warning.
 func (f Finding) String() string {
 	var b strings.Builder
-	b.WriteString(where(f.Line, f.Column))
+	b.WriteString(whereCell(f.Line, f.Column, f.Cell))
 	if f.Severity == Warning {
 		b.WriteString("warning: ")
 	}
@@ -181,11 +186,26 @@ type FileError struct {
 	// been shown the findings (batchd validate), so that no finding is
 	// printed twice.
 	Restates string
+	// Cell is the spreadsheet cell ("B7") of an XLSX file's error about
+	// one cell, named instead of Line and Column; "" in a CSV file.
+	Cell string
+}
+
+// whereCell is where, naming a spreadsheet's cell instead of the line
+// when there is one.
+func whereCell(line int, column, cell string) string {
+	if cell == "" {
+		return where(line, column)
+	}
+	if column == "" {
+		return "cell " + cell + ": "
+	}
+	return "cell " + cell + ", column " + column + ": "
 }
 
 // Error formats e as "line 1, column ammount: unknown column; ...".
 func (e *FileError) Error() string {
-	return where(e.Line, e.Column) + e.Restates + e.Reason
+	return whereCell(e.Line, e.Column, e.Cell) + e.Restates + e.Reason
 }
 
 // Verdict is Error without what a Finding already said (Restates): what

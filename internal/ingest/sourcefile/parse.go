@@ -85,6 +85,21 @@ func Parse(r io.Reader, kind payment.BatchKind, opts csvfile.Options, onRow func
 	if err != nil {
 		return sum, err // a *csvfile.FileError, a bad option, or already says it read the file
 	}
+	return ParseSource(rs, kind, opts, onRow, onFinding)
+}
+
+// ParseSource is Parse reading the records of src, such as a sheet of an
+// XLSX workbook (internal/ingest/sheet), with the same rules and results;
+// a finding about a spreadsheet's cell names it (csvfile.Finding.Cell).
+func ParseSource(rs csvfile.Source, kind payment.BatchKind, opts csvfile.Options, onRow func(Row) error,
+	onFinding func(csvfile.Finding) error) (csvfile.Summary, error) {
+	var sum csvfile.Summary
+	if kind != payment.KindSources && kind != payment.KindVerifications {
+		return sum, fmt.Errorf("sourcefile: cannot parse a file of kind %s", kind)
+	}
+	if opts.RunDate.IsZero() {
+		return sum, errors.New("sourcefile: Options.RunDate is required to judge micro-deposit rows")
+	}
 	raw, line, err := rs.Header()
 	if err != nil {
 		return sum, fileOrIOError(err, kind)
@@ -97,7 +112,7 @@ func Parse(r io.Reader, kind payment.BatchKind, opts csvfile.Options, onRow func
 		}
 		return sum, err
 	}
-	rs.SetColumns(hdr.column)
+	rs.SetColumns(hdr.column, hdr.cellKind)
 	v := newValidator(hdr, opts, rs.SeparatorName())
 	for {
 		rec, line, err := rs.Next()
@@ -105,7 +120,7 @@ func Parse(r io.Reader, kind payment.BatchKind, opts csvfile.Options, onRow func
 			break
 		}
 		if err != nil {
-			return sum, fileOrIOError(err, kind)
+			return sum, csvfile.WithCell(rs, fileOrIOError(err, kind))
 		}
 		sum.Rows++
 		row, findings, valid := v.check(rec, line)
@@ -119,6 +134,9 @@ func Parse(r io.Reader, kind payment.BatchKind, opts csvfile.Options, onRow func
 				sum.Warnings++
 			}
 			if onFinding != nil {
+				if f.Column != "" {
+					f.Cell = rs.Cell(f.Line, f.Column)
+				}
 				if err := onFinding(f); err != nil {
 					return sum, err
 				}
@@ -139,7 +157,7 @@ func Parse(r io.Reader, kind payment.BatchKind, opts csvfile.Options, onRow func
 	}
 	if err := v.zeros.err(); err != nil {
 		log.Debug("file damaged by a spreadsheet", "kind", kind.String(), "rows", sum.Rows, "err", err)
-		return sum, err
+		return sum, csvfile.WithCell(rs, err)
 	}
 	log.Debug("parsed file", "kind", kind.String(), "rows", sum.Rows, "valid", sum.Valid, "invalid", sum.Invalid,
 		"warnings", sum.Warnings)

@@ -1,0 +1,47 @@
+package sourcefile
+
+import (
+	"errors"
+	"strings"
+
+	"github.com/batchd/batchd/internal/ingest/csvfile"
+	"github.com/batchd/batchd/internal/payment"
+)
+
+// cellKind is the csvfile.CellKind of raw column i of the header: how a
+// spreadsheet's typed cell in it is read.
+func (h *header) cellKind(i int) csvfile.CellKind {
+	if i < 0 || i >= len(h.index) || h.index[i] < 0 {
+		return csvfile.TextCell
+	}
+	switch h.index[i] {
+	case colUserID, colRouting, colAccount, colPhone, colSourceID:
+		return csvfile.IdentifierCell
+	case colAmount1, colAmount2:
+		return csvfile.AmountCell
+	}
+	return csvfile.TextCell
+}
+
+// DetectSource tells the kind of the file src reads from its header row,
+// as Detect does a CSV file's: a spreadsheet's header has no delimiter to
+// get wrong, so only its cells count. A header that cannot be read is a
+// payment file's, for csvfile.ParseSource to explain.
+func DetectSource(src csvfile.Source, opts csvfile.Options) (payment.BatchKind, error) {
+	raw, _, err := src.Header()
+	var fe *csvfile.FileError
+	if errors.As(err, &fe) {
+		return payment.KindPayments, nil
+	}
+	if err != nil {
+		return payment.KindPayments, err
+	}
+	ignore := ignoreSet(opts.IgnoreColumns)
+	var cells []string
+	for _, cell := range raw {
+		if !ignore[strings.ToLower(strings.TrimSpace(cell))] {
+			cells = append(cells, cell)
+		}
+	}
+	return KindOf(cells), nil
+}
