@@ -255,11 +255,12 @@ func scientific(s string) bool {
 	return ok && len(whole) == 1 && isDigits(whole) && (!dot || isDigits(frac)) && isDigits(exp)
 }
 
-// spreadsheetDate reports a date written day and month first, with
-// slashes or dots, as spreadsheets show dates: 3/2/2026, 03/02/26,
-// 02.03.2026.
+// spreadsheetDate reports a date written day and month first (either
+// order), with slashes, dots or dashes, as spreadsheets show dates:
+// 3/2/2026, 03/02/26, 02.03.2026, 2-3-2026. YYYY-MM-DD is not one: its
+// first part has four digits.
 func spreadsheetDate(s string) bool {
-	for _, sep := range []string{"/", "."} {
+	for _, sep := range []string{"/", ".", "-"} {
 		day, rest, ok1 := strings.Cut(s, sep)
 		month, year, ok2 := strings.Cut(rest, sep)
 		if ok1 && ok2 && len(day) <= 2 && len(month) <= 2 && (len(year) == 2 || len(year) == 4) &&

@@ -104,7 +104,7 @@ func TestRoundTripSigns(t *testing.T) {
 		}
 	}
 	for s, want := range map[string]bool{"3/2/2026": true, "03/02/26": true, "02.03.2026": true, "2026-03-02": false,
-		"1.5": false, "3/2": false, "2026/03/02": false} {
+		"1.5": false, "3/2": false, "2026/03/02": false, "2-3-2026": true, "2026-3-2": false, "1-2": false} {
 		if spreadsheetDate(s) != want {
 			t.Errorf("spreadsheetDate(%q) != %v", s, want)
 		}
