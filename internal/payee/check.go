@@ -2,6 +2,7 @@ package payee
 
 import (
 	"fmt"
+	"strconv"
 
 	"github.com/batchd/batchd/internal/payment"
 )
@@ -30,7 +31,21 @@ type Checker struct {
 	key   *Key
 	mem   Memory
 	mode  string
-	first map[string]payment.PayeeAccount // payee -> its first account in this file
+	first map[uint64]seen // payee (short) -> its first account in this file
+}
+
+// seen is what a Checker keeps of a payee's first account in a file: 64
+// bits of each hash are plenty to tell a file's payees and accounts apart,
+// and keep a file of a million payees to some 40 MB.
+type seen struct {
+	account uint64
+	last4   string
+}
+
+// short is the first 64 bits of a hex hash.
+func short(hexHash string) uint64 {
+	v, _ := strconv.ParseUint(hexHash[:16], 16, 64) // a Key's hashes are 64 hex digits
+	return v
 }
 
 // NewChecker checks one file's rows against mem in mode (Warn, Hold or
@@ -39,7 +54,7 @@ func NewChecker(key *Key, mem Memory, mode string) *Checker {
 	if mode == "" {
 		mode = Warn
 	}
-	return &Checker{key: key, mem: mem, mode: mode, first: map[string]payment.PayeeAccount{}}
+	return &Checker{key: key, mem: mem, mode: mode, first: map[uint64]seen{}}
 }
 
 // Mark returns row p's payee mark; ok is false for a row without a bank
@@ -54,15 +69,16 @@ func (c *Checker) Mark(p *payment.Payment, payeeID string) (m payment.PayeeMark,
 	if err != nil {
 		return m, false, fmt.Errorf("payee check: %w", err)
 	}
-	first, inFile := c.first[m.Payee]
+	payee := short(m.Payee)
+	first, inFile := c.first[payee]
 	switch {
 	case known && last.KeyID == acct.KeyID && last.Hash != acct.Hash:
 		m.Change = &payment.AccountChange{From: last.Last4, To: acct.Last4, Action: c.mode}
-	case inFile && first.Hash != acct.Hash:
-		m.Change = &payment.AccountChange{From: first.Last4, To: acct.Last4, Action: c.mode}
+	case inFile && first.account != short(acct.Hash):
+		m.Change = &payment.AccountChange{From: first.last4, To: acct.Last4, Action: c.mode}
 	}
 	if !inFile {
-		c.first[m.Payee] = acct
+		c.first[payee] = seen{account: short(acct.Hash), last4: acct.Last4}
 	}
 	return m, true, nil
 }

@@ -16,7 +16,7 @@ import (
 // account number: only last four digits, length and keyed hashes.
 var (
 	bucketPayees     = []byte("payees")      // payee (keyed hash) -> payment.PayeeAccount, the account last paid
-	bucketPayeeMarks = []byte("payee_marks") // payment.RowKey -> payment.PayeeMark, kept for the row's life
+	bucketPayeeMarks = []byte("payee_marks") // payment.RowKey -> payment.PayeeMark (markCodecV1): until the row's check is made, then only a change's
 )
 
 // putMark records the payee mark of a row being loaded.
@@ -25,11 +25,8 @@ func putMark(tx *bolt.Tx, k payment.RowKey, m *payment.PayeeMark) error {
 	if err != nil {
 		return err
 	}
-	raw, err := json.Marshal(m)
-	if err != nil {
-		return err
-	}
-	return b.Put(keyBytes(k), raw)
+	b.FillPercent = 1.0 // marks are written in key order, and never grow
+	return b.Put(keyBytes(k), encodeMark(m))
 }
 
 // getMark reads a row's payee mark; nil when it has none.
@@ -42,32 +39,42 @@ func getMark(tx *bolt.Tx, k payment.RowKey) (*payment.PayeeMark, error) {
 	if raw == nil {
 		return nil, nil
 	}
-	var m payment.PayeeMark
-	if err := json.Unmarshal(raw, &m); err != nil {
-		return nil, fmt.Errorf("decode payee mark of %s: %w", k, err)
+	m, err := decodeMark(raw)
+	if err != nil {
+		return nil, fmt.Errorf("payee mark of %s: %w", k, err)
 	}
 	return &m, nil
 }
 
-// rememberPaid makes the account of row k its payee's last account paid:
-// apply calls it in the transaction that records the row's check, so the
-// memory moves exactly when money went to that account, and never twice.
-func rememberPaid(tx *bolt.Tx, k payment.RowKey, at time.Time) error {
+// settleMark is called by apply, in the transaction that ends row k's
+// open life. When its check was created (paid), the row's account becomes
+// its payee's last account paid: the memory moves exactly when money went
+// to that account, and never twice. A mark that records no change is then
+// removed (nothing reports it), so that only changes stay in the ledger.
+func settleMark(tx *bolt.Tx, k payment.RowKey, paid bool, at time.Time) error {
 	m, err := getMark(tx, k)
-	if err != nil || m == nil || m.Payee == "" {
+	if err != nil || m == nil {
 		return err
 	}
-	b, err := tx.CreateBucketIfNotExists(bucketPayees)
-	if err != nil {
-		return err
+	if paid && m.Payee != "" {
+		b, err := tx.CreateBucketIfNotExists(bucketPayees)
+		if err != nil {
+			return err
+		}
+		acct := m.Account
+		acct.Row, acct.At = k, at
+		raw, err := json.Marshal(acct)
+		if err != nil {
+			return err
+		}
+		if err := b.Put([]byte(m.Payee), raw); err != nil {
+			return err
+		}
 	}
-	acct := m.Account
-	acct.Row, acct.At = k, at
-	raw, err := json.Marshal(acct)
-	if err != nil {
-		return err
+	if m.Change == nil {
+		return deleteMarks(tx, [][]byte{keyBytes(k)})
 	}
-	return b.Put([]byte(m.Payee), raw)
+	return nil
 }
 
 // deleteMarks removes the payee marks of the given rows (pruned or
@@ -120,9 +127,9 @@ func (d *DB) PayeeMarks(batch uint64) (map[uint32]payment.PayeeMark, error) {
 		prefix := u64(batch)
 		c := b.Cursor()
 		for k, v := c.Seek(prefix); k != nil && hasPrefix(k, prefix); k, v = c.Next() {
-			var m payment.PayeeMark
-			if err := json.Unmarshal(v, &m); err != nil {
-				return fmt.Errorf("decode payee mark of %s: %w", keyFrom(k), err)
+			m, err := decodeMark(v)
+			if err != nil {
+				return fmt.Errorf("payee mark of %s: %w", keyFrom(k), err)
 			}
 			marks[keyFrom(k).Line] = m
 		}

@@ -44,8 +44,8 @@ func (d *DB) apply(tx *bolt.Tx, k payment.RowKey, t payment.Transition, note str
 	}
 	at := d.now().UTC().Truncate(time.Millisecond)
 	r.History = append(r.History, payment.Step{At: at, State: r.State, CheckStatus: r.CheckStatus, Note: note, Via: t})
-	if t == payment.Create {
-		if err := rememberPaid(tx, k, at); err != nil {
+	if before.Open() && !r.State.Open() {
+		if err := settleMark(tx, k, t == payment.Create, at); err != nil {
 			return nil, err
 		}
 	}
