@@ -103,6 +103,9 @@ func (s Scheduled) Submit(ctx context.Context) (string, error) {
 	s.rows()
 	line := fmt.Sprintf("created %d, rejected %d, voided %d, in doubt %d, pending %d, %d results reports",
 		sum.Created, sum.Rejected, sum.Voided, sum.InDoubt, sum.Pending, len(delivered))
+	if sum.Held > 0 {
+		line += fmt.Sprintf(", %d held for a changed payee account (batchd release)", sum.Held)
+	}
 	if o := sum.Sources; o != (onboard.Summary{}) {
 		line += "; funding sources: " + SourcesLine(o)
 	}
