@@ -63,6 +63,7 @@ type idShape struct {
 // record at a time, in memory that does not grow with the file.
 type roundTrip struct {
 	decimals [3]clue // the first amount with 0, 1 and 2 decimals
+	keptZero clue    // the first amount whose second decimal is 0 (12.50): no spreadsheet's default
 	sci      clue    // the first number in scientific notation
 	date     clue    // the first date in a spreadsheet's format
 	ids      [2]idShape
@@ -83,6 +84,9 @@ func (t *roundTrip) note(raw []string, line int, column ColumnNamer, quoted []bo
 		if name == "amount" {
 			if d, ok := amountDecimals(s); ok && payable(s) {
 				t.decimals[d].note(line, name, s, sensitive)
+				if d == 2 && strings.HasSuffix(s, "0") {
+					t.keptZero.note(line, name, s, sensitive)
+				}
 			}
 		}
 		if t.sci.line == 0 && slices.Contains(sciColumns, name) && scientific(s) {
@@ -139,7 +143,9 @@ func (sh idShape) mayHaveLostZeros() bool {
 //   - an amount with one decimal (1086.3): a payroll or ERP export writes
 //     two (1086.30); a spreadsheet drops the trailing zero;
 //   - whole amounts beside amounts with decimals (2500 and 312.45): a
-//     system writes every amount alike (2500.00);
+//     system writes every amount alike (2500.00); unless an amount kept a
+//     trailing zero (12.50), which a spreadsheet would have dropped: then
+//     a person typed the file, as people write 12 and 12.50;
 //   - a number in scientific notation (1.23457E+11);
 //   - a date in a spreadsheet's format (3/2/2026, 02.03.2026) where
 //     YYYY-MM-DD belongs.
@@ -193,7 +199,7 @@ func (t *roundTrip) signs() []sign {
 		out = append(out, sign{one, fmt.Sprintf("amount %s has one decimal; a payroll or ERP export "+
 			"writes two (%s0), a spreadsheet drops the trailing zero", one.value, one.value)})
 	}
-	if decimal := two; whole.line > 0 && (two.line > 0 || one.line > 0) {
+	if decimal := two; whole.line > 0 && (two.line > 0 || one.line > 0) && t.keptZero.line == 0 {
 		if decimal.line == 0 {
 			decimal = one
 		}

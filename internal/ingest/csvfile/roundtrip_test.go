@@ -32,7 +32,8 @@ func TestRoundTripRule(t *testing.T) {
 		held     string // "" when the file passes, else the line and column of the verdict
 	}{
 		{"one decimal, varying unquoted accounts", []string{"1086.3", "2500.00", "312.45"}, varying, "2:amount"},
-		{"whole beside two decimals", []string{"2500.00", "2500", "312.45"}, varying, "3:amount"},
+		{"whole beside two decimals", []string{"312.45", "2500", "1086.25"}, varying, "3:amount"},
+		{"whole beside a kept trailing zero (typed by hand)", []string{"12", "12.50", "312.45"}, varying, ""},
 		{"whole beside one decimal", []string{"2500", "1086.3", "7"}, varying, "3:amount"},
 		{"a single row", []string{"1086.3"}, []string{"1234567"}, ""},
 		{"every amount two decimals", []string{"1086.30", "2500.00", "312.45"}, varying, ""},
