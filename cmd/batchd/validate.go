@@ -4,18 +4,17 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
-	"os"
 	"time"
 
 	"github.com/batchd/batchd/internal/config"
+	"github.com/batchd/batchd/internal/ingest"
 	"github.com/batchd/batchd/internal/ingest/csvfile"
-	"github.com/batchd/batchd/internal/ingest/sourcefile"
+	"github.com/batchd/batchd/internal/ingest/sheet"
 	"github.com/batchd/batchd/internal/payment"
 )
 
 func runValidate(_ context.Context, env *environ, args []string) error {
-	fs := newFlags(env, "validate", "[--config F] [--test-mode] [--ignore-columns a,b] [--delimiter D] [--date YYYY-MM-DD] FILE.csv")
+	fs := newFlags(env, "validate", "[--config F] [--test-mode] [--ignore-columns a,b] [--delimiter D] [--sheet NAME] [--date YYYY-MM-DD] FILE.csv|FILE.xlsx")
 	cfgPath := fs.String("config", "", "judge the file as ingest would with this configuration: its schedule.timezone, "+
 		"ingest.delimiter, ingest.ignore_columns and api.mode (default: no configuration)")
 	testMode := fs.Bool("test-mode", false, "accept the sandbox's test routing number 999900001 (as api.mode: test does)")
@@ -24,6 +23,7 @@ func runValidate(_ context.Context, env *environ, args []string) error {
 	date := fs.String("date", "", "run date for the authorization_date window and the micro-deposit deprecation: "+
 		"YYYY-MM-DD, or an RFC 3339 time (2026-03-02T09:00:00-05:00) whose day in schedule.timezone (with --config, "+
 		"else local time) counts, as when ingest will run (default today there)")
+	sheetName := fs.String("sheet", "", "the sheet of an XLSX file to read (as ingest.sheet; default the configuration's, else the first)")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -32,6 +32,7 @@ func runValidate(_ context.Context, env *environ, args []string) error {
 		return errUsage
 	}
 	opts := csvfile.Options{TestMode: *testMode}
+	so := sheet.Options{Sheet: *sheetName}
 	// Without a configuration the run date is today in local time ($TZ);
 	// with one it is today in schedule.timezone, as for ingest, so that a
 	// row cannot pass validate and fail ingest over the date.
@@ -44,6 +45,10 @@ func runValidate(_ context.Context, env *environ, args []string) error {
 		loc = cfg.Location()
 		opts.IgnoreColumns = append(opts.IgnoreColumns, cfg.Ingest.IgnoreColumns...)
 		opts.Delimiter = cfg.Ingest.Delimiter
+		so.MaxBytes = cfg.Ingest.MaxFileBytes
+		if so.Sheet == "" {
+			so.Sheet = cfg.Ingest.Sheet
+		}
 		opts.TestMode = opts.TestMode || cfg.API.Mode == config.ModeTest
 	}
 	opts.IgnoreColumns = append(opts.IgnoreColumns, splitList(*ignore)...)
@@ -67,26 +72,10 @@ func runValidate(_ context.Context, env *environ, args []string) error {
 	opts.RunDate = csvfile.DateOf(run)
 
 	name := fs.Arg(0)
-	f, err := os.Open(name)
-	if err != nil {
-		return err
-	}
-	defer f.Close()
-	// The file's kind is told by its header, as ingest tells it.
-	kind, err := sourcefile.Detect(f, opts)
-	if err != nil {
-		return err
-	}
-	if _, err := f.Seek(0, io.SeekStart); err != nil {
-		return err
-	}
-	onFinding := func(fd csvfile.Finding) error { _, err := fmt.Fprintf(env.stdout, "%s: %s\n", name, fd); return err }
-	var sum csvfile.Summary
-	if kind.Payments() {
-		sum, err = csvfile.Parse(f, opts, func(csvfile.Payment) error { return nil }, onFinding)
-	} else {
-		sum, err = sourcefile.Parse(f, kind, opts, nil, onFinding)
-	}
+	// The file's kind is told by its header, as ingest tells it; a CSV
+	// file and an XLSX workbook are told apart as ingest does too.
+	kind, sum, err := validateFile(name, so, opts,
+		func(fd csvfile.Finding) error { _, err := fmt.Fprintf(env.stdout, "%s: %s\n", name, fd); return err })
 	var ferr *csvfile.FileError
 	switch {
 	case errors.As(err, &ferr) && ferr.Damaged:
@@ -106,6 +95,30 @@ func runValidate(_ context.Context, env *environ, args []string) error {
 		return fmt.Errorf("%s would be rejected (ingest.on_invalid: reject_file) or lose %d rows (skip_rows)", name, sum.Invalid)
 	}
 	return nil
+}
+
+// validateFile tells the kind of the file at name and parses it, calling
+// onFinding for each finding, as ingest would.
+func validateFile(name string, so sheet.Options, opts csvfile.Options, onFinding func(csvfile.Finding) error) (payment.BatchKind, csvfile.Summary, error) {
+	in, err := ingest.OpenInput(name, name, so)
+	if err != nil {
+		return payment.KindPayments, csvfile.Summary{}, err
+	}
+	kind, err := in.Kind(opts)
+	in.Close()
+	if err != nil {
+		return kind, csvfile.Summary{}, err
+	}
+	if in, err = ingest.OpenInput(name, name, so); err != nil {
+		return kind, csvfile.Summary{}, err
+	}
+	defer in.Close()
+	if kind.Payments() {
+		sum, err := in.Payments(opts, func(csvfile.Payment) error { return nil }, onFinding)
+		return kind, sum, err
+	}
+	sum, err := in.Sources(kind, opts, nil, onFinding)
+	return kind, sum, err
 }
 
 // fileWord names a kind of file: "a payment file".

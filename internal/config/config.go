@@ -158,7 +158,8 @@ const (
 // IngestConfig is the ingest section: which files are picked up, when, and
 // what happens to invalid rows.
 type IngestConfig struct {
-	// Pattern is a path.Match pattern for file names in the inbox.
+	// Pattern is a comma-separated list of path.Match patterns for file
+	// names in the inbox ("*.csv, *.xlsx"); one pattern is a list of one.
 	Pattern string `yaml:"pattern"`
 	// StableFor is how long size and modification time must stay unchanged
 	// before a file is read.
@@ -183,6 +184,9 @@ type IngestConfig struct {
 	// ";" or "\t" for teams whose spreadsheet exports cannot use a comma.
 	// Amounts always use a dot for decimals.
 	Delimiter string `yaml:"delimiter"`
+	// Sheet names the sheet of an XLSX file that holds the rows (matched
+	// without regard to case); "" (the default) reads the first sheet.
+	Sheet string `yaml:"sheet"`
 	// ClaimTimeout is how long a claim may sit untouched in another
 	// instance's claim folder before this instance takes the file back
 	// (that instance is taken to be dead).
@@ -313,7 +317,7 @@ func Default() *Config {
 			TempUpload:  TempUploadDot,
 		},
 		Ingest: IngestConfig{
-			Pattern:         "*.csv",
+			Pattern:         "*.csv, *.xlsx",
 			StableFor:       Duration(30 * time.Second),
 			OnInvalid:       OnInvalidRejectFile,
 			OnAccountChange: "warn",

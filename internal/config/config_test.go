@@ -53,7 +53,7 @@ func TestDefaultValues(t *testing.T) {
 		{"sftp.inbox", d.SFTP.Inbox, "/inbox"},
 		{"sftp.dial_timeout", d.SFTP.DialTimeout.Std(), 10 * time.Second},
 		{"sftp.keepalive", d.SFTP.Keepalive.Std(), 15 * time.Second},
-		{"ingest.pattern", d.Ingest.Pattern, "*.csv"},
+		{"ingest.pattern", d.Ingest.Pattern, "*.csv, *.xlsx"},
 		{"ingest.max_file_bytes", d.Ingest.MaxFileBytes, int64(256 << 20)},
 		{"submit.resolve_after", d.Submit.ResolveAfter.Std(), 2 * time.Minute},
 		{"submit.max_attempts", d.Submit.MaxAttempts, 10},

@@ -158,13 +158,23 @@ func (c *Config) validateSFTP(f *findings) {
 
 func (c *Config) validateIngest(f *findings) {
 	in := c.Ingest
-	switch _, err := path.Match(in.Pattern, ""); {
-	case in.Pattern == "":
-		f.add(0, "ingest.pattern", "ingest.pattern: must not be empty (the default is \"*.csv\")")
-	case err != nil:
-		f.add(0, "ingest.pattern", "ingest.pattern: not a valid pattern (see Go's path.Match): %s", showValue(in.Pattern))
-	case strings.Contains(in.Pattern, "/"):
-		f.add(0, "ingest.pattern", "ingest.pattern: matches file names in sftp.inbox and must not contain \"/\", got %s", showValue(in.Pattern))
+	if strings.TrimSpace(strings.ReplaceAll(in.Pattern, ",", "")) == "" {
+		f.add(0, "ingest.pattern", "ingest.pattern: must not be empty (the default is \"*.csv, *.xlsx\")")
+	}
+	for _, p := range strings.Split(in.Pattern, ",") {
+		p = strings.TrimSpace(p)
+		switch _, err := path.Match(p, ""); {
+		case p == "":
+		case err != nil:
+			f.add(0, "ingest.pattern", "ingest.pattern: not a valid pattern (see Go's path.Match; separate "+
+				"patterns with commas: \"*.csv, *.xlsx\"): %s", showValue(p))
+		case strings.Contains(p, "/"):
+			f.add(0, "ingest.pattern", "ingest.pattern: matches file names in sftp.inbox and must not contain \"/\", got %s", showValue(p))
+		}
+	}
+	if strings.ContainsAny(in.Sheet, "[]:*?/\\") || len([]rune(in.Sheet)) > 31 {
+		f.add(0, "ingest.sheet", "ingest.sheet: %s cannot be a sheet's name (at most 31 characters, none of [ ] : * ? / \\); "+
+			"name the sheet as its tab shows it, or leave ingest.sheet out to read the first sheet", showValue(in.Sheet))
 	}
 	if in.StableFor < 0 || (in.StableFor == 0 && !in.DoneMarker) {
 		f.add(0, "ingest.stable_for", "ingest.stable_for: must be above 0 (0 is allowed only with ingest.done_marker: true), got %s", in.StableFor)

@@ -89,7 +89,7 @@ const (
 type Options struct {
 	Inbox, Archive, Failed, Outbox string
 
-	Pattern       string        // path.Match pattern of file names (default *.csv)
+	Pattern       string        // path.Match patterns of file names, comma-separated (default DefaultPattern; see MatchName)
 	StableFor     time.Duration // quiet time before a file is read (default 30s)
 	MaxWait       time.Duration // how long one run waits for files to settle, whatever their state (default 2×StableFor, and at least StableFor plus one look)
 	DoneMarker    bool          // read a file only once <name>.done exists
@@ -101,6 +101,9 @@ type Options struct {
 	// Delimiter separates the cells of a payment file (ingest.delimiter):
 	// ",", ";" or "\t"; "" is ",".
 	Delimiter string
+	// Sheet names the sheet of an XLSX file to read (ingest.sheet); ""
+	// reads the first.
+	Sheet string
 
 	// Claim is the folder holding each instance's claim folder,
 	// <Claim>/<Instance>/ (default <Inbox>/.batchd). It must be on the
@@ -191,7 +194,7 @@ type observation struct {
 // New returns a pickup job over db.
 func New(db payment.FileLedger, opts Options) *Job {
 	if opts.Pattern == "" {
-		opts.Pattern = "*.csv"
+		opts.Pattern = DefaultPattern
 	}
 	if opts.StableFor <= 0 {
 		opts.StableFor = 30 * time.Second
@@ -595,8 +598,7 @@ func (j *Job) candidate(f remote.FileInfo) bool {
 	if !f.Regular() || f.IsDir || strings.HasPrefix(f.Name, ".") || strings.HasSuffix(f.Name, ".done") {
 		return false
 	}
-	ok, _ := path.Match(j.opts.Pattern, f.Name)
-	return ok
+	return MatchName(j.opts.Pattern, f.Name)
 }
 
 // ignore reports an inbox entry that is not a regular file: it is left

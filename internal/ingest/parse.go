@@ -10,6 +10,7 @@ import (
 
 	"github.com/batchd/batchd/internal/funding"
 	"github.com/batchd/batchd/internal/ingest/csvfile"
+	"github.com/batchd/batchd/internal/ingest/sheet"
 	"github.com/batchd/batchd/internal/ingest/sourcefile"
 	"github.com/batchd/batchd/internal/payment"
 	"github.com/batchd/batchd/internal/report"
@@ -60,9 +61,15 @@ func (f finding) cells() []any { return []any{f.Line, f.Column, f.Value, f.Messa
 // (kind) to its AddSource: the ledger's loader of such a batch is a
 // funding.Loader.
 func (j *Job) parse(local string, loader payment.Loader, kind payment.BatchKind) (string, csvfile.Summary, error) {
-	in, err := os.Open(local)
+	return j.parseFile(local, "", loader, kind)
+}
+
+// parseFile is parse of the spooled file local, named name in the inbox:
+// a CSV file, or an XLSX workbook (see OpenInput).
+func (j *Job) parseFile(local, name string, loader payment.Loader, kind payment.BatchKind) (string, csvfile.Summary, error) {
+	in, err := OpenInput(local, name, j.sheetOptions())
 	if err != nil {
-		return "", csvfile.Summary{}, err
+		return "", csvfile.Summary{}, err // a *csvfile.FileError: the file is unreadable
 	}
 	defer in.Close()
 	out, err := os.CreateTemp(j.opts.SpoolDir, ".rejects-*.gob")
@@ -80,12 +87,12 @@ func (j *Job) parse(local string, loader payment.Loader, kind payment.BatchKind)
 		perr error
 	)
 	if kind.Payments() {
-		sum, perr = csvfile.Parse(in, j.ParseOptions(),
+		sum, perr = in.Payments(j.ParseOptions(),
 			func(p csvfile.Payment) error { return loader.Add(p.Line, p.Payment) }, onFinding)
 	} else if fl, ok := loader.(funding.Loader); !ok {
 		perr = fmt.Errorf("the ledger cannot load the rows of a %s batch (its loader has no AddSource)", kind)
 	} else {
-		sum, perr = sourcefile.Parse(in, kind, j.ParseOptions(),
+		sum, perr = in.Sources(kind, j.ParseOptions(),
 			func(r sourcefile.Row) error { return fl.AddSource(r.Line, r.Request) }, onFinding)
 	}
 	if err := w.Flush(); err != nil && perr == nil {
@@ -94,16 +101,27 @@ func (j *Job) parse(local string, loader payment.Loader, kind payment.BatchKind)
 	return out.Name(), sum, perr
 }
 
-// detect tells the kind of the spooled file by its header row
-// (sourcefile.Detect): a file whose header cannot be read is a payment
-// file, which the payment parser then explains.
-func (j *Job) detect(local string) (payment.BatchKind, error) {
-	in, err := os.Open(local)
+// detect tells the kind of the spooled file local, named name in the
+// inbox, by its header row (sourcefile.Detect), a CSV file's or an XLSX
+// sheet's: a file whose header cannot be read is a payment file, which
+// the payment parser then explains.
+func (j *Job) detect(local, name string) (payment.BatchKind, error) {
+	in, err := OpenInput(local, name, j.sheetOptions())
+	var fe *csvfile.FileError
+	if errors.As(err, &fe) {
+		return payment.KindPayments, nil
+	}
 	if err != nil {
 		return payment.KindPayments, err
 	}
 	defer in.Close()
-	return sourcefile.Detect(in, j.ParseOptions())
+	return in.Kind(j.ParseOptions())
+}
+
+// sheetOptions choose and bound the sheet of an XLSX file
+// (ingest.sheet, ingest.max_file_bytes).
+func (j *Job) sheetOptions() sheet.Options {
+	return sheet.Options{Sheet: j.opts.Sheet, MaxBytes: j.opts.MaxFileBytes}
 }
 
 // fileWord names the kind of file in messages: "a payment file".

@@ -62,7 +62,7 @@ func (j *Job) process(ctx context.Context, rem Remote, h *held) (Outcome, error)
 	if done, o, err := j.finishRejection(ctx, rem, o, h, prior); done {
 		return o, err
 	}
-	kind, err := j.detect(local)
+	kind, err := j.detect(local, h.name)
 	if err != nil {
 		return j.errored(o, fmt.Errorf("read %s: %w", o.File, err))
 	}
@@ -194,7 +194,7 @@ func (j *Job) load(ctx context.Context, rem Remote, o Outcome, h *held, local st
 		return j.errored(o, abortWith(loader, err))
 	}
 	loader = marked
-	rej, sum, perr := j.parse(local, loader, meta.Kind)
+	rej, sum, perr := j.parseFile(local, meta.Name, loader, meta.Kind)
 	defer os.Remove(rej)
 	o.Rows, o.Valid, o.Rejected = sum.Rows, sum.Valid, sum.Invalid
 
