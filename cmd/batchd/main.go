@@ -67,6 +67,7 @@ func commands() []command {
 		{"restore", "install a snapshot as the ledger (batchd stopped); never pays twice", runRestore},
 		{"check", "check the ledger (or a copy of it) for damage", runCheck},
 		{"validate", "check a payment file offline, as ingest would", runValidate},
+		{"template", "write the XLSX template of a kind of file, its identifier columns Text", runTemplate},
 		{"sandbox", "serve an emulator of the eCheck and ACH APIs' test mode", runSandbox},
 		{"version", "print the version", runVersion},
 	}

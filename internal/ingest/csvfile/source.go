@@ -1,6 +1,10 @@
 package csvfile
 
-import "errors"
+import (
+	"errors"
+
+	"github.com/batchd/batchd/internal/payment"
+)
 
 // CellKind says how a column of a spreadsheet file reads a typed (number
 // or date) cell as the text the rules judge. A CSV file has only text.
@@ -72,10 +76,20 @@ func WithCell(src Source, err error) error {
 
 // cellKind is the CellKind of raw column i of a payment file's header.
 func (h *header) cellKind(i int) CellKind {
-	if i < 0 || i >= len(h.index) || h.index[i] < 0 {
+	if i < 0 || i >= len(h.index) {
 		return TextCell
 	}
-	switch h.index[i] {
+	return fieldCellKind(h.index[i])
+}
+
+// PaymentCellKind is the CellKind of a payment file's column, by its
+// canonical name (payment.Fields); TextCell for any other name.
+func PaymentCellKind(name string) CellKind { return fieldCellKind(payment.FieldIndex(name)) }
+
+// fieldCellKind is the CellKind of field f (a position in
+// payment.Fields, or a negative marker).
+func fieldCellKind(f int) CellKind {
+	switch f {
 	case colNumber, colZip, colBankAccount, colBankRouting, column("phone"):
 		return IdentifierCell
 	case colAmount:

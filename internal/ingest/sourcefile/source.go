@@ -11,10 +11,29 @@ import (
 // cellKind is the csvfile.CellKind of raw column i of the header: how a
 // spreadsheet's typed cell in it is read.
 func (h *header) cellKind(i int) csvfile.CellKind {
-	if i < 0 || i >= len(h.index) || h.index[i] < 0 {
+	if i < 0 || i >= len(h.index) {
 		return csvfile.TextCell
 	}
-	switch h.index[i] {
+	return columnCellKind(h.index[i])
+}
+
+// CellKindOf is the csvfile.CellKind of a funding-source or verification
+// file's column, by its canonical name; TextCell for any other name.
+func CellKindOf(name string) csvfile.CellKind {
+	c, ok := lookup(name)
+	if !ok {
+		return csvfile.TextCell
+	}
+	return columnCellKind(c)
+}
+
+// Columns are the canonical names of kind's columns, in order.
+func Columns(kind payment.BatchKind) []string { return names(kind) }
+
+// columnCellKind is the csvfile.CellKind of column c (or a negative
+// marker: TextCell).
+func columnCellKind(c column) csvfile.CellKind {
+	switch c {
 	case colUserID, colRouting, colAccount, colPhone, colSourceID:
 		return csvfile.IdentifierCell
 	case colAmount1, colAmount2:

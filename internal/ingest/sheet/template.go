@@ -1,0 +1,135 @@
+package sheet
+
+import (
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/xuri/excelize/v2"
+
+	"github.com/batchd/batchd/internal/ingest/csvfile"
+	"github.com/batchd/batchd/internal/ingest/sourcefile"
+	"github.com/batchd/batchd/internal/payment"
+)
+
+// TemplateKinds name the kinds of file a template is written for, as
+// `batchd template KIND` takes them.
+var TemplateKinds = map[string]payment.BatchKind{
+	"payments":        payment.KindPayments,
+	"funding-sources": payment.KindSources,
+	"verifications":   payment.KindVerifications,
+}
+
+// paymentTemplate are the payment columns a template carries: those most
+// files need, the required ones first. A file may have the others too.
+var paymentTemplate = []string{"number", "amount", "memo", "name", "email", "authorization_date", "phone",
+	"address", "city", "state", "zip", "bank_routing", "bank_account", "label"}
+
+// TemplateColumns are the header of kind's template.
+func TemplateColumns(kind payment.BatchKind) []string {
+	if kind.Payments() {
+		return paymentTemplate
+	}
+	return sourcefile.Columns(kind)
+}
+
+// cellKindOf is the csvfile.CellKind of a column of kind's file.
+func cellKindOf(kind payment.BatchKind, name string) csvfile.CellKind {
+	if kind.Payments() {
+		return csvfile.PaymentCellKind(name)
+	}
+	return sourcefile.CellKindOf(name)
+}
+
+// The number formats of a template's columns, by csvfile.CellKind.
+const (
+	TextFormat   = 49 // "@": what is typed stays text, leading zeros and all
+	AmountFormat = 2  // "0.00"
+	DateFormat   = "yyyy-mm-dd"
+)
+
+// TemplateSheet is the name of a template's sheet.
+const TemplateSheet = "rows"
+
+// templateRows is how far down a template's column formats reach: a
+// format set on a whole column is not kept by every spreadsheet, so each
+// cell of these rows carries it too.
+const templateRows = 1000
+
+// WriteTemplate writes an XLSX workbook for kind's rows to w: a bold
+// header row of kind's columns (TemplateColumns), frozen, and below it
+// columns formatted for what they hold: identifier columns (accounts,
+// routing numbers, check numbers, ZIP codes, ids; csvfile.IdentifierCell)
+// as Text, so that a typed 0012 stays 0012; amounts as 0.00; dates as
+// yyyy-mm-dd; everything else as Text.
+func WriteTemplate(w io.Writer, kind payment.BatchKind) error {
+	f := excelize.NewFile()
+	defer f.Close()
+	if err := f.SetSheetName("Sheet1", TemplateSheet); err != nil {
+		return err
+	}
+	styles, err := templateStyles(f)
+	if err != nil {
+		return err
+	}
+	for i, name := range TemplateColumns(kind) {
+		col, _ := excelize.ColumnNumberToName(i + 1)
+		head := col + "1"
+		if err := f.SetCellStr(TemplateSheet, head, name); err != nil {
+			return err
+		}
+		if err := f.SetCellStyle(TemplateSheet, head, head, styles.header); err != nil {
+			return err
+		}
+		st := styles.byKind[cellKindOf(kind, name)]
+		if err := f.SetColStyle(TemplateSheet, col, st); err != nil {
+			return err
+		}
+		if err := f.SetCellStyle(TemplateSheet, col+"2", fmt.Sprintf("%s%d", col, templateRows+1), st); err != nil {
+			return err
+		}
+		if err := f.SetColWidth(TemplateSheet, col, col, float64(max(12, len(name)+2))); err != nil {
+			return err
+		}
+	}
+	if err := f.SetPanes(TemplateSheet, &excelize.Panes{Freeze: true, YSplit: 1, TopLeftCell: "A2", ActivePane: "bottomLeft"}); err != nil {
+		return err
+	}
+	_, err = f.WriteTo(w)
+	return err
+}
+
+// templateStyle are a template's cell styles.
+type templateStyle struct {
+	header int
+	byKind map[csvfile.CellKind]int
+}
+
+func templateStyles(f *excelize.File) (templateStyle, error) {
+	s := templateStyle{byKind: map[csvfile.CellKind]int{}}
+	var err error
+	if s.header, err = f.NewStyle(&excelize.Style{Font: &excelize.Font{Bold: true}, NumFmt: TextFormat}); err != nil {
+		return s, err
+	}
+	date := DateFormat
+	for _, d := range []struct { // in this order, so that every write numbers the styles alike
+		kind  csvfile.CellKind
+		style *excelize.Style
+	}{
+		{csvfile.TextCell, &excelize.Style{NumFmt: TextFormat}},
+		{csvfile.IdentifierCell, &excelize.Style{NumFmt: TextFormat}},
+		{csvfile.AmountCell, &excelize.Style{NumFmt: AmountFormat}},
+		{csvfile.DateCell, &excelize.Style{CustomNumFmt: &date}},
+	} {
+		if s.byKind[d.kind], err = f.NewStyle(d.style); err != nil {
+			return s, err
+		}
+	}
+	return s, nil
+}
+
+// TemplateKindNames lists the kinds, for messages: "payments,
+// funding-sources, verifications".
+func TemplateKindNames() string {
+	return strings.Join([]string{"payments", "funding-sources", "verifications"}, ", ")
+}
