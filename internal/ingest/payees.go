@@ -42,7 +42,7 @@ type markingLoader struct {
 // Add marks the row and loads it with its mark; a change is logged (never
 // with the account number) unless the mode is allow.
 func (l *markingLoader) Add(line int, p payment.Payment) error {
-	m, ok, err := l.check.Mark(&p, "")
+	m, ok, err := l.check.Mark(&p)
 	if err != nil {
 		return fmt.Errorf("%s line %d: %w", l.file, line, err)
 	}

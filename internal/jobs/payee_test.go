@@ -169,6 +169,33 @@ func TestPayeeAccountChangeModes(t *testing.T) {
 		noFullAccount(t, c, logs.String())
 	})
 
+	t.Run("payee_id", func(t *testing.T) {
+		// A payee_id names the payee whatever its name says: a renamed
+		// payee with another account is a change.
+		c, logs := payeeCycle(t, sshd, payee.Warn)
+		for _, f := range []struct{ name, body string }{
+			{"third.csv", "V-1,30.00,inv 3,Ada Lovelace,ada@example.com,999900001," + oldAccount},
+			{"fourth.csv", "v-1 ,40.00,inv 4,Countess of Lovelace,countess@example.com,999900001," + newAccount},
+		} {
+			c.drop(f.name, "payee_id,amount,memo,name,email,bank_routing,bank_account\n"+f.body+"\n")
+			if out, err := c.env.Ingest(ctx); err != nil || len(out) != 1 || out[0].Outcome != "accepted" {
+				t.Fatalf("ingest %s: %+v %v", f.name, out, err)
+			}
+			if sum, _, err := c.env.Submit(ctx); err != nil || sum.Created != 1 {
+				t.Fatalf("submit %s: %+v %v", f.name, sum, err)
+			}
+		}
+		recs := c.outboxCSV("fourth.csv.results")
+		if got := recs[1][col(recs[0], "account_change")]; got != "…4567 → …5678 (warned)" {
+			t.Fatalf("fourth.csv: %q", got)
+		}
+		recs = c.outboxCSV("third.csv.results")
+		if got := recs[1][col(recs[0], "account_change")]; got != "" {
+			t.Fatalf("third.csv (a new payee_id) is no change: %q", got)
+		}
+		noFullAccount(t, c, logs.String())
+	})
+
 	t.Run("hold", func(t *testing.T) {
 		c, logs := payeeCycle(t, sshd, payee.Hold)
 		dropChanged(t, c)
@@ -230,7 +257,7 @@ func lastPayee(t *testing.T, c *cycle) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return k.Payee(payee.Name(&payment.Payment{Name: "Ada Lovelace", Email: "ada@example.com"}, ""))
+	return k.Payee(payee.Name(&payment.Payment{Name: "Ada Lovelace", Email: "ada@example.com"}))
 }
 
 // exceptionOf runs reconcile and returns the one exception of kind in the

@@ -59,12 +59,12 @@ func NewChecker(key *Key, mem Memory, mode string) *Checker {
 
 // Mark returns row p's payee mark; ok is false for a row without a bank
 // account (a stored-account token), which gets none.
-func (c *Checker) Mark(p *payment.Payment, payeeID string) (m payment.PayeeMark, ok bool, err error) {
+func (c *Checker) Mark(p *payment.Payment) (m payment.PayeeMark, ok bool, err error) {
 	acct, ok := c.key.Account(p)
 	if !ok {
 		return payment.PayeeMark{}, false, nil
 	}
-	m = payment.PayeeMark{Payee: c.key.Payee(Name(p, payeeID)), Account: acct}
+	m = payment.PayeeMark{Payee: c.key.Payee(Name(p)), Account: acct}
 	last, known, err := c.mem.LastPaid(m.Payee)
 	if err != nil {
 		return m, false, fmt.Errorf("payee check: %w", err)

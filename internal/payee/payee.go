@@ -123,10 +123,11 @@ func (k *Key) mac(parts ...string) string {
 	return out
 }
 
-// Name is the payee key of a row: payeeID when given, else the name and
-// e-mail, each trimmed, case-folded and with runs of spaces made one.
-func Name(p *payment.Payment, payeeID string) string {
-	if id := normal(payeeID); id != "" {
+// Name is the payee key of a row: its payee_id when given (PayeeID),
+// else the name and e-mail; each trimmed, case-folded and with runs of
+// spaces made one.
+func Name(p *payment.Payment) string {
+	if id := normal(p.PayeeID); id != "" {
 		return "id:" + id
 	}
 	return "name:" + normal(p.Name) + "\x00" + normal(p.Email)

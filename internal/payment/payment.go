@@ -37,4 +37,10 @@ type Payment struct {
 	// AccountLast4 is what remains of BankAccount once the row no longer
 	// needs the full number (see state: a final row is scrubbed).
 	AccountLast4 string `json:"account_last4,omitempty"`
+
+	// PayeeID is the file's payee_id cell: the payee, for the bank-detail
+	// check (internal/payee), instead of the name and e-mail. It is no
+	// check field (not in Fields): never sent, and not kept by the
+	// ledger's row codec, only as a keyed hash in the row's payee mark.
+	PayeeID string `json:"payee_id,omitempty"`
 }

@@ -116,7 +116,9 @@ func TestFullRowSetsEveryField(t *testing.T) {
 	r := fullRow()
 	for _, v := range []reflect.Value{reflect.ValueOf(r), reflect.ValueOf(r.Payment)} {
 		for i := 0; i < v.NumField(); i++ {
-			if v.Field(i).IsZero() {
+			// PayeeID is read at ingest and never stored: only its keyed
+			// hash is, in the row's payee mark (payees.go).
+			if v.Field(i).IsZero() && v.Type().Field(i).Name != "PayeeID" {
 				t.Errorf("fullRow leaves %s.%s unset: set it, and make sure the codec stores it (a payment field: in payment.Fields)",
 					v.Type().Name(), v.Type().Field(i).Name)
 			}

@@ -51,7 +51,18 @@ var columnNames = payment.FieldNames()
 const (
 	colIgnored = -1 // named in Options.IgnoreColumns
 	colUnnamed = -2 // empty header cell; its values must be empty too
+	colPayeeID = -3 // PayeeIDColumn
 )
+
+// PayeeIDColumn is the optional column that names a row's payee for the
+// bank-detail check (README "Payee bank-detail changes"): it is no check
+// field, is never sent, and goes to payment.Payment.PayeeID. Listed in
+// ingest.ignore_columns, it is ignored like any other column.
+const PayeeIDColumn = "payee_id"
+
+// tagPayee names the column of the records handed to gocsv that carries
+// the payee_id cell, when the file has one: before the meta column.
+const tagPayee = "#payee"
 
 // header is the checked header row of a file.
 type header struct {
@@ -60,6 +71,7 @@ type header struct {
 	fields  []int  // the fields present, in spec order: what gocsv decodes
 	pos     []int  // field -> its position in the records handed to gocsv
 	next    int    // the line after the header record
+	payee   bool   // the file has a PayeeIDColumn
 }
 
 func normalizeName(s string) string { return strings.ToLower(strings.TrimSpace(s)) }
@@ -121,6 +133,11 @@ func mapHeader(raw []string, line, next int, ignore map[string]bool) (*header, e
 			h.present[f] = true
 		case ignore[name]:
 			h.index[i] = colIgnored
+		case name == PayeeIDColumn:
+			if h.payee {
+				return nil, &FileError{Line: line, Column: name, Reason: "column appears twice"}
+			}
+			h.index[i], h.payee = colPayeeID, true
 		default:
 			return nil, UnknownColumn(line, i+1, cell, columnNames)
 		}
@@ -188,9 +205,20 @@ func (h *header) checkRequired(line int) error {
 // each record. Absent fields are left out because gocsv's cost grows with
 // the number of columns.
 func (h *header) gocsvHeader() []string {
-	out := make([]string, 0, len(h.fields)+1)
+	out := make([]string, 0, len(h.fields)+2)
 	for _, f := range h.fields {
 		out = append(out, payment.Fields[f].Name)
 	}
+	if h.payee {
+		out = append(out, tagPayee)
+	}
 	return append(out, tagMeta)
+}
+
+// width is the number of cells of a record handed to gocsv.
+func (h *header) width() int {
+	if h.payee {
+		return len(h.fields) + 2
+	}
+	return len(h.fields) + 1
 }

@@ -157,8 +157,8 @@ func (c *consumer) handle(rec record) {
 	// Every column of the header handed to gocsv, the meta column last: a
 	// record of another length has its cells out of place.
 	n := len(rec.cells)
-	if n != len(c.v.fields)+1 {
-		c.fail(fmt.Errorf("csvfile: gocsv handed over a record of %d columns, want %d", n, len(c.v.fields)+1))
+	if n != c.v.recordWidth {
+		c.fail(fmt.Errorf("csvfile: gocsv handed over a record of %d columns, want %d", n, c.v.recordWidth))
 		return
 	}
 	m, ok := parseMeta(rec.cells[n-1])

@@ -211,12 +211,14 @@ func (d *decoder) GetCSVRows() ([][]string, error) {
 // field count differs from the header's keeps empty fields: its columns
 // cannot be trusted, and the validator only reports the count.
 func (d *decoder) canonical(raw []string, line int) []string {
-	out := make([]string, len(d.hdr.fields)+1)
+	out := make([]string, d.hdr.width())
 	stray, value := 0, ""
 	if len(raw) == len(d.hdr.index) {
 		for i, v := range raw {
 			switch f := d.hdr.index[i]; f {
 			case colIgnored:
+			case colPayeeID:
+				out[len(d.hdr.fields)] = v
 			case colUnnamed:
 				if stray == 0 && strings.TrimSpace(v) != "" {
 					stray, value = i+1, strings.TrimSpace(v)

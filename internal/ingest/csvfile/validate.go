@@ -49,12 +49,18 @@ type validator struct {
 	line     int
 	cells    []string // the current row by column (payment.Fields), trimmed
 	bad      []bool   // the columns of the current row that broke their rule
+
+	// payee says a record's cell after the fields is its payee_id
+	// (PayeeIDColumn); recordWidth is a record's number of cells: the
+	// fields, the payee_id if any, the meta column.
+	payee       bool
+	recordWidth int
 }
 
 // newValidator returns the validator of one file. opts has been checked.
 func newValidator(opts Options, hdr *header) *validator {
 	sep, _ := parseSeparator(opts.Delimiter)
-	return &validator{
+	v := &validator{
 		run:      DateOf(opts.RunDate),
 		testMode: opts.TestMode,
 		sep:      sep,
@@ -64,6 +70,8 @@ func newValidator(opts Options, hdr *header) *validator {
 		cells:    make([]string, numFields),
 		bad:      make([]bool, numFields),
 	}
+	v.payee, v.recordWidth = hdr.payee, hdr.width()
+	return v
 }
 
 // check validates one record. It returns the findings in column order
@@ -110,7 +118,11 @@ func (v *validator) check(rec *record, m meta) (Payment, []Finding, bool) {
 	if v.errs > 0 {
 		return Payment{}, v.out, false
 	}
-	return v.payment(), v.out, true
+	p := v.payment()
+	if v.payee {
+		p.PayeeID = strings.TrimSpace(rec.cells[len(v.fields)])
+	}
+	return p, v.out, true
 }
 
 // crossChecks applies the rules that involve more than one cell.
