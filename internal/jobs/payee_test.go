@@ -1,8 +1,10 @@
 package jobs
 
 import (
+	"archive/zip"
 	"bytes"
 	"context"
+	"io"
 	"io/fs"
 	"log/slog"
 	"os"
@@ -98,9 +100,33 @@ func resultsRow(t *testing.T, c *cycle) map[string]string {
 	return row
 }
 
+// xlsxText is every part of an XLSX file, unzipped, as one text.
+func xlsxText(t *testing.T, path string) string {
+	t.Helper()
+	zr, err := zip.OpenReader(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer zr.Close()
+	var all strings.Builder
+	for _, f := range zr.File {
+		rc, err := f.Open()
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := io.ReadAll(rc)
+		rc.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		all.Write(b)
+	}
+	return all.String()
+}
+
 // noFullAccount fails when either account number appears whole in the
-// log, in extra (command output, errors), or in any CSV report in the
-// outbox or the local reports folder.
+// log, in extra (command output, errors), or in any file in the outbox or
+// the local reports folder (CSV, XLSX unzipped, error notes).
 func noFullAccount(t *testing.T, c *cycle, logs string, extra ...string) {
 	t.Helper()
 	texts := map[string]string{"log": logs}
@@ -109,19 +135,30 @@ func noFullAccount(t *testing.T, c *cycle, logs string, extra ...string) {
 	}
 	for _, dir := range []string{c.path("outbox"), c.env.ReportsDir()} {
 		filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
-			if err == nil && !d.IsDir() && strings.HasSuffix(p, ".csv") {
+			switch {
+			case err != nil || d.IsDir():
+			case strings.HasSuffix(p, ".xlsx"):
+				texts[p] = xlsxText(t, p)
+			default:
 				b, _ := os.ReadFile(p)
 				texts[p] = string(b)
 			}
 			return nil
 		})
 	}
+	masked := 0 // files that show the new account masked: the search looked where accounts are
 	for where, text := range texts {
+		if strings.Contains(text, "5678") {
+			masked++
+		}
 		for _, acct := range []string{oldAccount, newAccount, strings.TrimLeft(newAccount, "0")} {
 			if strings.Contains(text, acct) {
 				t.Errorf("%s shows a full account number %s:\n%s", where, acct, text)
 			}
 		}
+	}
+	if masked < 4 { // the results report, CSV and XLSX, in the outbox and locally
+		t.Errorf("only %d of %d outputs show the new account masked", masked, len(texts))
 	}
 }
 
