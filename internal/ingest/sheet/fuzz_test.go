@@ -14,7 +14,10 @@ import (
 // FuzzOpen feeds Open and the parsers any bytes, seeded with small
 // workbooks excelize writes: every input is read or refused as a
 // *csvfile.FileError (or a plain error of the parsers' options), never a
-// panic.
+// panic. Fuzz with a bound on minimizing, or each new input is minimized
+// for a minute before the count of runs moves:
+//
+//	go test -run XXX -fuzz FuzzOpen -fuzzminimizetime 50x ./internal/ingest/sheet
 func FuzzOpen(f *testing.F) {
 	row := texts("1", "10.00", "Rent", "Ann", "ann@example.com", "", "", "999900001", "0001234567")
 	numbers := texts("2", "", "Rent", "Bob", "bob@example.com", "", "", "999900001", "")
