@@ -18,14 +18,16 @@ import (
 
 // RejectsTable is the layout of <file>.rejects.csv (and .xlsx). severity
 // is "error" (the row is refused) or "warning" (the row is accepted; see
-// csvfile.Warning); it comes last so that the first four columns keep
-// their places.
+// csvfile.Warning); cell is the spreadsheet cell ("B7") of a finding in an
+// XLSX file, whose line is then the sheet's row, and empty for a CSV file.
+// Both come last so that the first four columns keep their places.
 var RejectsTable = report.Table{Sheet: "rejects", Columns: []report.Column{
 	{Name: "line", Kind: report.Int},
 	{Name: "column", Kind: report.Text},
 	{Name: "value", Kind: report.Text},
 	{Name: "message", Kind: report.Text},
 	{Name: "severity", Kind: report.Text},
+	{Name: "cell", Kind: report.Text},
 }}
 
 // RejectsColumns are the rejects report's column names.
@@ -47,11 +49,18 @@ func (j *Job) ParseOptions() csvfile.Options {
 // finding is a csvfile.Finding as the spool keeps it: exactly the cells of
 // its rejects-report row.
 type finding struct {
-	Line                             int
-	Column, Value, Message, Severity string
+	Line                                   int
+	Column, Value, Message, Severity, Cell string
 }
 
-func (f finding) cells() []any { return []any{f.Line, f.Column, f.Value, f.Message, f.Severity} }
+// findingOf is f as the spool keeps it.
+func findingOf(f csvfile.Finding) finding {
+	return finding{f.Line, f.Column, f.Value, f.Message, f.Severity.String(), f.Cell}
+}
+
+func (f finding) cells() []any {
+	return []any{f.Line, f.Column, f.Value, f.Message, f.Severity, f.Cell}
+}
 
 // parse streams the spooled file into loader and the findings into a
 // spool file beside it, from which deliverRejects writes the rejects
@@ -80,7 +89,7 @@ func (j *Job) parseFile(local, name string, loader payment.Loader, kind payment.
 	w := bufio.NewWriter(out)
 	enc := gob.NewEncoder(w)
 	onFinding := func(f csvfile.Finding) error {
-		return enc.Encode(finding{f.Line, f.Column, f.Value, f.Message, f.Severity.String()})
+		return enc.Encode(findingOf(f))
 	}
 	var (
 		sum  csvfile.Summary
@@ -139,7 +148,7 @@ func fileWord(k payment.BatchKind) string {
 // rejects report shows it. Values are already masked by the parser where
 // sensitive.
 func WriteFinding(w *report.Writer, f csvfile.Finding) error {
-	rec, err := RejectsTable.CSVRecord(finding{f.Line, f.Column, f.Value, f.Message, f.Severity.String()}.cells()...)
+	rec, err := RejectsTable.CSVRecord(findingOf(f).cells()...)
 	if err != nil {
 		return err
 	}
