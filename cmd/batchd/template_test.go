@@ -79,6 +79,16 @@ func TestValidateXLSX(t *testing.T) {
 		t.Errorf("the account number is shown:\n%s%s", out, errOut)
 	}
 
+	// --sheet names another sheet; an unknown one is refused naming the sheets.
+	code, out, _ = runBinary(t, nil, "validate", "--test-mode", "--sheet", "Payments", good)
+	if code != exitFailure || !strings.Contains(out, `no sheet named "Payments"`) || !strings.Contains(out, `"Sheet1"`) {
+		t.Errorf("--sheet: exit %d\n%s", code, out)
+	}
+	code, out, _ = runBinary(t, nil, "validate", "--test-mode", "--sheet", "sheet1", good)
+	if code != 0 {
+		t.Errorf("--sheet sheet1: exit %d\n%s", code, out)
+	}
+
 	// A workbook named .csv is refused with the fix.
 	misnamed := filepath.Join(dir, "pay.csv")
 	data, _ := os.ReadFile(good)

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/xuri/excelize/v2"
+
 	"github.com/batchd/batchd/internal/ingest/csvfile"
 	"github.com/batchd/batchd/internal/ingest/sheet"
 	"github.com/batchd/batchd/internal/ingest/sourcefile"
@@ -233,5 +235,39 @@ func TestBounds(t *testing.T) {
 	_, err = sheet.Open(bytes.NewReader(one(t, texts("a"), texts("b"), texts("c"))), sheet.Options{MaxRows: 2})
 	if err == nil || !strings.Contains(err.Error(), "more than 2 rows") {
 		t.Errorf("long: %v", err)
+	}
+}
+
+// TestDate1904: a workbook in the 1904 date system counts its serials
+// from 1 January 1904.
+func TestDate1904(t *testing.T) {
+	f := excelize.NewFile()
+	defer f.Close()
+	yes := true
+	if err := f.SetWorkbookProps(&excelize.WorkbookPropsOptions{Date1904: &yes}); err != nil {
+		t.Fatal(err)
+	}
+	row := []any{"number", "amount", "memo", "name", "email", "authorization_date", "bank_routing", "bank_account"}
+	if err := f.SetSheetRow("Sheet1", "A1", &row); err != nil {
+		t.Fatal(err)
+	}
+	row = []any{"1", "10.00", "Rent", "Ann", "ann@example.com", nil, "999900001", "0001234567"}
+	if err := f.SetSheetRow("Sheet1", "A2", &row); err != nil {
+		t.Fatal(err)
+	}
+	st, _ := f.NewStyle(&excelize.Style{NumFmt: 14})
+	if err := f.SetCellDefault("Sheet1", "F2", "44620"); err != nil { // 2026-03-01 in the 1904 system
+		t.Fatal(err)
+	}
+	if err := f.SetCellStyle("Sheet1", "F2", "F2", st); err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	if _, err := f.WriteTo(&buf); err != nil {
+		t.Fatal(err)
+	}
+	rows, findings, err := payments(t, buf.Bytes(), sheet.Options{})
+	if err != nil || len(findings) != 0 || len(rows) != 1 || rows[0].AuthorizationDate != "2026-03-01" {
+		t.Fatalf("err %v findings %v rows %v", err, findings, rows)
 	}
 }
