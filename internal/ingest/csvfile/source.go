@@ -90,7 +90,7 @@ func PaymentCellKind(name string) CellKind { return fieldCellKind(payment.FieldI
 // payment.Fields, or a negative marker).
 func fieldCellKind(f int) CellKind {
 	switch f {
-	case colNumber, colZip, colBankAccount, colBankRouting, column("phone"):
+	case colNumber, colZip, colBankAccount, colBankRouting:
 		return IdentifierCell
 	case colAmount:
 		return AmountCell

@@ -34,7 +34,7 @@ func Columns(kind payment.BatchKind) []string { return names(kind) }
 // marker: TextCell).
 func columnCellKind(c column) csvfile.CellKind {
 	switch c {
-	case colUserID, colRouting, colAccount, colPhone, colSourceID:
+	case colUserID, colRouting, colAccount, colSourceID:
 		return csvfile.IdentifierCell
 	case colAmount1, colAmount2:
 		return csvfile.AmountCell
