@@ -48,6 +48,10 @@ const (
 	// Approve is a person's release of a held row (batchd release): it
 	// may be sent from then on.
 	Approve Transition = "approve" // held -> pending
+	// Rehold is Release for a row loaded held and never approved: a
+	// lookup after a restore proved it has no check, and it goes back to
+	// waiting for a person rather than to pending (see HeldUnapproved).
+	Rehold Transition = "rehold" // in_flight|in_doubt -> held
 )
 
 var transitions = map[Transition]struct {
@@ -65,6 +69,22 @@ var transitions = map[Transition]struct {
 	// changes").
 	Suspect: {[]RowState{Pending, InFlight, InDoubt, Held}, InDoubt},
 	Approve: {[]RowState{Held}, Pending},
+	Rehold:  {[]RowState{InFlight, InDoubt}, Held},
+}
+
+// HeldUnapproved reports whether r was loaded held and no person has
+// approved it since: such a row, released after a lookup, is held again
+// (Rehold), never made pending.
+func (r *Row) HeldUnapproved() bool {
+	if len(r.History) == 0 || r.History[0].State != Held {
+		return false
+	}
+	for _, s := range r.History {
+		if s.Via == Approve {
+			return false
+		}
+	}
+	return true
 }
 
 // Next returns the state transition t leads to from state from, or an

@@ -62,7 +62,7 @@ var (
 		string(payment.Submitted), string(payment.Rejected), string(payment.Held)}
 	transitionCodes = []string{"", string(payment.Send), string(payment.Create), string(payment.Doubt),
 		string(payment.Reject), string(payment.Release), string(payment.Observe), string(payment.Suspect),
-		string(payment.Approve)}
+		string(payment.Approve), string(payment.Rehold)}
 	statusCodes = []string{"", string(payment.StatusInProcess), string(payment.StatusInReview), string(payment.StatusPrinted),
 		string(payment.StatusDeposited), string(payment.StatusFailed), string(payment.StatusVoid),
 		string(payment.StatusDeleted), string(payment.StatusUnknown)}

@@ -61,8 +61,34 @@ func (d *DB) Doubt(k payment.RowKey, reason string) (*payment.Row, error) {
 
 // Release returns a row to pending: the create certainly made no check
 // (refused before it was processed, or a lookup proved no check exists).
+// A row loaded held and never approved (a held row suspected by a
+// restore) goes back to held instead (payment.Rehold), with its reason:
+// the lookup proved it unpaid, not approved.
 func (d *DB) Release(k payment.RowKey, reason string) (*payment.Row, error) {
-	return d.batchApply(k, payment.Release, reason, nil)
+	var out *payment.Row
+	err := d.batch(func(tx *bolt.Tx) error {
+		r, err := getRow(tx, k)
+		if err != nil {
+			return err
+		}
+		if !r.HeldUnapproved() {
+			out, err = d.apply(tx, k, payment.Release, reason, nil)
+			return err
+		}
+		why, err := heldReason(tx, k)
+		if err != nil {
+			return err
+		}
+		out, err = d.apply(tx, k, payment.Rehold, reason, func(r *payment.Row) error {
+			r.Error = why
+			return nil
+		})
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("release row %s: %w", k, err)
+	}
+	return out, nil
 }
 
 // ObserveStatus records a check status seen at the service at time at.

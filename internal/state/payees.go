@@ -141,6 +141,23 @@ func (d *DB) PayeeMarks(batch uint64) (map[uint32]payment.PayeeMark, error) {
 	return marks, nil
 }
 
+// heldReason is the error of held row k: its change, from its payee mark,
+// and the release command, with the file's name from its batch.
+func heldReason(tx *bolt.Tx, k payment.RowKey) (string, error) {
+	m, err := getMark(tx, k)
+	if err != nil {
+		return "", err
+	}
+	b, err := getBatch(tx, k.Batch)
+	if err != nil {
+		return "", err
+	}
+	if m == nil || m.Change == nil {
+		return "held: bank details changed; release with batchd release --file " + b.File + " --line " + fmt.Sprint(k.Line), nil
+	}
+	return payment.HeldReason(m.Change, b.File, int(k.Line)), nil
+}
+
 // ApproveHeld makes a held row pending (payment.Approve), with who
 // approved it in the row's history, and clears the batch's results-report
 // stamp in the same transaction: the report delivered while the row was

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/batchd/batchd/internal/payment"
+	bolt "go.etcd.io/bbolt"
 )
 
 // loadMarked commits a batch of two rows for one payee: line 2 with no
@@ -162,5 +163,47 @@ func TestRejectedBatchDropsMarks(t *testing.T) {
 	}
 	if m, err := d.PayeeMarks(b.ID); err != nil || len(m) != 0 {
 		t.Fatalf("a rejected batch keeps no marks: %v %v", m, err)
+	}
+}
+
+// A held row suspected by a restore is looked up; when the lookup proves
+// it has no check, it is held again, never made pending. A row approved
+// before the snapshot goes to pending as any other.
+func TestReleaseAfterRestoreKeepsHold(t *testing.T) {
+	d := open(t, t.TempDir())
+	b := loadMarked(t, d, "pay.csv", "hold")
+	held := payment.RowKey{Batch: b.ID, Line: 3}
+	suspect := func(k payment.RowKey) {
+		t.Helper()
+		err := d.update(func(tx *bolt.Tx) error {
+			_, err := d.apply(tx, k, payment.Suspect, "restored", func(r *payment.Row) error { r.Error = "restored"; return nil })
+			return err
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	suspect(held)
+	r, err := d.Release(held, "a complete walk found no check")
+	if err != nil || r.State != payment.Held || r.History[len(r.History)-1].Via != payment.Rehold {
+		t.Fatalf("release of a held row: %+v %v", r, err)
+	}
+	if want := "held: bank details changed from …0001 to …0002; release with batchd release --file pay.csv --line 3"; r.Error != want {
+		t.Fatalf("error %q", r.Error)
+	}
+	if _, err := d.Send(held); !errors.Is(err, payment.ErrIllegal) {
+		t.Fatalf("sent: %v", err)
+	}
+	if bb, _ := d.Batch(b.ID); bb.Counts[payment.Held] != 1 || bb.Counts[payment.InDoubt] != 0 {
+		t.Fatalf("counts %v", bb.Counts)
+	}
+
+	// Approved, then suspected: released to pending.
+	if _, err := d.ApproveHeld(held, "alice"); err != nil {
+		t.Fatal(err)
+	}
+	suspect(held)
+	if r, err := d.Release(held, "no check"); err != nil || r.State != payment.Pending {
+		t.Fatalf("release of an approved row: %+v %v", r, err)
 	}
 }
