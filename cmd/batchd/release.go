@@ -5,14 +5,16 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/batchd/batchd/internal/payment"
+	"github.com/batchd/batchd/internal/jobs"
 	"github.com/batchd/batchd/internal/state"
 )
 
 // runRelease is `batchd release --file F --line L`: a person approves a
 // row held because its payee's bank account changed (README "Payee
 // bank-detail changes"). The row becomes pending, with who released it in
-// its history, and the next submit run sends it.
+// its history, and the next submit run sends it. When a running batchd
+// holds the ledger, the release goes through its admin server instead
+// (POST /v1/release), so nobody stops the daemon to approve a payment.
 func runRelease(ctx context.Context, env *environ, args []string) error {
 	fs := newFlags(env, "release", "--file F --line L [--batch N] [--by NAME] [--config F]")
 	cfgPath := configFlag(fs)
@@ -40,63 +42,28 @@ func runRelease(ctx context.Context, env *environ, args []string) error {
 	if err != nil {
 		return err
 	}
-	db, err := state.Open(cfg.StateDir, state.Options{MustExist: true})
+	req := jobs.ReleaseRequest{File: *file, Line: *line, Batch: *batch, By: who}
+	msg, err := releaseInLedger(cfg.StateDir, req)
+	if errors.Is(err, state.ErrLocked) {
+		msg, err = releaseThroughAdmin(ctx, cfg, req)
+	}
 	if err != nil {
-		return releaseLockedHint(err)
+		return err
+	}
+	fmt.Fprintln(env.stdout, msg)
+	return nil
+}
+
+// releaseInLedger releases in the ledger when no batchd holds it.
+func releaseInLedger(stateDir string, req jobs.ReleaseRequest) (string, error) {
+	db, err := state.Open(stateDir, state.Options{MustExist: true})
+	if err != nil {
+		return "", err
 	}
 	defer db.Close()
-	k, err := heldRow(db, *file, *line, *batch)
+	msg, err := jobs.Release(db, req)
 	if err != nil {
-		return err
+		return "", err
 	}
-	r, err := db.ApproveHeld(k, who)
-	if err != nil {
-		return err
-	}
-	fmt.Fprintf(env.stdout, "released %s line %d (%s, %s): now %s, sent by the next submit run\n",
-		*file, *line, k, r.Payment.Name, r.State)
-	return db.Close()
-}
-
-// heldRow finds the row at line of the payment batch ingested as file (of
-// batch, when given), and refuses, saying why, one that is not held.
-func heldRow(db payment.RowReader, file string, line int, batch uint64) (payment.RowKey, error) {
-	batches, err := db.Batches()
-	if err != nil {
-		return payment.RowKey{}, err
-	}
-	var found []payment.RowKey
-	for _, b := range batches {
-		if !b.Kind.Payments() || b.File != file || (batch != 0 && b.ID != batch) {
-			continue
-		}
-		k := payment.RowKey{Batch: b.ID, Line: uint32(line)}
-		r, err := db.Row(k)
-		if errors.Is(err, payment.ErrNotFound) {
-			continue
-		}
-		if err != nil {
-			return k, err
-		}
-		if r.State != payment.Held {
-			return k, fmt.Errorf("%s line %d (%s) is %s, not held: there is nothing to release", file, line, k, r.ReportStatus())
-		}
-		found = append(found, k)
-	}
-	switch len(found) {
-	case 0:
-		return payment.RowKey{}, fmt.Errorf("no row at %s line %d: check the file name and line with batchd status", file, line)
-	case 1:
-		return found[0], nil
-	}
-	return payment.RowKey{}, fmt.Errorf("%d batches of %s hold a row at line %d (%s and %s): say which with --batch N",
-		len(found), file, line, found[0], found[1])
-}
-
-// releaseLockedHint says what to do when the daemon holds the ledger.
-func releaseLockedHint(err error) error {
-	if errors.Is(err, state.ErrLocked) {
-		return fmt.Errorf("%w\nbatchd release writes the ledger, which a running batchd holds: stop it (systemctl stop batchd), release, and start it again", err)
-	}
-	return err
+	return msg, db.Close()
 }

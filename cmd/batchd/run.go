@@ -136,7 +136,7 @@ func runDaemon(ctx context.Context, env *environ, args []string) error {
 				return map[string]any{"restored": m}
 			}
 			return nil
-		}, Hosts: cfg.Admin.Hosts, Token: cfg.AdminToken()}))
+		}, Hosts: cfg.Admin.Hosts, Token: cfg.AdminToken(), Release: adminRelease(je.DB, sched)}))
 		log.Info("admin server listening", "address", ln.Addr().String(), "hosts", cfg.Admin.Hosts, "token", cfg.AdminToken() != "")
 	}
 	if hookLn != nil {

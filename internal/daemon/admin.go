@@ -38,7 +38,26 @@ type AdminOptions struct {
 	// means DefaultTriggerEvery and DefaultTriggerBurst.
 	TriggerEvery time.Duration
 	TriggerBurst int
+	// Release, when set, serves POST /v1/release: it decodes the JSON body
+	// into req (the caller's request type) and returns the line to show.
+	// It wraps ErrRefused for a refusal the person can fix (answered 409
+	// with the message); any other error is answered 500. The endpoint
+	// exists only when Token is set too: a release overrides a fraud
+	// hold, so it is never open to every user of the host.
+	Release func(ctx context.Context, body []byte) (string, error)
 }
+
+// ErrRefused marks an AdminOptions.Release error the person can fix; wrap
+// one with Refusal to keep its message as it is.
+var ErrRefused = errors.New("refused")
+
+// Refusal marks err as ErrRefused without changing its message.
+func Refusal(err error) error { return refusal{err} }
+
+type refusal struct{ error }
+
+func (r refusal) Unwrap() error        { return r.error }
+func (r refusal) Is(target error) bool { return target == ErrRefused }
 
 // healthzBody is the JSON of GET /healthz.
 type healthzBody struct {
@@ -70,6 +89,8 @@ type healthzBody struct {
 //	GET  /v1/status       JSON from Options.Status (`batchd status --json`).
 //	POST /v1/jobs/{name}  start a run now: 202 started, 409 already running,
 //	                      404 unknown job, 503 stopping; other methods 405.
+//	POST /v1/release      Options.Release (admin_release.go): 200 released,
+//	                      409 refused with the reason, 403 with no Token.
 //
 // The host running batchd is not trusted to be used only by its
 // administrators, so before serving:
@@ -103,6 +124,7 @@ func (s *Scheduler) AdminHandler(opts AdminOptions) http.Handler {
 	mux.Handle("GET /v1/status", g.tokenOK(http.HandlerFunc(s.serveStatus)))
 	trigger := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { s.serveTrigger(w, r, g) })
 	mux.Handle("POST /v1/jobs/{name}", g.tokenOK(http.NewCrossOriginProtection().Handler(trigger)))
+	mux.Handle("POST /v1/release", g.tokenOK(http.NewCrossOriginProtection().Handler(s.releaseHandler(opts, g))))
 	return g.hostOK(mux)
 }
 

@@ -1,0 +1,98 @@
+package jobs
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/batchd/batchd/internal/payment"
+)
+
+// ErrNotReleasable marks a release refused for a reason the person can
+// fix (no such row, a row that is not held, a name in several batches):
+// the admin API answers it 409 with the message, not 500.
+var ErrNotReleasable = errors.New("not releasable")
+
+// notReleasable is a refusal whose message is the reason alone.
+type notReleasable struct{ error }
+
+func (n notReleasable) Unwrap() error        { return n.error }
+func (n notReleasable) Is(target error) bool { return target == ErrNotReleasable }
+
+// refuse makes a refusal with the reason and the fix.
+func refuse(format string, a ...any) error { return notReleasable{fmt.Errorf(format, a...)} }
+
+// ReleaseLedger is what a release reads and writes: the rows to find the
+// held one, and the payee ledger to approve it.
+type ReleaseLedger interface {
+	payment.RowReader
+	ApproveHeld(k payment.RowKey, who string) (*payment.Row, error)
+}
+
+// ReleaseRequest names a held row as a person sees it: the file's name as
+// ingested, the line, and the batch when several files bore that name.
+type ReleaseRequest struct {
+	File  string `json:"file"`
+	Line  int    `json:"line"`
+	Batch uint64 `json:"batch,omitempty"`
+	By    string `json:"by"` // who approves the change, for the row's history
+}
+
+// Release is the one release rule, shared by `batchd release` (ledger
+// opened by the command) and POST /v1/release (the running daemon's
+// ledger): find the held row, make it pending with who released it, and
+// return the line both print. Refusals wrap ErrNotReleasable.
+func Release(db ReleaseLedger, req ReleaseRequest) (string, error) {
+	if req.File == "" || req.Line <= 0 || req.By == "" {
+		return "", refuse("a release needs the file, a line of 1 or more, and who approves it")
+	}
+	k, err := heldRow(db, req.File, req.Line, req.Batch)
+	if err != nil {
+		return "", err
+	}
+	r, err := db.ApproveHeld(k, req.By)
+	if errors.Is(err, payment.ErrIllegal) {
+		return "", notReleasable{err}
+	}
+	if err != nil {
+		return "", err
+	}
+	return fmt.Sprintf("released %s line %d (%s, %s): now %s, sent by the next submit run",
+		req.File, req.Line, k, r.Payment.Name, r.State), nil
+}
+
+// heldRow finds the row at line of the payment batch ingested as file (of
+// batch, when given), and refuses, saying why, one that is not held.
+func heldRow(db payment.RowReader, file string, line int, batch uint64) (payment.RowKey, error) {
+	batches, err := db.Batches()
+	if err != nil {
+		return payment.RowKey{}, err
+	}
+	var found []payment.RowKey
+	for _, b := range batches {
+		if !b.Kind.Payments() || b.File != file || (batch != 0 && b.ID != batch) {
+			continue
+		}
+		k := payment.RowKey{Batch: b.ID, Line: uint32(line)}
+		r, err := db.Row(k)
+		if errors.Is(err, payment.ErrNotFound) {
+			continue
+		}
+		if err != nil {
+			return k, err
+		}
+		if r.State != payment.Held {
+			return k, refuse("%s line %d (%s) is %s, not held: there is nothing to release",
+				file, line, k, r.ReportStatus())
+		}
+		found = append(found, k)
+	}
+	switch len(found) {
+	case 0:
+		return payment.RowKey{}, refuse("no row at %s line %d: check the file name and line with batchd status",
+			file, line)
+	case 1:
+		return found[0], nil
+	}
+	return payment.RowKey{}, refuse("%d batches of %s hold a row at line %d (%s and %s): say which with --batch N",
+		len(found), file, line, found[0], found[1])
+}
