@@ -97,3 +97,31 @@ func TestReleaseHeldRow(t *testing.T) {
 		}
 	}
 }
+
+// TestReleaseLockedWithoutAdmin: when another process holds the ledger and
+// no admin server answers, batchd release says so and names the fix, and
+// releases nothing.
+func TestReleaseLockedWithoutAdmin(t *testing.T) {
+	dir := t.TempDir()
+	stateDir := filepath.Join(dir, "state")
+	loadHeld(t, stateDir)
+	db, err := state.Open(stateDir, state.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	env := map[string]string{"BATCHD_API_KEY": "sk_test_x1234567890", "USER": "alice"}
+	for _, c := range []struct{ admin, want string }{
+		{`""`, "admin.listen is empty"},
+		{freePort(t), "does not answer"},
+	} {
+		cfg := writeConfig(t, dir, fmt.Sprintf("state_dir: %s\napi: {base_url: http://127.0.0.1:1}\nadmin: {listen: %s}\n", stateDir, c.admin))
+		code, out, errOut := runMain(t, env, "release", "--config", cfg, "--file", "pay.csv", "--line", "3")
+		if code != exitFailure || !strings.Contains(errOut, c.want) || !strings.Contains(errOut, "or stop batchd, release, and start it again") {
+			t.Errorf("admin.listen %s: exit %d\n%s%s", c.admin, code, out, errOut)
+		}
+	}
+	if r, err := db.Row(payment.RowKey{Batch: 1, Line: 3}); err != nil || r.State != payment.Held {
+		t.Fatalf("row after refused releases %+v %v", r, err)
+	}
+}

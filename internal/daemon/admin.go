@@ -89,7 +89,7 @@ type healthzBody struct {
 //	GET  /v1/status       JSON from Options.Status (`batchd status --json`).
 //	POST /v1/jobs/{name}  start a run now: 202 started, 409 already running,
 //	                      404 unknown job, 503 stopping; other methods 405.
-//	POST /v1/release      Options.Release (admin_release.go): 200 released,
+//	POST /v1/release      AdminOptions.Release (admin_release.go): 200,
 //	                      409 refused with the reason, 403 with no Token.
 //
 // The host running batchd is not trusted to be used only by its
