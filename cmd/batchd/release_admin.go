@@ -67,8 +67,8 @@ func releaseThroughAdmin(ctx context.Context, cfg *config.Config, req jobs.Relea
 		hr.Header.Set("Authorization", "Bearer "+tok)
 	}
 	// No proxy: the token goes to batchd itself, never through a proxy
-	// named by HTTP_PROXY.
-	client := &http.Client{Transport: &http.Transport{Proxy: nil}}
+	// named by HTTP_PROXY. One request: no connection is kept.
+	client := &http.Client{Transport: &http.Transport{Proxy: nil, DisableKeepAlives: true}}
 	resp, err := client.Do(hr)
 	if err != nil {
 		return "", fmt.Errorf("a running batchd holds the ledger, and its admin server at %s (admin.listen) does not answer: %w; "+
