@@ -145,10 +145,12 @@ submit:
 	// The kills are spread over the whole run, whatever the machine's
 	// speed: each round aims to submit a random share of about
 	// 1/(chaosMinKills+1) of the rows before its SIGKILL, at the pace
-	// (rows per millisecond, restart included) the last round showed.
+	// (rows per millisecond, restart included) the last round showed,
+	// waiting at most twice as long as the last round did.
 	start := time.Now()
 	kills, midRequest := 0, 0 // midRequest: kills that left creates in flight
 	pace, submittedBefore := 0.05, 0
+	var lastWait time.Duration // a round waits at most twice the last one
 	step := chaosRows / (chaosMinKills + 1)
 	for round := 0; ; round++ {
 		cmd := exec.Command(binary, "submit", "--config", cfg)
@@ -163,7 +165,18 @@ submit:
 		var err error
 		if kills < chaosMinKills || (kills < chaosMinKills+4 && rng.IntN(2) == 0) {
 			rows := float64(step/2 + rng.IntN(step))
+			if left := chaosMinKills - kills; left > 0 {
+				// Leave rows for the kills still to come.
+				rows = min(rows, float64(chaosRows-submittedBefore)/float64(left+1))
+			}
 			wait := min(max(time.Duration(rows/pace)*time.Millisecond, 150*time.Millisecond), 8*time.Second)
+			if lastWait > 0 {
+				// A slow round (a restart's lookups, a loaded machine)
+				// understates the pace; one long wait after it would
+				// submit every row before the kills are done.
+				wait = min(wait, 2*lastWait)
+			}
+			lastWait = wait
 			select {
 			case err = <-done:
 				t.Logf("round %d ended by itself before its kill (%v)", round, err)
