@@ -144,9 +144,10 @@ submit:
 
 	// The kills are spread over the whole run, whatever the machine's
 	// speed: each round aims to submit a random share of about
-	// 1/(chaosMinKills+1) of the rows before its SIGKILL, at the pace
-	// (rows per millisecond, restart included) the last round showed,
-	// waiting at most twice as long as the last round did.
+	// 1/(chaosMinKills+1) of the rows before its SIGKILL (and leaves room
+	// for the kills still to come), at the fastest pace (rows per
+	// millisecond, restart included) a round showed, waiting at most twice
+	// as long as the last round did.
 	start := time.Now()
 	kills, midRequest := 0, 0 // midRequest: kills that left creates in flight
 	pace, submittedBefore := 0.05, 0
@@ -167,7 +168,7 @@ submit:
 			rows := float64(step/2 + rng.IntN(step))
 			if left := chaosMinKills - kills; left > 0 {
 				// Leave rows for the kills still to come.
-				rows = min(rows, float64(chaosRows-submittedBefore)/float64(left+1))
+				rows = min(rows, float64(chaosRows-submittedBefore)/float64(left+2))
 			}
 			wait := min(max(time.Duration(rows/pace)*time.Millisecond, 150*time.Millisecond), 8*time.Second)
 			if lastWait > 0 {
@@ -189,7 +190,9 @@ submit:
 					midRequest++
 				}
 				if submitted > submittedBefore {
-					pace = float64(submitted-submittedBefore) / float64(wait.Milliseconds())
+					// The fastest pace seen: a round slowed by its restart's
+					// lookups must not make the next one wait too long.
+					pace = max(pace, float64(submitted-submittedBefore)/float64(wait.Milliseconds()))
 				}
 				submittedBefore = submitted
 				t.Logf("round %d: SIGKILL after %v: %d rows in flight, %d submitted", round, wait, inFlight, submitted)
