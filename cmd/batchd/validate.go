@@ -109,6 +109,10 @@ func validateFile(name string, so sheet.Options, opts csvfile.Options, onFinding
 	if err != nil {
 		return kind, csvfile.Summary{}, err
 	}
+	if kind == payment.KindApprovals {
+		return kind, csvfile.Summary{}, fmt.Errorf("%s is an approvals file (its header names file, line, account_last4 and approved_by): "+
+			"its lines are checked against the ledger when it is ingested, each in its results report (README \"Releasing by an approvals file\"), not by batchd validate", name)
+	}
 	if in, err = ingest.OpenInput(name, name, so); err != nil {
 		return kind, csvfile.Summary{}, err
 	}

@@ -316,3 +316,18 @@ func TestValidateRoundTrip(t *testing.T) {
 		t.Fatalf("the system's export: exit %d\n%s%s", code, out, errOut)
 	}
 }
+
+// batchd validate names an approvals file for what it is, and says where
+// its lines are checked, instead of parsing it as another kind.
+func TestValidateApprovalsFile(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "approve.csv")
+	if err := os.WriteFile(file, []byte("file,line,account_last4,approved_by\nsecond.csv,2,5678,alice\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errOut := runMain(t, nil, "validate", file)
+	if code == exitOK {
+		t.Fatalf("exit %d\n%s%s", code, out, errOut)
+	}
+	mustContainAll(t, "stderr", errOut, "approve.csv is an approvals file", "checked against the ledger when it is ingested")
+}

@@ -129,6 +129,15 @@ func (in *Input) Kind(opts csvfile.Options) (payment.BatchKind, error) {
 	return sourcefile.Detect(in.br, opts)
 }
 
+// Records reads the file's rows as they are, header first: an approvals
+// file's (see approvals.go).
+func (in *Input) Records(opts csvfile.Options) (csvfile.Source, error) {
+	if in.wb != nil {
+		return in.wb.Records(), nil
+	}
+	return csvfile.NewRecords(in.br, opts)
+}
+
 // Payments parses a payment file (csvfile.Parse, or ParseSource for a
 // sheet).
 func (in *Input) Payments(opts csvfile.Options, onRow func(csvfile.Payment) error, onFinding func(csvfile.Finding) error) (csvfile.Summary, error) {

@@ -143,6 +143,11 @@ type Options struct {
 
 	// Payees is the payee bank-detail check (off when its KeyDir is "").
 	Payees Payees
+
+	// Release applies one line of an approvals file (the release rule,
+	// jobs.Release, passed in because ingest cannot import jobs). Nil: an
+	// approvals file is refused, every line saying so.
+	Release ReleaseFunc
 }
 
 // Outcome says what happened to one file in one run; `batchd ingest`

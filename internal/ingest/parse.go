@@ -140,6 +140,8 @@ func fileWord(k payment.BatchKind) string {
 		return "a funding-source file"
 	case payment.KindVerifications:
 		return "a verification file"
+	case payment.KindApprovals:
+		return "an approvals file"
 	}
 	return "a payment file"
 }

@@ -66,6 +66,9 @@ func (j *Job) process(ctx context.Context, rem Remote, h *held) (Outcome, error)
 	if err != nil {
 		return j.errored(o, fmt.Errorf("read %s: %w", o.File, err))
 	}
+	if kind == payment.KindApprovals {
+		return j.approve(ctx, rem, o, h, local, payment.FileMeta{Kind: kind, Name: h.name, SHA256: sum, Size: size})
+	}
 	return j.load(ctx, rem, o, h, local, payment.FileMeta{Kind: kind, Name: h.name, SHA256: sum, Size: size}, prior)
 }
 

@@ -136,7 +136,8 @@ func (e *Env) ingestOptions() ingest.Options {
 		Delimiter: c.Ingest.Delimiter, Sheet: c.Ingest.Sheet, TestMode: c.API.Mode == config.ModeTest, Location: c.Location(),
 		SpoolDir: filepath.Join(c.StateDir, "spool"), ReportsDir: e.ReportsDir(), Logger: e.Log,
 		SweepDirs: sweepDirs(c), ReportFormats: ReportFormats(c), Now: e.now, OnOutcome: e.hooks.OnIngestOutcome,
-		Payees: ingest.Payees{KeyDir: c.StateDir, Mode: c.Ingest.OnAccountChange, Memory: e.DB},
+		Payees:  ingest.Payees{KeyDir: c.StateDir, Mode: c.Ingest.OnAccountChange, Memory: e.DB},
+		Release: ApprovalRelease(e.DB),
 	}
 }
 

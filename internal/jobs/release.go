@@ -1,10 +1,14 @@
 package jobs
 
 import (
+	"context"
 	"errors"
 	"fmt"
+	"strings"
 
+	"github.com/batchd/batchd/internal/ingest"
 	"github.com/batchd/batchd/internal/payment"
+	"github.com/batchd/batchd/internal/redact"
 )
 
 // ErrNotReleasable marks a release refused for a reason the person can
@@ -35,6 +39,9 @@ type ReleaseRequest struct {
 	Line  int    `json:"line"`
 	Batch uint64 `json:"batch,omitempty"`
 	By    string `json:"by"` // who approves the change, for the row's history
+	// Last4, if set, must be the last four digits of the held row's new
+	// account: an approvals file's approver proves they saw the change.
+	Last4 string `json:"account_last4,omitempty"`
 }
 
 // Release is the one release rule, shared by `batchd release` (ledger
@@ -47,6 +54,9 @@ func Release(db ReleaseLedger, req ReleaseRequest) (string, error) {
 	}
 	k, err := heldRow(db, req.File, req.Line, req.Batch)
 	if err != nil {
+		return "", err
+	}
+	if err := checkLast4(db, k, req); err != nil {
 		return "", err
 	}
 	r, err := db.ApproveHeld(k, req.By)
@@ -95,4 +105,40 @@ func heldRow(db payment.RowReader, file string, line int, batch uint64) (payment
 	}
 	return payment.RowKey{}, refuse("%d batches of %s hold a row at line %d (%s and %s): say which with --batch N",
 		len(found), file, line, found[0], found[1])
+}
+
+// checkLast4 refuses a release whose Last4 is not the last four digits of
+// the held row's new account; no Last4, nothing to check.
+func checkLast4(db payment.RowReader, k payment.RowKey, req ReleaseRequest) error {
+	if req.Last4 == "" {
+		return nil
+	}
+	r, err := db.Row(k)
+	if err != nil {
+		return err
+	}
+	p := r.Payment
+	match := p.BankAccount != "" && strings.HasSuffix(strings.TrimSpace(p.BankAccount), req.Last4) ||
+		p.BankAccount == "" && p.AccountLast4 == req.Last4
+	if !match {
+		return refuse("%s line %d (%s): the last four digits of the new account are not %s (it is %s): check the account the payee gave, and approve with its last four digits",
+			req.File, req.Line, k, req.Last4, redact.PaymentAccount(&p))
+	}
+	return nil
+}
+
+// ApprovalRelease is ingest's release of one approvals-file line
+// (ingest.Options.Release): Release with the line's last four digits; a
+// refusal is the line's result, not an error.
+func ApprovalRelease(db ReleaseLedger) ingest.ReleaseFunc {
+	return func(_ context.Context, a ingest.Approval) (bool, string, error) {
+		msg, err := Release(db, ReleaseRequest{File: a.File, Line: a.Line, By: a.By, Last4: a.Last4})
+		if errors.Is(err, ErrNotReleasable) {
+			return false, err.Error(), nil
+		}
+		if err != nil {
+			return false, "", err
+		}
+		return true, msg, nil
+	}
 }

@@ -27,6 +27,7 @@ const (
 	KindPayments      BatchKind = ""                // a payment file: checks
 	KindSources       BatchKind = "funding-sources" // a funding-source file
 	KindVerifications BatchKind = "verifications"   // a verification file
+	KindApprovals     BatchKind = "approvals"       // an approvals file: releases of held rows
 )
 
 // Payments reports whether the batch's rows are payments.

@@ -40,7 +40,7 @@ type pendingRow struct {
 // the same content was already accepted; File tells which file that was.
 func (d *DB) BeginBatch(m payment.FileMeta) (payment.Loader, error) {
 	switch m.Kind {
-	case payment.KindPayments, payment.KindSources, payment.KindVerifications:
+	case payment.KindPayments, payment.KindSources, payment.KindVerifications, payment.KindApprovals:
 	default:
 		return nil, fmt.Errorf("begin batch for %s: %w: unknown batch kind %q", m.Name, ErrWrongKind, m.Kind)
 	}

@@ -410,7 +410,7 @@ func (r *Report) batches(bb *bolt.Bucket) map[uint64]*payment.Batch {
 			r.add(fmt.Sprintf("batch %d", id), "is stored under id %d but says it is %d", id, b.ID)
 		}
 		switch b.Kind {
-		case payment.KindPayments, payment.KindSources, payment.KindVerifications:
+		case payment.KindPayments, payment.KindSources, payment.KindVerifications, payment.KindApprovals:
 		default:
 			r.add(fmt.Sprintf("batch %d", id), "has the unknown kind %q", b.Kind)
 		}

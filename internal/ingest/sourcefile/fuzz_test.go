@@ -26,6 +26,8 @@ func FuzzParse(f *testing.F) {
 	f.Add([]byte(sources(src(nil), tokenRow(nil), src(map[string]string{"routing_number": "11000015"}))))
 	f.Add([]byte("user_id;processor_token\n" + sourceID + ";" + token + "\n"))
 	f.Add([]byte("source_id\tamount1\tamount2\n" + sourceID + "\t0.07\t7\n"))
+	f.Add([]byte("file,line,account_last4,approved_by\nsecond.csv,2,5678,alice\n"))
+	f.Add([]byte("File;Line;Account_Last4;Approved_By;note\n\"a;b.csv\";x;12345678;\n"))
 	f.Add([]byte("first_name,last_name,email,,processor_token\n\"a\nb\",c,d@e.fg,x,tok\n,,,,\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		for _, sep := range []string{",", ";", "\t"} {

@@ -94,6 +94,9 @@ func shared(c column) bool { return c == colEmail || c == colPhone }
 // kinds, or is none of the three, is judged as a payment file's (whose
 // parser explains what is wrong with it).
 func KindOf(header []string) payment.BatchKind {
+	if approvals(header) {
+		return payment.KindApprovals
+	}
 	var pay, src, ver int
 	for _, cell := range header {
 		name := strings.ToLower(strings.TrimSpace(cell))
@@ -182,4 +185,23 @@ func ignoreSet(names []string) map[string]bool {
 		}
 	}
 	return set
+}
+
+// ApprovalColumns are the columns an approvals file's header must name
+// (in any order and case, with or without underscores; other columns are
+// ignored): a header naming all four is an approvals file's.
+var ApprovalColumns = []string{"file", "line", "account_last4", "approved_by"}
+
+// approvals reports whether header names every approvals column.
+func approvals(header []string) bool {
+	seen := map[string]bool{}
+	for _, cell := range header {
+		seen[key(cell)] = true
+	}
+	for _, c := range ApprovalColumns {
+		if !seen[key(c)] {
+			return false
+		}
+	}
+	return true
 }

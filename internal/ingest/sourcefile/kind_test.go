@@ -33,6 +33,11 @@ func TestKindOf(t *testing.T) {
 		"source_id,amount1,amount2":               payment.KindVerifications,
 		"SourceId,Amount1,Amount2":                payment.KindVerifications,
 		"fundingSourceId,amount1,amount2,user_id": payment.KindVerifications,
+		// approvals files: all four columns, any case, extra columns ignored
+		"file,line,account_last4,approved_by":               payment.KindApprovals,
+		"File,Line,AccountLast4,Approved_By,note":           payment.KindApprovals,
+		"approved_by, account_last4 ,line,file,amount,memo": payment.KindApprovals,
+		"file,line,account_last4":                           payment.KindPayments, // approved_by missing
 	}
 	for header, want := range cases {
 		if got := KindOf(strings.Split(header, ",")); got != want {
