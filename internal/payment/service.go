@@ -25,8 +25,11 @@ type Service interface {
 	DeleteCheck(ctx context.Context, id string) error
 }
 
-// CheckQuery selects a page of the check list. Dates are YYYY-MM-DD in
-// the service's time zone (UTC). The service documents the label filter
+// CheckQuery selects a page of the check list. Dates are YYYY-MM-DD days
+// of the service's own clock and time zone, which the spec does not name
+// and batchd does not assume: a lookup that must find a check widens its
+// range for both (see resolve.SkewBound); an empty date is no bound. The
+// service documents the label filter
 // only as finding "similar" checks, so a caller compares labels itself
 // (Belongs).
 type CheckQuery struct {
