@@ -6,7 +6,7 @@ import (
 	"strconv"
 
 	"github.com/batchd/batchd/internal/payment"
-	bolt "go.etcd.io/bbolt"
+	"github.com/batchd/batchd/internal/state/kv"
 )
 
 // Loader writes one file's rows in chunks. The batch stays Loading, and so
@@ -45,7 +45,7 @@ func (d *DB) BeginBatch(m payment.FileMeta) (payment.Loader, error) {
 		return nil, fmt.Errorf("begin batch for %s: %w: unknown batch kind %q", m.Name, ErrWrongKind, m.Kind)
 	}
 	l := &Loader{d: d, meta: m}
-	err := d.update(func(tx *bolt.Tx) error {
+	err := d.update(func(tx kv.Tx) error {
 		if raw := tx.Bucket(bucketFiles).Get([]byte(m.SHA256)); raw != nil {
 			var f payment.File
 			if err := json.Unmarshal(raw, &f); err != nil {
@@ -151,13 +151,14 @@ func (l *Loader) write(buf []pendingRow) error {
 	}
 	at := l.d.now().UTC()
 	held := 0
-	err := l.d.update(func(tx *bolt.Tx) error {
+	err := l.d.update(func(tx kv.Tx) error {
 		rows, open, nums := tx.Bucket(bucketRows), tx.Bucket(bucketOpen), tx.Bucket(bucketNumbers)
 		// Keys only grow within a load (batch id, then line): pack pages
 		// instead of bbolt's half-full default for random inserts. Rows
 		// leave room for what they gain on their way to submitted
 		// (loadFill); the open index does not grow.
-		rows.FillPercent, open.FillPercent = loadFill, 1.0
+		rows.FillPercent(loadFill)
+		open.FillPercent(1.0)
 		held = 0 // a retried transaction counts again
 		for _, pr := range buf {
 			st := payment.Pending
@@ -223,7 +224,7 @@ func (l *Loader) Commit(rows, invalid int) (payment.Batch, error) {
 			l.batch.Counts[st] = n
 		}
 	}
-	err := l.d.update(func(tx *bolt.Tx) error {
+	err := l.d.update(func(tx kv.Tx) error {
 		if err := putBatch(tx, &l.batch); err != nil {
 			return err
 		}
@@ -247,7 +248,7 @@ func (l *Loader) Reject(rows, invalid int, reason string) (payment.Batch, error)
 	l.batch.Status, l.batch.Note = payment.BatchRejected, reason
 	l.batch.Rows, l.batch.Invalid = rows, invalid
 	l.batch.Counts = map[payment.RowState]int{}
-	err := l.d.update(func(tx *bolt.Tx) error {
+	err := l.d.update(func(tx kv.Tx) error {
 		if err := putBatch(tx, &l.batch); err != nil {
 			return err
 		}
@@ -268,7 +269,7 @@ func (l *Loader) Abort() error {
 	if err := l.d.deleteRows(l.batch.ID); err != nil {
 		return err
 	}
-	err := l.d.update(func(tx *bolt.Tx) error { return tx.Bucket(bucketBatches).Delete(u64(l.batch.ID)) })
+	err := l.d.update(func(tx kv.Tx) error { return tx.Bucket(bucketBatches).Delete(u64(l.batch.ID)) })
 	if err != nil {
 		return fmt.Errorf("abort batch %d (%s): %w", l.batch.ID, l.meta.Name, err)
 	}
@@ -282,7 +283,7 @@ func (d *DB) deleteRows(batch uint64) error {
 	prefix := u64(batch)
 	for {
 		n := 0
-		err := d.update(func(tx *bolt.Tx) error {
+		err := d.update(func(tx kv.Tx) error {
 			for _, kind := range [][2][]byte{{bucketRows, bucketOpen}, {bucketSrcRows, bucketSrcOpen}} {
 				c := tx.Bucket(kind[0]).Cursor()
 				open := tx.Bucket(kind[1])
@@ -314,7 +315,7 @@ func (d *DB) deleteRows(batch uint64) error {
 // holding the file lock, no other loader can be running.
 func (d *DB) discardLoading() error {
 	var ids []uint64
-	err := d.view(func(tx *bolt.Tx) error {
+	err := d.view(func(tx kv.Tx) error {
 		return tx.Bucket(bucketBatches).ForEach(func(k, v []byte) error {
 			var b payment.Batch
 			if err := json.Unmarshal(v, &b); err != nil {
@@ -333,14 +334,14 @@ func (d *DB) discardLoading() error {
 		if err := d.deleteRows(id); err != nil {
 			return err
 		}
-		if err := d.update(func(tx *bolt.Tx) error { return tx.Bucket(bucketBatches).Delete(u64(id)) }); err != nil {
+		if err := d.update(func(tx kv.Tx) error { return tx.Bucket(bucketBatches).Delete(u64(id)) }); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-func putBatch(tx *bolt.Tx, b *payment.Batch) error {
+func putBatch(tx kv.Tx, b *payment.Batch) error {
 	raw, err := json.Marshal(b)
 	if err != nil {
 		return err
@@ -348,7 +349,7 @@ func putBatch(tx *bolt.Tx, b *payment.Batch) error {
 	return tx.Bucket(bucketBatches).Put(u64(b.ID), raw)
 }
 
-func getBatch(tx *bolt.Tx, id uint64) (*payment.Batch, error) {
+func getBatch(tx kv.Tx, id uint64) (*payment.Batch, error) {
 	raw := tx.Bucket(bucketBatches).Get(u64(id))
 	if raw == nil {
 		return nil, fmt.Errorf("batch %d: %w", id, payment.ErrNotFound)
@@ -363,7 +364,7 @@ func getBatch(tx *bolt.Tx, id uint64) (*payment.Batch, error) {
 	return b, nil
 }
 
-func putFile(tx *bolt.Tx, f *payment.File) error {
+func putFile(tx kv.Tx, f *payment.File) error {
 	raw, err := json.Marshal(f)
 	if err != nil {
 		return err
@@ -372,7 +373,7 @@ func putFile(tx *bolt.Tx, f *payment.File) error {
 }
 
 // bumpCounts moves one row from one state's count to another's.
-func bumpCounts(tx *bolt.Tx, id uint64, from, to payment.RowState) error {
+func bumpCounts(tx kv.Tx, id uint64, from, to payment.RowState) error {
 	b, err := getBatch(tx, id)
 	if err != nil {
 		return err

@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"github.com/batchd/batchd/internal/payment"
+	boltkv "github.com/batchd/batchd/internal/state/bolt"
+	"github.com/batchd/batchd/internal/state/kv"
 	bolt "go.etcd.io/bbolt"
 	bolterrors "go.etcd.io/bbolt/errors"
 )
@@ -122,8 +124,9 @@ func CheckFile(path string) (*Report, error) {
 		return r, nil
 	}
 	err = guarded(func() error {
-		return b.View(func(tx *bolt.Tx) error {
-			for _, f := range structure(tx, maxFaults) {
+		return b.View(func(btx *bolt.Tx) error {
+			tx := boltkv.Tx(btx)
+			for _, f := range structure(btx, maxFaults) {
 				r.add("file", "%s", f)
 			}
 			if !r.OK() {
@@ -210,7 +213,7 @@ var requiredBuckets = [][]byte{bucketMeta, bucketFiles, bucketBatches, bucketRow
 // invariants checks batchd's own rules in tx. Rows are read once, in key
 // order, alongside the open and track indexes (which are keyed alike), so
 // that memory stays flat however many rows there are.
-func (r *Report) invariants(tx *bolt.Tx) error {
+func (r *Report) invariants(tx kv.Tx) error {
 	missing := false
 	for _, name := range requiredBuckets {
 		if tx.Bucket(name) == nil {
@@ -326,7 +329,7 @@ func (r *Report) invariants(tx *bolt.Tx) error {
 	// Every row's check maps back to the row; if the index holds more
 	// entries than rows own checks, or a row's check does not map back,
 	// name the entries no row owns.
-	if n := checks.Stats().KeyN; n != r.Checks || checkFault {
+	if n := checks.KeyN(); n != r.Checks || checkFault {
 		_ = checks.ForEach(func(id, k []byte) error {
 			raw := rows.Get(k)
 			if len(k) != 12 || raw == nil {
@@ -363,7 +366,7 @@ func (r *Report) invariants(tx *bolt.Tx) error {
 	return nil
 }
 
-func (r *Report) meta(tx *bolt.Tx) {
+func (r *Report) meta(tx kv.Tx) {
 	if id, err := readIdentity(tx); err != nil {
 		r.add("meta", "%v", err)
 	} else {
@@ -393,7 +396,7 @@ func (r *Report) meta(tx *bolt.Tx) {
 	}
 }
 
-func (r *Report) batches(bb *bolt.Bucket) map[uint64]*payment.Batch {
+func (r *Report) batches(bb kv.Bucket) map[uint64]*payment.Batch {
 	out := map[uint64]*payment.Batch{}
 	_ = bb.ForEach(func(k, v []byte) error {
 		if len(k) != 8 {
@@ -423,7 +426,7 @@ func (r *Report) batches(bb *bolt.Bucket) map[uint64]*payment.Batch {
 
 // files checks that every file record decodes. (A record may outlive its
 // batch: it is what keeps the same content from being paid again.)
-func (r *Report) files(fb *bolt.Bucket) {
+func (r *Report) files(fb kv.Bucket) {
 	_ = fb.ForEach(func(k, v []byte) error {
 		var f payment.File
 		if err := json.Unmarshal(v, &f); err != nil {

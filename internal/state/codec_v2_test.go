@@ -3,13 +3,13 @@ package state
 import (
 	"bytes"
 	"encoding/hex"
+	"github.com/batchd/batchd/internal/state/kv"
 	"reflect"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/batchd/batchd/internal/payment"
-	bolt "go.etcd.io/bbolt"
 )
 
 // typicalRow is a sample file's row once submitted: what most of a
@@ -158,7 +158,7 @@ func TestRowCodecReadsEveryLayout(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := d.update(func(tx *bolt.Tx) error { return tx.Bucket(bucketRows).Put(keyBytes(k), encodeRowV1(nil, r)) }); err != nil {
+	if err := d.update(func(tx kv.Tx) error { return tx.Bucket(bucketRows).Put(keyBytes(k), encodeRowV1(nil, r)) }); err != nil {
 		t.Fatal(err)
 	}
 	again, err := d.Row(k)
@@ -168,7 +168,7 @@ func TestRowCodecReadsEveryLayout(t *testing.T) {
 	if _, err := d.Send(k); err != nil {
 		t.Fatal(err)
 	}
-	if err := d.view(func(tx *bolt.Tx) error {
+	if err := d.view(func(tx kv.Tx) error {
 		if raw := tx.Bucket(bucketRows).Get(keyBytes(k)); raw[0] != rowCodecV2 {
 			t.Errorf("row rewritten in layout %#x, want rowCodecV2", raw[0])
 		}

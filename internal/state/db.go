@@ -30,6 +30,7 @@ import (
 
 	"github.com/batchd/batchd/internal/funding"
 	"github.com/batchd/batchd/internal/payment"
+	"github.com/batchd/batchd/internal/state/kv"
 	bolt "go.etcd.io/bbolt"
 )
 
@@ -73,10 +74,10 @@ var ErrLocked = errors.New("state is locked by another batchd process")
 
 // migrations[v] upgrades a database from schema v to v+1, inside the
 // transaction that has already created every bucket of the current layout.
-var migrations = map[int]func(*bolt.Tx) error{
+var migrations = map[int]func(kv.Tx) error{
 	// 1 -> 2: the funding-source buckets, which initSchema has just
 	// created empty; no row moves.
-	1: func(*bolt.Tx) error { return nil },
+	1: func(kv.Tx) error { return nil },
 }
 
 // allBuckets is every top-level bucket of the current layout.
@@ -111,6 +112,11 @@ type Options struct {
 
 // DB is an open ledger. Its methods are safe for concurrent use.
 type DB struct {
+	// store holds the ledger; every rule reads and writes through it.
+	store kv.Store
+	// bolt is the bbolt database beneath store when the ledger is a
+	// file, for the features only a file has (snapshots, compaction,
+	// the marker); nil on any other store.
 	bolt     *bolt.DB
 	path     string
 	now      func() time.Time
@@ -191,7 +197,7 @@ func Open(dir string, opts Options) (*DB, error) {
 	// The marker follows the ledger's first commit: a crash in between
 	// leaves a ledger without a marker, which the next Open accepts.
 	if err := d.writeMarker(); err != nil && create {
-		d.bolt.Close()
+		d.store.Close()
 		return nil, fmt.Errorf("open state %s: write the marker: %w", path, err)
 	}
 	if !opts.NoSnapshots {
@@ -202,7 +208,7 @@ func Open(dir string, opts Options) (*DB, error) {
 
 // initSchema creates the buckets, stamps or checks the schema version and
 // runs any migrations, all in one transaction.
-func (d *DB) initSchema(tx *bolt.Tx) error {
+func (d *DB) initSchema(tx kv.Tx) error {
 	for _, name := range allBuckets {
 		if _, err := tx.CreateBucketIfNotExists(name); err != nil {
 			return err
@@ -283,13 +289,13 @@ func (d *DB) Close() error {
 			}
 		}
 	})
-	return d.bolt.Close()
+	return d.store.Close()
 }
 
 // bumpGeneration raises the ledger's generation in a transaction of its
 // own, or within tx when one is given.
-func (d *DB) bumpGeneration(tx *bolt.Tx) error {
-	bump := func(tx *bolt.Tx) error {
+func (d *DB) bumpGeneration(tx kv.Tx) error {
+	bump := func(tx kv.Tx) error {
 		meta := tx.Bucket(bucketMeta)
 		gen := uint64(0)
 		if raw := meta.Get(keyGeneration); len(raw) == 8 {
@@ -330,10 +336,10 @@ func u64(v uint64) []byte {
 }
 
 // update runs fn in a write transaction and counts the commit.
-func (d *DB) update(fn func(*bolt.Tx) error) (err error) {
+func (d *DB) update(fn func(kv.Tx) error) (err error) {
 	defer d.recoverDamage("write", &err)
 	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
-	return d.fail("write", d.bolt.Update(func(tx *bolt.Tx) error {
+	return d.fail("write", d.store.Update(func(tx kv.Tx) error {
 		tx.OnCommit(d.counter(tx))
 		return fn(tx)
 	}))
@@ -341,10 +347,10 @@ func (d *DB) update(fn func(*bolt.Tx) error) (err error) {
 
 // batch runs fn through bbolt's group commit and counts the commit once
 // per transaction, however many callers shared it.
-func (d *DB) batch(fn func(*bolt.Tx) error) (err error) {
+func (d *DB) batch(fn func(kv.Tx) error) (err error) {
 	defer d.recoverDamage("write", &err)
 	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
-	return d.fail("write", d.bolt.Batch(func(tx *bolt.Tx) error {
+	return d.fail("write", d.store.Batch(func(tx kv.Tx) error {
 		// bbolt may run fn on a goroutine of its own; there too a
 		// fault reading a damaged page is a panic, which bbolt's Batch
 		// recovers and returns as an error.
@@ -355,10 +361,10 @@ func (d *DB) batch(fn func(*bolt.Tx) error) (err error) {
 }
 
 // view runs fn in a read transaction.
-func (d *DB) view(fn func(*bolt.Tx) error) (err error) {
+func (d *DB) view(fn func(kv.Tx) error) (err error) {
 	defer d.recoverDamage("read", &err)
 	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
-	return d.fail("read", d.bolt.View(fn))
+	return d.fail("read", d.store.View(fn))
 }
 
 // fail files err as a ledger failure (payment.ErrLedger: the disk is full,
@@ -401,7 +407,7 @@ func damagedErr(cause string) error {
 		"run `batchd check` for a diagnosis and install the last good snapshot with `batchd restore --from SNAPSHOT`", cause)
 }
 
-func (d *DB) counter(tx *bolt.Tx) func() {
+func (d *DB) counter(tx kv.Tx) func() {
 	id := tx.ID()
 	return func() {
 		d.mu.Lock()

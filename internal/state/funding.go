@@ -9,7 +9,7 @@ import (
 	"github.com/batchd/batchd/internal/funding"
 	"github.com/batchd/batchd/internal/payment"
 	"github.com/batchd/batchd/internal/redact"
-	bolt "go.etcd.io/bbolt"
+	"github.com/batchd/batchd/internal/state/kv"
 )
 
 // Funding-source rows (internal/funding) are kept as payment rows are, in
@@ -77,7 +77,7 @@ func (l *Loader) flushSources() error {
 		return nil
 	}
 	at := l.d.now().UTC()
-	err := l.d.update(func(tx *bolt.Tx) error {
+	err := l.d.update(func(tx kv.Tx) error {
 		for _, ps := range l.src {
 			r := &funding.Row{Key: payment.RowKey{Batch: l.batch.ID, Line: ps.line}, State: payment.Pending, Request: ps.r,
 				History: []payment.Step{{At: at, State: payment.Pending, Note: "ingested"}}}
@@ -98,7 +98,7 @@ func (l *Loader) flushSources() error {
 	return nil
 }
 
-func getSource(tx *bolt.Tx, k payment.RowKey) (*funding.Row, error) {
+func getSource(tx kv.Tx, k payment.RowKey) (*funding.Row, error) {
 	raw := tx.Bucket(bucketSrcRows).Get(keyBytes(k))
 	if raw == nil {
 		return nil, fmt.Errorf("funding row %s: %w", k, payment.ErrNotFound)
@@ -115,7 +115,7 @@ func decodeSource(k payment.RowKey, raw []byte) (*funding.Row, error) {
 	return r, nil
 }
 
-func putSource(tx *bolt.Tx, r *funding.Row) error {
+func putSource(tx kv.Tx, r *funding.Row) error {
 	raw, err := json.Marshal(r)
 	if err != nil {
 		return err
@@ -136,7 +136,7 @@ func ownsSource(r *funding.Row) bool { return r.SourceID != "" && r.Request.Meth
 // decides the next state) or a step of keepRules (the state stays).
 // mutate may adjust the row; the history step, the indexes and the batch
 // counts are kept here.
-func (d *DB) applySource(tx *bolt.Tx, k payment.RowKey, t payment.Transition, note string, mutate func(*funding.Row) error) (*funding.Row, error) {
+func (d *DB) applySource(tx kv.Tx, k payment.RowKey, t payment.Transition, note string, mutate func(*funding.Row) error) (*funding.Row, error) {
 	r, err := getSource(tx, k)
 	if err != nil {
 		return nil, err
@@ -195,7 +195,7 @@ func nextSource(t payment.Transition, from payment.RowState) (payment.RowState, 
 
 // indexSource keeps src_open, src_track and src_ids in step with r. It
 // refuses (payment.ErrCheckOwned) a source id another row owns.
-func (d *DB) indexSource(tx *bolt.Tx, r *funding.Row) error {
+func (d *DB) indexSource(tx kv.Tx, r *funding.Row) error {
 	key := keyBytes(r.Key)
 	open, track := tx.Bucket(bucketSrcOpen), tx.Bucket(bucketSrcTrack)
 	if r.State.Open() {
@@ -225,7 +225,7 @@ func (d *DB) indexSource(tx *bolt.Tx, r *funding.Row) error {
 // SourceRow returns one funding row.
 func (d *DB) SourceRow(k payment.RowKey) (*funding.Row, error) {
 	var r *funding.Row
-	err := d.view(func(tx *bolt.Tx) (err error) {
+	err := d.view(func(tx kv.Tx) (err error) {
 		r, err = getSource(tx, k)
 		return err
 	})
@@ -235,7 +235,7 @@ func (d *DB) SourceRow(k payment.RowKey) (*funding.Row, error) {
 // SourceRows calls fn for each funding row of a batch in line order, until
 // fn returns false or an error. A payment batch has none.
 func (d *DB) SourceRows(batch uint64, fn func(*funding.Row) (bool, error)) error {
-	return scan(d, bucketSrcRows, u64(batch), func(_ *bolt.Tx, k, v []byte) (*funding.Row, error) {
+	return scan(d, bucketSrcRows, u64(batch), func(_ kv.Tx, k, v []byte) (*funding.Row, error) {
 		return decodeSource(keyFrom(k), v)
 	}, fn)
 }
@@ -260,7 +260,7 @@ func (d *DB) TrackedSourceRows(fn func(*funding.Row) (bool, error)) error {
 // name) are absent from the map.
 func (d *DB) SourceOwners(ids []string) (map[string]payment.RowKey, error) {
 	out := make(map[string]payment.RowKey, len(ids))
-	err := d.view(func(tx *bolt.Tx) error {
+	err := d.view(func(tx kv.Tx) error {
 		b := tx.Bucket(bucketSrcIDs)
 		for _, id := range ids {
 			if raw := b.Get([]byte(id)); raw != nil {

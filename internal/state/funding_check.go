@@ -7,7 +7,7 @@ import (
 
 	"github.com/batchd/batchd/internal/funding"
 	"github.com/batchd/batchd/internal/payment"
-	bolt "go.etcd.io/bbolt"
+	"github.com/batchd/batchd/internal/state/kv"
 )
 
 // sourceBuckets are the funding rows' buckets. A ledger of schema 1 (from
@@ -22,7 +22,7 @@ var sourceBuckets = [][]byte{bucketSrcRows, bucketSrcOpen, bucketSrcTrack, bucke
 // status is Tracked; a row has a source id exactly when it is submitted;
 // and src_ids maps each source id to the one row that owns it, never a
 // Verify row. Rows are read once, in key order, beside the two indexes.
-func (r *Report) sourceInvariants(tx *bolt.Tx, batches map[uint64]*payment.Batch, tally map[uint64]map[payment.RowState]int) {
+func (r *Report) sourceInvariants(tx kv.Tx, batches map[uint64]*payment.Batch, tally map[uint64]map[payment.RowState]int) {
 	var missing [][]byte
 	for _, name := range sourceBuckets {
 		if tx.Bucket(name) == nil {
@@ -141,7 +141,7 @@ func (r *Report) sourceInvariants(tx *bolt.Tx, batches map[uint64]*payment.Batch
 	for ; tk != nil; tk, _ = tc.Next() {
 		orphan("src_track", tk)
 	}
-	if n := ids.Stats().KeyN; n != r.Sources || idFault {
+	if n := ids.KeyN(); n != r.Sources || idFault {
 		r.sourceIDs(ids, rows)
 	}
 }
@@ -149,7 +149,7 @@ func (r *Report) sourceInvariants(tx *bolt.Tx, batches map[uint64]*payment.Batch
 // sourceIDs names the src_ids entries that no row owns: an entry naming a
 // row that does not exist, whose source is another, or that is a Verify
 // row.
-func (r *Report) sourceIDs(ids, rows *bolt.Bucket) {
+func (r *Report) sourceIDs(ids, rows kv.Bucket) {
 	_ = ids.ForEach(func(id, k []byte) error {
 		where := "funding source " + string(id)
 		raw := rows.Get(k)
@@ -174,7 +174,7 @@ func (r *Report) sourceIDs(ids, rows *bolt.Bucket) {
 }
 
 // schemaOf is the schema version tx's ledger says it has, 0 for none.
-func schemaOf(tx *bolt.Tx) uint64 {
+func schemaOf(tx kv.Tx) uint64 {
 	if raw := tx.Bucket(bucketMeta).Get(keySchema); len(raw) == 8 {
 		return binary.BigEndian.Uint64(raw)
 	}

@@ -7,7 +7,7 @@ import (
 
 	"github.com/batchd/batchd/internal/funding"
 	"github.com/batchd/batchd/internal/payment"
-	bolt "go.etcd.io/bbolt"
+	"github.com/batchd/batchd/internal/state/kv"
 )
 
 // The funding rows' transitions, as onboarding drives them. Those that
@@ -38,7 +38,7 @@ func (d *DB) CustomerFound(k payment.RowKey, userID, note string) (*funding.Row,
 		return nil, fmt.Errorf("funding row %s: customer found without a user_id", k)
 	}
 	var out *funding.Row
-	err := d.batch(func(tx *bolt.Tx) error {
+	err := d.batch(func(tx kv.Tx) error {
 		r, err := getSource(tx, k)
 		if err != nil {
 			return err
@@ -127,7 +127,7 @@ func (d *DB) Initiated(k payment.RowKey, at time.Time, nextStep string) (*fundin
 // may have left before the process stopped. It returns how many.
 func (d *DB) RecoverSourcesInFlight() (int, error) {
 	n := 0
-	err := d.update(func(tx *bolt.Tx) error {
+	err := d.update(func(tx kv.Tx) error {
 		n = 0 // a retried transaction starts over
 		var keys []payment.RowKey
 		if err := tx.Bucket(bucketSrcOpen).ForEach(func(k, v []byte) error {
@@ -162,7 +162,7 @@ func (d *DB) ObserveSources(obs []funding.Observation, at time.Time) (map[paymen
 	if len(obs) == 0 {
 		return changed, nil
 	}
-	err := d.update(func(tx *bolt.Tx) error {
+	err := d.update(func(tx kv.Tx) error {
 		clear(changed)
 		for _, o := range obs {
 			r, err := getSource(tx, o.Key)
@@ -206,7 +206,7 @@ func seeSource(r *funding.Row, s funding.Status, at time.Time) {
 // group commit.
 func (d *DB) batchApplySource(k payment.RowKey, t payment.Transition, note string, mutate func(*funding.Row) error) (*funding.Row, error) {
 	var out *funding.Row
-	err := d.batch(func(tx *bolt.Tx) error {
+	err := d.batch(func(tx kv.Tx) error {
 		r, err := d.applySource(tx, k, t, note, mutate)
 		out = r
 		return err

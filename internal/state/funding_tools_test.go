@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	boltkv "github.com/batchd/batchd/internal/state/bolt"
+	"github.com/batchd/batchd/internal/state/kv"
 	"path/filepath"
 	"reflect"
 	"strings"
@@ -56,7 +58,8 @@ func TestCheckFundingInvariants(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	err = bd.Update(func(tx *bolt.Tx) error {
+	err = bd.Update(func(btx *bolt.Tx) error {
+		tx := boltkv.Tx(btx)
 		open, track, ids := tx.Bucket(bucketSrcOpen), tx.Bucket(bucketSrcTrack), tx.Bucket(bucketSrcIDs)
 		open.Delete(k(sb, 2))     // a pending row missing from src_open
 		track.Put(k(sb, 99), nil) // an entry without a row
@@ -155,7 +158,7 @@ func TestCheckFundingBuckets(t *testing.T) {
 		t.Fatalf("open funding rows after the migration: %v", got)
 	}
 	var schema uint64
-	d.view(func(tx *bolt.Tx) error { schema = schemaOf(tx); return nil })
+	d.view(func(tx kv.Tx) error { schema = schemaOf(tx); return nil })
 	if schema != SchemaVersion || SchemaVersion != 2 {
 		t.Fatalf("schema %d after open, want %d", schema, SchemaVersion)
 	}

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"time"
 
-	bolt "go.etcd.io/bbolt"
+	"github.com/batchd/batchd/internal/state/kv"
 )
 
 // LastSuccess returns when the named job last ran successfully, so that a
@@ -14,7 +14,7 @@ func (d *DB) LastSuccess(job string) (time.Time, bool, error) {
 		at time.Time
 		ok bool
 	)
-	err := d.view(func(tx *bolt.Tx) error {
+	err := d.view(func(tx kv.Tx) error {
 		raw := tx.Bucket(bucketJobs).Get([]byte(job))
 		if raw == nil {
 			return nil
@@ -38,7 +38,7 @@ func (d *DB) RecordSuccess(job string, at time.Time) error {
 	// Each success also raises the ledger's generation and records it in
 	// the marker, so that a copy taken before it and put back by hand is
 	// refused (see Open).
-	err = d.update(func(tx *bolt.Tx) error {
+	err = d.update(func(tx kv.Tx) error {
 		if err := tx.Bucket(bucketJobs).Put([]byte(job), raw); err != nil {
 			return err
 		}
@@ -53,7 +53,7 @@ func (d *DB) RecordSuccess(job string, at time.Time) error {
 
 // Ping checks that the database answers a read, for health checks.
 func (d *DB) Ping() error {
-	return d.view(func(tx *bolt.Tx) error {
+	return d.view(func(tx kv.Tx) error {
 		if tx.Bucket(bucketMeta) == nil {
 			return fmt.Errorf("state %s: meta bucket missing", d.path)
 		}

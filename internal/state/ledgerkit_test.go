@@ -3,6 +3,7 @@ package state
 import (
 	"errors"
 	"fmt"
+	boltkv "github.com/batchd/batchd/internal/state/bolt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -436,7 +437,8 @@ func TestCheckFindsBrokenInvariants(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	err = bd.Update(func(tx *bolt.Tx) error {
+	err = bd.Update(func(btx *bolt.Tx) error {
+		tx := boltkv.Tx(btx)
 		open, rows := tx.Bucket(bucketOpen), tx.Bucket(bucketRows)
 		open.Delete(k(7)) // a pending row missing from the open index
 		open.Put(k(99), []byte("pending"))

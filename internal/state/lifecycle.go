@@ -5,7 +5,7 @@ import (
 	"time"
 
 	"github.com/batchd/batchd/internal/payment"
-	bolt "go.etcd.io/bbolt"
+	"github.com/batchd/batchd/internal/state/kv"
 )
 
 // The methods below are the row transitions that submit and reconcile
@@ -66,7 +66,7 @@ func (d *DB) Doubt(k payment.RowKey, reason string) (*payment.Row, error) {
 // the lookup proved it unpaid, not approved.
 func (d *DB) Release(k payment.RowKey, reason string) (*payment.Row, error) {
 	var out *payment.Row
-	err := d.batch(func(tx *bolt.Tx) error {
+	err := d.batch(func(tx kv.Tx) error {
 		r, err := getRow(tx, k)
 		if err != nil {
 			return err
@@ -111,7 +111,7 @@ func (d *DB) ObserveStatuses(obs []payment.Observation, at time.Time) (map[payme
 	if len(obs) == 0 {
 		return changed, nil
 	}
-	err := d.update(func(tx *bolt.Tx) error {
+	err := d.update(func(tx kv.Tx) error {
 		clear(changed) // a retried transaction starts over
 		for _, o := range obs {
 			r, err := getRow(tx, o.Key)
@@ -158,7 +158,7 @@ func seeCheck(r *payment.Row, s payment.Status, at time.Time) {
 // Voided records that batchd voided the row's check itself, and why.
 func (d *DB) Voided(k payment.RowKey, reason string) error {
 	at := d.now().UTC()
-	err := d.update(func(tx *bolt.Tx) error {
+	err := d.update(func(tx kv.Tx) error {
 		_, err := d.apply(tx, k, payment.Observe, "voided by batchd: "+reason, func(r *payment.Row) error {
 			r.CheckStatus, r.StatusSeenAt, r.Error = "void", at, reason
 			return nil
@@ -176,7 +176,7 @@ func (d *DB) Voided(k payment.RowKey, reason string) error {
 // how many it found.
 func (d *DB) RecoverInFlight() (int, error) {
 	var keys []payment.RowKey
-	err := d.view(func(tx *bolt.Tx) error {
+	err := d.view(func(tx kv.Tx) error {
 		return tx.Bucket(bucketOpen).ForEach(func(k, v []byte) error {
 			if payment.RowState(v) == payment.InFlight {
 				keys = append(keys, keyFrom(k))
@@ -187,7 +187,7 @@ func (d *DB) RecoverInFlight() (int, error) {
 	if err != nil {
 		return 0, fmt.Errorf("recover rows in flight: %w", err)
 	}
-	err = d.update(func(tx *bolt.Tx) error {
+	err = d.update(func(tx kv.Tx) error {
 		for _, k := range keys {
 			if _, err := d.apply(tx, k, payment.Doubt, "found in flight at start: the process stopped mid-request", nil); err != nil {
 				return err
@@ -204,7 +204,7 @@ func (d *DB) RecoverInFlight() (int, error) {
 // batchApply runs one transition through bbolt's group commit.
 func (d *DB) batchApply(k payment.RowKey, t payment.Transition, note string, mutate func(*payment.Row) error) (*payment.Row, error) {
 	var out *payment.Row
-	err := d.batch(func(tx *bolt.Tx) error {
+	err := d.batch(func(tx kv.Tx) error {
 		r, err := d.apply(tx, k, t, note, mutate)
 		out = r
 		return err

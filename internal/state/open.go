@@ -16,6 +16,8 @@ import (
 	"syscall"
 	"time"
 
+	boltkv "github.com/batchd/batchd/internal/state/bolt"
+	"github.com/batchd/batchd/internal/state/kv"
 	bolt "go.etcd.io/bbolt"
 	bolterrors "go.etcd.io/bbolt/errors"
 )
@@ -324,11 +326,11 @@ type identity struct {
 	previous   []string
 }
 
-func readIdentity(tx *bolt.Tx) (identity, error) {
+func readIdentity(tx kv.Tx) (identity, error) {
 	var id identity
 	err := guarded(func() error {
 		n := 0
-		_ = tx.ForEach(func([]byte, *bolt.Bucket) error { n++; return nil })
+		_ = tx.ForEachBucket(func([]byte) error { n++; return nil })
 		id.empty = n == 0
 		meta := tx.Bucket(bucketMeta)
 		if meta == nil {
@@ -479,7 +481,7 @@ func openFile(path string, opts Options, create bool, accept func(identity) erro
 			return nil
 		}
 		var err error
-		id, err = readIdentity(tx)
+		id, err = readIdentity(boltkv.Tx(tx))
 		return err
 	})
 	if err == nil && len(faults) > 0 {
@@ -499,8 +501,8 @@ func openFile(path string, opts Options, create bool, accept func(identity) erro
 		return nil, refusal(path, err.Error())
 	}
 	b.MaxBatchDelay = opts.GroupCommitDelay
-	d := &DB{bolt: b, path: path, now: opts.Now, chunk: opts.LoadChunk}
-	if err := guarded(func() error { return b.Update(d.initSchema) }); err != nil {
+	d := &DB{store: boltkv.New(b), bolt: b, path: path, now: opts.Now, chunk: opts.LoadChunk}
+	if err := guarded(func() error { return d.store.UpdateUnfenced(d.initSchema) }); err != nil {
 		b.Close()
 		return nil, fmt.Errorf("open state %s: %w", path, err)
 	}

@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/batchd/batchd/internal/payment"
-	bolt "go.etcd.io/bbolt"
+	"github.com/batchd/batchd/internal/state/kv"
 )
 
 // The payee buckets (README "Payee bank-detail changes"). Like the webhook
@@ -20,17 +20,17 @@ var (
 )
 
 // putMark records the payee mark of a row being loaded.
-func putMark(tx *bolt.Tx, k payment.RowKey, m *payment.PayeeMark) error {
+func putMark(tx kv.Tx, k payment.RowKey, m *payment.PayeeMark) error {
 	b, err := tx.CreateBucketIfNotExists(bucketPayeeMarks)
 	if err != nil {
 		return err
 	}
-	b.FillPercent = 1.0 // marks are written in key order, and never grow
+	b.FillPercent(1.0) // marks are written in key order, and never grow
 	return b.Put(keyBytes(k), encodeMark(m))
 }
 
 // getMark reads a row's payee mark; nil when it has none.
-func getMark(tx *bolt.Tx, k payment.RowKey) (*payment.PayeeMark, error) {
+func getMark(tx kv.Tx, k payment.RowKey) (*payment.PayeeMark, error) {
 	b := tx.Bucket(bucketPayeeMarks)
 	if b == nil {
 		return nil, nil
@@ -51,7 +51,7 @@ func getMark(tx *bolt.Tx, k payment.RowKey) (*payment.PayeeMark, error) {
 // its payee's last account paid: the memory moves exactly when money went
 // to that account, and never twice. A mark that records no change is then
 // removed (nothing reports it), so that only changes stay in the ledger.
-func settleMark(tx *bolt.Tx, k payment.RowKey, paid bool, at time.Time) error {
+func settleMark(tx kv.Tx, k payment.RowKey, paid bool, at time.Time) error {
 	m, err := getMark(tx, k)
 	if err != nil || m == nil {
 		return err
@@ -79,7 +79,7 @@ func settleMark(tx *bolt.Tx, k payment.RowKey, paid bool, at time.Time) error {
 
 // deleteMarks removes the payee marks of the given rows (pruned or
 // discarded with their batch).
-func deleteMarks(tx *bolt.Tx, keys [][]byte) error {
+func deleteMarks(tx kv.Tx, keys [][]byte) error {
 	b := tx.Bucket(bucketPayeeMarks)
 	if b == nil {
 		return nil
@@ -98,7 +98,7 @@ func (d *DB) LastPaid(payee string) (payment.PayeeAccount, bool, error) {
 		acct  payment.PayeeAccount
 		found bool
 	)
-	err := d.view(func(tx *bolt.Tx) error {
+	err := d.view(func(tx kv.Tx) error {
 		b := tx.Bucket(bucketPayees)
 		if b == nil {
 			return nil
@@ -119,7 +119,7 @@ func (d *DB) LastPaid(payee string) (payment.PayeeAccount, bool, error) {
 // PayeeMarks returns the payee marks of a batch's rows, by line.
 func (d *DB) PayeeMarks(batch uint64) (map[uint32]payment.PayeeMark, error) {
 	marks := map[uint32]payment.PayeeMark{}
-	err := d.view(func(tx *bolt.Tx) error {
+	err := d.view(func(tx kv.Tx) error {
 		b := tx.Bucket(bucketPayeeMarks)
 		if b == nil {
 			return nil
@@ -143,7 +143,7 @@ func (d *DB) PayeeMarks(batch uint64) (map[uint32]payment.PayeeMark, error) {
 
 // heldReason is the error of held row k: its change, from its payee mark,
 // and the release command, with the file's name from its batch.
-func heldReason(tx *bolt.Tx, k payment.RowKey) (string, error) {
+func heldReason(tx kv.Tx, k payment.RowKey) (string, error) {
 	m, err := getMark(tx, k)
 	if err != nil {
 		return "", err
@@ -164,7 +164,7 @@ func heldReason(tx *bolt.Tx, k payment.RowKey) (string, error) {
 // held is written again, with the row's check, once the batch is done.
 func (d *DB) ApproveHeld(k payment.RowKey, who string) (*payment.Row, error) {
 	var out *payment.Row
-	err := d.update(func(tx *bolt.Tx) error {
+	err := d.update(func(tx kv.Tx) error {
 		r, err := d.apply(tx, k, payment.Approve, "released by "+who, func(r *payment.Row) error {
 			r.Error = ""
 			return nil

@@ -2,11 +2,11 @@ package state
 
 import (
 	"errors"
+	"github.com/batchd/batchd/internal/state/kv"
 	"testing"
 	"time"
 
 	"github.com/batchd/batchd/internal/payment"
-	bolt "go.etcd.io/bbolt"
 )
 
 // loadMarked commits a batch of two rows for one payee: line 2 with no
@@ -175,7 +175,7 @@ func TestReleaseAfterRestoreKeepsHold(t *testing.T) {
 	held := payment.RowKey{Batch: b.ID, Line: 3}
 	suspect := func(k payment.RowKey) {
 		t.Helper()
-		err := d.update(func(tx *bolt.Tx) error {
+		err := d.update(func(tx kv.Tx) error {
 			_, err := d.apply(tx, k, payment.Suspect, "restored", func(r *payment.Row) error { r.Error = "restored"; return nil })
 			return err
 		})

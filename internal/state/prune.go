@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/batchd/batchd/internal/payment"
-	bolt "go.etcd.io/bbolt"
+	"github.com/batchd/batchd/internal/state/kv"
 )
 
 // Retention. A batch whose every row is final (rejected, or submitted
@@ -196,7 +196,7 @@ func (d *DB) keepBatch(b *payment.Batch, before time.Time, kind rowKind) string 
 		return "unreported"
 	}
 	tracked := false
-	err := d.view(func(tx *bolt.Tx) error {
+	err := d.view(func(tx kv.Tx) error {
 		k, _ := tx.Bucket(kind.track).Cursor().Seek(u64(b.ID))
 		tracked = k != nil && hasPrefix(k, u64(b.ID))
 		return nil
@@ -272,7 +272,7 @@ func lastChange(r *payment.Row) time.Time {
 // enough and that the rows are byte for byte those archived.
 func (d *DB) pruneTx(b *payment.Batch, before time.Time, digest uint64, kind rowKind) error {
 	prefix := u64(b.ID)
-	return d.update(func(tx *bolt.Tx) error {
+	return d.update(func(tx kv.Tx) error {
 		cur, err := getBatch(tx, b.ID)
 		if err != nil {
 			if errors.Is(err, payment.ErrNotFound) {
@@ -314,7 +314,7 @@ func (d *DB) pruneTx(b *payment.Batch, before time.Time, digest uint64, kind row
 		for _, line := range lines {
 			k := keyBytes(payment.RowKey{Batch: b.ID, Line: line})
 			// A final row is in neither index; removing is harmless.
-			for _, bk := range []*bolt.Bucket{rows, open, track} {
+			for _, bk := range []kv.Bucket{rows, open, track} {
 				if err := bk.Delete(k); err != nil {
 					return err
 				}
@@ -347,12 +347,12 @@ func (d *DB) scanRaw(bucket []byte, batch uint64, fn func(k, v []byte) error) er
 	const chunk = 1000
 	prefix := u64(batch)
 	var after []byte
-	type kv struct{ k, v []byte }
-	buf := make([]kv, 0, chunk)
+	type pair struct{ k, v []byte }
+	buf := make([]pair, 0, chunk)
 	for {
 		buf = buf[:0]
 		end := false
-		err := d.view(func(tx *bolt.Tx) error {
+		err := d.view(func(tx kv.Tx) error {
 			c := tx.Bucket(bucket).Cursor()
 			k, v := c.Seek(prefix)
 			if after != nil {
@@ -362,7 +362,7 @@ func (d *DB) scanRaw(bucket []byte, batch uint64, fn func(k, v []byte) error) er
 				}
 			}
 			for ; k != nil && hasPrefix(k, prefix) && len(buf) < chunk; k, v = c.Next() {
-				buf = append(buf, kv{bytes.Clone(k), bytes.Clone(v)})
+				buf = append(buf, pair{bytes.Clone(k), bytes.Clone(v)})
 			}
 			end = k == nil || !hasPrefix(k, prefix)
 			return nil

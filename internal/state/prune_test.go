@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/batchd/batchd/internal/state/kv"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -14,7 +15,6 @@ import (
 	"time"
 
 	"github.com/batchd/batchd/internal/payment"
-	bolt "go.etcd.io/bbolt"
 )
 
 // clock is a settable clock for the ledger's history steps.
@@ -428,7 +428,7 @@ func prunedIDs(s PruneSummary) []uint64 {
 func dump(t *testing.T, d *DB) map[string]string {
 	t.Helper()
 	out := map[string]string{}
-	err := d.view(func(tx *bolt.Tx) error {
+	err := d.view(func(tx kv.Tx) error {
 		for _, name := range [][]byte{bucketFiles, bucketBatches, bucketRows, bucketOpen, bucketTrack, bucketChecks, bucketNumbers} {
 			if err := tx.Bucket(name).ForEach(func(k, v []byte) error {
 				out[string(name)+"/"+string(k)] = string(v)
@@ -448,8 +448,8 @@ func dump(t *testing.T, d *DB) map[string]string {
 func sequences(t *testing.T, d *DB) map[string]uint64 {
 	t.Helper()
 	out := map[string]uint64{}
-	if err := d.view(func(tx *bolt.Tx) error {
-		return tx.ForEach(func(name []byte, b *bolt.Bucket) error { out[string(name)] = b.Sequence(); return nil })
+	if err := d.view(func(tx kv.Tx) error {
+		return tx.ForEachBucket(func(name []byte) error { out[string(name)] = tx.Bucket(name).Sequence(); return nil })
 	}); err != nil {
 		t.Fatal(err)
 	}
@@ -465,7 +465,7 @@ func checkInvariants(t *testing.T, d *DB) {
 	t.Helper()
 	var problems []string
 	bad := func(f string, args ...any) { problems = append(problems, fmt.Sprintf(f, args...)) }
-	err := d.view(func(tx *bolt.Tx) error {
+	err := d.view(func(tx kv.Tx) error {
 		open, track, checks := tx.Bucket(bucketOpen), tx.Bucket(bucketTrack), tx.Bucket(bucketChecks)
 		counts := map[uint64]map[payment.RowState]int{}
 		err := tx.Bucket(bucketRows).ForEach(func(k, v []byte) error {
@@ -493,7 +493,7 @@ func checkInvariants(t *testing.T, d *DB) {
 		if err != nil {
 			return err
 		}
-		for _, b := range []*bolt.Bucket{open, track} {
+		for _, b := range []kv.Bucket{open, track} {
 			if err := b.ForEach(func(k, _ []byte) error {
 				if tx.Bucket(bucketRows).Get(k) == nil {
 					bad("index entry %s without a row", keyFrom(k))

@@ -5,13 +5,13 @@ import (
 	"fmt"
 
 	"github.com/batchd/batchd/internal/payment"
-	bolt "go.etcd.io/bbolt"
+	"github.com/batchd/batchd/internal/state/kv"
 )
 
 // Row returns one row.
 func (d *DB) Row(k payment.RowKey) (*payment.Row, error) {
 	var r *payment.Row
-	err := d.view(func(tx *bolt.Tx) (err error) {
+	err := d.view(func(tx kv.Tx) (err error) {
 		r, err = getRow(tx, k)
 		return err
 	})
@@ -21,7 +21,7 @@ func (d *DB) Row(k payment.RowKey) (*payment.Row, error) {
 // RowByCheck returns the row whose check has the given id.
 func (d *DB) RowByCheck(checkID string) (*payment.Row, error) {
 	var r *payment.Row
-	err := d.view(func(tx *bolt.Tx) error {
+	err := d.view(func(tx kv.Tx) error {
 		k := tx.Bucket(bucketChecks).Get([]byte(checkID))
 		if k == nil {
 			return fmt.Errorf("check %s: %w", checkID, payment.ErrNotFound)
@@ -40,7 +40,7 @@ func (d *DB) CheckOwner(checkID string) (payment.RowKey, bool, error) {
 		k  payment.RowKey
 		ok bool
 	)
-	err := d.view(func(tx *bolt.Tx) error {
+	err := d.view(func(tx kv.Tx) error {
 		if raw := tx.Bucket(bucketChecks).Get([]byte(checkID)); raw != nil {
 			k, ok = keyFrom(raw), true
 		}
@@ -54,7 +54,7 @@ func (d *DB) CheckOwner(checkID string) (payment.RowKey, bool, error) {
 // Ids that no row owns are absent from the map.
 func (d *DB) CheckOwners(ids []string) (map[string]payment.RowKey, error) {
 	out := make(map[string]payment.RowKey, len(ids))
-	err := d.view(func(tx *bolt.Tx) error {
+	err := d.view(func(tx kv.Tx) error {
 		b := tx.Bucket(bucketChecks)
 		for _, id := range ids {
 			if raw := b.Get([]byte(id)); raw != nil {
@@ -69,7 +69,7 @@ func (d *DB) CheckOwners(ids []string) (map[string]payment.RowKey, error) {
 // Batch returns one batch.
 func (d *DB) Batch(id uint64) (*payment.Batch, error) {
 	var b *payment.Batch
-	err := d.view(func(tx *bolt.Tx) (err error) {
+	err := d.view(func(tx kv.Tx) (err error) {
 		b, err = getBatch(tx, id)
 		return err
 	})
@@ -79,7 +79,7 @@ func (d *DB) Batch(id uint64) (*payment.Batch, error) {
 // Batches returns every batch, oldest first.
 func (d *DB) Batches() ([]payment.Batch, error) {
 	var out []payment.Batch
-	err := d.view(func(tx *bolt.Tx) error {
+	err := d.view(func(tx kv.Tx) error {
 		return tx.Bucket(bucketBatches).ForEach(func(k, v []byte) error {
 			var b payment.Batch
 			if err := json.Unmarshal(v, &b); err != nil {
@@ -98,7 +98,7 @@ func (d *DB) Batches() ([]payment.Batch, error) {
 // File returns what the ledger knows of a file's content.
 func (d *DB) File(sha256 string) (*payment.File, error) {
 	var f *payment.File
-	err := d.view(func(tx *bolt.Tx) error {
+	err := d.view(func(tx kv.Tx) error {
 		raw := tx.Bucket(bucketFiles).Get([]byte(sha256))
 		if raw == nil {
 			return fmt.Errorf("file %s: %w", sha256, payment.ErrNotFound)
@@ -112,7 +112,7 @@ func (d *DB) File(sha256 string) (*payment.File, error) {
 // FileMoved records where the remote file went after its batch was
 // committed, so that a restart does not try to move it again.
 func (d *DB) FileMoved(sha256, path string) error {
-	err := d.update(func(tx *bolt.Tx) error {
+	err := d.update(func(tx kv.Tx) error {
 		b := tx.Bucket(bucketFiles)
 		raw := b.Get([]byte(sha256))
 		if raw == nil {
@@ -134,7 +134,7 @@ func (d *DB) FileMoved(sha256, path string) error {
 // ResultsReported stamps a batch whose results report has been delivered.
 func (d *DB) ResultsReported(id uint64) error {
 	at := d.now().UTC()
-	err := d.update(func(tx *bolt.Tx) error {
+	err := d.update(func(tx kv.Tx) error {
 		b, err := getBatch(tx, id)
 		if err != nil {
 			return err
@@ -151,7 +151,7 @@ func (d *DB) ResultsReported(id uint64) error {
 // Rows calls fn for each row of a batch in line order, until fn returns
 // false or an error.
 func (d *DB) Rows(batch uint64, fn func(*payment.Row) (bool, error)) error {
-	return scan(d, bucketRows, u64(batch), func(_ *bolt.Tx, k, v []byte) (*payment.Row, error) {
+	return scan(d, bucketRows, u64(batch), func(_ kv.Tx, k, v []byte) (*payment.Row, error) {
 		return decodeRow(keyFrom(k), v)
 	}, fn)
 }
@@ -170,9 +170,9 @@ func (d *DB) TrackedRows(fn func(*payment.Row) (bool, error)) error {
 
 // scanIndex walks an index bucket and yields the rows it names, read by
 // get (getRow, getSource), of Ready batches only.
-func scanIndex[R any](d *DB, index []byte, get func(*bolt.Tx, payment.RowKey) (*R, error), fn func(*R) (bool, error)) error {
+func scanIndex[R any](d *DB, index []byte, get func(kv.Tx, payment.RowKey) (*R, error), fn func(*R) (bool, error)) error {
 	ready := map[uint64]bool{}
-	return scan(d, index, nil, func(tx *bolt.Tx, k, _ []byte) (*R, error) {
+	return scan(d, index, nil, func(tx kv.Tx, k, _ []byte) (*R, error) {
 		key := keyFrom(k)
 		ok, seen := ready[key.Batch]
 		if !seen {
@@ -196,13 +196,13 @@ func scanIndex[R any](d *DB, index []byte, get func(*bolt.Tx, payment.RowKey) (*
 // its memory map while any read transaction is open, so calling out from
 // inside one would deadlock a writer that needs to grow the file. R is a
 // payment.Row or a funding.Row; load returns nil for an entry to skip.
-func scan[R any](d *DB, bucket, prefix []byte, load func(tx *bolt.Tx, k, v []byte) (*R, error), fn func(*R) (bool, error)) error {
+func scan[R any](d *DB, bucket, prefix []byte, load func(tx kv.Tx, k, v []byte) (*R, error), fn func(*R) (bool, error)) error {
 	const chunk = 1000
 	var after []byte
 	for {
 		var rows []*R
 		end := false
-		err := d.view(func(tx *bolt.Tx) error {
+		err := d.view(func(tx kv.Tx) error {
 			c := tx.Bucket(bucket).Cursor()
 			k, v := c.Seek(prefix)
 			if after != nil {

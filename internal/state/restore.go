@@ -17,7 +17,7 @@ import (
 
 	"github.com/batchd/batchd/internal/funding"
 	"github.com/batchd/batchd/internal/payment"
-	bolt "go.etcd.io/bbolt"
+	"github.com/batchd/batchd/internal/state/kv"
 )
 
 // Restoring a snapshot. A snapshot knows nothing of what happened after
@@ -61,7 +61,7 @@ func (m *RestoreMark) String() string {
 // restored (or a reconcile has cleared the mark since).
 func (d *DB) Restored() (*RestoreMark, error) {
 	var m *RestoreMark
-	err := d.view(func(tx *bolt.Tx) error {
+	err := d.view(func(tx kv.Tx) error {
 		raw := tx.Bucket(bucketMeta).Get(keyRestored)
 		if raw == nil {
 			return nil
@@ -78,7 +78,7 @@ func (d *DB) Restored() (*RestoreMark, error) {
 // ClearRestored removes the restored mark: a reconcile whose window
 // covers the snapshot's date has completed.
 func (d *DB) ClearRestored() error {
-	err := d.update(func(tx *bolt.Tx) error { return tx.Bucket(bucketMeta).Delete(keyRestored) })
+	err := d.update(func(tx kv.Tx) error { return tx.Bucket(bucketMeta).Delete(keyRestored) })
 	if err != nil {
 		return fmt.Errorf("clear the restored mark: %w", err)
 	}
@@ -198,7 +198,7 @@ func Restore(dir, from string, opts RestoreOptions) (*Restoral, error) {
 		}
 		err = d.finishRestore(&mark, mk.Generation)
 	}
-	if cerr := d.bolt.Close(); err == nil {
+	if cerr := d.store.Close(); err == nil {
 		err = cerr
 	}
 	if err != nil {
@@ -309,7 +309,7 @@ func copyFile(from, to string) error {
 // snapshot must stay inside the lookup's window).
 func (d *DB) suspectAll(at time.Time) (int, error) {
 	var keys, srcKeys []payment.RowKey
-	err := d.view(func(tx *bolt.Tx) error {
+	err := d.view(func(tx kv.Tx) error {
 		err := tx.Bucket(bucketOpen).ForEach(func(k, _ []byte) error {
 			keys = append(keys, keyFrom(k))
 			return nil
@@ -330,7 +330,7 @@ func (d *DB) suspectAll(at time.Time) (int, error) {
 		return 0, err
 	}
 	for chunk := range slices.Chunk(keys, d.chunk) {
-		err := d.update(func(tx *bolt.Tx) error {
+		err := d.update(func(tx kv.Tx) error {
 			for _, k := range chunk {
 				_, err := d.apply(tx, k, payment.Suspect, note, func(r *payment.Row) error {
 					if r.AttemptAt.IsZero() || r.AttemptAt.After(at) {
@@ -356,7 +356,7 @@ func (d *DB) suspectAll(at time.Time) (int, error) {
 // source may have been made after the snapshot.
 func (d *DB) suspectSources(keys []payment.RowKey, at time.Time, note string) error {
 	for chunk := range slices.Chunk(keys, d.chunk) {
-		err := d.update(func(tx *bolt.Tx) error {
+		err := d.update(func(tx kv.Tx) error {
 			for _, k := range chunk {
 				_, err := d.applySource(tx, k, payment.Suspect, note, func(r *funding.Row) error {
 					if r.AttemptAt.IsZero() || r.AttemptAt.After(at) {
@@ -387,7 +387,7 @@ func (d *DB) finishRestore(m *RestoreMark, markerGen uint64) error {
 		return err
 	}
 	m.Instance = hex.EncodeToString(b[:])
-	return d.update(func(tx *bolt.Tx) error {
+	return d.update(func(tx kv.Tx) error {
 		meta := tx.Bucket(bucketMeta)
 		var prev []string
 		if raw := meta.Get(keyPrevious); raw != nil {

@@ -7,7 +7,7 @@ import (
 
 	"github.com/batchd/batchd/internal/payment"
 	"github.com/batchd/batchd/internal/redact"
-	bolt "go.etcd.io/bbolt"
+	"github.com/batchd/batchd/internal/state/kv"
 )
 
 // keyBytes is k as stored: big-endian batch then line, so that keys sort
@@ -26,7 +26,7 @@ func keyFrom(b []byte) payment.RowKey {
 // apply runs transition t on the row stored under k inside tx. mutate may
 // adjust the row further; the state change, the history step and every
 // index are maintained here, so no caller can forget one.
-func (d *DB) apply(tx *bolt.Tx, k payment.RowKey, t payment.Transition, note string, mutate func(*payment.Row) error) (*payment.Row, error) {
+func (d *DB) apply(tx kv.Tx, k payment.RowKey, t payment.Transition, note string, mutate func(*payment.Row) error) (*payment.Row, error) {
 	r, err := getRow(tx, k)
 	if err != nil {
 		return nil, err
@@ -70,7 +70,7 @@ func (d *DB) apply(tx *bolt.Tx, k payment.RowKey, t payment.Transition, note str
 }
 
 // index keeps the open, track and checks buckets in step with r.
-func (d *DB) index(tx *bolt.Tx, r *payment.Row) error {
+func (d *DB) index(tx kv.Tx, r *payment.Row) error {
 	key := keyBytes(r.Key)
 	open, track := tx.Bucket(bucketOpen), tx.Bucket(bucketTrack)
 	if r.State.Open() {
@@ -82,7 +82,7 @@ func (d *DB) index(tx *bolt.Tx, r *payment.Row) error {
 	}
 	if r.State == payment.Submitted && !r.CheckStatus.Final() {
 		// Rows are submitted in about key order: pack the pages.
-		track.FillPercent = 1.0
+		track.FillPercent(1.0)
 		if err := track.Put(key, nil); err != nil {
 			return err
 		}
@@ -99,7 +99,7 @@ func (d *DB) index(tx *bolt.Tx, r *payment.Row) error {
 	return nil
 }
 
-func getRow(tx *bolt.Tx, k payment.RowKey) (*payment.Row, error) {
+func getRow(tx kv.Tx, k payment.RowKey) (*payment.Row, error) {
 	raw := tx.Bucket(bucketRows).Get(keyBytes(k))
 	if raw == nil {
 		return nil, fmt.Errorf("row %s: %w", k, payment.ErrNotFound)
@@ -116,9 +116,9 @@ func decodeRow(k payment.RowKey, raw []byte) (*payment.Row, error) {
 	return r, nil
 }
 
-func putRow(tx *bolt.Tx, r *payment.Row) error {
+func putRow(tx kv.Tx, r *payment.Row) error {
 	b := tx.Bucket(bucketRows)
-	b.FillPercent = rowFill
+	b.FillPercent(rowFill)
 	return b.Put(keyBytes(r.Key), encodeRow(nil, r))
 }
 

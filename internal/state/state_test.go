@@ -3,6 +3,7 @@ package state
 import (
 	"errors"
 	"fmt"
+	"github.com/batchd/batchd/internal/state/kv"
 	"os"
 	"strings"
 	"sync"
@@ -10,7 +11,6 @@ import (
 	"time"
 
 	"github.com/batchd/batchd/internal/payment"
-	bolt "go.etcd.io/bbolt"
 )
 
 func open(t *testing.T, dir string) *DB {
@@ -75,7 +75,7 @@ func TestNewerSchemaRefused(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	d.update(func(tx *bolt.Tx) error { return tx.Bucket(bucketMeta).Put(keySchema, u64(SchemaVersion+1)) })
+	d.update(func(tx kv.Tx) error { return tx.Bucket(bucketMeta).Put(keySchema, u64(SchemaVersion+1)) })
 	d.Close()
 	if _, err := Open(dir, Options{}); err == nil || !strings.Contains(err.Error(), "newer batchd") {
 		t.Fatalf("want refusal of newer schema, got %v", err)

@@ -11,8 +11,8 @@ import (
 
 	"github.com/batchd/batchd/internal/funding"
 	"github.com/batchd/batchd/internal/payment"
+	"github.com/batchd/batchd/internal/state/kv"
 	"github.com/batchd/batchd/internal/webhook"
-	bolt "go.etcd.io/bbolt"
 )
 
 // Webhook events. The service pushes an event whenever a check or a
@@ -110,7 +110,7 @@ func (d *DB) Record(ctx context.Context, e webhook.Event) (duplicate bool, err e
 	id := []byte(e.ID)
 	// A redelivery is common (the service retries after any slow
 	// answer): it costs a read, not a commit.
-	err = d.view(func(tx *bolt.Tx) error {
+	err = d.view(func(tx kv.Tx) error {
 		b := tx.Bucket(bucketHookEvents)
 		duplicate = b != nil && b.Get(id) != nil
 		return nil
@@ -118,7 +118,7 @@ func (d *DB) Record(ctx context.Context, e webhook.Event) (duplicate bool, err e
 	if err != nil || duplicate {
 		return duplicate, wrapRecord(e, err)
 	}
-	err = d.update(func(tx *bolt.Tx) error {
+	err = d.update(func(tx kv.Tx) error {
 		duplicate = false
 		events, err := tx.CreateBucketIfNotExists(bucketHookEvents)
 		if err != nil {
@@ -176,7 +176,7 @@ func recordOf(e webhook.Event, now time.Time) EventRecord {
 }
 
 // applyEvent applies e inside tx, at now, and says what it did.
-func (d *DB) applyEvent(tx *bolt.Tx, e webhook.Event, now time.Time) (EventOutcome, error) {
+func (d *DB) applyEvent(tx kv.Tx, e webhook.Event, now time.Time) (EventOutcome, error) {
 	switch {
 	case e.Kind == webhook.KindCheck && e.CheckID != "":
 		return d.hearCheck(tx, e, now)
@@ -189,7 +189,7 @@ func (d *DB) applyEvent(tx *bolt.Tx, e webhook.Event, now time.Time) (EventOutco
 // hearCheck applies a check event to the row that owns the check. The
 // status moves only forward (payment.Status.Advances), and through
 // seeCheck, as reconcile moves it; the row's HeardAt moves in any case.
-func (d *DB) hearCheck(tx *bolt.Tx, e webhook.Event, now time.Time) (EventOutcome, error) {
+func (d *DB) hearCheck(tx kv.Tx, e webhook.Event, now time.Time) (EventOutcome, error) {
 	owner := tx.Bucket(bucketChecks).Get([]byte(e.CheckID))
 	if owner == nil {
 		return EventUnknown, nil
@@ -217,7 +217,7 @@ func (d *DB) hearCheck(tx *bolt.Tx, e webhook.Event, now time.Time) (EventOutcom
 // hearSource applies a source event to the row that owns the source, by
 // the rule reconcile follows (sourceMoves: only a pending source's row
 // changes); the row's HeardAt moves in any case.
-func (d *DB) hearSource(tx *bolt.Tx, e webhook.Event, now time.Time) (EventOutcome, error) {
+func (d *DB) hearSource(tx kv.Tx, e webhook.Event, now time.Time) (EventOutcome, error) {
 	owner := tx.Bucket(bucketSrcIDs).Get([]byte(e.SourceID))
 	if owner == nil {
 		return EventUnknown, nil

@@ -6,8 +6,8 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/batchd/batchd/internal/state/kv"
 	"github.com/batchd/batchd/internal/webhook"
-	bolt "go.etcd.io/bbolt"
 )
 
 // eventChunk is how many events one read or prune transaction takes (a
@@ -45,7 +45,7 @@ func (d *DB) eventsSince(since time.Time, fn func(EventRecord) (bool, error)) er
 	for {
 		var recs []EventRecord
 		end := true
-		err := d.view(func(tx *bolt.Tx) error {
+		err := d.view(func(tx kv.Tx) error {
 			times, events := tx.Bucket(bucketHookTimes), tx.Bucket(bucketHookEvents)
 			if times == nil || events == nil {
 				return nil // no event was ever recorded
@@ -83,7 +83,7 @@ func (d *DB) eventsSince(since time.Time, fn func(EventRecord) (bool, error)) er
 }
 
 // eventAt reads the record that the hook_times key k names.
-func eventAt(events *bolt.Bucket, k []byte) (EventRecord, error) {
+func eventAt(events kv.Bucket, k []byte) (EventRecord, error) {
 	if len(k) <= 8 {
 		return EventRecord{}, fmt.Errorf("hook_times holds a key of %d bytes", len(k))
 	}
@@ -120,7 +120,7 @@ func (d *DB) PruneEvents(before time.Time) (int, error) {
 	total := 0
 	for {
 		n := 0
-		err := d.update(func(tx *bolt.Tx) error {
+		err := d.update(func(tx kv.Tx) error {
 			n = 0
 			times, events := tx.Bucket(bucketHookTimes), tx.Bucket(bucketHookEvents)
 			if times == nil || events == nil {
@@ -160,7 +160,7 @@ func (d *DB) PruneEvents(before time.Time) (int, error) {
 // known outcome; an applied event names the check or source it applied
 // to; and hook_times holds exactly one entry per record, at its receive
 // time.
-func (r *Report) eventInvariants(tx *bolt.Tx) {
+func (r *Report) eventInvariants(tx kv.Tx) {
 	events, times := tx.Bucket(bucketHookEvents), tx.Bucket(bucketHookTimes)
 	switch {
 	case events == nil && times == nil:
@@ -195,7 +195,7 @@ func (r *Report) eventInvariants(tx *bolt.Tx) {
 		}
 		return nil
 	})
-	if n := times.Stats().KeyN; n != r.Events {
+	if n := times.KeyN(); n != r.Events {
 		r.add("hook_times", "holds %d entries for %d webhook events", n, r.Events)
 	}
 }

@@ -1,6 +1,7 @@
 package state
 
 import (
+	boltkv "github.com/batchd/batchd/internal/state/bolt"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -95,7 +96,8 @@ func TestCheckWebhookEvents(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	err = bd.Update(func(tx *bolt.Tx) error {
+	err = bd.Update(func(btx *bolt.Tx) error {
+		tx := boltkv.Tx(btx)
 		ev := tx.Bucket(bucketHookEvents)
 		if err := ev.Put([]byte("ev-chk-1-printed"), []byte(`{"received":"2026-03-02T09:00:00Z","kind":"check","outcome":"applied"}`)); err != nil {
 			return err

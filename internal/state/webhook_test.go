@@ -3,6 +3,7 @@ package state
 import (
 	"context"
 	"errors"
+	boltkv "github.com/batchd/batchd/internal/state/bolt"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -347,7 +348,7 @@ func TestRecordLedgerFailure(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer ro.Close()
-	readOnly := &DB{bolt: ro, path: filepath.Join(dir, FileName), now: time.Now}
+	readOnly := &DB{store: boltkv.New(ro), bolt: ro, path: filepath.Join(dir, FileName), now: time.Now}
 	_, err = readOnly.Record(context.Background(), checkEvent("chk-1", payment.StatusDeposited))
 	var le *payment.LedgerError
 	if !errors.Is(err, payment.ErrLedger) || !errors.As(err, &le) || le.Op != "write" {

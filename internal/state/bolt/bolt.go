@@ -1,0 +1,126 @@
+// Package bolt is the embedded storage beneath batchd's ledger: the kv
+// contract (internal/state/kv) on a bbolt file. It is a thin adapter; the
+// ledger's rules are in internal/state, and the file's life (creation,
+// the marker, snapshots, compaction, restore) in internal/state too, which
+// reaches the *bbolt.DB through Store.DB.
+package bolt
+
+import (
+	"github.com/batchd/batchd/internal/state/kv"
+	bbolt "go.etcd.io/bbolt"
+)
+
+// Store is a kv.Store on an open bbolt database. bbolt has one writer, so
+// write transactions are serialised as kv requires, and it never fences:
+// the file lock already keeps a second process out.
+type Store struct {
+	db *bbolt.DB
+}
+
+var _ kv.Store = (*Store)(nil)
+
+// New wraps db; closing the Store closes db.
+func New(db *bbolt.DB) *Store { return &Store{db: db} }
+
+// DB is the bbolt database, for the file-level features only bbolt has.
+func (s *Store) DB() *bbolt.DB { return s.db }
+
+func (s *Store) View(fn func(kv.Tx) error) error {
+	return s.db.View(func(t *bbolt.Tx) error { return fn(tx{t}) })
+}
+
+func (s *Store) Update(fn func(kv.Tx) error) error {
+	return s.db.Update(func(t *bbolt.Tx) error { return fn(tx{t}) })
+}
+
+// Batch is bbolt's group commit.
+func (s *Store) Batch(fn func(kv.Tx) error) error {
+	return s.db.Batch(func(t *bbolt.Tx) error { return fn(tx{t}) })
+}
+
+// UpdateUnfenced is Update: bbolt never fences.
+func (s *Store) UpdateUnfenced(fn func(kv.Tx) error) error { return s.Update(fn) }
+
+func (s *Store) Name() string { return s.db.Path() }
+func (s *Store) Close() error { return s.db.Close() }
+
+// Tx is t as a kv.Tx, for code that holds a bbolt transaction of its own
+// (the read-only check of a ledger file) and runs the ledger's rules in it.
+func Tx(t *bbolt.Tx) kv.Tx { return tx{t} }
+
+type tx struct{ t *bbolt.Tx }
+
+func (t tx) Bucket(name []byte) kv.Bucket {
+	b := t.t.Bucket(name)
+	if b == nil {
+		return nil // a nil *bbolt.Bucket must not become a non-nil kv.Bucket
+	}
+	return bucket{b}
+}
+
+func (t tx) CreateBucketIfNotExists(name []byte) (kv.Bucket, error) {
+	b, err := t.t.CreateBucketIfNotExists(name)
+	if err != nil {
+		return nil, err
+	}
+	return bucket{b}, nil
+}
+
+func (t tx) DeleteBucket(name []byte) error { return t.t.DeleteBucket(name) }
+
+func (t tx) ForEachBucket(fn func(name []byte) error) error {
+	return t.t.ForEach(func(name []byte, _ *bbolt.Bucket) error { return fn(name) })
+}
+
+func (t tx) OnCommit(fn func()) { t.t.OnCommit(fn) }
+func (t tx) ID() int            { return t.t.ID() }
+func (t tx) Writable() bool     { return t.t.Writable() }
+
+type bucket struct{ b *bbolt.Bucket }
+
+// Get answers a present key with a non-nil slice even when its value is
+// empty, as kv requires (bbolt itself may answer nil for an empty value).
+func (b bucket) Get(key []byte) []byte {
+	if v := b.b.Get(key); v != nil {
+		return v
+	}
+	k, v := b.b.Cursor().Seek(key)
+	if k == nil || string(k) != string(key) {
+		return nil
+	}
+	if v == nil {
+		return []byte{}
+	}
+	return v
+}
+
+func (b bucket) Put(key, value []byte) error { return b.b.Put(key, value) }
+func (b bucket) Delete(key []byte) error     { return b.b.Delete(key) }
+func (b bucket) Cursor() kv.Cursor           { return cursor{b.b.Cursor()} }
+func (b bucket) ForEach(fn func(k, v []byte) error) error {
+	return b.b.ForEach(func(k, v []byte) error {
+		if v == nil {
+			v = []byte{}
+		}
+		return fn(k, v)
+	})
+}
+func (b bucket) NextSequence() (uint64, error) { return b.b.NextSequence() }
+func (b bucket) Sequence() uint64              { return b.b.Sequence() }
+func (b bucket) SetSequence(v uint64) error    { return b.b.SetSequence(v) }
+func (b bucket) KeyN() int                     { return b.b.Stats().KeyN }
+func (b bucket) FillPercent(f float64)         { b.b.FillPercent = f }
+
+type cursor struct{ c *bbolt.Cursor }
+
+func (c cursor) First() ([]byte, []byte)        { return nonNil(c.c.First()) }
+func (c cursor) Seek(s []byte) ([]byte, []byte) { return nonNil(c.c.Seek(s)) }
+func (c cursor) Next() ([]byte, []byte)         { return nonNil(c.c.Next()) }
+func (c cursor) Delete() error                  { return c.c.Delete() }
+
+func nonNil(k, v []byte) ([]byte, []byte) {
+	if k != nil && v == nil {
+		v = []byte{}
+	}
+	return k, v
+}

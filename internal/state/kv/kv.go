@@ -1,0 +1,103 @@
+// Package kv is the storage contract beneath batchd's ledger: an ordered,
+// transactional key-value store of named, flat buckets, the shape bbolt
+// has. internal/state writes every rule of the ledger (lifecycles, check
+// ownership, identity, retention, restore, events, invariants) once, over
+// this contract; internal/state/bolt and internal/state/postgres implement
+// it, so a second backend never copies a rule.
+//
+// The contract is small on purpose, and strict:
+//
+//   - Keys sort bytewise; a cursor walks them in that order.
+//   - A transaction sees its own writes. Update and Batch transactions are
+//     serialised: no two write transactions of one ledger ever interleave,
+//     whichever process runs them, so a rule may read, decide and write
+//     without a race (bbolt has one writer; PostgreSQL takes a lock).
+//   - A present key with an empty value reads as a non-nil empty slice;
+//     an absent key reads as nil.
+//   - A store that meets an error inside a transaction (a dropped
+//     connection) makes every later read of that transaction answer
+//     "absent" and fails the transaction with that error, whatever fn
+//     returns: a decision made on a failed read is never committed.
+//     Values returned by Get and cursors are valid only during the
+//     transaction.
+package kv
+
+import "errors"
+
+// Store is one ledger's storage.
+type Store interface {
+	// View runs fn in a read-only transaction.
+	View(fn func(Tx) error) error
+	// Update runs fn in a write transaction and commits it when fn
+	// returns nil. On a store that fences (PostgreSQL under a leader
+	// lease), it fails with ErrFenced, committing nothing, unless this
+	// instance holds the current lease.
+	Update(fn func(Tx) error) error
+	// Batch is Update through group commit: fn may share one commit with
+	// other callers' and may be run more than once, so it must have no
+	// effect outside the transaction.
+	Batch(fn func(Tx) error) error
+	// UpdateUnfenced is Update without the lease check, for writes a
+	// standby may make (webhook events, idempotent by id) and for the
+	// schema set-up at open. Never for a row's state.
+	UpdateUnfenced(fn func(Tx) error) error
+	// Name names the store for messages: a file path, or a database
+	// without its credentials.
+	Name() string
+	Close() error
+}
+
+// Tx is one transaction.
+type Tx interface {
+	// Bucket is the named bucket, or nil when it does not exist.
+	Bucket(name []byte) Bucket
+	CreateBucketIfNotExists(name []byte) (Bucket, error)
+	DeleteBucket(name []byte) error
+	// ForEachBucket calls fn with every bucket's name, in order.
+	ForEachBucket(fn func(name []byte) error) error
+	// OnCommit runs fn after the transaction commits (never after a
+	// rollback).
+	OnCommit(fn func())
+	// ID identifies the transaction; callers sharing one Batch commit see
+	// the same ID.
+	ID() int
+	Writable() bool
+}
+
+// Bucket is one bucket, inside one transaction.
+type Bucket interface {
+	Get(key []byte) []byte
+	Put(key, value []byte) error
+	Delete(key []byte) error
+	Cursor() Cursor
+	// ForEach calls fn for every key in order; fn must not write the
+	// bucket.
+	ForEach(fn func(k, v []byte) error) error
+	// NextSequence raises the bucket's sequence and returns it.
+	NextSequence() (uint64, error)
+	Sequence() uint64
+	SetSequence(v uint64) error
+	// KeyN counts the keys.
+	KeyN() int
+	// FillPercent is a hint that keys will be put in increasing order,
+	// for this transaction: a paged store (bbolt) fills its pages up to
+	// the given fraction instead of half. Stores without pages ignore it.
+	FillPercent(f float64)
+}
+
+// Cursor walks one bucket in key order. At the end, or on an error, it
+// returns a nil key.
+type Cursor interface {
+	First() (key, value []byte)
+	// Seek moves to the first key at or after seek.
+	Seek(seek []byte) (key, value []byte)
+	Next() (key, value []byte)
+	// Delete removes the key the cursor is on; Next then moves to the
+	// key after it.
+	Delete() error
+}
+
+// ErrFenced is returned by a fenced write on an instance that does not
+// hold the current leader lease: another instance took over, and nothing
+// this one decided may be recorded.
+var ErrFenced = errors.New("not the leader: another instance holds the ledger's lease")
