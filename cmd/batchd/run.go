@@ -263,7 +263,7 @@ func webhookReceiver(cfg *config.Config, je *jobs.Env, m *metrics.Metrics) (http
 }
 
 // statusNote is the tail of systemd's STATUS= line.
-func statusNote(db payment.Ledger) string {
+func statusNote(db jobs.StatusLedger) string {
 	st, err := jobs.StatusOf(db)
 	if err != nil {
 		return "ledger unreadable"

@@ -110,7 +110,7 @@ type Options struct {
 	// inbox's file system (claims are renames) and hold nothing else.
 	Claim string
 	// Instance names this instance's claim folder: the ledger's id
-	// (state.DB.Instance). Default: db's Instance(), if it has one.
+	// (state.DB.Instance). Default: db's Instance().
 	Instance string
 	// ClaimTimeout is how long another instance's claim may stay
 	// untouched before this one takes the file back (default 1h).
@@ -175,10 +175,22 @@ type Outcome struct {
 	MovedTo string // where it was archived or failed to
 }
 
+// Ledger is what ingest needs of the ledger (state.Ledger has it all):
+// files by content, so that a content is ingested once; the batches, for
+// an outcome's kind, a rejection to finish, and the outbox names that
+// batches still waiting for their results report hold; and the instance
+// id that names this instance's claim folder.
+type Ledger interface {
+	payment.FileLedger
+	Batch(id uint64) (*payment.Batch, error)
+	Batches() ([]payment.Batch, error)
+	Instance() string
+}
+
 // Job is the pickup job. It remembers, between runs, what it has seen of
 // each file so that a file is read only once it has stopped changing.
 type Job struct {
-	db   payment.FileLedger
+	db   Ledger
 	opts Options
 	log  *slog.Logger
 
@@ -197,7 +209,7 @@ type observation struct {
 }
 
 // New returns a pickup job over db.
-func New(db payment.FileLedger, opts Options) *Job {
+func New(db Ledger, opts Options) *Job {
 	if opts.Pattern == "" {
 		opts.Pattern = DefaultPattern
 	}
@@ -222,10 +234,8 @@ func New(db payment.FileLedger, opts Options) *Job {
 	if opts.Claim == "" && opts.Inbox != "" {
 		opts.Claim = path.Join(opts.Inbox, ".batchd")
 	}
-	if opts.Instance == "" {
-		if d, ok := db.(interface{ Instance() string }); ok {
-			opts.Instance = d.Instance()
-		}
+	if opts.Instance == "" && db != nil {
+		opts.Instance = db.Instance()
 	}
 	if opts.ClaimTimeout <= 0 {
 		opts.ClaimTimeout = time.Hour

@@ -96,19 +96,13 @@ func (j *Job) names(ctx context.Context, rem Remote, dir string) (map[string]boo
 
 // pendingNames are the outbox names of the accepted batches, other than
 // batch, whose results report has not been delivered yet: it will bear
-// that name. A ledger that cannot list batches reserves none.
+// that name.
 func (j *Job) pendingNames(batch uint64) (map[string]bool, error) {
-	bl, ok := j.db.(interface {
-		Batches() ([]payment.Batch, error)
-	})
-	out := map[string]bool{}
-	if !ok {
-		return out, nil
-	}
-	bs, err := bl.Batches()
+	bs, err := j.db.Batches()
 	if err != nil {
 		return nil, err
 	}
+	out := map[string]bool{}
 	for i := range bs {
 		b := &bs[i]
 		if b.ID == batch || b.Status != payment.BatchReady || !b.ResultsReported.IsZero() {

@@ -135,14 +135,10 @@ func (j *Job) known(ctx context.Context, rem Remote, o Outcome, h *held, f *paym
 }
 
 // batchKind is the kind of a batch the ledger has, for an Outcome; a
-// payment batch's when the ledger cannot tell.
+// payment batch's when the ledger cannot read it.
 func (j *Job) batchKind(id uint64) payment.BatchKind {
-	if br, ok := j.db.(interface {
-		Batch(id uint64) (*payment.Batch, error)
-	}); ok {
-		if b, err := br.Batch(id); err == nil {
-			return b.Kind
-		}
+	if b, err := j.db.Batch(id); err == nil {
+		return b.Kind
 	}
 	return payment.KindPayments
 }
@@ -158,13 +154,7 @@ func (j *Job) finishRejection(ctx context.Context, rem Remote, o Outcome, h *hel
 	if f == nil || f.Accepted || !h.committing || f.Moved == "" || f.Name != h.name || path.Dir(f.Moved) != path.Clean(j.opts.Failed) {
 		return false, o, nil
 	}
-	br, ok := j.db.(interface {
-		Batch(id uint64) (*payment.Batch, error)
-	})
-	if !ok {
-		return false, o, nil
-	}
-	b, err := br.Batch(f.BatchID)
+	b, err := j.db.Batch(f.BatchID)
 	if errors.Is(err, payment.ErrNotFound) || err == nil && b.Status != payment.BatchRejected {
 		return false, o, nil
 	}

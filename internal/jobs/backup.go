@@ -2,7 +2,6 @@ package jobs
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -14,11 +13,6 @@ import (
 	"github.com/batchd/batchd/internal/state"
 )
 
-// snapshotter is the ledger's side of a backup: internal/state's DB.
-type snapshotter interface {
-	Backup(path string) (*state.Backup, error)
-}
-
 // BackupSummary is what one scheduled backup did.
 type BackupSummary struct {
 	Backup   *state.Backup
@@ -29,18 +23,17 @@ type BackupSummary struct {
 // Backup takes a checked snapshot of the ledger into backup.dir
 // (state.BackupName), deletes the oldest snapshots there beyond
 // backup.keep, and uploads the new one to sftp.backups through the
-// outbox (report.Destination.Deliver) when backup.upload is on.
+// outbox (report.Destination.Deliver) when backup.upload is on. On a
+// ledger that takes no file snapshots (PostgreSQL) it fails with the
+// ledger's error, which wraps state.ErrUnsupported and says how such a
+// ledger is backed up.
 func (e *Env) Backup(ctx context.Context) (BackupSummary, error) {
 	var sum BackupSummary
-	db, ok := e.DB.(snapshotter)
-	if !ok {
-		return sum, errors.New("backup: this ledger cannot take snapshots")
-	}
 	dir := e.Cfg.BackupDir()
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return sum, fmt.Errorf("backup: %w", err)
 	}
-	b, err := db.Backup(filepath.Join(dir, state.BackupName(e.now())))
+	b, err := e.DB.Backup(filepath.Join(dir, state.BackupName(e.now())))
 	if err != nil {
 		return sum, fmt.Errorf("backup: %w", err)
 	}

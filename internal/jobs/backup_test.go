@@ -2,6 +2,7 @@ package jobs
 
 import (
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"slices"
@@ -97,5 +98,29 @@ func TestCoversRestore(t *testing.T) {
 		if got := coversRestore(reconcile.Window{From: d(c.from), To: d(c.to)}, m); got != c.want {
 			t.Errorf("%s..%s: %v, want %v", c.from, c.to, got, c.want)
 		}
+	}
+}
+
+// noSnapshots is a ledger whose backend takes no file snapshots, as a
+// PostgreSQL ledger: its Backup says so.
+type noSnapshots struct{ state.Ledger }
+
+func (noSnapshots) Backup(string) (*state.Backup, error) { return nil, state.ErrNoFileSnapshot }
+
+// TestBackupUnsupportedIsAnError: on a ledger that takes no file
+// snapshots the scheduled backup fails, saying how such a ledger is
+// backed up, and files the failure under the ledger; it never reports a
+// backup it did not take.
+func TestBackupUnsupportedIsAnError(t *testing.T) {
+	cy := newCycle(t)
+	env := cy.env
+	env.DB = noSnapshots{env.DB}
+	rec := fakeRecorder{}
+	line, err := Scheduled{Env: env, Errors: rec}.Backup(context.Background())
+	if !errors.Is(err, state.ErrUnsupported) || !strings.Contains(err.Error(), "pg_dump") || line != "" {
+		t.Fatalf("backup on a ledger without snapshots: %q, %v", line, err)
+	}
+	if len(rec) != 1 {
+		t.Fatalf("the failure was filed as %v, want one source", rec)
 	}
 }

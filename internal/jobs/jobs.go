@@ -31,8 +31,10 @@ import (
 
 // Env is everything the jobs share.
 type Env struct {
-	Cfg     *config.Config
-	DB      payment.Ledger
+	Cfg *config.Config
+	// DB is the ledger, the whole contract (state.Ledger): no job asks
+	// it by type assertion for a feature.
+	DB      state.Ledger
 	API     *echeck.Client  // the wire client, for the sandbox's own calls (demo, tests)
 	Service payment.Service // the same client as the domain sees it
 	ACH     *ach.Client     // the ACH API's wire client, on the same limiter
@@ -123,14 +125,9 @@ func (e *Env) ReportsDir() string { return filepath.Join(e.Cfg.StateDir, "report
 
 func (e *Env) ingestOptions() ingest.Options {
 	c := e.Cfg
-	// The ledger's id names this instance's claim folder on the server.
-	var instance string
-	if db, ok := e.DB.(interface{ Instance() string }); ok {
-		instance = db.Instance()
-	}
 	return ingest.Options{
 		Inbox: c.SFTP.Inbox, Archive: c.SFTP.Archive, Failed: c.SFTP.Failed, Outbox: c.SFTP.Outbox,
-		Claim: c.SFTP.Claim, Instance: instance, ClaimTimeout: c.Ingest.ClaimTimeout.Std(),
+		Claim: c.SFTP.Claim, Instance: e.DB.Instance(), // the ledger's id names this instance's claim folder ClaimTimeout: c.Ingest.ClaimTimeout.Std(),
 		Pattern: c.Ingest.Pattern, StableFor: c.Ingest.StableFor.Std(), MaxWait: c.Ingest.MaxWait.Std(), DoneMarker: c.Ingest.DoneMarker,
 		OnInvalid: c.Ingest.OnInvalid, IgnoreColumns: c.Ingest.IgnoreColumns, MaxFileBytes: c.Ingest.MaxFileBytes,
 		Delimiter: c.Ingest.Delimiter, Sheet: c.Ingest.Sheet, TestMode: c.API.Mode == config.ModeTest, Location: c.Location(),

@@ -11,19 +11,15 @@ import (
 	"github.com/batchd/batchd/internal/report"
 )
 
-// Sources is the ledger as onboarding sees it: funding-source rows. Every
-// Ledger batchd opens (internal/state) keeps them; nil for one that does
-// not, and onboarding then has nothing to do.
-func (e *Env) Sources() funding.Ledger {
-	led, _ := e.DB.(funding.Ledger)
-	return led
-}
+// Sources is the ledger as onboarding sees it: funding-source rows. It
+// is never nil: every ledger keeps them (state.Ledger).
+func (e *Env) Sources() funding.Ledger { return e.DB }
 
 // Onboarder returns the onboarding runner over the shared ledger, ACH
 // client and limiter. reports receives its reconcile report.
 func (e *Env) Onboarder(reports report.Destination) *onboard.Runner {
 	c := e.Cfg
-	return onboard.New(e.Sources(), e.Funding, onboard.Options{
+	return onboard.New(e.DB, e.Funding, onboard.Options{
 		Now: e.now, Logger: e.Log, Retry: e.retryPolicy(), ResolveAfter: c.Submit.ResolveAfter.Std(),
 		Location: c.Location(), StuckAfterBusinessDays: c.Reconcile.StuckAfterBusinessDays,
 		ReportsDir: filepath.Join(e.ReportsDir(), "daily"), Reports: reports, Formats: ReportFormats(c),
@@ -34,15 +30,12 @@ func (e *Env) Onboarder(reports report.Destination) *onboard.Runner {
 // the results reports of the funding batches it finished. It runs after
 // payments in every submit, under the same limiter.
 func (e *Env) Onboard(ctx context.Context) (onboard.Summary, []string, error) {
-	if e.Sources() == nil {
-		return onboard.Summary{}, nil, nil
-	}
 	sum, err := e.Onboarder(report.Destination{}).Run(ctx)
 	if !CanDeliver(err) {
 		return sum, nil, err
 	}
 	delivered, derr := e.deliver(context.WithoutCancel(ctx), "funding results", func(ctx context.Context, out report.Destination) ([]string, error) {
-		return onboard.DeliverResults(ctx, e.DB.(onboard.ResultsLedger), filepath.Join(e.ReportsDir(), "results"), out, ReportFormats(e.Cfg))
+		return onboard.DeliverResults(ctx, e.DB, filepath.Join(e.ReportsDir(), "results"), out, ReportFormats(e.Cfg))
 	})
 	return sum, delivered, errors.Join(err, derr)
 }
@@ -51,9 +44,6 @@ func (e *Env) Onboard(ctx context.Context) (onboard.Summary, []string, error) {
 // changed (Pending to Verified), and delivers the funding-sources report
 // with the ones stuck past reconcile.stuck_after_business_days.
 func (e *Env) ReconcileSources(ctx context.Context) (onboard.ReconcileSummary, error) {
-	if e.Sources() == nil {
-		return onboard.ReconcileSummary{}, nil
-	}
 	var sum onboard.ReconcileSummary
 	_, err := e.deliver(ctx, "funding-sources report", func(ctx context.Context, out report.Destination) ([]string, error) {
 		var err error

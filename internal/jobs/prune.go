@@ -2,7 +2,6 @@ package jobs
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 	"os"
@@ -68,17 +67,6 @@ func ArchiveName(b *payment.Batch) string {
 // the state directory. batchd never deletes them: they are the ledger's
 // only record of a pruned batch.
 func ArchiveDir(cfg *config.Config) string { return filepath.Join(cfg.StateDir, "reports", "archive") }
-
-// Pruner is what prune needs of the ledger; *state.DB has it.
-type Pruner interface {
-	Prune(ctx context.Context, before time.Time, archive state.Archiver) (state.PruneSummary, error)
-}
-
-// SourcePruner prunes finished funding-source and verification batches;
-// internal/state's ledger has it.
-type SourcePruner interface {
-	PruneSources(ctx context.Context, before time.Time, archive state.SourceArchiver) (state.PruneSummary, error)
-}
 
 // SourcesArchiveTable is the layout of a funding batch's archive report:
 // the file and batch, then its results report's columns.
@@ -151,7 +139,7 @@ func StartOfDay(date string, loc *time.Location) (time.Time, error) {
 // written to an archive report under ArchiveDir and delivered to the SFTP
 // outbox when SFTP is configured; a batch whose report could not be
 // written or delivered stays, and Prune stops with the error.
-func Prune(ctx context.Context, db Pruner, cfg *config.Config, log *slog.Logger, now, before time.Time) (PruneResult, error) {
+func Prune(ctx context.Context, db state.Retention, cfg *config.Config, log *slog.Logger, now, before time.Time) (PruneResult, error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
@@ -206,9 +194,9 @@ func Prune(ctx context.Context, db Pruner, cfg *config.Config, log *slog.Logger,
 		})
 	}
 	sum, err := db.Prune(ctx, res.Before, archive)
-	if sp, ok := db.(SourcePruner); ok && err == nil {
+	if err == nil {
 		var ssum state.PruneSummary
-		ssum, err = sp.PruneSources(ctx, res.Before, func(b *payment.Batch, rows func(func(*funding.Row) error) error) error {
+		ssum, err = db.PruneSources(ctx, res.Before, func(b *payment.Batch, rows func(func(*funding.Row) error) error) error {
 			return write(b, SourcesArchiveTable, func(w *report.Rows) error {
 				return rows(func(r *funding.Row) error {
 					if err := ctx.Err(); err != nil {
@@ -373,14 +361,10 @@ func PruneSpec(reconcileSpec string) string {
 // for the daemon. The ledger is shared with the other jobs, so it is not
 // compacted: bbolt reuses the pages it frees, and the file stops growing.
 func (e *Env) Prune(ctx context.Context, keepDays int) (PruneResult, error) {
-	db, ok := e.DB.(Pruner)
-	if !ok {
-		return PruneResult{}, errors.New("prune: this ledger cannot prune")
-	}
 	now := e.now()
 	y, m, d := now.In(e.Cfg.Location()).Date()
 	before := time.Date(y, m, d-keepDays, 0, 0, 0, 0, e.Cfg.Location())
-	return Prune(ctx, db, e.Cfg, e.Log, now, before)
+	return Prune(ctx, e.DB, e.Cfg, e.Log, now, before)
 }
 
 // Prune is the scheduled prune with retention.keep_days = keepDays.

@@ -26,9 +26,7 @@ func (e *Env) Reconcile(ctx context.Context, window *reconcile.Window) (*reconci
 		KeepDays: c.Reconcile.KeepDays, Retry: e.retryPolicy(), Logger: e.Log, Formats: ReportFormats(c),
 		Webhooks: c.Webhook.Enabled(), FullWalkEvery: time.Duration(c.Reconcile.FullWalkDays) * 24 * time.Hour,
 	}
-	if db, ok := e.DB.(eventLedger); ok {
-		opts.Events = ledgerEvents{db}
-	}
+	opts.Events = ledgerEvents{e.DB}
 	if c.SFTP.Address != "" {
 		rem, err := e.Dial(ctx)
 		if err != nil {
@@ -73,7 +71,7 @@ func (e *Env) Reconcile(ctx context.Context, window *reconcile.Window) (*reconci
 	}
 	sum, err := r.Run(ctx, w)
 	if err == nil && mark != nil && coversRestore(sum.Window, mark) {
-		if cerr := e.DB.(restorable).ClearRestored(); cerr != nil {
+		if cerr := e.DB.ClearRestored(); cerr != nil {
 			return sum, cerr
 		}
 		e.Log.Info("the restored mark is cleared: this reconcile covered the snapshot's date to the restore", "snapshot_at", mark.SnapshotAt, "window", sum.Window.String())
@@ -94,15 +92,10 @@ func coversRestore(w reconcile.Window, m *state.RestoreMark) bool {
 	return !reconcile.DateOf(m.SnapshotAt.UTC()).Before(w.From) && !w.To.Before(reconcile.DateOf(m.RestoredAt.UTC()))
 }
 
-// eventLedger is a ledger that records webhook events (internal/state).
-type eventLedger interface {
-	UnknownEvents(since time.Time) ([]state.EventRecord, error)
-}
-
 // ledgerEvents gives reconcile the ledger's events of checks no row owned.
 // Events of funding sources no row owns are onboarding's business, not
 // checks created outside batchd.
-type ledgerEvents struct{ db eventLedger }
+type ledgerEvents struct{ db state.EventLedger }
 
 func (l ledgerEvents) UnknownEvents(since time.Time) ([]reconcile.UnknownEvent, error) {
 	recs, err := l.db.UnknownEvents(since)

@@ -39,8 +39,15 @@ type BatchStatus struct {
 	Note            string                   `json:"note,omitempty"`
 }
 
+// StatusLedger is what a status reads: batches, rows and the restore
+// mark. state.Ledger has it.
+type StatusLedger interface {
+	payment.RowReader
+	state.Restorer
+}
+
 // StatusOf reads the ledger's batches and their row counts.
-func StatusOf(db payment.Ledger) (Status, error) {
+func StatusOf(db StatusLedger) (Status, error) {
 	bs, err := db.Batches()
 	if err != nil {
 		return Status{}, err
@@ -76,7 +83,7 @@ func StatusOf(db payment.Ledger) (Status, error) {
 // StatusWithChecks is StatusOf plus the count of checks by status. It
 // reads every payment row, so the admin server's /v1/status uses it, not
 // the frequent systemd status line.
-func StatusWithChecks(db payment.Ledger) (Status, error) {
+func StatusWithChecks(db StatusLedger) (Status, error) {
 	st, err := StatusOf(db)
 	if err != nil {
 		return st, err
@@ -103,19 +110,6 @@ func StatusWithChecks(db payment.Ledger) (Status, error) {
 	return st, nil
 }
 
-// restorable is a ledger that can be restored from a snapshot:
-// internal/state's DB.
-type restorable interface {
-	Restored() (*state.RestoreMark, error)
-	ClearRestored() error
-}
-
 // RestoredMark returns the ledger's restored mark, or nil when it has
-// none (or cannot be restored at all).
-func RestoredMark(db payment.Ledger) (*state.RestoreMark, error) {
-	r, ok := db.(restorable)
-	if !ok {
-		return nil, nil
-	}
-	return r.Restored()
-}
+// none.
+func RestoredMark(db state.Restorer) (*state.RestoreMark, error) { return db.Restored() }

@@ -7,7 +7,6 @@ import (
 	"math"
 	"net/http"
 	"strings"
-	"time"
 
 	"golang.org/x/time/rate"
 
@@ -18,15 +17,11 @@ import (
 // each event in the ledger before it answers. observe (may be nil) gets
 // each request's outcome, for the metrics.
 func (e *Env) WebhookHandler(observe func(outcome string)) (http.Handler, error) {
-	store, ok := e.DB.(webhook.Store)
-	if !ok {
-		return nil, errors.New("webhook: this ledger cannot record events")
-	}
 	c := e.Cfg
 	return webhook.New(webhook.Options{
 		Secret: c.WebhookSecret(), Key: c.APIKey(), Path: c.Webhook.Path,
 		Rate: rate.Limit(c.Webhook.Rate), Burst: max(1, int(math.Ceil(2*c.Webhook.Rate))),
-		Store: store, Logger: e.Log, Observe: observe, Now: e.now,
+		Store: e.DB, Logger: e.Log, Observe: observe, Now: e.now,
 	})
 }
 
@@ -112,11 +107,5 @@ const EventKeepDays = 30
 
 // PruneEvents forgets webhook events received more than EventKeepDays ago.
 func (e *Env) PruneEvents() (int, error) {
-	p, ok := e.DB.(interface {
-		PruneEvents(before time.Time) (int, error)
-	})
-	if !ok {
-		return 0, nil
-	}
-	return p.PruneEvents(e.now().AddDate(0, 0, -EventKeepDays))
+	return e.DB.PruneEvents(e.now().AddDate(0, 0, -EventKeepDays))
 }

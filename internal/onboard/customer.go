@@ -16,15 +16,10 @@ const (
 	noteCreated     = "customer created"
 )
 
-// batchLister lists the ledger's batches; internal/state's ledger has it.
-type batchLister interface {
-	Batches() ([]payment.Batch, error)
-}
-
 // loadCustomers learns the customers rows have recorded, by email: a
 // customer is created once per email, whichever file and run its rows
-// came in. With a ledger that lists batches every funding-source row is
-// read; otherwise the rows still open or tracked.
+// came in: every funding-source batch's rows are read, settled ones
+// included.
 func (r *Runner) loadCustomers() error {
 	m := map[string]string{}
 	add := func(row *funding.Row) (bool, error) {
@@ -35,17 +30,11 @@ func (r *Runner) loadCustomers() error {
 		}
 		return true, nil
 	}
-	var err error
-	if bl, ok := r.led.(batchLister); ok {
-		var batches []payment.Batch
-		batches, err = bl.Batches()
-		for i := 0; err == nil && i < len(batches); i++ {
-			if batches[i].Kind == payment.KindSources {
-				err = r.led.SourceRows(batches[i].ID, add)
-			}
+	batches, err := r.led.Batches()
+	for i := 0; err == nil && i < len(batches); i++ {
+		if batches[i].Kind == payment.KindSources {
+			err = r.led.SourceRows(batches[i].ID, add)
 		}
-	} else if err = r.led.OpenSourceRows(add); err == nil {
-		err = r.led.TrackedSourceRows(add)
 	}
 	if err != nil {
 		return fmt.Errorf("read the customers of funding-source rows: %w", err)

@@ -272,19 +272,10 @@ func (r *Runner) writeSources(ctx context.Context, today reconcile.Date, lines [
 	return paths, errors.Join(errs...)
 }
 
-// batchReader reads one batch; internal/state's ledger has it.
-type batchReader interface {
-	Batch(id uint64) (*payment.Batch, error)
-}
-
-// fileOf names a batch's file for a report, or "" when the ledger cannot
-// say.
+// fileOf names a batch's file for a report, or "" when the batch cannot
+// be read (pruned since its row was listed).
 func (r *Runner) fileOf(batch uint64) string {
-	br, ok := r.led.(batchReader)
-	if !ok {
-		return ""
-	}
-	b, err := br.Batch(batch)
+	b, err := r.led.Batch(batch)
 	if err != nil {
 		return ""
 	}

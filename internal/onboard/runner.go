@@ -83,7 +83,7 @@ type Summary struct {
 // One Runner serves one job at a time: Run and Reconcile must not overlap
 // (the daemon's scheduler serialises jobs).
 type Runner struct {
-	led  funding.Ledger
+	led  Ledger
 	svc  *counted
 	opts Options
 	log  *slog.Logger
@@ -102,8 +102,19 @@ type runState struct {
 	customers map[string]string       // funding.EmailKey -> user_id
 }
 
+// Ledger is what onboarding needs of the ledger (state.Ledger has it):
+// the funding-source rows, and the batches, to learn the customer of
+// every row ever recorded (not only of rows still open, which would
+// create a customer twice for one email) and to name a batch's file in
+// the funding-sources report.
+type Ledger interface {
+	funding.Ledger
+	Batch(id uint64) (*payment.Batch, error)
+	Batches() ([]payment.Batch, error)
+}
+
 // New returns a Runner over a ledger and the service.
-func New(led funding.Ledger, svc funding.Service, opts Options) *Runner {
+func New(led Ledger, svc funding.Service, opts Options) *Runner {
 	if opts.ResolveAfter <= 0 {
 		opts.ResolveAfter = DefaultResolveAfter
 	}

@@ -74,19 +74,19 @@ func (b *Batch) OutboxName(f *File) string {
 }
 
 // FileReader finds the ledger's record of a file by its content. A
-// FileLedger has it.
+// FileLedger has it (and so every Ledger).
 type FileReader interface {
 	File(sha256 string) (*File, error)
 }
 
-// OutboxName is b.OutboxName with the file's record read from ledger, if
-// ledger keeps files (a FileReader; every Ledger does).
-func OutboxName(ledger any, b *Batch) (string, error) {
-	fr, ok := ledger.(FileReader)
-	if !ok || b.SHA256 == "" {
+// OutboxName is b.OutboxName with the file's record read from files. A
+// batch without a content hash (none was recorded) or whose file the
+// ledger no longer knows goes by b.File.
+func OutboxName(files FileReader, b *Batch) (string, error) {
+	if b.SHA256 == "" {
 		return b.File, nil
 	}
-	f, err := fr.File(b.SHA256)
+	f, err := files.File(b.SHA256)
 	if errors.Is(err, ErrNotFound) {
 		return b.File, nil
 	}

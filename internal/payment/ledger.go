@@ -71,7 +71,7 @@ type FileLedger interface {
 	// BeginBatch starts loading a file; it returns ErrDuplicate for
 	// content already ingested.
 	BeginBatch(m FileMeta) (Loader, error)
-	File(sha256 string) (*File, error)
+	FileReader
 	FileMoved(sha256, path string) error
 }
 

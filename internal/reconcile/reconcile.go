@@ -77,10 +77,10 @@ type Options struct {
 	// check left out (reconcile.full_walk_days); 0 means
 	// DefaultFullWalkEvery.
 	FullWalkEvery time.Duration
-	// Events lists the webhook events about checks no row owns; nil means
-	// the ledger, when it implements EventSource. With Webhooks and no
-	// source every run lists the whole window, since nothing else would
-	// show a check created outside batchd.
+	// Events lists the webhook events about checks no row owns (jobs
+	// gives the ledger's); nil means none. With Webhooks and no source
+	// every run lists the whole window, since nothing else would show a
+	// check created outside batchd.
 	Events EventSource
 }
 
@@ -130,9 +130,6 @@ func New(db payment.Ledger, api API, opts Options) (*Runner, error) {
 	}
 	if opts.FullWalkEvery <= 0 {
 		opts.FullWalkEvery = DefaultFullWalkEvery
-	}
-	if es, ok := db.(EventSource); ok && opts.Events == nil {
-		opts.Events = es
 	}
 	log := opts.Logger
 	if log == nil {

@@ -119,9 +119,11 @@ func DeliverResults(ctx context.Context, db ResultsLedger, dir string, out repor
 	return done, nil
 }
 
-// Stamper records that a batch's results report was delivered; every
-// ledger has it (payment.RowWriter.ResultsReported).
+// Stamper records that a batch's results report was delivered
+// (payment.RowWriter.ResultsReported), and reads the batch's file record,
+// which names the report (payment.OutboxName); every ledger has both.
 type Stamper interface {
+	payment.FileReader
 	ResultsReported(batch uint64) error
 }
 
