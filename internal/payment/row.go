@@ -164,6 +164,13 @@ type Row struct {
 	// quiet about, which only polling then follows. Zero when no event
 	// ever named the check.
 	HeardAt time.Time `json:"heard_at,omitzero"`
+	// SendBy is the last moment the create intent recorded by the latest
+	// Send may leave the process, on a ledger that fences (several
+	// instances, one leader): a worker drops a request past it, and a
+	// new leader resolves the row in doubt only after it (plus a margin
+	// for clocks). Zero when the ledger sets no deadline (bbolt: one
+	// process, nothing to fence).
+	SendBy time.Time `json:"send_by,omitzero"`
 
 	History []Step `json:"history"`
 }

@@ -44,6 +44,7 @@ import (
 //	code     CheckStatus (statusCodes)
 //	str      Risk, FundConfirmation, Error
 //	[time    HeardAt (from the first step)]    when flag bit 2 is set
+//	[time    SendBy (from the first step)]     when flag bit 3 is set
 //
 // A code is a uvarint index into its table; the table's literal code is
 // followed by the word as a str. The tables only ever grow at their end
@@ -80,6 +81,7 @@ const (
 	rowFlagLabel  = 1 << 0
 	rowFlagNumber = 1 << 1
 	rowFlagHeard  = 1 << 2
+	rowFlagSendBy = 1 << 3
 )
 
 // maxMilliSec bounds the seconds of a time written in milliseconds;
@@ -99,6 +101,9 @@ func encodeRowV2(dst []byte, r *payment.Row) []byte {
 	}
 	if !r.HeardAt.IsZero() {
 		flags |= rowFlagHeard
+	}
+	if !r.SendBy.IsZero() {
+		flags |= rowFlagSendBy
 	}
 	e.uint(flags)
 	e.code(string(r.State), rowStateCodes, stateLiteral)
@@ -144,13 +149,16 @@ func encodeRowV2(dst []byte, r *payment.Row) []byte {
 	if flags&rowFlagHeard != 0 {
 		e.timeFrom(r.HeardAt, base)
 	}
+	if flags&rowFlagSendBy != 0 {
+		e.timeFrom(r.SendBy, base)
+	}
 	return []byte(e)
 }
 
 func decodeRowV2(raw []byte, r *payment.Row) error {
 	d := dec{b: raw}
 	flags := d.uint()
-	if flags&^(rowFlagLabel|rowFlagNumber|rowFlagHeard) != 0 {
+	if flags&^(rowFlagLabel|rowFlagNumber|rowFlagHeard|rowFlagSendBy) != 0 {
 		return errors.New("row value has unknown flags")
 	}
 	r.State = payment.RowState(d.code(rowStateCodes, stateLiteral))
@@ -197,6 +205,11 @@ func decodeRowV2(raw []byte, r *payment.Row) error {
 	if flags&rowFlagHeard != 0 {
 		if r.HeardAt = d.timeFrom(base); r.HeardAt.IsZero() {
 			d.failWith(errors.New("row value flags a HeardAt it does not hold"))
+		}
+	}
+	if flags&rowFlagSendBy != 0 {
+		if r.SendBy = d.timeFrom(base); r.SendBy.IsZero() {
+			d.failWith(errors.New("row value flags a SendBy it does not hold"))
 		}
 	}
 	if d.err == nil && len(d.b) > 0 {

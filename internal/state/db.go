@@ -108,6 +108,14 @@ type Options struct {
 	MustExist bool
 	// NoSnapshots leaves the snapshot socket (SocketName) unserved.
 	NoSnapshots bool
+	// SendWindow, when positive, gives each create intent a send-by
+	// deadline (payment.Row.SendBy) that far after Send. A ledger shared
+	// by instances under a leader lease needs it (see OpenStore); zero
+	// sets none.
+	SendWindow time.Duration
+	// Holder names this instance in the leader lease (default
+	// host:pid).
+	Holder string
 }
 
 // DB is an open ledger. Its methods are safe for concurrent use.
@@ -122,6 +130,12 @@ type DB struct {
 	now      func() time.Time
 	chunk    int
 	instance string
+	// sendWindow is Options.SendWindow.
+	sendWindow time.Duration
+	// elector and holder elect the leader (leader.go): a file's own
+	// process, or a shared store's lease.
+	elector Elector
+	holder  string
 
 	mu      sync.Mutex // guards the commit counter and generation
 	lastTx  int
@@ -145,6 +159,10 @@ func (o *Options) defaults() {
 	}
 	if o.LoadChunk <= 0 {
 		o.LoadChunk = 5000
+	}
+	if o.Holder == "" {
+		host, _ := os.Hostname()
+		o.Holder = fmt.Sprintf("%s:%d", host, os.Getpid())
 	}
 	if o.GroupCommitDelay <= 0 {
 		o.GroupCommitDelay = 2 * time.Millisecond
@@ -327,7 +345,13 @@ func (d *DB) writeMarker() error {
 
 // Stats reports bbolt's counters; tests and benchmarks use TxStats to count
 // commits.
-func (d *DB) Stats() bolt.Stats { return d.bolt.Stats() }
+// On a ledger not in a file it reports nothing.
+func (d *DB) Stats() bolt.Stats {
+	if d.bolt == nil {
+		return bolt.Stats{}
+	}
+	return d.bolt.Stats()
+}
 
 func u64(v uint64) []byte {
 	var b [8]byte
@@ -340,6 +364,17 @@ func (d *DB) update(fn func(kv.Tx) error) (err error) {
 	defer d.recoverDamage("write", &err)
 	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
 	return d.fail("write", d.store.Update(func(tx kv.Tx) error {
+		tx.OnCommit(d.counter(tx))
+		return fn(tx)
+	}))
+}
+
+// updateUnfenced is update without the leader lease's check (see
+// kv.Store.UpdateUnfenced): only for writes a standby instance may make.
+func (d *DB) updateUnfenced(fn func(kv.Tx) error) (err error) {
+	defer d.recoverDamage("write", &err)
+	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
+	return d.fail("write", d.store.UpdateUnfenced(func(tx kv.Tx) error {
 		tx.OnCommit(d.counter(tx))
 		return fn(tx)
 	}))

@@ -21,6 +21,10 @@ func (d *DB) Send(k payment.RowKey) (*payment.Row, error) {
 	return d.batchApply(k, payment.Send, "", func(r *payment.Row) error {
 		r.Attempts++
 		r.AttemptAt = at
+		r.SendBy = time.Time{}
+		if d.sendWindow > 0 {
+			r.SendBy = at.Add(d.sendWindow)
+		}
 		return nil
 	})
 }

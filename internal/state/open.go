@@ -501,7 +501,8 @@ func openFile(path string, opts Options, create bool, accept func(identity) erro
 		return nil, refusal(path, err.Error())
 	}
 	b.MaxBatchDelay = opts.GroupCommitDelay
-	d := &DB{store: boltkv.New(b), bolt: b, path: path, now: opts.Now, chunk: opts.LoadChunk}
+	d := &DB{store: boltkv.New(b), bolt: b, path: path, now: opts.Now, chunk: opts.LoadChunk, sendWindow: opts.SendWindow,
+		elector: fileLeader{holder: opts.Holder}, holder: opts.Holder}
 	if err := guarded(func() error { return d.store.UpdateUnfenced(d.initSchema) }); err != nil {
 		b.Close()
 		return nil, fmt.Errorf("open state %s: %w", path, err)

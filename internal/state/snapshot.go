@@ -209,7 +209,11 @@ func (d *DB) snapshot(start func(SnapshotInfo) (io.Writer, error)) error {
 }
 
 // Backup writes a checked snapshot of the open ledger to path.
+// A ledger not in a file answers ErrNoFileSnapshot.
 func (d *DB) Backup(path string) (*Backup, error) {
+	if d.bolt == nil {
+		return nil, ErrNoFileSnapshot
+	}
 	return writeBackup(path, d.path, func(f *os.File) (SnapshotInfo, error) {
 		var info SnapshotInfo
 		err := d.snapshot(func(i SnapshotInfo) (io.Writer, error) { info = i; return f, nil })

@@ -118,7 +118,11 @@ func (d *DB) Record(ctx context.Context, e webhook.Event) (duplicate bool, err e
 	if err != nil || duplicate {
 		return duplicate, wrapRecord(e, err)
 	}
-	err = d.update(func(tx kv.Tx) error {
+	// Unfenced: a standby's webhook receiver records events too. That is
+	// safe because an event only ever advances a check's status (a final
+	// one never changes), creates, sends and releases nothing, and the
+	// store serialises it with the leader's writes.
+	err = d.updateUnfenced(func(tx kv.Tx) error {
 		duplicate = false
 		events, err := tx.CreateBucketIfNotExists(bucketHookEvents)
 		if err != nil {

@@ -1,0 +1,47 @@
+package state
+
+import (
+	"fmt"
+
+	"github.com/batchd/batchd/internal/state/kv"
+)
+
+// OpenStore opens the ledger held by store, with elector its leader lease, a database several batchd
+// instances may share (internal/state/postgres). It makes the buckets and
+// the schema on a fresh store, as Open does in a fresh directory, in a
+// write no lease fences: every instance may open the ledger, and only the
+// leader then changes rows.
+//
+// Unlike Open it discards no half-loaded batch: on a shared store that
+// batch may be the live leader's load in progress. A new leader calls
+// TakeOver instead. The file-only features (snapshots, compaction, the
+// marker) answer ErrUnsupported.
+func OpenStore(store kv.Store, elector Elector, opts Options) (*DB, error) {
+	if elector == nil {
+		return nil, fmt.Errorf("open state %s: a shared store needs its elector (the leader lease)", store.Name())
+	}
+	opts.defaults()
+	d := &DB{store: store, path: store.Name(), now: opts.Now, chunk: opts.LoadChunk, sendWindow: opts.SendWindow,
+		elector: elector, holder: opts.Holder}
+	if err := guarded(func() error { return d.store.UpdateUnfenced(d.initSchema) }); err != nil {
+		return nil, fmt.Errorf("open state %s: %w", d.path, err)
+	}
+	return d, nil
+}
+
+// TakeOver is what an instance does when it becomes the leader of a
+// shared ledger, before any job runs: it discards the batches an earlier
+// leader left half loaded (their files are still in the inbox, and are
+// ingested again), and puts the rows it left in flight in doubt, for the
+// resolver to settle after their send-by deadline. It returns how many
+// rows it put in doubt.
+func (d *DB) TakeOver() (int, error) {
+	if err := d.discardLoading(); err != nil {
+		return 0, fmt.Errorf("take over %s: discard half-loaded batches: %w", d.path, err)
+	}
+	n, err := d.RecoverInFlight()
+	if err != nil {
+		return 0, fmt.Errorf("take over %s: %w", d.path, err)
+	}
+	return n, nil
+}
