@@ -30,6 +30,7 @@ func fullRow() payment.Row {
 		CheckID: "0f8e3a2c-1111-2222-3333-444455556666", CheckStatus: "in_process",
 		CheckCreated: at.Add(time.Second), StatusSeenAt: at.Add(2 * time.Second), DepositedSeenAt: at.Add(3 * time.Second),
 		Risk: "Pass", FundConfirmation: "SufficientFunds", Error: "none", HeardAt: at.Add(4 * time.Second),
+		SendBy: at.Add(5 * time.Second),
 		History: []payment.Step{
 			{At: at, State: payment.Pending, Note: "ingested"},
 			{At: at.Add(time.Second), State: payment.Submitted, CheckStatus: "in_process", Note: "check created", Via: payment.Create},
@@ -37,10 +38,11 @@ func fullRow() payment.Row {
 	}
 }
 
-// unheard is r as a layout without HeardAt (rowCodecV1, or rowCodecV2 as
-// first written) holds it.
+// unheard is r as a layout without HeardAt and SendBy (rowCodecV1, or
+// rowCodecV2 as first written) holds it.
 func unheard(r payment.Row) payment.Row {
 	r.HeardAt = time.Time{}
+	r.SendBy = time.Time{}
 	return r
 }
 
