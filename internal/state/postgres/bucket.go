@@ -1,0 +1,135 @@
+package postgres
+
+import (
+	"errors"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/batchd/batchd/internal/state/kv"
+)
+
+// bucket is one bucket inside one transaction.
+type bucket struct {
+	t    *tx
+	name []byte
+	seq  uint64 // kv_buckets.seq as this transaction last read or wrote it
+}
+
+var _ kv.Bucket = (*bucket)(nil)
+
+// Get returns the key's value, a non-nil empty slice for an empty value,
+// nil when the key is absent or the transaction has failed.
+func (b *bucket) Get(key []byte) []byte {
+	t := b.t
+	if t.err != nil {
+		return nil
+	}
+	var v []byte
+	err := t.pg.QueryRow(t.ctx, "SELECT v FROM kv_keys WHERE bucket = $1 AND k = $2", b.name, key).Scan(&v)
+	switch {
+	case errors.Is(err, pgx.ErrNoRows):
+		return nil
+	case err != nil:
+		t.fail("get from bucket", b.name, err)
+		return nil
+	}
+	return nonNil(v)
+}
+
+func nonNil(v []byte) []byte {
+	if v == nil {
+		return []byte{}
+	}
+	return v
+}
+
+// Put sets the key's value. It fails the transaction when the database
+// refuses it, e.g. a check id moved to another row.
+func (b *bucket) Put(key, value []byte) error {
+	t := b.t
+	if err := t.check(); err != nil {
+		return err
+	}
+	if len(key) == 0 {
+		return errNoKey
+	}
+	_, err := t.pg.Exec(t.ctx, `INSERT INTO kv_keys (bucket, k, v) VALUES ($1, $2, $3)
+		ON CONFLICT (bucket, k) DO UPDATE SET v = EXCLUDED.v WHERE kv_keys.v <> EXCLUDED.v`,
+		b.name, key, nonNil(value))
+	if err != nil {
+		return t.fail("put in bucket", b.name, err)
+	}
+	return nil
+}
+
+// Delete removes the key; deleting an absent key is not an error.
+func (b *bucket) Delete(key []byte) error {
+	t := b.t
+	if err := t.check(); err != nil {
+		return err
+	}
+	if _, err := t.pg.Exec(t.ctx, "DELETE FROM kv_keys WHERE bucket = $1 AND k = $2", b.name, key); err != nil {
+		return t.fail("delete from bucket", b.name, err)
+	}
+	return nil
+}
+
+func (b *bucket) Cursor() kv.Cursor { return &cursor{b: b} }
+
+// ForEach calls fn for every key in order. Keys are read a page at a
+// time, each page in full before fn runs, so fn may query the transaction.
+func (b *bucket) ForEach(fn func(k, v []byte) error) error {
+	c := &cursor{b: b}
+	for k, v := c.First(); k != nil; k, v = c.Next() {
+		if err := fn(k, v); err != nil {
+			return err
+		}
+	}
+	return b.t.err
+}
+
+func (b *bucket) NextSequence() (uint64, error) {
+	t := b.t
+	if err := t.check(); err != nil {
+		return 0, err
+	}
+	var seq int64
+	err := t.pg.QueryRow(t.ctx, "UPDATE kv_buckets SET seq = seq + 1 WHERE name = $1 RETURNING seq", b.name).Scan(&seq)
+	if err != nil {
+		return 0, t.fail("next sequence of bucket", b.name, err)
+	}
+	b.seq = uint64(seq)
+	return b.seq, nil
+}
+
+func (b *bucket) Sequence() uint64 { return b.seq }
+
+func (b *bucket) SetSequence(v uint64) error {
+	t := b.t
+	if err := t.check(); err != nil {
+		return err
+	}
+	if _, err := t.pg.Exec(t.ctx, "UPDATE kv_buckets SET seq = $2 WHERE name = $1", b.name, int64(v)); err != nil {
+		return t.fail("set sequence of bucket", b.name, err)
+	}
+	b.seq = v
+	return nil
+}
+
+// KeyN counts the keys; 0 when the transaction has failed.
+func (b *bucket) KeyN() int {
+	t := b.t
+	if t.err != nil {
+		return 0
+	}
+	var n int64
+	if err := t.pg.QueryRow(t.ctx, "SELECT count(*) FROM kv_keys WHERE bucket = $1", b.name).Scan(&n); err != nil {
+		t.fail("count keys of bucket", b.name, err)
+		return 0
+	}
+	return int(n)
+}
+
+// FillPercent is ignored: PostgreSQL stores keys in rows, not pages the
+// caller fills.
+func (b *bucket) FillPercent(float64) {}

@@ -1,0 +1,154 @@
+package postgres
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/batchd/batchd/internal/state/kv"
+)
+
+// Errors of a caller's misuse; they do not poison the transaction.
+var (
+	errReadOnly       = errors.New("write in a read-only transaction")
+	errBucketNotFound = errors.New("bucket not found")
+	errNoKey          = errors.New("key required")
+	errNoName         = errors.New("bucket name required")
+)
+
+// tx is one kv transaction over one pgx transaction.
+type tx struct {
+	s        *Store
+	pg       pgx.Tx
+	ctx      context.Context
+	writable bool
+	id       int
+	// err is the first database error met; once set, reads answer absent,
+	// writes fail and the transaction returns it (kv's sticky errors).
+	err      error
+	buckets  map[string]*bucket // known buckets; a nil entry: known absent
+	onCommit []func()
+}
+
+var _ kv.Tx = (*tx)(nil)
+
+// fail records the first database error of the transaction and returns
+// the sticky one.
+func (t *tx) fail(op string, name []byte, err error) error {
+	if t.err == nil {
+		t.err = fmt.Errorf("%s: %s %q: %w", t.s.name, op, name, err)
+	}
+	return t.err
+}
+
+// check says whether a write may run: the transaction is writable and
+// has met no error.
+func (t *tx) check() error {
+	if t.err != nil {
+		return t.err
+	}
+	if !t.writable {
+		return errReadOnly
+	}
+	return nil
+}
+
+func (t *tx) ID() int            { return t.id }
+func (t *tx) Writable() bool     { return t.writable }
+func (t *tx) OnCommit(fn func()) { t.onCommit = append(t.onCommit, fn) }
+
+// Bucket returns the named bucket, or nil when it does not exist. Its
+// existence and sequence are read once per transaction: write transactions
+// are serialised and reads see one snapshot, so they cannot change under
+// it except through this transaction.
+func (t *tx) Bucket(name []byte) kv.Bucket {
+	if b := t.bucket(name); b != nil {
+		return b
+	}
+	return nil
+}
+
+func (t *tx) bucket(name []byte) *bucket {
+	if t.err != nil {
+		return nil
+	}
+	if b, ok := t.buckets[string(name)]; ok {
+		return b
+	}
+	var seq int64
+	err := t.pg.QueryRow(t.ctx, "SELECT seq FROM kv_buckets WHERE name = $1", name).Scan(&seq)
+	switch {
+	case errors.Is(err, pgx.ErrNoRows):
+		t.buckets[string(name)] = nil
+		return nil
+	case err != nil:
+		t.fail("read bucket", name, err)
+		return nil
+	}
+	b := &bucket{t: t, name: append([]byte(nil), name...), seq: uint64(seq)}
+	t.buckets[string(name)] = b
+	return b
+}
+
+func (t *tx) CreateBucketIfNotExists(name []byte) (kv.Bucket, error) {
+	if err := t.check(); err != nil {
+		return nil, err
+	}
+	if len(name) == 0 {
+		return nil, errNoName
+	}
+	if b := t.bucket(name); b != nil {
+		return b, nil
+	}
+	if _, err := t.pg.Exec(t.ctx, "INSERT INTO kv_buckets (name) VALUES ($1) ON CONFLICT DO NOTHING", name); err != nil {
+		return nil, t.fail("create bucket", name, err)
+	}
+	delete(t.buckets, string(name))
+	if b := t.bucket(name); b != nil {
+		return b, nil
+	}
+	if t.err != nil {
+		return nil, t.err
+	}
+	return nil, t.fail("create bucket", name, errors.New("not found after insert"))
+}
+
+// DeleteBucket removes the bucket and its keys.
+func (t *tx) DeleteBucket(name []byte) error {
+	if err := t.check(); err != nil {
+		return err
+	}
+	tag, err := t.pg.Exec(t.ctx, "DELETE FROM kv_buckets WHERE name = $1", name)
+	if err != nil {
+		return t.fail("delete bucket", name, err)
+	}
+	t.buckets[string(name)] = nil
+	if tag.RowsAffected() == 0 {
+		return fmt.Errorf("delete bucket %q: %w", name, errBucketNotFound)
+	}
+	return nil
+}
+
+// ForEachBucket calls fn with every bucket's name in order; the names are
+// all read before fn first runs, so fn may use the transaction.
+func (t *tx) ForEachBucket(fn func(name []byte) error) error {
+	if t.err != nil {
+		return t.err
+	}
+	rows, err := t.pg.Query(t.ctx, "SELECT name FROM kv_buckets ORDER BY name")
+	if err != nil {
+		return t.fail("list buckets", nil, err)
+	}
+	names, err := pgx.CollectRows(rows, pgx.RowTo[[]byte])
+	if err != nil {
+		return t.fail("list buckets", nil, err)
+	}
+	for _, n := range names {
+		if err := fn(n); err != nil {
+			return err
+		}
+	}
+	return nil
+}
