@@ -54,6 +54,9 @@ const (
 type Config struct {
 	// StateDir holds the ledger database and the spool. Absolute path.
 	StateDir string `yaml:"state_dir"`
+	// State is where the ledger is kept (bbolt under StateDir, or
+	// PostgreSQL) and the leader lease of a shared one.
+	State StateConfig `yaml:"state"`
 	// ShutdownTimeout bounds how long a stop waits for in-flight work.
 	ShutdownTimeout Duration `yaml:"shutdown_timeout"`
 
@@ -75,6 +78,7 @@ type Config struct {
 	apiKey        Secret         // from api.key_file or $BATCHD_API_KEY, never YAML
 	webhookSecret Secret         // from webhook.secret_file, never YAML
 	adminToken    Secret         // from admin.token_file, never YAML
+	postgresDSN   Secret         // from state.postgres_dsn_file or $BATCHD_POSTGRES_DSN, never YAML
 	loc           *time.Location // schedule.timezone, resolved by Validate
 }
 
@@ -296,6 +300,7 @@ type AdminConfig struct {
 func Default() *Config {
 	return &Config{
 		StateDir:        "/var/lib/batchd",
+		State:           StateConfig{Backend: BackendBbolt, LeaseTTL: Duration(DefaultLeaseTTL)},
 		ShutdownTimeout: Duration(30 * time.Second),
 		Log:             LogConfig{Level: "info", Format: "auto"},
 		API: APIConfig{

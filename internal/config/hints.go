@@ -9,10 +9,15 @@ import (
 // unknownHint completes an "unknown key" message: why a tempting key does
 // not exist, or which known key was probably meant.
 func unknownHint(t reflect.Type, prefix, name string) string {
+	lower := strings.ToLower(name)
+	if prefix == "state" && (strings.Contains(lower, "dsn") || strings.Contains(lower, "password") || strings.Contains(lower, "url") ||
+		strings.Contains(lower, "conn")) && lower != "postgres_dsn_file" {
+		return ": batchd never reads the PostgreSQL DSN from the config file (it holds the database password); " +
+			"put it in a file named by state.postgres_dsn_file, or in $" + EnvPostgresDSN
+	}
 	if best := closest(t, name); best != "" {
 		return " (did you mean " + joinPath(prefix, best) + "?)"
 	}
-	lower := strings.ToLower(name)
 	switch {
 	case prefix == "api" && (strings.Contains(lower, "key") || strings.Contains(lower, "secret") || strings.Contains(lower, "token")):
 		return ": batchd never reads the API key from the config file; put it in a file named by api.key_file, or in $" + EnvAPIKey

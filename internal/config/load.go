@@ -67,6 +67,11 @@ func Parse(data []byte, name string, env Env) (*Config, error) {
 			all = append(all, terr)
 		}
 	}
+	if !hasKey(d.errs, "state.postgres_dsn_file") && !hasKey(d.errs, "state.backend") {
+		if perr := cfg.loadPostgresDSN(env); perr != nil {
+			all = append(all, perr)
+		}
+	}
 	if !hasKey(d.errs, "sftp.identity_file") {
 		if ierr := cfg.checkIdentityMode(env); ierr != nil {
 			all = append(all, ierr)

@@ -30,6 +30,7 @@ func (c *Config) Validate() error {
 func (c *Config) validate(checkKey bool) findings {
 	var f findings
 	c.validateTop(&f)
+	c.validateState(&f)
 	c.validateAPI(&f, checkKey)
 	c.validateSFTP(&f)
 	c.validateIngest(&f)
