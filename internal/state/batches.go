@@ -62,9 +62,13 @@ func (d *DB) BeginBatch(m payment.FileMeta) (payment.Loader, error) {
 		if err != nil {
 			return err
 		}
+		// The instance as the ledger says it in this transaction, not as
+		// this process read it at open: on a shared ledger another
+		// instance may have given it a new one since (MarkRestored).
+		inst := string(tx.Bucket(bucketMeta).Get(keyInstance))
 		l.batch = payment.Batch{
 			ID: id, Kind: m.Kind, File: m.Name, SHA256: m.SHA256, Status: payment.BatchLoading,
-			Label:   "batchd-" + d.instance + "-" + strconv.FormatUint(id, 10),
+			Label:   "batchd-" + inst + "-" + strconv.FormatUint(id, 10),
 			Created: d.now().UTC(), Counts: map[payment.RowState]int{},
 		}
 		return putBatch(tx, &l.batch)

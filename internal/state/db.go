@@ -116,6 +116,10 @@ type Options struct {
 	// Holder names this instance in the leader lease (default
 	// host:pid).
 	Holder string
+	// Watermark is the file where an instance of a shared ledger keeps
+	// the highest write count it saw (watermark.go); "" keeps none, and
+	// then a database put back in time is not detected.
+	Watermark string
 }
 
 // DB is an open ledger. Its methods are safe for concurrent use.
@@ -136,6 +140,9 @@ type DB struct {
 	// process, or a shared store's lease.
 	elector Elector
 	holder  string
+	// mark is the watermark of a shared ledger (watermark.go); nil on a
+	// file.
+	mark *watermark
 
 	mu      sync.Mutex // guards the commit counter and generation
 	lastTx  int
@@ -292,7 +299,18 @@ func (d *DB) Path() string { return d.path }
 // Instance is a short random identifier of this ledger, made when it was
 // created. It goes into the labels batchd assigns, so that two
 // installations (or a state directory made anew) never share a label.
-func (d *DB) Instance() string { return d.instance }
+func (d *DB) Instance() string {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.instance
+}
+
+// setInstance changes the instance after a restore of a shared ledger.
+func (d *DB) setInstance(inst string) {
+	d.mu.Lock()
+	d.instance = inst
+	d.mu.Unlock()
+}
 
 // Close stops serving snapshots, records the ledger's generation in the
 // marker and closes the database. A second Close does nothing more.
@@ -365,6 +383,11 @@ func (d *DB) update(fn func(kv.Tx) error) (err error) {
 	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
 	return d.fail("write", d.store.Update(func(tx kv.Tx) error {
 		tx.OnCommit(d.counter(tx))
+		if d.mark != nil {
+			if err := d.bumpWrites(tx); err != nil {
+				return err
+			}
+		}
 		return fn(tx)
 	}))
 }
@@ -376,6 +399,11 @@ func (d *DB) updateUnfenced(fn func(kv.Tx) error) (err error) {
 	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
 	return d.fail("write", d.store.UpdateUnfenced(func(tx kv.Tx) error {
 		tx.OnCommit(d.counter(tx))
+		if d.mark != nil {
+			if err := d.bumpWrites(tx); err != nil {
+				return err
+			}
+		}
 		return fn(tx)
 	}))
 }
@@ -391,6 +419,11 @@ func (d *DB) batch(fn func(kv.Tx) error) (err error) {
 		// recovers and returns as an error.
 		defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
 		tx.OnCommit(d.counter(tx))
+		if d.mark != nil {
+			if err := d.bumpWrites(tx); err != nil {
+				return err
+			}
+		}
 		return fn(tx)
 	}))
 }

@@ -2,6 +2,7 @@ package state
 
 import (
 	"fmt"
+	"time"
 
 	"github.com/batchd/batchd/internal/state/kv"
 )
@@ -23,6 +24,9 @@ func OpenStore(store kv.Store, elector Elector, opts Options) (*DB, error) {
 	opts.defaults()
 	d := &DB{store: store, path: store.Name(), now: opts.Now, chunk: opts.LoadChunk, sendWindow: opts.SendWindow,
 		elector: elector, holder: opts.Holder}
+	if opts.Watermark != "" {
+		d.mark = &watermark{path: opts.Watermark, now: opts.Now}
+	}
 	if err := guarded(func() error { return d.store.UpdateUnfenced(d.initSchema) }); err != nil {
 		return nil, fmt.Errorf("open state %s: %w", d.path, err)
 	}
@@ -35,7 +39,32 @@ func OpenStore(store kv.Store, elector Elector, opts Options) (*DB, error) {
 // ingested again), and puts the rows it left in flight in doubt, for the
 // resolver to settle after their send-by deadline. It returns how many
 // rows it put in doubt.
+//
+// On a shared ledger it first compares the ledger with this instance's
+// watermark (watermark.go): a database put back in time gets the restore
+// rules before anything else.
 func (d *DB) TakeOver() (int, error) {
+	back, err := d.wentBack()
+	if err != nil {
+		return 0, fmt.Errorf("take over %s: read the watermark: %w", d.path, err)
+	}
+	if back != nil {
+		_, n, err := d.writes()
+		if err != nil {
+			return 0, fmt.Errorf("take over %s: %w", d.path, err)
+		}
+		from := fmt.Sprintf("the database went back in time: its write count %d is below the %d this instance saw at %s", n, back.Writes, back.At.Format(time.RFC3339))
+		if _, err := d.MarkRestored(back.At, from); err != nil {
+			return 0, fmt.Errorf("take over %s: %w", d.path, err)
+		}
+	}
+	// Another instance may have restored the ledger, and so renamed it,
+	// since this one opened it.
+	inst, _, err := d.writes()
+	if err != nil {
+		return 0, fmt.Errorf("take over %s: %w", d.path, err)
+	}
+	d.setInstance(inst)
 	if err := d.discardLoading(); err != nil {
 		return 0, fmt.Errorf("take over %s: discard half-loaded batches: %w", d.path, err)
 	}

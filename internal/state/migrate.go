@@ -1,0 +1,145 @@
+package state
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+
+	"github.com/batchd/batchd/internal/payment"
+	"github.com/batchd/batchd/internal/state/kv"
+)
+
+// Check checks the open ledger's invariants, the same ones CheckFile
+// checks in a file (rows decode, indexes agree with rows, batch counts
+// agree, each check owned by exactly one row, funding rows, events), in
+// one read transaction. It is `batchd check` on a ledger that is not a
+// file; on a file, CheckLedger also checks the file itself and its
+// marker. Faults are in the report; an error means the ledger could not
+// be read at all.
+func (d *DB) Check() (*Report, error) {
+	r := &Report{Path: d.path, ByState: map[payment.RowState]int{}}
+	err := d.view(func(tx kv.Tx) error {
+		return guarded(func() error { return r.invariants(tx) })
+	})
+	if err != nil {
+		return nil, fmt.Errorf("check %s: %w", d.path, err)
+	}
+	if r.Restored, err = d.Restored(); err != nil {
+		return nil, fmt.Errorf("check %s: %w", d.path, err)
+	}
+	return r, nil
+}
+
+// CopyReport is what CopyTo copied.
+type CopyReport struct {
+	From, To string
+	Buckets  map[string]int // keys per bucket
+	Keys     int
+}
+
+// copyChunk is how many keys one transaction of CopyTo writes.
+const copyChunk = 2000
+
+// CopyTo copies the whole ledger, every bucket with its keys and its
+// sequence, into dst, which must hold no ledger yet (no batch, no row,
+// no file), and then compares every bucket key by key. The source is read
+// in one transaction, so the copy is of one moment; the source is never
+// written. The copy keeps the ledger's instance, so the labels of checks
+// already made stay this ledger's: the source must not be used again
+// after the copy (`batchd migrate-state` says so). It writes through
+// dst's unfenced path: no instance leads a ledger being made.
+func (d *DB) CopyTo(ctx context.Context, dst kv.Store) (*CopyReport, error) {
+	rep := &CopyReport{From: d.path, To: dst.Name(), Buckets: map[string]int{}}
+	if err := refuseNonEmpty(dst); err != nil {
+		return nil, err
+	}
+	err := d.view(func(src kv.Tx) error {
+		return src.ForEachBucket(func(name []byte) error {
+			n, err := copyBucket(ctx, src.Bucket(name), name, dst)
+			rep.Buckets[string(name)] = n
+			rep.Keys += n
+			return err
+		})
+	})
+	if err != nil {
+		return rep, fmt.Errorf("copy %s to %s: %w", d.path, dst.Name(), err)
+	}
+	if err := d.view(func(src kv.Tx) error { return sameStores(src, dst) }); err != nil {
+		return rep, fmt.Errorf("copy %s to %s: verify: %w", d.path, dst.Name(), err)
+	}
+	return rep, nil
+}
+
+// refuseNonEmpty refuses a destination that already holds a ledger's
+// content: a copy over it would mix two ledgers.
+func refuseNonEmpty(dst kv.Store) error {
+	return dst.View(func(tx kv.Tx) error {
+		for _, name := range [][]byte{bucketBatches, bucketRows, bucketFiles, bucketSrcRows} {
+			if b := tx.Bucket(name); b != nil && b.KeyN() > 0 {
+				return fmt.Errorf("copy to %s: it already holds a ledger (bucket %s has %d keys); copy only into an empty database", dst.Name(), name, b.KeyN())
+			}
+		}
+		return nil
+	})
+}
+
+// copyBucket writes one bucket's keys into dst in chunks, then its
+// sequence.
+func copyBucket(ctx context.Context, src kv.Bucket, name []byte, dst kv.Store) (int, error) {
+	n := 0
+	c := src.Cursor()
+	k, v := c.First()
+	for {
+		if err := ctx.Err(); err != nil {
+			return n, err
+		}
+		err := dst.UpdateUnfenced(func(tx kv.Tx) error {
+			b, err := tx.CreateBucketIfNotExists(name)
+			if err != nil {
+				return err
+			}
+			for i := 0; k != nil && i < copyChunk; i++ {
+				if err := b.Put(bytes.Clone(k), bytes.Clone(v)); err != nil {
+					return fmt.Errorf("bucket %s: %w", name, err)
+				}
+				n++
+				k, v = c.Next()
+			}
+			if k == nil {
+				return b.SetSequence(src.Sequence())
+			}
+			return nil
+		})
+		if err != nil || k == nil {
+			return n, err
+		}
+	}
+}
+
+// sameStores compares every bucket of src with dst's, key by key, value
+// by value, and each sequence.
+func sameStores(src kv.Tx, dst kv.Store) error {
+	return src.ForEachBucket(func(name []byte) error {
+		sb := src.Bucket(name)
+		return dst.View(func(tx kv.Tx) error {
+			db := tx.Bucket(name)
+			if db == nil {
+				return fmt.Errorf("bucket %s is missing from the copy", name)
+			}
+			if sb.Sequence() != db.Sequence() {
+				return fmt.Errorf("bucket %s: sequence %d, copy %d", name, sb.Sequence(), db.Sequence())
+			}
+			a, b := sb.Cursor(), db.Cursor()
+			ka, va := a.First()
+			kb, vb := b.First()
+			for ka != nil || kb != nil {
+				if !bytes.Equal(ka, kb) || !bytes.Equal(va, vb) {
+					return fmt.Errorf("bucket %s differs at key %x (copy has %x)", name, ka, kb)
+				}
+				ka, va = a.Next()
+				kb, vb = b.Next()
+			}
+			return nil
+		})
+	})
+}
