@@ -35,9 +35,12 @@ func (l lease) live() bool { return l.expires.After(l.now) }
 
 // TryLead takes or renews the leader lease for holder, for ttl, in one
 // transaction with the lease row locked FOR UPDATE and every time read
-// from the database's clock (now()), so instances' clocks never decide:
+// from the database's clock, so instances' clocks never decide. The clock
+// is read once the row is locked (clock_timestamp(), not now(), which is
+// the transaction's start and may be long before a fenced write released
+// the row):
 //   - holder holds an unexpired lease at the epoch this Store took: it is
-//     renewed until now()+ttl;
+//     renewed for ttl from the database's clock;
 //   - the lease is expired (or was never taken): holder takes it with the
 //     next epoch, which this Store remembers;
 //   - otherwise another instance leads: this Store forgets any epoch it
@@ -71,7 +74,7 @@ func (s *Store) TryLead(ctx context.Context, holder string, ttl time.Duration) (
 		}
 		var expires time.Time
 		err = pg.QueryRow(ctx, `UPDATE leader SET holder = $1, epoch = $2,
-			expires_at = now() + $3 * interval '1 microsecond' WHERE id = 1 RETURNING expires_at`,
+			expires_at = clock_timestamp() + $3 * interval '1 microsecond' WHERE id = 1 RETURNING expires_at`,
 			holder, epoch, ttl.Microseconds()).Scan(&expires)
 		if err != nil {
 			return err
@@ -99,7 +102,8 @@ func (s *Store) forget() {
 	s.mu.Unlock()
 }
 
-// Resign ends this Store's lease at once (expires_at = now()), if it still
+// Resign ends this Store's lease at once (expires_at = the database's
+// clock), if it still
 // holds it, so a standby takes over without waiting for the ttl. The
 // Store holds no epoch afterwards.
 func (s *Store) Resign(ctx context.Context) error {
@@ -110,8 +114,8 @@ func (s *Store) Resign(ctx context.Context) error {
 	if epoch == 0 {
 		return nil
 	}
-	_, err := s.pool.Exec(ctx, `UPDATE leader SET expires_at = now()
-		WHERE id = 1 AND holder = $1 AND epoch = $2 AND expires_at > now()`, holder, int64(epoch))
+	_, err := s.pool.Exec(ctx, `UPDATE leader SET expires_at = clock_timestamp()
+		WHERE id = 1 AND holder = $1 AND epoch = $2 AND expires_at > clock_timestamp()`, holder, int64(epoch))
 	if err != nil {
 		return fmt.Errorf("%s: resign as %q: %w", s.name, holder, err)
 	}
@@ -141,7 +145,10 @@ type querier interface {
 
 func readLease(ctx context.Context, q querier, lock string) (lease, error) {
 	var l lease
-	err := q.QueryRow(ctx, "SELECT holder, epoch, expires_at, now() FROM leader WHERE id = 1 "+lock).
+	// The outer SELECT reads the clock after the inner one has the row
+	// (and its lock, when asked for).
+	err := q.QueryRow(ctx, "WITH l AS (SELECT holder, epoch, expires_at FROM leader WHERE id = 1 "+lock+
+		") SELECT holder, epoch, expires_at, clock_timestamp() FROM l").
 		Scan(&l.holder, &l.epoch, &l.expires, &l.now)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return l, errors.New("the leader row is missing (schema not migrated?)")

@@ -218,3 +218,61 @@ func waitForLockWait(t *testing.T, admin *pgx.Conn) {
 	}
 	t.Fatal("no session waited on the lease row within 20s")
 }
+
+// TestStalledLeaderCannotBlockTakeover stalls the leader inside a fenced
+// write (as SIGSTOP would): the server ends its idle session, a standby
+// takes over, and when the old leader resumes its transaction fails and
+// commits nothing.
+func TestStalledLeaderCannotBlockTakeover(t *testing.T) {
+	dsn := pgtest.NewDatabase(t)
+	ctx := context.Background()
+	a, err := Open(ctx, dsn, Options{IdleInTxTimeout: 100 * time.Millisecond, Fencing: true})
+	must(t, err)
+	t.Cleanup(func() { a.Close() })
+	b, admin := open(t, dsn), conn(t, dsn)
+	lead(t, a, "a")
+	must(t, putK(a, (*Store).Update, "a1"))
+	expire(t, admin)
+
+	err = putK(a, func(s *Store, fn func(kv.Tx) error) error {
+		return s.Update(func(tx kv.Tx) error {
+			if err := fn(tx); err != nil { // written, not committed
+				return err
+			}
+			tookOver := takeOver(t, b)
+			info, ok := <-tookOver // a stalls until b leads
+			if !ok || info.Epoch != 2 {
+				t.Errorf("no takeover while the leader stalled: %+v", info)
+			}
+			return tx.Bucket([]byte("rows")).Put([]byte("k2"), []byte("after the stall"))
+		})
+	}, "a-stalled")
+	if err == nil {
+		t.Fatal("the stalled leader's transaction committed")
+	}
+	if got := readK(t, b); got != "a1" {
+		t.Errorf("k = %q after the stalled transaction, want a1", got)
+	}
+	if err := putK(a, (*Store).Update, "a-late"); !errors.Is(err, kv.ErrFenced) {
+		t.Errorf("a's next write: %v, want ErrFenced", err)
+	}
+}
+
+// takeOver starts b's TryLead, which waits on the lease row while the
+// stalled leader's session lives; without the server's idle timeout it
+// would wait until its deadline.
+func takeOver(t *testing.T, b *Store) <-chan LeaderInfo {
+	tookOver := make(chan LeaderInfo, 1)
+	go func() {
+		wait, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+		defer cancel()
+		info, err := b.TryLead(wait, "b", longTTL)
+		if err != nil || !info.Self {
+			t.Errorf("b's TryLead: %+v, %v", info, err)
+			close(tookOver)
+			return
+		}
+		tookOver <- info
+	}()
+	return tookOver
+}

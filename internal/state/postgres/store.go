@@ -17,7 +17,9 @@
 //     read-decide-write is race-free, as on bbolt's single writer.
 //     (REPEATABLE READ would take its snapshot before the lock is granted
 //     and miss the previous writer's commit.)
-//   - Batch is Update: no group commit yet.
+//   - Batch is Update through group commit: calls arriving within
+//     Options.BatchDelay share one transaction and one commit (see
+//     batch.go).
 //   - An error from the database inside a transaction is sticky: later
 //     reads answer absent, later writes fail, and the transaction returns
 //     that error, whatever fn returned, and commits nothing.
@@ -29,6 +31,7 @@ import (
 	"fmt"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
@@ -41,6 +44,10 @@ import (
 // write transactions. Advisory locks are per database, and a database
 // holds one ledger.
 const DefaultLockKey int64 = 0x62617463_68640002 // "batchd" 0002
+
+// DefaultIdleInTxTimeout is how long the server lets a transaction of the
+// Store sit idle between statements before it ends the session.
+const DefaultIdleInTxTimeout = 10 * time.Second
 
 // Options tune a Store. The zero value is ready to use.
 type Options struct {
@@ -56,6 +63,20 @@ type Options struct {
 	// MaxConns caps the connection pool; zero keeps pgxpool's default
 	// (the larger of 4 and the number of CPUs).
 	MaxConns int32
+	// BatchDelay is how long Batch waits for other calls to share its
+	// commit; zero means DefaultBatchDelay.
+	BatchDelay time.Duration
+	// BatchSize caps the calls sharing one commit; zero means
+	// DefaultBatchSize.
+	BatchSize int
+	// IdleInTxTimeout is the sessions' idle_in_transaction_session_timeout
+	// (zero: DefaultIdleInTxTimeout; negative: none). An instance stopped
+	// or cut off mid-transaction holds the write lock and the lease row;
+	// the server ends its session after this long, so the others can
+	// write and take over, and the stalled transaction commits nothing.
+	// Keep it well under the lease TTL, and above any pause a rule makes
+	// between two statements.
+	IdleInTxTimeout time.Duration
 }
 
 // Store is a ledger in one PostgreSQL database. It is safe for concurrent
@@ -66,6 +87,8 @@ type Store struct {
 	lockKey int64
 	fencing atomic.Bool
 	txSeq   atomic.Int64
+
+	batches batcher
 
 	mu     sync.Mutex // guards holder and epoch, the lease this Store holds
 	holder string
@@ -88,11 +111,19 @@ func Open(ctx context.Context, dsn string, opts Options) (*Store, error) {
 	if opts.MaxConns > 0 {
 		cfg.MaxConns = opts.MaxConns
 	}
+	idle := opts.IdleInTxTimeout
+	if idle == 0 {
+		idle = DefaultIdleInTxTimeout
+	}
+	if idle > 0 {
+		cfg.ConnConfig.RuntimeParams["idle_in_transaction_session_timeout"] = fmt.Sprint(max(idle.Milliseconds(), 1))
+	}
 	s := &Store{name: describe(cfg.ConnConfig.Config), lockKey: opts.LockKey}
 	if s.lockKey == 0 {
 		s.lockKey = DefaultLockKey
 	}
 	s.fencing.Store(opts.Fencing)
+	s.batches.init(s, opts)
 	if s.pool, err = pgxpool.NewWithConfig(ctx, cfg); err != nil {
 		return nil, fmt.Errorf("open postgres ledger %s: %w", s.name, err)
 	}
@@ -135,33 +166,47 @@ func (s *Store) Close() error {
 // with the lease row locked FOR SHARE in the same transaction, that the
 // lease's epoch is the one this Store took with TryLead; otherwise they
 // fail with kv.ErrFenced and write nothing. The row lock means no other
-// instance can take the lease between the check and the commit.
+// instance can take the lease between the check and the commit: a
+// takeover waits for a fenced write in flight, and for a stalled one at
+// most Options.IdleInTxTimeout, after which the server ends the stalled
+// session and its transaction commits nothing.
 // UpdateUnfenced never checks.
 func (s *Store) Fencing(on bool) { s.fencing.Store(on) }
 
 // View runs fn in a REPEATABLE READ, read-only transaction.
 func (s *Store) View(fn func(kv.Tx) error) error {
-	return s.run(pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly}, false, fn)
+	return s.run(readOnly, false, asTx(fn))
+}
+
+var (
+	readOnly = pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly}
+	// readWrite is READ COMMITTED: each statement sees every commit made
+	// before it, so after the advisory lock the tx sees the last writer's.
+	readWrite = pgx.TxOptions{IsoLevel: pgx.ReadCommitted}
+)
+
+func asTx(fn func(kv.Tx) error) func(*tx) error {
+	return func(t *tx) error { return fn(t) }
 }
 
 // Update runs fn in a serialised write transaction (see the package doc),
 // fenced when fencing is on.
 func (s *Store) Update(fn func(kv.Tx) error) error {
-	return s.run(pgx.TxOptions{IsoLevel: pgx.ReadCommitted}, s.fencing.Load(), fn)
+	return s.run(readWrite, s.fencing.Load(), asTx(fn))
 }
 
-// Batch is Update: each call commits on its own (no group commit yet),
-// which kv's Batch contract allows.
-func (s *Store) Batch(fn func(kv.Tx) error) error { return s.Update(fn) }
+// Batch is Update through group commit, fenced like Update: fn may share
+// one transaction with other callers' and may run more than once.
+func (s *Store) Batch(fn func(kv.Tx) error) error { return s.batches.do(fn) }
 
 // UpdateUnfenced is Update without the lease check.
 func (s *Store) UpdateUnfenced(fn func(kv.Tx) error) error {
-	return s.run(pgx.TxOptions{IsoLevel: pgx.ReadCommitted}, false, fn)
+	return s.run(readWrite, false, asTx(fn))
 }
 
 // run begins a transaction, prepares a write one (lock, fence), runs fn
 // and commits a write one when fn and every statement succeeded.
-func (s *Store) run(opts pgx.TxOptions, fenced bool, fn func(kv.Tx) error) error {
+func (s *Store) run(opts pgx.TxOptions, fenced bool, fn func(*tx) error) error {
 	ctx := context.Background()
 	pg, err := s.pool.BeginTx(ctx, opts)
 	if err != nil {

@@ -143,7 +143,7 @@ func TestNameHidesPassword(t *testing.T) {
 	defer cancel()
 	for _, bad := range []string{
 		"postgres://batchd:s3cret-pw@127.0.0.1:1/ledger?sslmode=disable&connect_timeout=1", // refused
-		"postgres://batchd:s3cret-pw@host:notaport/ledger",                                  // unparseable
+		"postgres://batchd:s3cret-pw@host:notaport/ledger",                                 // unparseable
 		"host=127.0.0.1 port=1 user=batchd password=s3cret-pw dbname=ledger connect_timeout=1",
 	} {
 		_, err := Open(ctx, bad, Options{})
