@@ -3,13 +3,13 @@ package state
 import (
 	"bytes"
 	"encoding/hex"
-	"github.com/batchd/batchd/internal/state/kv"
 	"reflect"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/batchd/batchd/internal/payment"
+	"github.com/batchd/batchd/internal/state/kv"
 )
 
 // typicalRow is a sample file's row once submitted: what most of a

@@ -1,19 +1,15 @@
 package state
 
 import (
-	"context"
-	"errors"
 	"fmt"
-	boltkv "github.com/batchd/batchd/internal/state/bolt"
-	"github.com/batchd/batchd/internal/state/kv"
 	"path/filepath"
-	"reflect"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/batchd/batchd/internal/funding"
 	"github.com/batchd/batchd/internal/payment"
+	boltkv "github.com/batchd/batchd/internal/state/bolt"
+	"github.com/batchd/batchd/internal/state/kv"
 	bolt "go.etcd.io/bbolt"
 )
 
@@ -162,126 +158,5 @@ func TestCheckFundingBuckets(t *testing.T) {
 	if schema != SchemaVersion || SchemaVersion != 2 {
 		t.Fatalf("schema %d after open, want %d", schema, SchemaVersion)
 	}
-	wantInvariants(t, d)
-}
-
-func TestRestoreSuspectsFundingRows(t *testing.T) {
-	dir := t.TempDir()
-	clock := time.Date(2026, 3, 2, 9, 0, 0, 0, time.UTC)
-	d, err := Open(dir, Options{Now: func() time.Time { return clock }})
-	if err != nil {
-		t.Fatal(err)
-	}
-	pb, sb, vb := fundingLedger(t, d)
-	k := func(line uint32) payment.RowKey { return payment.RowKey{Batch: sb.ID, Line: line} }
-	clock = clock.Add(time.Hour)
-	snapAt := clock
-	snap := filepath.Join(t.TempDir(), "snap.db")
-	if _, err := d.Backup(snap); err != nil {
-		t.Fatal(err)
-	}
-	d.Close()
-	res, err := Restore(dir, snap, RestoreOptions{Now: func() time.Time { return snapAt.Add(time.Hour) }})
-	if err != nil {
-		t.Fatal(err)
-	}
-	// Payment rows 3 and 4; funding rows 2 (pending) and 5 (in doubt).
-	if res.Mark.RowsInDoubt != 4 || !res.Report.OK() || res.Report.SourceRows != 6 {
-		t.Fatalf("restoral %+v, report %+v", res.Mark, res.Report)
-	}
-	d = open(t, dir)
-	for _, line := range []uint32{2, 5} {
-		r, err := d.SourceRow(k(line))
-		if err != nil || r.State != payment.InDoubt || r.History[len(r.History)-1].Via != payment.Suspect || r.AttemptAt.After(snapAt) {
-			t.Fatalf("funding row %d after restore: %+v %v", line, r, err)
-		}
-	}
-	if r, _ := d.SourceRow(k(2)); !r.AttemptAt.Equal(snapAt) {
-		t.Fatalf("a never-sent row's attempt %v, want the snapshot's time", r.AttemptAt)
-	}
-	for _, kk := range []payment.RowKey{k(3), k(4), k(6), {Batch: vb.ID, Line: 2}} {
-		if r, _ := d.SourceRow(kk); r.State.Open() || r.History[len(r.History)-1].Via == payment.Suspect {
-			t.Fatalf("row %s with a result was suspected: %+v", kk, r)
-		}
-	}
-	if r, _ := d.Row(payment.RowKey{Batch: pb.ID, Line: 3}); r.State != payment.InDoubt {
-		t.Fatalf("payment row after restore: %s", r.State)
-	}
-	bb, _ := d.Batch(sb.ID)
-	if bb.Counts[payment.InDoubt] != 2 || bb.Counts[payment.Pending] != 0 {
-		t.Fatalf("counts %v", bb.Counts)
-	}
-	wantInvariants(t, d)
-}
-
-func TestPruneSources(t *testing.T) {
-	d, clk := openClock(t, t.TempDir(), 3)
-	pay := load(t, d, "pay.csv", 2)
-	settle(t, d, pay, 0, payment.StatusDeposited, true)
-	done := loadSources(t, d, "done.csv", payment.KindSources, srcReq(1), srcReq(2), srcReq(3))
-	kd := func(line uint32) payment.RowKey { return payment.RowKey{Batch: done.ID, Line: line} }
-	d.SendSource(kd(2), nil)
-	d.RejectSource(kd(2), "invalid routing", "")
-	submitSource(t, d, kd(3), "src-3", funding.StatusPending)
-	submitSource(t, d, kd(4), "src-4", funding.StatusUnverified)
-	ver := loadSources(t, d, "v.csv", payment.KindVerifications, verifyReq("src-3"))
-	submitSource(t, d, payment.RowKey{Batch: ver.ID, Line: 2}, "src-3", funding.StatusVerified)
-	d.ObserveSources([]funding.Observation{{Key: kd(3), Status: funding.StatusVerified}}, d.now())
-	tracked := loadSources(t, d, "tracked.csv", payment.KindSources, srcReq(5))
-	submitSource(t, d, payment.RowKey{Batch: tracked.ID, Line: 2}, "src-5", funding.StatusPending)
-	unreported := loadSources(t, d, "unreported.csv", payment.KindSources, srcReq(6))
-	submitSource(t, d, payment.RowKey{Batch: unreported.ID, Line: 2}, "src-6", funding.StatusVerified)
-	l, _ := d.BeginBatch(payment.FileMeta{Kind: payment.KindSources, Name: "refused.csv", SHA256: "refused"})
-	refused, _ := l.Reject(3, 3, "no header")
-	for _, b := range []payment.Batch{done, ver, tracked} {
-		d.ResultsReported(b.ID)
-	}
-	clk.set(pruneEpoch.Add(40 * 24 * time.Hour))
-	before := pruneEpoch.Add(30 * 24 * time.Hour)
-
-	var got []*funding.Row
-	archived := map[uint64]int{}
-	sum, err := d.PruneSources(context.Background(), before, func(b *payment.Batch, rows func(func(*funding.Row) error) error) error {
-		archived[b.ID] = 0
-		return rows(func(r *funding.Row) error { got = append(got, r); archived[b.ID]++; return nil })
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if ids := prunedIDs(sum); !reflect.DeepEqual(ids, []uint64{done.ID, ver.ID, refused.ID}) || sum.Rows != 4 {
-		t.Fatalf("pruned %v (%d rows), want batches %d, %d and %d", ids, sum.Rows, done.ID, ver.ID, refused.ID)
-	}
-	if want := map[string]int{"not final": 1, "unreported": 1}; !reflect.DeepEqual(sum.Kept, want) {
-		t.Fatalf("kept %v, want %v", sum.Kept, want)
-	}
-	if !reflect.DeepEqual(archived, map[uint64]int{done.ID: 3, ver.ID: 1, refused.ID: 0}) || got[0].Key != kd(2) {
-		t.Fatalf("archived %v", archived)
-	}
-	for _, id := range []uint64{done.ID, ver.ID, refused.ID} {
-		if _, err := d.Batch(id); !errors.Is(err, payment.ErrNotFound) {
-			t.Fatalf("batch %d after prune: %v", id, err)
-		}
-		if n := len(srcKeys(t, func(fn func(*funding.Row) (bool, error)) error { return d.SourceRows(id, fn) })); n != 0 {
-			t.Fatalf("%d rows of pruned batch %d left", n, id)
-		}
-	}
-	owners, _ := d.SourceOwners([]string{"src-3", "src-4", "src-5", "src-6"})
-	if want := map[string]payment.RowKey{"src-5": {Batch: tracked.ID, Line: 2}, "src-6": {Batch: unreported.ID, Line: 2}}; !reflect.DeepEqual(owners, want) {
-		t.Fatalf("owners after prune %v", owners)
-	}
-	if _, err := d.Batch(pay.ID); err != nil {
-		t.Fatalf("PruneSources touched the payment batch: %v", err)
-	}
-	// Prune takes the payment batch and leaves the funding batches.
-	var a archiveLog
-	psum, err := d.Prune(context.Background(), before, a.archive)
-	if err != nil || !reflect.DeepEqual(prunedIDs(psum), []uint64{pay.ID}) || len(psum.Kept) != 0 {
-		t.Fatalf("payment prune %+v %v", psum, err)
-	}
-	bs, _ := d.Batches()
-	if len(bs) != 2 || bs[0].ID != tracked.ID || bs[1].ID != unreported.ID {
-		t.Fatalf("batches left %+v", bs)
-	}
-	checkInvariants(t, d)
 	wantInvariants(t, d)
 }

@@ -3,15 +3,14 @@ package state
 import (
 	"context"
 	"errors"
-	boltkv "github.com/batchd/batchd/internal/state/bolt"
 	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
-	"github.com/batchd/batchd/internal/funding"
 	"github.com/batchd/batchd/internal/payment"
+	boltkv "github.com/batchd/batchd/internal/state/bolt"
 	"github.com/batchd/batchd/internal/webhook"
 	bolt "go.etcd.io/bbolt"
 )
@@ -86,28 +85,6 @@ func events(t *testing.T, d *DB) []EventRecord {
 	return out
 }
 
-func outcomeOf(t *testing.T, d *DB, id string) EventOutcome {
-	t.Helper()
-	for _, e := range events(t, d) {
-		if e.ID == id {
-			return e.Outcome
-		}
-	}
-	t.Fatalf("event %s not recorded", id)
-	return ""
-}
-
-// webhookSteps counts the history steps events made.
-func webhookSteps(r []payment.Step) int {
-	n := 0
-	for _, s := range r {
-		if strings.HasPrefix(s.Note, "webhook ") {
-			n++
-		}
-	}
-	return n
-}
-
 func row(t *testing.T, d *DB, k payment.RowKey) *payment.Row {
 	t.Helper()
 	r, err := d.Row(k)
@@ -115,209 +92,6 @@ func row(t *testing.T, d *DB, k payment.RowKey) *payment.Row {
 		t.Fatal(err)
 	}
 	return r
-}
-
-func TestRecordDuplicateHasOneEffect(t *testing.T) {
-	d, clock := hookLedger(t, t.TempDir())
-	k := submitted(t, d, "a.csv", "chk-1", payment.StatusInProcess)
-	e := checkEvent("chk-1", payment.StatusPrinted)
-	if record(t, d, e) {
-		t.Fatal("the first delivery was taken for a duplicate")
-	}
-	first := row(t, d, k)
-	clock.add(time.Minute)
-	commits := d.Commits()
-	if !record(t, d, e) {
-		t.Fatal("the second delivery was not a duplicate")
-	}
-	if n := d.Commits() - commits; n != 0 {
-		t.Errorf("a duplicate cost %d commits, want none", n)
-	}
-	again := row(t, d, k)
-	if webhookSteps(again.History) != 1 || !again.HeardAt.Equal(first.HeardAt) || len(events(t, d)) != 1 {
-		t.Fatalf("a duplicate had an effect: %d steps, heard %v then %v, %d events",
-			webhookSteps(again.History), first.HeardAt, again.HeardAt, len(events(t, d)))
-	}
-}
-
-func TestRecordCheckEventMovesTheRow(t *testing.T) {
-	d, clock := hookLedger(t, t.TempDir())
-	k := submitted(t, d, "a.csv", "chk-1", payment.StatusInProcess)
-	at := clock.add(time.Hour)
-	record(t, d, checkEvent("chk-1", payment.StatusPrinted))
-	r := row(t, d, k)
-	last := r.History[len(r.History)-1]
-	if r.CheckStatus != payment.StatusPrinted || !r.StatusSeenAt.Equal(at) || !r.HeardAt.Equal(at) || !r.DepositedSeenAt.IsZero() ||
-		last.Note != "webhook check.changed" || last.Via != payment.Observe || last.CheckStatus != payment.StatusPrinted {
-		t.Fatalf("after printed: %+v, last step %+v", r, last)
-	}
-	if got := payKeys(t, d.TrackedRows); len(got) != 1 {
-		t.Fatalf("a printed check left the track index: %v", got)
-	}
-	dep := clock.add(time.Hour)
-	record(t, d, checkEvent("chk-1", payment.StatusDeposited))
-	r = row(t, d, k)
-	if r.CheckStatus != payment.StatusDeposited || !r.DepositedSeenAt.Equal(dep) || !r.HeardAt.Equal(dep) || webhookSteps(r.History) != 2 {
-		t.Fatalf("after deposited: %+v", r)
-	}
-	if got := payKeys(t, d.TrackedRows); len(got) != 0 {
-		t.Fatalf("a deposited check is still tracked: %v", got)
-	}
-	for _, id := range []string{"ev-chk-1-printed", "ev-chk-1-deposited"} {
-		if o := outcomeOf(t, d, id); o != EventApplied {
-			t.Errorf("%s: outcome %s, want applied", id, o)
-		}
-	}
-	wantInvariants(t, d)
-}
-
-func TestRecordNeverUndoesANewerStatus(t *testing.T) {
-	d, clock := hookLedger(t, t.TempDir())
-	k := submitted(t, d, "a.csv", "chk-1", payment.StatusInProcess)
-	record(t, d, checkEvent("chk-1", payment.StatusDeposited))
-	steps := len(row(t, d, k).History)
-	// Late, reordered and odd deliveries: none moves the row, each is heard.
-	for _, s := range []payment.Status{payment.StatusPrinted, payment.StatusInReview, payment.StatusVoid, "", "processed"} {
-		at := clock.add(time.Minute)
-		e := checkEvent("chk-1", s)
-		record(t, d, e)
-		r := row(t, d, k)
-		if r.CheckStatus != payment.StatusDeposited || len(r.History) != steps || !r.HeardAt.Equal(at) {
-			t.Fatalf("%q after deposited: status %s, %d steps (want %d), heard %v", s, r.CheckStatus, len(r.History), steps, r.HeardAt)
-		}
-		if o := outcomeOf(t, d, e.ID); o != EventUnchanged {
-			t.Errorf("%q after deposited: outcome %s, want unchanged", s, o)
-		}
-	}
-	// Before a final status too, a delivery overtaken by a newer one is
-	// not applied.
-	k2 := submitted(t, d, "b.csv", "chk-2", payment.StatusInProcess)
-	record(t, d, checkEvent("chk-2", payment.StatusPrinted))
-	record(t, d, checkEvent("chk-2", payment.StatusInReview))
-	if r := row(t, d, k2); r.CheckStatus != payment.StatusPrinted || webhookSteps(r.History) != 1 {
-		t.Fatalf("in_review after printed: %s, %d webhook steps", r.CheckStatus, webhookSteps(r.History))
-	}
-	wantInvariants(t, d)
-}
-
-func TestRecordUnknownAndIgnoredEvents(t *testing.T) {
-	d, clock := hookLedger(t, t.TempDir())
-	start := clock.now()
-	b := load(t, d, "a.csv", 1)
-	doubt := payment.RowKey{Batch: b.ID, Line: 2}
-	d.Send(doubt)
-	d.Doubt(doubt, "timeout") // its check, if made, is not on record yet
-	record(t, d, checkEvent("not-ours", payment.StatusPrinted))
-	later := clock.add(time.Hour)
-	record(t, d, checkEvent("chk-of-a-row-in-doubt", payment.StatusInProcess))
-	record(t, d, webhook.Event{ID: "ev-user", Name: "user.created", Kind: webhook.KindOther, UserID: "u-1"})
-	record(t, d, webhook.Event{ID: "ev-no-check", Name: "check.changed", Kind: webhook.KindCheck, CheckStatus: payment.StatusPrinted})
-	record(t, d, webhook.Event{ID: "ev-no-source", Name: "funding-source.verified", Kind: webhook.KindSource, SourceStatus: funding.StatusVerified})
-
-	want := map[string]EventOutcome{"ev-not-ours-printed": EventUnknown, "ev-chk-of-a-row-in-doubt-in_process": EventUnknown,
-		"ev-user": EventIgnored, "ev-no-check": EventIgnored, "ev-no-source": EventIgnored}
-	for id, o := range want {
-		if got := outcomeOf(t, d, id); got != o {
-			t.Errorf("%s: outcome %s, want %s", id, got, o)
-		}
-	}
-	if r := row(t, d, doubt); r.State != payment.InDoubt || !r.HeardAt.IsZero() {
-		t.Fatalf("the row in doubt was touched: %+v", r)
-	}
-	unknown, err := d.UnknownEvents(start)
-	if err != nil || len(unknown) != 2 || unknown[0].CheckID != "not-ours" || unknown[1].CheckID != "chk-of-a-row-in-doubt" {
-		t.Fatalf("UnknownEvents(start) = %+v, %v", unknown, err)
-	}
-	if u := unknown[0]; u.Name != "check.changed" || u.Status != "printed" || !u.Received.Equal(start) || u.Kind != webhook.KindCheck ||
-		!u.At.Equal(time.Date(2026, 3, 2, 8, 59, 0, 0, time.UTC)) {
-		t.Errorf("unknown event recorded as %+v", u)
-	}
-	if since, err := d.UnknownEvents(later); err != nil || len(since) != 1 || since[0].CheckID != "chk-of-a-row-in-doubt" {
-		t.Fatalf("UnknownEvents(later) = %+v, %v", since, err)
-	}
-	wantInvariants(t, d)
-}
-
-func TestRecordSourceEvent(t *testing.T) {
-	d, clock := hookLedger(t, t.TempDir())
-	sb := loadSources(t, d, "src.csv", payment.KindSources, srcReq(1))
-	k := payment.RowKey{Batch: sb.ID, Line: 2}
-	submitSource(t, d, k, "src-1", funding.StatusPending)
-	at := clock.add(time.Hour)
-	verified := webhook.Event{ID: "ev-verified", Name: "funding-source.verified", Kind: webhook.KindSource,
-		SourceID: "src-1", SourceStatus: funding.StatusVerified, UserID: "u-1"}
-	record(t, d, verified)
-	r, err := d.SourceRow(k)
-	if err != nil {
-		t.Fatal(err)
-	}
-	last := r.History[len(r.History)-1]
-	if r.Status != funding.StatusVerified || !r.StatusSeenAt.Equal(at) || !r.HeardAt.Equal(at) ||
-		last.Note != "webhook funding-source.verified" || last.Via != payment.Observe {
-		t.Fatalf("after verified: %+v, last step %+v", r, last)
-	}
-	if got := srcKeys(t, d.TrackedSourceRows); len(got) != 0 {
-		t.Fatalf("a verified source is still tracked: %v", got)
-	}
-	// A late "added" (pending) does not bring it back; it is heard.
-	heard := clock.add(time.Minute)
-	record(t, d, webhook.Event{ID: "ev-added", Name: "funding-source.added", Kind: webhook.KindSource,
-		SourceID: "src-1", SourceStatus: funding.StatusPending})
-	if after, _ := d.SourceRow(k); after.Status != funding.StatusVerified || !after.HeardAt.Equal(heard) || len(after.History) != len(r.History) {
-		t.Fatalf("after a late pending: %+v", after)
-	}
-	record(t, d, webhook.Event{ID: "ev-other", Name: "funding-source.verified", Kind: webhook.KindSource,
-		SourceID: "src-not-ours", SourceStatus: funding.StatusVerified})
-	for id, o := range map[string]EventOutcome{"ev-verified": EventApplied, "ev-added": EventUnchanged, "ev-other": EventUnknown} {
-		if got := outcomeOf(t, d, id); got != o {
-			t.Errorf("%s: outcome %s, want %s", id, got, o)
-		}
-	}
-	if e := events(t, d)[0]; e.SourceID != "src-1" || e.Status != "verified" || e.UserID != "u-1" || e.Kind != webhook.KindSource {
-		t.Errorf("source event recorded as %+v", e)
-	}
-	wantInvariants(t, d)
-}
-
-// TestRecordConcurrentlyOnce: the service may deliver one event on many
-// connections at once; exactly one Record applies it.
-func TestRecordConcurrentlyOnce(t *testing.T) {
-	d, _ := hookLedger(t, t.TempDir())
-	k := submitted(t, d, "a.csv", "chk-1", payment.StatusInProcess)
-	e := checkEvent("chk-1", payment.StatusPrinted)
-	var (
-		wg    sync.WaitGroup
-		start = make(chan struct{})
-		mu    sync.Mutex
-		fresh int
-		errs  []error
-	)
-	for range 8 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			<-start
-			dup, err := d.Record(context.Background(), e)
-			mu.Lock()
-			defer mu.Unlock()
-			if err != nil {
-				errs = append(errs, err)
-			} else if !dup {
-				fresh++
-			}
-		}()
-	}
-	close(start)
-	wg.Wait()
-	if len(errs) > 0 || fresh != 1 {
-		t.Fatalf("%d of 8 Records applied the event (want 1); errors %v", fresh, errs)
-	}
-	if r := row(t, d, k); webhookSteps(r.History) != 1 || r.CheckStatus != payment.StatusPrinted {
-		t.Fatalf("row after 8 concurrent deliveries: %d webhook steps, %s", webhookSteps(r.History), r.CheckStatus)
-	}
-	if n := len(events(t, d)); n != 1 {
-		t.Fatalf("%d event records, want 1", n)
-	}
 }
 
 func TestRecordLedgerFailure(t *testing.T) {

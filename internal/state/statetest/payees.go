@@ -1,17 +1,25 @@
-package state
+package statetest
 
 import (
 	"errors"
-	"github.com/batchd/batchd/internal/state/kv"
 	"testing"
 	"time"
 
 	"github.com/batchd/batchd/internal/payment"
+	"github.com/batchd/batchd/internal/state"
 )
+
+// Payee marks, held rows and their approval.
+var payeeCases = []testCase{
+	{"HeldRowLifecycle", testHeldRowLifecycle},
+	{"HeldRowSurvivesReopen", testHeldRowSurvivesReopen},
+	{"NoMarkNoMemory", testNoMarkNoMemory},
+	{"RejectedBatchDropsMarks", testRejectedBatchDropsMarks},
+}
 
 // loadMarked commits a batch of two rows for one payee: line 2 with no
 // change, line 3 held (or warned) for a changed account.
-func loadMarked(t *testing.T, d *DB, name, action string) payment.Batch {
+func loadMarked(t *testing.T, d *state.DB, name, action string) payment.Batch {
 	t.Helper()
 	l, err := d.BeginBatch(payment.FileMeta{Name: name, SHA256: "sha-" + name, Size: 10})
 	if err != nil {
@@ -33,10 +41,9 @@ func loadMarked(t *testing.T, d *DB, name, action string) payment.Batch {
 	return b
 }
 
-func TestHeldRowLifecycle(t *testing.T) {
-	dir := t.TempDir()
-	d := open(t, dir)
-	b := loadMarked(t, d, "pay.csv", "hold")
+func testHeldRowLifecycle(t *testing.T, be Backend) {
+	d := open(t, be)
+	b := loadMarked(t, d.DB, "pay.csv", "hold")
 	if b.Counts[payment.Pending] != 1 || b.Counts[payment.Held] != 1 || b.Busy() != 1 || b.OpenRows() != 2 {
 		t.Fatalf("counts %v", b.Counts)
 	}
@@ -99,20 +106,13 @@ func TestHeldRowLifecycle(t *testing.T) {
 	if err != nil || len(marks) != 1 || marks[3].Change == nil || marks[3].Change.To != "0002" {
 		t.Fatalf("marks %+v %v", marks, err)
 	}
-	path := d.Path()
-	d.Close()
-	rep, err := CheckFile(path)
-	if err != nil || !rep.OK() {
-		t.Fatalf("check: %v %v", rep.Faults, err)
-	}
+	d.invariants()
 }
 
-func TestHeldRowSurvivesReopen(t *testing.T) {
-	dir := t.TempDir()
-	d := open(t, dir)
-	b := loadMarked(t, d, "pay.csv", "hold")
-	d.Close()
-	d = open(t, dir)
+func testHeldRowSurvivesReopen(t *testing.T, be Backend) {
+	d := open(t, be)
+	b := loadMarked(t, d.DB, "pay.csv", "hold")
+	d.reopen()
 	if n, err := d.RecoverInFlight(); err != nil || n != 0 {
 		t.Fatalf("recover %d %v", n, err)
 	}
@@ -128,9 +128,9 @@ func TestHeldRowSurvivesReopen(t *testing.T) {
 	}
 }
 
-func TestNoMarkNoMemory(t *testing.T) {
-	d := open(t, t.TempDir())
-	b := load(t, d, "plain.csv", 1)
+func testNoMarkNoMemory(t *testing.T, be Backend) {
+	d := open(t, be)
+	b := load(t, d.DB, "plain.csv", 1)
 	k := payment.RowKey{Batch: b.ID, Line: 2}
 	if _, err := d.Send(k); err != nil {
 		t.Fatal(err)
@@ -146,8 +146,8 @@ func TestNoMarkNoMemory(t *testing.T) {
 	}
 }
 
-func TestRejectedBatchDropsMarks(t *testing.T) {
-	d := open(t, t.TempDir())
+func testRejectedBatchDropsMarks(t *testing.T, be Backend) {
+	d := open(t, be)
 	l, err := d.BeginBatch(payment.FileMeta{Name: "r.csv", SHA256: "sha-r", Size: 1})
 	if err != nil {
 		t.Fatal(err)
@@ -163,47 +163,5 @@ func TestRejectedBatchDropsMarks(t *testing.T) {
 	}
 	if m, err := d.PayeeMarks(b.ID); err != nil || len(m) != 0 {
 		t.Fatalf("a rejected batch keeps no marks: %v %v", m, err)
-	}
-}
-
-// A held row suspected by a restore is looked up; when the lookup proves
-// it has no check, it is held again, never made pending. A row approved
-// before the snapshot goes to pending as any other.
-func TestReleaseAfterRestoreKeepsHold(t *testing.T) {
-	d := open(t, t.TempDir())
-	b := loadMarked(t, d, "pay.csv", "hold")
-	held := payment.RowKey{Batch: b.ID, Line: 3}
-	suspect := func(k payment.RowKey) {
-		t.Helper()
-		err := d.update(func(tx kv.Tx) error {
-			_, err := d.apply(tx, k, payment.Suspect, "restored", func(r *payment.Row) error { r.Error = "restored"; return nil })
-			return err
-		})
-		if err != nil {
-			t.Fatal(err)
-		}
-	}
-	suspect(held)
-	r, err := d.Release(held, "a complete walk found no check")
-	if err != nil || r.State != payment.Held || r.History[len(r.History)-1].Via != payment.Rehold {
-		t.Fatalf("release of a held row: %+v %v", r, err)
-	}
-	if want := "held: bank details changed from …0001 to …0002; release with batchd release --file pay.csv --line 3"; r.Error != want {
-		t.Fatalf("error %q", r.Error)
-	}
-	if _, err := d.Send(held); !errors.Is(err, payment.ErrIllegal) {
-		t.Fatalf("sent: %v", err)
-	}
-	if bb, _ := d.Batch(b.ID); bb.Counts[payment.Held] != 1 || bb.Counts[payment.InDoubt] != 0 {
-		t.Fatalf("counts %v", bb.Counts)
-	}
-
-	// Approved, then suspected: released to pending.
-	if _, err := d.ApproveHeld(held, "alice"); err != nil {
-		t.Fatal(err)
-	}
-	suspect(held)
-	if r, err := d.Release(held, "no check"); err != nil || r.State != payment.Pending {
-		t.Fatalf("release of an approved row: %+v %v", r, err)
 	}
 }

@@ -1,0 +1,60 @@
+package statetest_test
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/batchd/batchd/internal/state"
+	"github.com/batchd/batchd/internal/state/statetest"
+)
+
+// TestBolt runs the conformance suite on the bbolt ledger.
+func TestBolt(t *testing.T) {
+	statetest.Run(t, statetest.Backend{Name: "bbolt", New: newBoltLedger})
+}
+
+// boltLedger is a ledger in a state directory of its own.
+type boltLedger struct{ dir string }
+
+func newBoltLedger(t testing.TB) statetest.Ledger {
+	// A short directory: the snapshot socket's path must fit a sockaddr.
+	dir, err := os.MkdirTemp("", "ledger")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	return &boltLedger{dir: dir}
+}
+
+func (l *boltLedger) Open(t testing.TB, opts state.Options) *state.DB {
+	t.Helper()
+	d, err := state.Open(l.dir, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { d.Close() })
+	return d
+}
+
+func (l *boltLedger) Snapshot(t testing.TB, d *state.DB) statetest.Snapshot {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "snap.db")
+	if _, err := d.Backup(path); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+func (l *boltLedger) Restore(t testing.TB, snap statetest.Snapshot, at time.Time) *state.RestoreMark {
+	t.Helper()
+	res, err := state.Restore(l.dir, snap.(string), state.RestoreOptions{Now: func() time.Time { return at }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !res.Report.OK() {
+		t.Fatalf("the restored ledger: %v", res.Report.Faults)
+	}
+	return &res.Mark
+}
