@@ -1,0 +1,122 @@
+package jobs
+
+import (
+	"context"
+	"fmt"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/batchd/batchd/internal/config"
+	"github.com/batchd/batchd/internal/state"
+	"github.com/batchd/batchd/internal/state/postgres"
+)
+
+// openTimeout bounds the opening of a PostgreSQL ledger: connecting and
+// applying the schema's migrations. Past it batchd stops with the error
+// rather than hang at start on an unreachable database.
+const openTimeout = 30 * time.Second
+
+// OpenLedger opens the ledger state.backend names, its stamps on now:
+// the bbolt file under state_dir, or the PostgreSQL database of the DSN
+// (config.PostgresDSN). It is the one place a backend is chosen; Open,
+// OpenAt and the commands that read the ledger go through it. Its errors
+// name a database by host, port and name, never by its DSN.
+//
+// A PostgreSQL ledger is opened with fencing off: nothing elects a leader
+// yet, so one instance on the database is the supported set-up until the
+// leader loop turns fencing on (postgres.Store.Fencing) before the first
+// job runs.
+func OpenLedger(cfg *config.Config, now func() time.Time) (state.Ledger, error) {
+	switch cfg.State.Backend {
+	case config.BackendBbolt, "":
+		db, err := state.Open(cfg.StateDir, state.Options{Now: now}) // the ledger's stamps on the jobs' clock
+		if err != nil {
+			return nil, err
+		}
+		return db, nil
+	case config.BackendPostgres:
+		return openPostgres(cfg, now)
+	}
+	return nil, fmt.Errorf("open the ledger: unknown state.backend %q (want %s or %s)", cfg.State.Backend, config.BackendBbolt, config.BackendPostgres)
+}
+
+func openPostgres(cfg *config.Config, now func() time.Time) (state.Ledger, error) {
+	dsn := cfg.PostgresDSN()
+	if dsn == "" {
+		return nil, fmt.Errorf("open the ledger: state.backend is postgres but there is no DSN (state.postgres_dsn_file or $%s)", config.EnvPostgresDSN)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), openTimeout)
+	defer cancel()
+	store, err := postgres.Open(ctx, dsn, postgres.Options{})
+	if err != nil {
+		return nil, scrubDSN(err, dsn)
+	}
+	db, err := state.OpenStore(store, elector{store}, state.Options{Now: now, SendWindow: cfg.State.Window()})
+	if err != nil {
+		store.Close()
+		return nil, scrubDSN(err, dsn)
+	}
+	return db, nil
+}
+
+// elector gives the ledger the PostgreSQL store's leader lease
+// (state.Elector), in the ledger's words.
+type elector struct{ s *postgres.Store }
+
+func (e elector) TryLead(ctx context.Context, holder string, ttl time.Duration) (state.LeaderInfo, error) {
+	li, err := e.s.TryLead(ctx, holder, ttl)
+	return leaderInfo(li), err
+}
+
+func (e elector) Leader(ctx context.Context) (state.LeaderInfo, error) {
+	li, err := e.s.Leader(ctx)
+	return leaderInfo(li), err
+}
+
+func (e elector) Resign(ctx context.Context) error { return e.s.Resign(ctx) }
+
+func leaderInfo(li postgres.LeaderInfo) state.LeaderInfo {
+	return state.LeaderInfo{Holder: li.Holder, Epoch: li.Epoch, Expires: li.Expires, Self: li.Self}
+}
+
+// scrubbed is an error whose text had the DSN or its password taken out;
+// it still unwraps to the original, for errors.Is.
+type scrubbed struct {
+	msg string
+	err error
+}
+
+func (s *scrubbed) Error() string { return s.msg }
+func (s *scrubbed) Unwrap() error { return s.err }
+
+// scrubDSN returns err with the DSN and its password removed from its
+// text: the backend promises never to quote them, and this keeps a driver
+// error that does from reaching a log.
+func scrubDSN(err error, dsn string) error {
+	msg := err.Error()
+	out := strings.ReplaceAll(msg, dsn, "(the DSN)")
+	if pw := dsnPassword(dsn); pw != "" {
+		out = strings.ReplaceAll(out, pw, "(password)")
+	}
+	if out == msg {
+		return err
+	}
+	return &scrubbed{msg: out, err: err}
+}
+
+// dsnPassword is the password a DSN holds, as a URL's user information
+// or a password=… setting; "" when none is found.
+func dsnPassword(dsn string) string {
+	if u, err := url.Parse(dsn); err == nil && u.User != nil {
+		if pw, ok := u.User.Password(); ok {
+			return pw
+		}
+	}
+	for _, f := range strings.Fields(dsn) {
+		if v, ok := strings.CutPrefix(f, "password="); ok {
+			return strings.Trim(v, "'")
+		}
+	}
+	return ""
+}
