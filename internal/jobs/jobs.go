@@ -80,7 +80,7 @@ func OpenAt(cfg *config.Config, log *slog.Logger, hooks Hooks, now func() time.T
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	db, err := OpenLedger(cfg, now) // the ledger's stamps on the same clock
+	db, err := OpenLedger(cfg, state.Options{Now: now}) // the ledger's stamps on the same clock
 	if err != nil {
 		return nil, err
 	}

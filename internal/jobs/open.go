@@ -17,31 +17,33 @@ import (
 // rather than hang at start on an unreachable database.
 const openTimeout = 30 * time.Second
 
-// OpenLedger opens the ledger state.backend names, its stamps on now:
-// the bbolt file under state_dir, or the PostgreSQL database of the DSN
-// (config.PostgresDSN). It is the one place a backend is chosen; Open,
-// OpenAt and the commands that read the ledger go through it. Its errors
-// name a database by host, port and name, never by its DSN.
+// OpenLedger opens the ledger state.backend names, with opts (its clock,
+// Now, above all): the bbolt file under state_dir, or the PostgreSQL
+// database of the DSN (config.PostgresDSN), whose send window is
+// state.send_window's. It is the one place a backend is chosen; Open,
+// OpenAt and the commands that read the ledger go through it. The
+// file-only options (MustExist, NoSnapshots, Timeout) concern bbolt.
+// Its errors name a database by host, port and name, never by its DSN.
 //
 // A PostgreSQL ledger is opened with fencing off: nothing elects a leader
 // yet, so one instance on the database is the supported set-up until the
 // leader loop turns fencing on (postgres.Store.Fencing) before the first
 // job runs.
-func OpenLedger(cfg *config.Config, now func() time.Time) (state.Ledger, error) {
+func OpenLedger(cfg *config.Config, opts state.Options) (state.Ledger, error) {
 	switch cfg.State.Backend {
 	case config.BackendBbolt, "":
-		db, err := state.Open(cfg.StateDir, state.Options{Now: now}) // the ledger's stamps on the jobs' clock
+		db, err := state.Open(cfg.StateDir, opts)
 		if err != nil {
 			return nil, err
 		}
 		return db, nil
 	case config.BackendPostgres:
-		return openPostgres(cfg, now)
+		return openPostgres(cfg, opts)
 	}
 	return nil, fmt.Errorf("open the ledger: unknown state.backend %q (want %s or %s)", cfg.State.Backend, config.BackendBbolt, config.BackendPostgres)
 }
 
-func openPostgres(cfg *config.Config, now func() time.Time) (state.Ledger, error) {
+func openPostgres(cfg *config.Config, opts state.Options) (state.Ledger, error) {
 	dsn := cfg.PostgresDSN()
 	if dsn == "" {
 		return nil, fmt.Errorf("open the ledger: state.backend is postgres but there is no DSN (state.postgres_dsn_file or $%s)", config.EnvPostgresDSN)
@@ -52,7 +54,8 @@ func openPostgres(cfg *config.Config, now func() time.Time) (state.Ledger, error
 	if err != nil {
 		return nil, scrubDSN(err, dsn)
 	}
-	db, err := state.OpenStore(store, elector{store}, state.Options{Now: now, SendWindow: cfg.State.Window()})
+	opts.SendWindow = cfg.State.Window()
+	db, err := state.OpenStore(store, elector{store}, opts)
 	if err != nil {
 		store.Close()
 		return nil, scrubDSN(err, dsn)

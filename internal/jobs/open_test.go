@@ -20,7 +20,7 @@ func TestOpenLedgerBbolt(t *testing.T) {
 	cfg := config.Default()
 	cfg.StateDir = t.TempDir()
 	at := time.Date(2026, 11, 20, 9, 0, 0, 0, time.UTC)
-	db, err := OpenLedger(cfg, func() time.Time { return at })
+	db, err := OpenLedger(cfg, state.Options{Now: func() time.Time { return at }})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -44,7 +44,7 @@ func TestOpenLedgerPostgresErrors(t *testing.T) {
 		cfg.StateDir = t.TempDir()
 		cfg.State.Backend = config.BackendPostgres
 		cfg.SetPostgresDSN(dsn)
-		db, err := OpenLedger(cfg, time.Now)
+		db, err := OpenLedger(cfg, state.Options{})
 		if err == nil {
 			db.Close()
 			t.Fatalf("opened a ledger on %q", dsn)
@@ -88,7 +88,7 @@ func TestOpenLedgerPostgres(t *testing.T) {
 	at := time.Date(2026, 11, 20, 9, 0, 0, 0, time.UTC)
 	now := func() time.Time { return at }
 
-	db, err := OpenLedger(cfg, now)
+	db, err := OpenLedger(cfg, state.Options{Now: now})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -107,7 +107,7 @@ func TestOpenLedgerPostgres(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	db, err = OpenLedger(cfg, now)
+	db, err = OpenLedger(cfg, state.Options{Now: now})
 	if err != nil {
 		t.Fatal(err)
 	}
