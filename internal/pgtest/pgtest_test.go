@@ -65,3 +65,14 @@ func TestNewDatabaseIsFreshAndPrivate(t *testing.T) {
 		t.Errorf("table made in one database seen in another")
 	}
 }
+
+func TestNewDatabaseInParallel(t *testing.T) {
+	for i := 0; i < 8; i++ {
+		t.Run("db", func(t *testing.T) {
+			t.Parallel()
+			if v := query(t, NewDatabase(t), "SELECT current_database()::text"); v == "" {
+				t.Error("no database")
+			}
+		})
+	}
+}

@@ -155,3 +155,38 @@ func TestNameHidesPassword(t *testing.T) {
 		}
 	}
 }
+
+// TestStickyErrorInView: a read transaction that loses its connection
+// answers absent from then on and returns the error.
+func TestStickyErrorInView(t *testing.T) {
+	dsn := pgtest.NewDatabase(t)
+	s, admin := open(t, dsn), conn(t, dsn)
+	must(t, s.Update(func(tx kv.Tx) error {
+		b, err := tx.CreateBucketIfNotExists([]byte("b"))
+		must(t, err)
+		return b.Put([]byte("k"), []byte("v"))
+	}))
+	err := s.View(func(ktx kv.Tx) error {
+		b := ktx.Bucket([]byte("b"))
+		if string(b.Get([]byte("k"))) != "v" {
+			t.Fatal("k unreadable before the failure")
+		}
+		pid := ktx.(*tx).pg.Conn().PgConn().PID()
+		if _, err := admin.Exec(context.Background(), "SELECT pg_terminate_backend($1)", pid); err != nil {
+			t.Fatal(err)
+		}
+		if v := b.Get([]byte("k")); v != nil {
+			t.Errorf("Get after the failure = %q, want absent", v)
+		}
+		if k, _ := b.Cursor().First(); k != nil {
+			t.Errorf("cursor after the failure starts at %q, want the end", k)
+		}
+		if ktx.Bucket([]byte("b")) != nil {
+			t.Error("Bucket after the failure is not absent")
+		}
+		return nil
+	})
+	if err == nil {
+		t.Fatal("View succeeded after its connection was killed")
+	}
+}
