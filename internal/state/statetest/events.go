@@ -287,6 +287,7 @@ func submitted(t *testing.T, d *state.DB, name, id string, status payment.Status
 // testEventsSurviveReopenAndRestore: the dedupe memory is in the ledger,
 // and in its snapshots.
 func testEventsSurviveReopenAndRestore(t *testing.T, be Backend) {
+	needRestore(t, be)
 	d := open(t, be)
 	submitted(t, d.DB, "a.csv", "chk-1", payment.StatusInProcess)
 	e := checkEvent("chk-1", payment.StatusPrinted)

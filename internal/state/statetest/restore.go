@@ -19,6 +19,7 @@ var restoreCases = []testCase{
 }
 
 func testRestorePutsRowsWithoutACheckInDoubt(t *testing.T, be Backend) {
+	needRestore(t, be)
 	d := open(t, be)
 	b := load(t, d.DB, "pay.csv", 10)
 	k := func(line uint32) payment.RowKey { return key(b, line) }
@@ -77,6 +78,7 @@ func testRestorePutsRowsWithoutACheckInDoubt(t *testing.T, be Backend) {
 // testRestoredMark: the mark is there from the restore until a reconcile
 // clears it, also across a reopen, and `batchd check` reports it.
 func testRestoredMark(t *testing.T, be Backend) {
+	needRestore(t, be)
 	d := open(t, be)
 	if m, err := d.Restored(); err != nil || m != nil {
 		t.Fatalf("a fresh ledger is restored: %+v %v", m, err)
@@ -106,6 +108,7 @@ func testRestoredMark(t *testing.T, be Backend) {
 // never made pending. A row approved before the snapshot goes to pending
 // as any other.
 func testReleaseAfterRestoreKeepsHold(t *testing.T, be Backend) {
+	needRestore(t, be)
 	d := open(t, be)
 	b := loadMarked(t, d.DB, "pay.csv", "hold")
 	held := key(b, 3)
@@ -159,6 +162,7 @@ func fundingLedger(t *testing.T, d *fixture) (pb, sb, vb payment.Batch) {
 }
 
 func testRestoreSuspectsFundingRows(t *testing.T, be Backend) {
+	needRestore(t, be)
 	d := open(t, be)
 	pb, sb, vb := fundingLedger(t, d)
 	k := func(line uint32) payment.RowKey { return key(sb, line) }

@@ -29,6 +29,10 @@ type Backend struct {
 	// New makes a place for one new, empty ledger, used by one test only
 	// and removed when it ends. The ledger is created by its first Open.
 	New func(t testing.TB) Ledger
+	// NoRestore, when set, says why the backend cannot restore a
+	// snapshot: the tests of restore semantics skip at once, saying so,
+	// and Ledger.Snapshot and Restore are never called.
+	NoRestore string
 }
 
 // Ledger is one ledger of a Backend, which a test opens, closes and
@@ -42,7 +46,6 @@ type Ledger interface {
 	Open(t testing.TB, opts state.Options) *state.DB
 	// Snapshot takes a copy of the ledger d holds open, as it is now, as
 	// `batchd backup` (or the operator's backup of the database) does.
-	// A backend that cannot calls t.Skip, saying why.
 	Snapshot(t testing.TB, d *state.DB) Snapshot
 	// Restore puts snap back as the ledger, which is closed by now, as
 	// `batchd restore` does at time at (and then the ledger's restore
@@ -171,6 +174,14 @@ func (f *fixture) invariants() *state.Report {
 		f.t.Fatalf("invariants broken: %v", rep.Faults)
 	}
 	return rep
+}
+
+// needRestore skips the test when b cannot restore a snapshot.
+func needRestore(t *testing.T, b Backend) {
+	t.Helper()
+	if b.NoRestore != "" {
+		t.Skipf("%s cannot restore a snapshot: %s", b.Name, b.NoRestore)
+	}
 }
 
 // restore takes a snapshot now, runs between (the ledger moves on after
