@@ -133,7 +133,8 @@ func serverUser() (*syscall.Credential, int, int, error) {
 // else /tmp. The path stays short, as a unix socket path must.
 func makeDir(uid, gid int) (string, error) {
 	parent := os.TempDir()
-	if uid != os.Geteuid() && !traversable(parent) {
+	// A socket path holds at most 107 bytes: <dir>/.s.PGSQL.5432.
+	if len(parent) > 60 || uid != os.Geteuid() && !traversable(parent) {
 		parent = "/tmp"
 	}
 	dir, err := os.MkdirTemp(parent, "pgtest-")
