@@ -111,7 +111,7 @@ func TestPostgresDSNSources(t *testing.T) {
 	if cfg.PostgresDSN() != testDSN {
 		t.Error("the DSN is not the file's (trimmed), or the variable won over the file")
 	}
-	for _, verb := range []string{"%v", "%+v", "%#v"} {
-		assertNoSecret(t, "the printed Config", fmt.Sprintf(verb, cfg)+fmt.Sprintf(verb, *cfg), password)
+	for _, verb := range []string{"%v", "%+v", "%#v", "%s", "%d", "%x", "%q"} { // %s and %d take fmt's wrong-verb path, which calls no method
+		assertNoSecret(t, "the printed Config", fmt.Sprintf(verb, cfg)+fmt.Sprintf(verb, *cfg), password, testKey)
 	}
 }

@@ -91,12 +91,14 @@ func (d *Duration) UnmarshalText(b []byte) error {
 // Secret holds a credential so that it cannot reach a log line or an error
 // by accident: every formatting path (fmt verbs, slog, JSON, text) shows
 // only redact.Secret's description ("sk_test_…(32 chars)"). The value is
-// behind a pointer so that even a reflective dump of a struct holding a
-// Secret in an unexported field prints an address, not the key. Reveal
-// returns the value for the one place that needs it.
+// behind a pointer, and inside a closure, so that even a reflective dump of
+// a struct holding a Secret in an unexported field, where fmt calls no
+// method (as for %s or %d of a Config, whose wrong-verb path prints the
+// fields' values), prints addresses, not the key. Reveal returns the value
+// for the one place that needs it.
 type Secret struct{ v *secretValue }
 
-type secretValue struct{ s string }
+type secretValue struct{ get func() string }
 
 // NewSecret wraps s, trimming surrounding whitespace.
 func NewSecret(s string) Secret {
@@ -104,7 +106,7 @@ func NewSecret(s string) Secret {
 	if s == "" {
 		return Secret{}
 	}
-	return Secret{v: &secretValue{s: s}}
+	return Secret{v: &secretValue{get: func() string { return s }}}
 }
 
 // Reveal returns the secret's value.
@@ -112,7 +114,7 @@ func (s Secret) Reveal() string {
 	if s.v == nil {
 		return ""
 	}
-	return s.v.s
+	return s.v.get()
 }
 
 // IsZero reports whether the secret is empty.
