@@ -7,7 +7,10 @@
 //     it. Submit's lookup and reconcile's walk both go through it.
 //   - Resolver.Resolve, which submit owns, looks rows up at the service,
 //     binds what it finds, and releases to pending only the rows that a
-//     complete lookup proved have no check.
+//     complete lookup proved have no check, and only once their send-by
+//     deadline plus SendMargin has passed (ReleasableAt): before that a
+//     create may still leave from an instance that lost the lead. Binding
+//     is safe at any time.
 //
 // The ledger applies each change atomically and refuses one that no longer
 // fits the row's state (payment.ErrIllegal), so when reconcile binds a row

@@ -27,6 +27,11 @@ type Resolver struct {
 	// that forgot to pass its clock fails loudly instead of deciding
 	// "no check" on a window built from another clock.
 	Now func() time.Time
+	// SendMargin is how long after a row's send-by deadline
+	// (payment.Row.SendBy) a lookup that finds no check may release it,
+	// for the clocks of the instance that sent and of this one to differ
+	// (see ReleasableAt). Zero means DefaultSendMargin.
+	SendMargin time.Duration
 }
 
 // SkewBound is how far, at most, the service's clock may be behind
@@ -48,6 +53,10 @@ var ErrNoClock = errors.New("resolver has no clock (Resolver.Now is nil): nothin
 type Outcome struct {
 	Found    int // rows whose check was found and recorded
 	Released int // rows with no check, back to pending to be sent again
+	// Waiting counts rows with no check found that were left in doubt
+	// because their send-by deadline and SendMargin had not passed: their
+	// create may still leave, so they are looked up again after it.
+	Waiting int
 }
 
 // ErrLookup wraps a lookup that could not be completed: the rows stay in
@@ -67,6 +76,10 @@ var ErrLookup = fmt.Errorf("lookup of rows in doubt failed: %w", payment.ErrServ
 // it starts SkewBound and a day before the earliest attempt and has no end
 // (see window).
 //
+// A row whose send-by deadline plus SendMargin is still ahead (see
+// ReleasableAt) may be bound to a check found for it, but is never
+// released: it stays in doubt and is counted in Outcome.Waiting.
+//
 // A failed lookup returns an error wrapping ErrLookup (ErrSkew when the
 // clocks disagree beyond the bound; or ErrKeyRefused, or ErrLedger; or
 // ErrNoClock) and changes nothing more.
@@ -78,7 +91,8 @@ func (r *Resolver) Resolve(ctx context.Context, rows []*payment.Row) (Outcome, e
 	if r.Now == nil {
 		return out, ErrNoClock
 	}
-	from, anchor := window(rows, r.Now())
+	now := r.Now()
+	from, anchor := window(rows, now)
 	var to string // open: a check younger than batchd thinks is still in range
 	byLabel := map[string][]*payment.Row{}
 	for _, row := range rows {
@@ -118,6 +132,9 @@ func (r *Resolver) Resolve(ctx context.Context, rows []*payment.Row) (Outcome, e
 	}
 	out.Found += len(bound)
 	unfound := slices.DeleteFunc(rest, func(row *payment.Row) bool { _, ok := bound[row.Key]; return ok })
+	n := len(unfound)
+	unfound = slices.DeleteFunc(unfound, func(row *payment.Row) bool { return !r.mayRelease(row, now) })
+	out.Waiting = n - len(unfound)
 	if len(unfound) == 0 {
 		return out, nil
 	}

@@ -38,7 +38,15 @@ func newRig(t *testing.T, quirks bool) *rig {
 // configured by opts (its Now defaulting to clock's).
 func newRigWith(t *testing.T, clock *clocktest.Clock, opts sandbox.Options) *rig {
 	t.Helper()
-	db, err := state.Open(t.TempDir(), state.Options{Now: clock.Now})
+	return newRigState(t, clock, opts, state.Options{})
+}
+
+// newRigState is newRigWith with a ledger opened with stOpts (a send
+// window), on clock.
+func newRigState(t *testing.T, clock *clocktest.Clock, opts sandbox.Options, stOpts state.Options) *rig {
+	t.Helper()
+	stOpts.Now = clock.Now
+	db, err := state.Open(t.TempDir(), stOpts)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -2,9 +2,12 @@ package submit
 
 import (
 	"bufio"
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -43,11 +46,19 @@ type logEntry struct {
 	method string
 	path   string
 	status int
+	number string // the "number" member of the request's JSON body, if any
 }
 
 func newRig(t *testing.T, sbOpts sandbox.Options, key string) *rig {
 	t.Helper()
-	db, err := state.Open(t.TempDir(), state.Options{})
+	return newRigOpts(t, sbOpts, key, state.Options{})
+}
+
+// newRigOpts is newRig with a ledger opened with stOpts (a clock, a send
+// window).
+func newRigOpts(t *testing.T, sbOpts sandbox.Options, key string, stOpts state.Options) *rig {
+	t.Helper()
+	db, err := state.Open(t.TempDir(), stOpts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -56,9 +67,10 @@ func newRig(t *testing.T, sbOpts sandbox.Options, key string) *rig {
 	rl := &requestLog{}
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		rec := &recordingWriter{ResponseWriter: w, status: 200}
+		number := bodyNumber(r)
 		sb.ServeHTTP(rec, r)
 		rl.mu.Lock()
-		rl.entries = append(rl.entries, logEntry{time.Now(), r.Method, r.URL.Path, rec.status})
+		rl.entries = append(rl.entries, logEntry{time.Now(), r.Method, r.URL.Path, rec.status, number})
 		rl.mu.Unlock()
 	}))
 	t.Cleanup(srv.Close)
@@ -67,6 +79,50 @@ func newRig(t *testing.T, sbOpts sandbox.Options, key string) *rig {
 		t.Fatal(err)
 	}
 	return &rig{t: t, db: db, sb: sb, srv: srv, api: api, svc: echeck.NewService(api), log: rl}
+}
+
+// bodyNumber reads the "number" member of r's JSON body, leaving the body
+// readable again; "" when there is none.
+func bodyNumber(r *http.Request) string {
+	if r.Body == nil {
+		return ""
+	}
+	b, err := io.ReadAll(r.Body)
+	r.Body = io.NopCloser(bytes.NewReader(b))
+	var v struct {
+		Number string `json:"number"`
+	}
+	if err != nil || json.Unmarshal(b, &v) != nil {
+		return ""
+	}
+	return v.Number
+}
+
+// creates returns the numbers of the check creates that reached the
+// sandbox, in order.
+func (l *requestLog) creates() []string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	var out []string
+	for _, e := range l.entries {
+		if e.method == http.MethodPost && e.path == "/v1/check/create" {
+			out = append(out, e.number)
+		}
+	}
+	return out
+}
+
+// count returns how many requests reached the sandbox with method and path.
+func (l *requestLog) count(method, path string) int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	n := 0
+	for _, e := range l.entries {
+		if e.method == method && e.path == path {
+			n++
+		}
+	}
+	return n
 }
 
 // fixture returns a payment on sandbox fixture account n.

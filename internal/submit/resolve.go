@@ -10,28 +10,26 @@ import (
 	"github.com/batchd/batchd/internal/resolve"
 )
 
-// resolveDue hands every row in doubt whose ResolveAfter has passed to the
-// resolver, in one lookup. It returns the earliest time another row in
-// doubt falls due, or the zero time when none is left waiting.
-func (r *Runner) resolveDue(ctx context.Context) (time.Time, error) {
+// resolveDue hands every row in doubt whose lookup is due (dueAt) to the
+// resolver, in one lookup. It returns what is left waiting: the rows not
+// due yet and the earliest time one falls due (zero when none waits).
+func (r *Runner) resolveDue(ctx context.Context) (doubtWait, error) {
 	now := r.opts.Now()
 	var due []*payment.Row
-	var next time.Time
+	var next doubtWait
 	err := r.led.OpenRows(func(row *payment.Row) (bool, error) {
 		if row.State != payment.InDoubt || r.skipped(row.Key) {
 			return true, nil
 		}
-		if at := row.AttemptAt.Add(r.opts.ResolveAfter); at.After(now) {
-			if next.IsZero() || at.Before(next) {
-				next = at
-			}
+		if at, bySendBy := r.dueAt(row); at.After(now) {
+			next.add(at, bySendBy)
 			return true, nil
 		}
 		due = append(due, row)
 		return true, nil
 	})
 	if err != nil {
-		return time.Time{}, fmt.Errorf("walk rows in doubt: %w", err)
+		return doubtWait{}, fmt.Errorf("walk rows in doubt: %w", err)
 	}
 	if len(due) == 0 {
 		return next, nil
@@ -39,6 +37,15 @@ func (r *Runner) resolveDue(ctx context.Context) (time.Time, error) {
 	out, err := r.resolver.Resolve(ctx, due)
 	r.addCreated(out.Found)
 	r.resent.Add(int64(out.Released))
+	if out.Waiting > 0 {
+		// The clock moved back between the two readings: the rows the
+		// resolver left waiting come due again at their deadlines.
+		for _, row := range due {
+			if at := r.resolver.ReleasableAt(row); at.After(now) {
+				next.add(at, true)
+			}
+		}
+	}
 	switch {
 	case errors.Is(err, resolve.ErrLookup):
 		r.undone(err)
@@ -57,4 +64,17 @@ func (r *Runner) resolveDue(ctx context.Context) (time.Time, error) {
 		r.log.Info("rows in doubt resolved", "found", out.Found, "sent_again", out.Released)
 	}
 	return next, nil // risky checks found here are voided by the sweep at the end of the run
+}
+
+// dueAt is when row's lookup falls due: Options.ResolveAfter after its
+// attempt (the service's list may be slow to show a check just made), and
+// not before its send-by deadline plus the resolver's margin (its create
+// may still leave until then: resolve.Resolver.ReleasableAt). bySendBy
+// says the deadline is what sets it.
+func (r *Runner) dueAt(row *payment.Row) (at time.Time, bySendBy bool) {
+	at = row.AttemptAt.Add(r.opts.ResolveAfter)
+	if rel := r.resolver.ReleasableAt(row); rel.After(at) {
+		return rel, true
+	}
+	return at, false
 }

@@ -13,6 +13,16 @@
 //  3. Rows found in flight at start (the previous process died mid-request)
 //     are put in doubt before anything else happens.
 //
+// On a ledger shared by instances under a leader lease, the service cannot
+// check a fencing token, so each create intent also carries a send-by
+// deadline (payment.Row.SendBy, set by Ledger.Send). On every attempt,
+// just before the request is handed to the client, a worker whose clock is
+// past it sends nothing and puts the row in doubt (sendByPassed), and no
+// row in doubt is looked up before its deadline plus a margin
+// (resolve.Resolver.ReleasableAt): until then its create may still leave
+// from an instance that lost the lead without knowing it. Run waits for
+// those deadlines on its clock.
+//
 // And one rule for honesty: a run that cannot record what it does (a
 // ledger write fails) stops at once, and a run that ends with work it could
 // not do returns an error that says what is left (ErrIncomplete).
@@ -58,6 +68,14 @@ type Options struct {
 	// hours rather than at its end. It must be cheap and safe for
 	// concurrent use: workers call it.
 	OnCreated func(n int)
+	// OnSendDropped, optional, is told of creates not sent because their
+	// send-by deadline had passed when their turn came (the row went in
+	// doubt instead; see sendByPassed). Workers call it.
+	OnSendDropped func(n int)
+	// SendMargin is how long after a row's send-by deadline its lookup
+	// may release it (resolve.Resolver.SendMargin); zero means
+	// resolve.DefaultSendMargin.
+	SendMargin time.Duration
 }
 
 // ErrIncomplete is wrapped by Run's error when the run ended, not
@@ -77,6 +95,7 @@ type Summary struct {
 	Pending    int // rows left pending (interrupted, or retries exhausted)
 	Held       int // rows held for a changed payee account, waiting for batchd release (not a failure)
 	Attempts   int // create requests sent
+	Dropped    int // creates not sent: their send-by deadline had passed (the rows went in doubt)
 	Recovered  int // rows found in flight at start
 }
 
@@ -89,10 +108,10 @@ type Runner struct {
 	log      *slog.Logger
 	void     map[string]bool
 
-	created, rejected, voided, voidFailed, resent, attempts atomic.Int64
-	halted                                                  atomic.Pointer[error] // why the run must stop: key refused, ledger failed
-	lastErr                                                 atomic.Pointer[error] // the last failure that left work undone
-	skip                                                    sync.Map              // RowKey -> true: given up on for this run
+	created, rejected, voided, voidFailed, resent, attempts, dropped atomic.Int64
+	halted                                                           atomic.Pointer[error] // why the run must stop: key refused, ledger failed
+	lastErr                                                          atomic.Pointer[error] // the last failure that left work undone
+	skip                                                             sync.Map              // RowKey -> true: given up on for this run
 
 	triesMu sync.Mutex
 	tries   map[payment.RowKey]int // create attempts per row in this run
@@ -123,7 +142,8 @@ func New(led payment.Rows, svc payment.Service, opts Options) *Runner {
 	r := &Runner{led: led, svc: svc, opts: opts, log: log, void: void}
 	lookup := opts.Retry
 	lookup.Notify = func(error, time.Duration) { r.retried("check.list") }
-	r.resolver = &resolve.Resolver{Ledger: led, Service: svc, Retry: lookup, Log: log, Now: opts.Now}
+	r.resolver = &resolve.Resolver{Ledger: led, Service: svc, Retry: lookup, Log: log, Now: opts.Now,
+		SendMargin: opts.SendMargin}
 	return r
 }
 
@@ -131,7 +151,9 @@ func New(led payment.Rows, svc payment.Service, opts Options) *Runner {
 func (r *Runner) Done() int64 { return r.created.Load() + r.rejected.Load() }
 
 // Run submits until no row is pending, every row in doubt has been looked
-// up, or ctx is cancelled. Cancelling ctx is a graceful stop: no new create
+// up (waiting, on Options.Now, for ResolveAfter and for send-by deadlines
+// plus the margin), or ctx is cancelled; rows whose lookup ctx's end
+// forestalled stay in doubt, and a warning says so. Cancelling ctx is a graceful stop: no new create
 // starts, requests already out finish (bounded by the client's timeout) or
 // fall into doubt, and everything is committed before Run returns ctx's
 // error. A refused key (payment.ErrKeyRefused) or a ledger failure
@@ -151,7 +173,7 @@ func (r *Runner) Run(ctx context.Context) (Summary, error) {
 		if err := r.sendPending(ctx); err != nil {
 			return r.finish(sum, err)
 		}
-		waitUntil, err := r.resolveDue(ctx)
+		waiting, err := r.resolveDue(ctx)
 		if err != nil {
 			return r.finish(sum, err)
 		}
@@ -162,10 +184,11 @@ func (r *Runner) Run(ctx context.Context) (Summary, error) {
 		if more {
 			continue
 		}
-		if waitUntil.IsZero() {
+		if waiting.rows == 0 {
 			break // nothing pending, nothing left to look up
 		}
-		if err := retry.Sleep(ctx, waitUntil.Sub(r.opts.Now())); err != nil {
+		if err := r.waitUntil(ctx, waiting.next); err != nil {
+			r.stoppedWaiting(waiting, err)
 			return r.finish(sum, err)
 		}
 	}
@@ -184,6 +207,7 @@ func (r *Runner) finish(sum Summary, err error) (Summary, error) {
 	sum.Created, sum.Rejected = int(r.created.Load()), int(r.rejected.Load())
 	sum.Voided, sum.VoidFailed = int(r.voided.Load()), int(r.voidFailed.Load())
 	sum.Resent, sum.Attempts = int(r.resent.Load()), int(r.attempts.Load())
+	sum.Dropped = int(r.dropped.Load())
 	cerr := r.led.OpenRows(func(row *payment.Row) (bool, error) {
 		switch row.State {
 		case payment.InDoubt, payment.InFlight:

@@ -27,6 +27,12 @@ func (r *Runner) sendRow(ctx context.Context, k payment.RowKey) {
 		if err != nil {
 			return r.ledgerFailed(err) // it names the row and the transition
 		}
+		// The last look at the clock before the request is handed to the
+		// client, on every attempt: past the deadline Send recorded, the
+		// create is not sent at all (sendByPassed).
+		if r.sendByPassed(row) {
+			return r.dropLate(k, row)
+		}
 		r.attempts.Add(1)
 		// The request runs to its end even when the run is stopping: a
 		// cancelled create is an ambiguous one, and ambiguity costs a
