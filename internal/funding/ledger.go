@@ -14,12 +14,25 @@ type Loader interface {
 	AddSource(line int, r Request) error
 }
 
+// BatchLoader loads one funding-source or verification file: a
+// payment.Loader (batch, commit, reject, abort) whose rows are funding
+// requests.
+type BatchLoader interface {
+	payment.Loader
+	Loader
+}
+
 // Ledger keeps funding-source rows. Each writing method applies one
 // payment.Transition atomically and durably and refuses (wrapping
 // payment.ErrIllegal) one that does not fit the row's state; a failure to
 // read or write the store wraps payment.ErrLedger. Rows live in their own
 // batches (payment.Batch.Kind), so payment jobs never see them.
 type Ledger interface {
+	// BeginSourceBatch starts loading a funding-source or verification
+	// file (m.Kind); like payment.FileLedger.BeginBatch it returns
+	// payment.ErrDuplicate (wrapped) for content already accepted, and
+	// refuses a payment kind.
+	BeginSourceBatch(m payment.FileMeta) (BatchLoader, error)
 	SourceRow(k payment.RowKey) (*Row, error)
 	// SourceRows scans one batch's rows in line order.
 	SourceRows(batch uint64, fn func(*Row) (bool, error)) error

@@ -119,7 +119,7 @@ func ingestOnce(b *testing.B, src string, rows int) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	rej, sum, err := j.parse(src, loader, payment.KindPayments)
+	rej, sum, err := j.parse(src, loader, nil, payment.KindPayments)
 	if err != nil {
 		b.Fatal(err)
 	}

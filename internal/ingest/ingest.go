@@ -55,6 +55,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/batchd/batchd/internal/funding"
 	"github.com/batchd/batchd/internal/payment"
 	"github.com/batchd/batchd/internal/remote"
 	"github.com/batchd/batchd/internal/report"
@@ -182,6 +183,9 @@ type Outcome struct {
 // id that names this instance's claim folder.
 type Ledger interface {
 	payment.FileLedger
+	// BeginSourceBatch starts a funding-source or verification file's
+	// batch (funding.Ledger).
+	BeginSourceBatch(m payment.FileMeta) (funding.BatchLoader, error)
 	Batch(id uint64) (*payment.Batch, error)
 	Batches() ([]payment.Batch, error)
 	Instance() string

@@ -67,15 +67,15 @@ func (f finding) cells() []any {
 // report in every format. It returns that file's path (to remove) and the
 // parse summary. Neither file is ever held in memory whole. A payment
 // file's rows go to loader.Add; a funding-source or verification file's
-// (kind) to its AddSource: the ledger's loader of such a batch is a
-// funding.Loader.
-func (j *Job) parse(local string, loader payment.Loader, kind payment.BatchKind) (string, csvfile.Summary, error) {
-	return j.parseFile(local, "", loader, kind)
+// (kind) to sources, the funding.Loader of the same batch
+// (funding.Ledger.BeginSourceBatch).
+func (j *Job) parse(local string, loader payment.Loader, sources funding.Loader, kind payment.BatchKind) (string, csvfile.Summary, error) {
+	return j.parseFile(local, "", loader, sources, kind)
 }
 
 // parseFile is parse of the spooled file local, named name in the inbox:
 // a CSV file, or an XLSX workbook (see OpenInput).
-func (j *Job) parseFile(local, name string, loader payment.Loader, kind payment.BatchKind) (string, csvfile.Summary, error) {
+func (j *Job) parseFile(local, name string, loader payment.Loader, sources funding.Loader, kind payment.BatchKind) (string, csvfile.Summary, error) {
 	in, err := OpenInput(local, name, j.sheetOptions())
 	if err != nil {
 		return "", csvfile.Summary{}, err // a *csvfile.FileError: the file is unreadable
@@ -98,11 +98,11 @@ func (j *Job) parseFile(local, name string, loader payment.Loader, kind payment.
 	if kind.Payments() {
 		sum, perr = in.Payments(j.ParseOptions(),
 			func(p csvfile.Payment) error { return loader.Add(p.Line, p.Payment) }, onFinding)
-	} else if fl, ok := loader.(funding.Loader); !ok {
-		perr = fmt.Errorf("the ledger cannot load the rows of a %s batch (its loader has no AddSource)", kind)
+	} else if sources == nil {
+		perr = fmt.Errorf("load the rows of a %s batch: no funding loader (begin it with BeginSourceBatch)", kind)
 	} else {
 		sum, perr = in.Sources(kind, j.ParseOptions(),
-			func(r sourcefile.Row) error { return fl.AddSource(r.Line, r.Request) }, onFinding)
+			func(r sourcefile.Row) error { return sources.AddSource(r.Line, r.Request) }, onFinding)
 	}
 	if err := w.Flush(); err != nil && perr == nil {
 		perr = fmt.Errorf("write rejects report: %w", err)

@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/batchd/batchd/internal/ingest/csvfile"
+	"github.com/batchd/batchd/internal/funding"
 	"github.com/batchd/batchd/internal/payment"
 	"github.com/batchd/batchd/internal/remote"
 	"github.com/batchd/batchd/internal/report"
@@ -172,12 +173,26 @@ func (j *Job) finishRejection(ctx context.Context, rem Remote, o Outcome, h *hel
 	return true, o, err
 }
 
+// begin starts the batch of meta's kind: a payment batch, or a funding
+// batch whose loader also takes funding rows (sources, nil otherwise).
+func (j *Job) begin(meta payment.FileMeta) (payment.Loader, funding.Loader, error) {
+	if meta.Kind.Payments() {
+		l, err := j.db.BeginBatch(meta)
+		return l, nil, err
+	}
+	l, err := j.db.BeginSourceBatch(meta)
+	if err != nil {
+		return nil, nil, err
+	}
+	return l, l, nil
+}
+
 // load parses the spooled file into a new batch of its kind (meta.Kind)
 // and settles the file. prior is the ledger's record of a refused file of
 // the same content, or nil.
 func (j *Job) load(ctx context.Context, rem Remote, o Outcome, h *held, local string, meta payment.FileMeta, prior *payment.File) (Outcome, error) {
 	o.Kind = meta.Kind
-	loader, err := j.db.BeginBatch(meta)
+	loader, sources, err := j.begin(meta)
 	if err != nil {
 		return j.errored(o, err)
 	}
@@ -187,7 +202,7 @@ func (j *Job) load(ctx context.Context, rem Remote, o Outcome, h *held, local st
 		return j.errored(o, abortWith(loader, err))
 	}
 	loader = marked
-	rej, sum, perr := j.parseFile(local, meta.Name, loader, meta.Kind)
+	rej, sum, perr := j.parseFile(local, meta.Name, loader, sources, meta.Kind)
 	defer os.Remove(rej)
 	o.Rows, o.Valid, o.Rejected = sum.Rows, sum.Valid, sum.Invalid
 

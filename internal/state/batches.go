@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strconv"
 
+	"github.com/batchd/batchd/internal/funding"
 	"github.com/batchd/batchd/internal/payment"
 	"github.com/batchd/batchd/internal/state/kv"
 )
@@ -39,6 +40,18 @@ type pendingRow struct {
 // BeginBatch starts loading a file. It returns ErrDuplicate (wrapped) when
 // the same content was already accepted; File tells which file that was.
 func (d *DB) BeginBatch(m payment.FileMeta) (payment.Loader, error) {
+	return d.beginBatch(m)
+}
+
+// BeginSourceBatch starts loading a funding-source or verification file.
+func (d *DB) BeginSourceBatch(m payment.FileMeta) (funding.BatchLoader, error) {
+	if m.Kind.Payments() || m.Kind == payment.KindApprovals {
+		return nil, fmt.Errorf("begin batch for %s: %w: %s is not a funding kind", m.Name, ErrWrongKind, m.Kind)
+	}
+	return d.beginBatch(m)
+}
+
+func (d *DB) beginBatch(m payment.FileMeta) (*Loader, error) {
 	switch m.Kind {
 	case payment.KindPayments, payment.KindSources, payment.KindVerifications, payment.KindApprovals:
 	default:
