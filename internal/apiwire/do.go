@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/batchd/batchd/internal/redact"
+	"github.com/batchd/batchd/internal/sendgate"
 )
 
 // Call describes one request.
@@ -71,6 +72,9 @@ func (c *Core) Do(ctx context.Context, k Call) (Answer, *Failure) {
 	req, sent, err := c.newRequest(ctx, k)
 	if err != nil {
 		return Answer{}, c.Fail(k, 0, Permanent, "building the request", err)
+	}
+	if err := sendgate.Check(ctx); err != nil {
+		return Answer{}, c.Fail(k, 0, Retryable, "not sent: refused at the last moment", err)
 	}
 	start := time.Now()
 	resp, err := c.http.Do(req)

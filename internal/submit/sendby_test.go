@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/batchd/batchd/internal/clocktest"
+	"github.com/batchd/batchd/internal/echeck"
 	"github.com/batchd/batchd/internal/payment"
 	"github.com/batchd/batchd/internal/resolve"
 	"github.com/batchd/batchd/internal/sandbox"
@@ -287,3 +288,39 @@ func (b *lockedBuffer) String() string {
 func (b *lockedBuffer) contains(s string) bool { return strings.Contains(b.String(), s) }
 
 func (b *lockedBuffer) logger() *slog.Logger { return slog.New(slog.NewTextHandler(b, nil)) }
+
+// stallingLimiter lets every request go, but the first only after the
+// clock jumped by pause: a long wait for the rate limiter.
+type stallingLimiter struct {
+	clock *clocktest.Clock
+	pause time.Duration
+	once  sync.Once
+}
+
+func (l *stallingLimiter) Wait(ctx context.Context) error {
+	l.once.Do(func() { l.clock.Advance(l.pause) })
+	return ctx.Err()
+}
+func (l *stallingLimiter) Throttled() {}
+
+func TestDeadlinePassedInLimiterIsDropped(t *testing.T) {
+	r, clock := sendByRig(t)
+	api, err := echeck.New(echeck.Options{BaseURL: r.srv.URL, Key: testKey, Limiter: &stallingLimiter{clock: clock, pause: sendWindow + time.Second}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := r.load("limited.csv", payments(1)...)
+	row := r.rows(b.ID)[0]
+	done := start(context.Background(), New(r.db, echeck.NewService(api), Options{Concurrency: 1, Retry: fast(), Now: clock.Now, ResolveAfter: time.Millisecond}))
+	eventually(t, "the row in doubt", func() bool { return r.stateOf(row.Key) == payment.InDoubt })
+	if got := r.log.creates(); len(got) != 0 {
+		t.Fatalf("creates %q reached the sandbox after the deadline", got)
+	}
+	late, _ := r.db.Row(row.Key)
+	clock.Set(late.SendBy.Add(resolve.DefaultSendMargin))
+	res := await(t, done)
+	t.Logf("%+v %v creates=%q", res.sum, res.err, r.log.creates())
+	if res.err != nil || len(r.log.creates()) != 1 || res.sum.Dropped != 1 || res.sum.Created != 1 {
+		t.Fatal("want one drop then one create after the lookup")
+	}
+}

@@ -7,7 +7,12 @@ import (
 
 	"github.com/batchd/batchd/internal/payment"
 	"github.com/batchd/batchd/internal/retry"
+	"github.com/batchd/batchd/internal/sendgate"
 )
+
+// errSendByPassed is the gate's refusal of a create whose send-by
+// deadline passed while it waited for the rate limiter.
+var errSendByPassed = errors.New("send-by deadline passed")
 
 // errGaveUp stops a row's retries for this run.
 var errGaveUp = errors.New("gave up on the row for this run")
@@ -37,9 +42,19 @@ func (r *Runner) sendRow(ctx context.Context, k payment.RowKey) {
 		// The request runs to its end even when the run is stopping: a
 		// cancelled create is an ambiguous one, and ambiguity costs a
 		// lookup. The client's own timeout bounds it.
-		chk, err := r.svc.CreateCheck(context.WithoutCancel(ctx), row)
+		gated := sendgate.With(context.WithoutCancel(ctx), func() error {
+			if r.sendByPassed(row) {
+				return errSendByPassed
+			}
+			return nil
+		})
+		chk, err := r.svc.CreateCheck(gated, row)
 		if err == nil {
 			return r.recordCreated(ctx, k, chk, "")
+		}
+		if errors.Is(err, errSendByPassed) {
+			r.attempts.Add(-1) // counted as sent before the call; the gate kept it from leaving
+			return r.dropLate(k, row)
 		}
 		return r.handleFailure(k, err)
 	})
