@@ -95,6 +95,15 @@ func openJobsOn(env *environ, cfgPath string, hooks jobs.Hooks, date string) (*c
 	if err != nil {
 		return nil, nil, nil, err
 	}
+	// A one-shot command leads the ledger while it runs: on a shared one
+	// it takes the lease (refused while a daemon leads), and Close gives
+	// it up.
+	release, err := je.HoldLease(context.Background())
+	if err != nil {
+		je.Close()
+		return nil, nil, nil, err
+	}
+	je.OnClose(release)
 	return cfg, log, je, nil
 }
 

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/batchd/batchd/internal/jobs"
 	"github.com/batchd/batchd/internal/state"
 )
 
@@ -27,7 +28,7 @@ func runInit(ctx context.Context, env *environ, args []string) error {
 	}
 	_, statErr := os.Lstat(filepath.Join(cfg.StateDir, state.FileName))
 	existed := !errors.Is(statErr, os.ErrNotExist)
-	db, err := state.Open(cfg.StateDir, state.Options{NoSnapshots: true})
+	db, err := jobs.OpenLedger(cfg, state.Options{NoSnapshots: true})
 	if err != nil {
 		return err
 	}

@@ -39,10 +39,16 @@ func runPrune(ctx context.Context, env *environ, args []string) error {
 		return errUsage
 	}
 	log := newLogger(env.stderr, cfg.Log.Level, cfg.Log.Format)
-	db, err := state.Open(cfg.StateDir, state.Options{})
+	db, err := jobs.OpenLedger(cfg, state.Options{})
 	if err != nil {
 		return lockedHint(err)
 	}
+	release, err := jobs.HoldLease(ctx, db, cfg.State.LeaseTTL.Std(), log)
+	if err != nil {
+		db.Close()
+		return err
+	}
+	defer release()
 	ctx, cancel := stopOnSignal(ctx, env, nil)
 	defer cancel()
 	res, perr := jobs.Prune(ctx, db, cfg, log, time.Now(), before)

@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 
+	"github.com/batchd/batchd/internal/config"
 	"github.com/batchd/batchd/internal/jobs"
 	"github.com/batchd/batchd/internal/state"
 )
@@ -43,8 +45,8 @@ func runRelease(ctx context.Context, env *environ, args []string) error {
 		return err
 	}
 	req := jobs.ReleaseRequest{File: *file, Line: *line, Batch: *batch, By: who}
-	msg, err := releaseInLedger(cfg.StateDir, req)
-	if errors.Is(err, state.ErrLocked) {
+	msg, err := releaseInLedger(cfg, req)
+	if errors.Is(err, state.ErrLocked) || errors.Is(err, jobs.ErrNotLeader) {
 		msg, err = releaseThroughAdmin(ctx, cfg, req)
 	}
 	if err != nil {
@@ -54,13 +56,19 @@ func runRelease(ctx context.Context, env *environ, args []string) error {
 	return nil
 }
 
-// releaseInLedger releases in the ledger when no batchd holds it.
-func releaseInLedger(stateDir string, req jobs.ReleaseRequest) (string, error) {
-	db, err := state.Open(stateDir, state.Options{MustExist: true})
+// releaseInLedger releases in the ledger when no batchd holds it (a
+// file's lock, or a shared ledger's lease: ErrLocked or ErrNotLeader).
+func releaseInLedger(cfg *config.Config, req jobs.ReleaseRequest) (string, error) {
+	db, err := jobs.OpenLedger(cfg, state.Options{MustExist: true})
 	if err != nil {
 		return "", err
 	}
 	defer db.Close()
+	release, err := jobs.HoldLease(context.Background(), db, cfg.State.LeaseTTL.Std(), slog.New(slog.DiscardHandler))
+	if err != nil {
+		return "", err
+	}
+	defer release()
 	msg, err := jobs.Release(db, req)
 	if err != nil {
 		return "", err

@@ -22,7 +22,7 @@ func runStatus(ctx context.Context, env *environ, args []string) error {
 	if err != nil {
 		return err
 	}
-	db, err := state.Open(cfg.StateDir, state.Options{})
+	db, err := jobs.OpenLedger(cfg, state.Options{})
 	if err != nil {
 		return err
 	}

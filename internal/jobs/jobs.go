@@ -42,6 +42,8 @@ type Env struct {
 	Limiter *throttle.Limiter
 	Log     *slog.Logger
 
+	onClose []func() // run by Close, in order
+
 	hooks  Hooks
 	ingest *ingest.Job // keeps what it has seen of inbox files between runs
 	now    func() time.Time
@@ -115,7 +117,17 @@ func OpenAt(cfg *config.Config, log *slog.Logger, hooks Hooks, now func() time.T
 }
 
 // Close closes the ledger.
-func (e *Env) Close() error { return e.DB.Close() }
+func (e *Env) Close() error {
+	for _, f := range e.onClose {
+		f()
+	}
+	e.onClose = nil
+	return e.DB.Close()
+}
+
+// OnClose has Close call f before it closes the ledger (a one-shot
+// command gives up the ledger's lease there: HoldLease).
+func (e *Env) OnClose(f func()) { e.onClose = append(e.onClose, f) }
 
 // Now reads the Env's clock, the one every job uses.
 func (e *Env) Now() time.Time { return e.now() }

@@ -25,10 +25,8 @@ const openTimeout = 30 * time.Second
 // file-only options (MustExist, NoSnapshots, Timeout) concern bbolt.
 // Its errors name a database by host, port and name, never by its DSN.
 //
-// A PostgreSQL ledger is opened with fencing off: nothing elects a leader
-// yet, so one instance on the database is the supported set-up until the
-// leader loop turns fencing on (postgres.Store.Fencing) before the first
-// job runs.
+// A PostgreSQL ledger is opened with fencing on: a write changes the
+// ledger only from the instance that holds the leader lease.
 func OpenLedger(cfg *config.Config, opts state.Options) (state.Ledger, error) {
 	switch cfg.State.Backend {
 	case config.BackendBbolt, "":
@@ -50,7 +48,11 @@ func openPostgres(cfg *config.Config, opts state.Options) (state.Ledger, error) 
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), openTimeout)
 	defer cancel()
-	store, err := postgres.Open(ctx, dsn, postgres.Options{})
+	// Fencing is on from the start: only the instance holding the lease
+	// (the daemon's leader loop, or a one-shot command through
+	// Env.HoldLease) changes rows; a standby's webhook receiver records
+	// events through the unfenced path.
+	store, err := postgres.Open(ctx, dsn, postgres.Options{Fencing: true})
 	if err != nil {
 		return nil, scrubDSN(err, dsn)
 	}
@@ -80,7 +82,7 @@ func (e elector) Leader(ctx context.Context) (state.LeaderInfo, error) {
 func (e elector) Resign(ctx context.Context) error { return e.s.Resign(ctx) }
 
 func leaderInfo(li postgres.LeaderInfo) state.LeaderInfo {
-	return state.LeaderInfo{Holder: li.Holder, Epoch: li.Epoch, Expires: li.Expires, Self: li.Self}
+	return state.LeaderInfo{Holder: li.Holder, Epoch: li.Epoch, Expires: li.Expires, Self: li.Self, Shared: true}
 }
 
 // scrubbed is an error whose text had the DSN or its password taken out;

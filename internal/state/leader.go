@@ -32,6 +32,9 @@ type LeaderInfo struct {
 	Epoch   uint64    // rises with every change of leader
 	Expires time.Time // when the lease runs out unless renewed (the database's clock)
 	Self    bool      // this instance leads
+	// Shared says the leadership is a lease on a ledger several
+	// instances share; false for a file, which its process leads alone.
+	Shared bool
 }
 
 // String says it in one line, for /healthz and logs.
