@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"net/url"
+	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -11,6 +13,10 @@ import (
 	"github.com/batchd/batchd/internal/state"
 	"github.com/batchd/batchd/internal/state/postgres"
 )
+
+// WatermarkName is the file in state_dir where a host keeps the highest
+// write count it has seen of a shared ledger.
+const WatermarkName = "ledger-watermark"
 
 // openTimeout bounds the opening of a PostgreSQL ledger: connecting and
 // applying the schema's migrations. Past it batchd stops with the error
@@ -57,6 +63,12 @@ func openPostgres(cfg *config.Config, opts state.Options) (state.Ledger, error) 
 		return nil, scrubDSN(err, dsn)
 	}
 	opts.SendWindow = cfg.State.Window()
+	// This host's memory of the highest write count it saw: a database
+	// put back in time is noticed at takeover (state/watermark.go).
+	opts.Watermark = filepath.Join(cfg.StateDir, WatermarkName)
+	if err := os.MkdirAll(cfg.StateDir, 0o700); err != nil {
+		return nil, fmt.Errorf("open the ledger: create state_dir for this host's files: %w", err)
+	}
 	db, err := state.OpenStore(store, elector{store}, opts)
 	if err != nil {
 		store.Close()
