@@ -325,6 +325,7 @@ func (d *DB) Close() error {
 			}
 		}
 	})
+	d.mark.close()
 	return d.store.Close()
 }
 
