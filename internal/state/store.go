@@ -25,7 +25,16 @@ func OpenStore(store kv.Store, elector Elector, opts Options) (*DB, error) {
 	d := &DB{store: store, path: store.Name(), now: opts.Now, chunk: opts.LoadChunk, sendWindow: opts.SendWindow,
 		elector: elector, holder: opts.Holder}
 	if opts.Watermark != "" {
+		// The file's count is the floor: opening the ledger writes (the
+		// schema's transaction), and that write must not lower the
+		// evidence TakeOver compares against.
 		d.mark = &watermark{path: opts.Watermark, now: opts.Now}
+		f, _, err := d.mark.read()
+		if err != nil {
+			return nil, fmt.Errorf("open state %s: this host's watermark cannot be read (%w); if the file is damaged, remove it: "+
+				"batchd then starts a new one, and cannot tell whether the database went back in time before now", store.Name(), err)
+		}
+		d.mark.last = f
 	}
 	if err := guarded(func() error { return d.store.UpdateUnfenced(d.initSchema) }); err != nil {
 		return nil, fmt.Errorf("open state %s: %w", d.path, err)
