@@ -51,17 +51,8 @@ func runDaemon(ctx context.Context, env *environ, args []string) error {
 		}
 	}()
 	m.SetLimiterRate(je.Limiter.Rate)
-	if n, err := je.DB.RecoverInFlight(); err != nil {
+	if err := recoverAtStart(cfg, je, log); err != nil {
 		return err
-	} else if n > 0 {
-		log.Warn("rows were in flight when batchd last stopped; submit looks them up before any resend", "rows", n)
-	}
-	if src := je.Sources(); src != nil {
-		if n, err := src.RecoverSourcesInFlight(); err != nil {
-			return err
-		} else if n > 0 {
-			log.Warn("funding-source rows were in flight when batchd last stopped; submit looks them up before any resend", "rows", n)
-		}
 	}
 
 	errs := daemon.NewErrorRecorder(nil)
@@ -101,6 +92,9 @@ func runDaemon(ctx context.Context, env *environ, args []string) error {
 		// A run cancelled at its deadline gets as long to wind down as on
 		// SIGTERM before it is reported stuck.
 		CancelGrace: cfg.ShutdownTimeout.Std(),
+		// Only the leader runs jobs; on a file ledger this process always
+		// leads (epoch 1), so nothing changes there.
+		Leadership: je.DB, TakeOver: takeOver(je, log), LeaseTTL: cfg.State.LeaseTTL.Std(),
 	})
 	if err != nil {
 		return err
@@ -260,6 +254,54 @@ func webhookReceiver(cfg *config.Config, je *jobs.Env, m *metrics.Metrics) (http
 		return nil, nil, fmt.Errorf("webhook.listen %s: %w", cfg.Webhook.Listen, err)
 	}
 	return h, ln, nil
+}
+
+// recoverAtStart recovers the work a stopped batchd left in flight, on a
+// file ledger, before anything runs: the file lock makes this process the
+// only one. A shared ledger (PostgreSQL) is recovered by takeOver when
+// this instance becomes leader, never at start: a standby must not touch
+// the rows the leader is sending.
+func recoverAtStart(cfg *config.Config, je *jobs.Env, log *slog.Logger) error {
+	if cfg.State.Backend == config.BackendPostgres {
+		return nil
+	}
+	if n, err := je.DB.RecoverInFlight(); err != nil {
+		return err
+	} else if n > 0 {
+		log.Warn("rows were in flight when batchd last stopped; submit looks them up before any resend", "rows", n)
+	}
+	if src := je.Sources(); src != nil {
+		if n, err := src.RecoverSourcesInFlight(); err != nil {
+			return err
+		} else if n > 0 {
+			log.Warn("funding-source rows were in flight when batchd last stopped; submit looks them up before any resend", "rows", n)
+		}
+	}
+	return nil
+}
+
+// takeOver readies the ledger each time this instance becomes leader,
+// before any job runs: half-loaded batches discarded, payment rows left
+// in flight put in doubt (state.Ledger's TakeOver), and funding-source
+// rows left in flight recovered. It returns the payment rows put in
+// doubt, for the scheduler's "took over" line.
+func takeOver(je *jobs.Env, log *slog.Logger) func() (int, error) {
+	return func() (int, error) {
+		n, err := je.DB.TakeOver()
+		if err != nil {
+			return 0, err
+		}
+		if src := je.Sources(); src != nil {
+			k, err := src.RecoverSourcesInFlight()
+			if err != nil {
+				return n, err
+			}
+			if k > 0 {
+				log.Warn("funding-source rows were in flight under the previous leader; submit looks them up before any resend", "rows", k)
+			}
+		}
+		return n, nil
+	}
 }
 
 // statusNote is the tail of systemd's STATUS= line.

@@ -61,9 +61,15 @@ func (r refusal) Is(target error) bool { return target == ErrRefused }
 
 // healthzBody is the JSON of GET /healthz.
 type healthzBody struct {
-	Status    string                   `json:"status"` // "ok" or "unavailable"
-	State     string                   `json:"state"`  // "open", or why the check failed
-	Alive     bool                     `json:"alive"`  // the scheduler is running
+	Status string `json:"status"` // "ok" or "unavailable"
+	// Role is this instance's part in the leader election, in one line:
+	// "leader (epoch N)", "standby; HOST:PID leads (epoch N, lease until
+	// …)" or "no leader"; absent without an election. Leader has the
+	// details.
+	Role      string                   `json:"role,omitempty"`
+	Leader    *Role                    `json:"leader,omitempty"`
+	State     string                   `json:"state"` // "open", or why the check failed
+	Alive     bool                     `json:"alive"` // the scheduler is running
 	Jobs      []JobHealth              `json:"jobs"`
 	LastError *RunError                `json:"last_job_error,omitempty"`
 	Errors    map[string]RecordedError `json:"errors,omitempty"` // by source: "sftp", "api", "ledger"
@@ -79,7 +85,11 @@ type healthzBody struct {
 // AdminHandler returns the admin API:
 //
 //	GET  /healthz         200 when the state check passes, the scheduler is
-//	                      alive and no job is failing, else 503; JSON with
+//	                      alive, no job is failing and, with leader
+//	                      election, a leader exists (a standby is healthy;
+//	                      "no leader" for twice the lease TTL is not), else
+//	                      503; JSON with "role" (leader or standby, and who
+//	                      leads), and
 //	                      every job's last run, outcome and next run, the
 //	                      last error of each dependency, and "failures":
 //	                      each failing job or check with the source of its
@@ -88,7 +98,8 @@ type healthzBody struct {
 //	GET  /metrics         Prometheus metrics from Options.Metrics.
 //	GET  /v1/status       JSON from Options.Status (`batchd status --json`).
 //	POST /v1/jobs/{name}  start a run now: 202 started, 409 already running,
-//	                      404 unknown job, 503 stopping; other methods 405.
+//	                      404 unknown job, 503 stopping or standby (another
+//	                      instance leads); other methods 405.
 //	POST /v1/release      AdminOptions.Release (admin_release.go): 200,
 //	                      409 refused with the reason, 403 with no Token.
 //
@@ -130,7 +141,10 @@ func (s *Scheduler) AdminHandler(opts AdminOptions) http.Handler {
 
 func (s *Scheduler) serveHealthz(w http.ResponseWriter, opts AdminOptions) {
 	h := s.Health()
-	body := healthzBody{State: "open", Alive: h.Alive, Jobs: h.Jobs, LastError: h.LastError, Errors: opts.Errors.Last()}
+	body := healthzBody{State: "open", Alive: h.Alive, Jobs: h.Jobs, LastError: h.LastError, Errors: opts.Errors.Last(), Leader: h.Role}
+	if h.Role != nil {
+		body.Role = h.Role.Text
+	}
 	if opts.Notes != nil {
 		body.Notes = opts.Notes()
 	}
@@ -189,6 +203,8 @@ func (s *Scheduler) serveTrigger(w http.ResponseWriter, r *http.Request, g *admi
 		writeJSON(w, http.StatusNotFound, errorBody{err.Error()})
 	case errors.Is(err, ErrNotRunning):
 		writeJSON(w, http.StatusServiceUnavailable, errorBody{err.Error()})
+	case errors.Is(err, ErrStandby):
+		writeJSON(w, http.StatusServiceUnavailable, errorBody{err.Error() + " (" + s.roleText() + "); trigger the job on the leader"})
 	default:
 		writeJSON(w, http.StatusInternalServerError, errorBody{err.Error()})
 	}

@@ -98,9 +98,11 @@ func (s *Scheduler) markStuck(st *jobState, job Job, start time.Time) bool {
 	st.failing = &Failure{Job: job.Name, Source: string(sourceTimeout), Error: msg, Since: since, At: now}
 	s.lastErr = &RunError{Job: job.Name, At: now, Error: msg, Source: string(sourceTimeout)}
 	s.mu.Unlock()
+	// Counted before the line is logged, so that whoever reads the line
+	// sees the count.
+	s.opts.Metrics.JobFailed(job.Name, string(sourceTimeout))
 	s.log.Error("job run stuck past its deadline", "job", job.Name, "running_since", start.Format(time.RFC3339),
 		"timeout", job.Timeout.String(), "error", msg, "source", string(sourceTimeout))
-	s.opts.Metrics.JobFailed(job.Name, string(sourceTimeout))
 	s.updateStatus()
 	return true
 }

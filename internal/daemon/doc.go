@@ -32,8 +32,16 @@
 //     batchd_job_runs_total{outcome="failed"} and shown by /healthz as
 //     unhealthy, with its source, until the job next succeeds.
 //   - Every goroutine that may touch the ledger (runs, the admin server,
-//     the watchdog) belongs to one errgroup, which Shutdown waits for
-//     before it closes the ledger.
+//     the watchdog, the leader loop) belongs to one errgroup, which
+//     Shutdown waits for before it closes the ledger.
+//   - With Options.Leadership, only the instance holding the ledger's
+//     lease runs jobs (leader.go): it renews the lease every LeaseTTL/3,
+//     calls TakeOver before its first run, cancels its runs at once when
+//     it loses the lease (or a write is fenced: source "fenced"), and
+//     resigns at Shutdown. A standby skips every tick (counted with
+//     reason "standby") and keeps serving /healthz, /metrics and the
+//     webhook receiver; /healthz names the leader, and fails only when
+//     no instance has led for twice the TTL.
 //
 // # Lifecycle, for the run command
 //
@@ -50,7 +58,8 @@
 //
 // Shutdown stops scheduling (STOPPING=1), drains the runs (cancels their
 // ctx and waits until timeoutCtx ends), stops the admin server and the
-// watchdog, waits for the whole group, and only then closes the ledger.
+// watchdog, waits for the whole group, resigns the leader lease, and only
+// then closes the ledger.
 //
 // READY=1 must be sent by the caller, after the ledger is open, recovery is
 // done, Start has returned and the admin listener is bound, because systemd

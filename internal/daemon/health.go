@@ -1,6 +1,7 @@
 package daemon
 
 import (
+	"fmt"
 	"time"
 
 	"github.com/robfig/cron/v3"
@@ -18,8 +19,14 @@ type Health struct {
 	LastError *RunError `json:"last_error,omitempty"`
 	// Failures lists the jobs whose last finished run failed (or
 	// panicked), in definition order: each stays until the job next
-	// succeeds, and makes /healthz unhealthy.
+	// succeeds, and makes /healthz unhealthy. A standby's job failures
+	// are history (it runs no job): they stay under Jobs, not here. With
+	// leader election, a failure "leader" says no instance has led for
+	// twice the lease TTL.
 	Failures []Failure `json:"failures,omitempty"`
+	// Role is this instance's part in the leader election; nil without
+	// one (Options.Leadership).
+	Role *Role `json:"role,omitempty"`
 }
 
 // JobHealth describes one job. Times are in the scheduler's Location;
@@ -99,9 +106,14 @@ func (s *Scheduler) Health() Health {
 	for _, e := range entries {
 		next[e.ID] = e.Next
 	}
+	now := s.now()
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	h := Health{Alive: s.state == started, Jobs: make([]JobHealth, 0, len(s.order))}
+	h := Health{Alive: s.state == started, Jobs: make([]JobHealth, 0, len(s.order)), Role: s.roleLocked(now)}
+	if f := s.noLeaderFailure(h.Role, now); f != nil {
+		h.Failures = append(h.Failures, *f)
+	}
+	leading := s.leadingLocked()
 	if s.lastErr != nil {
 		e := *s.lastErr
 		h.LastError = &e
@@ -127,7 +139,9 @@ func (s *Scheduler) Health() Health {
 		if f := st.failing; f != nil {
 			c := *f
 			jh.Failing = &c
-			h.Failures = append(h.Failures, c)
+			if leading {
+				h.Failures = append(h.Failures, c)
+			}
 		}
 		h.Jobs = append(h.Jobs, jh)
 	}
@@ -144,4 +158,66 @@ func inLoc(t time.Time, loc *time.Location) time.Time {
 		return t
 	}
 	return t.In(loc)
+}
+
+// Role is this instance's part in the leader election, for /healthz.
+type Role struct {
+	// Text says it in one line: "leader (epoch N)", "standby; HOST:PID
+	// leads (epoch N, lease until …)", or "no leader".
+	Text    string `json:"text"`
+	Leading bool   `json:"leading"`
+	// Leader, Epoch and LeaseUntil are the lease as last read.
+	Leader     string    `json:"leader,omitempty"`
+	Epoch      uint64    `json:"epoch,omitempty"`
+	LeaseUntil time.Time `json:"lease_until,omitzero"`
+	// Error is why the lease could not be read or taken, or why this
+	// instance holds it without leading yet (its takeover failed).
+	Error string `json:"error,omitempty"`
+	// NoLeaderSince is set when no instance has been seen leading for
+	// longer than twice the lease TTL: /healthz then fails.
+	NoLeaderSince time.Time `json:"no_leader_since,omitzero"`
+}
+
+// roleLocked describes the election as of now; nil without one. s.mu
+// held.
+func (s *Scheduler) roleLocked(now time.Time) *Role {
+	if !s.elected() {
+		return nil
+	}
+	r, info := &Role{Leading: s.role.leading}, s.role.info
+	r.Leader, r.Epoch, r.LeaseUntil = info.Holder, info.Epoch, info.Expires
+	switch {
+	case s.role.lastErr != nil:
+		r.Error = "read or take the leader lease: " + s.role.lastErr.Error()
+	case s.role.blocked != nil:
+		r.Error = "the lease is held here, but the ledger could not be readied for this leader: " + s.role.blocked.Error()
+	}
+	switch {
+	case r.Leading:
+		r.Text = fmt.Sprintf("leader (epoch %d)", info.Epoch)
+	case now.Sub(s.role.leaderSeen) > 2*s.opts.LeaseTTL:
+		r.Text, r.NoLeaderSince = "no leader", s.role.leaderSeen
+	case info.Holder != "" && !info.Self:
+		r.Text = info.String()
+	case info.Self:
+		r.Text = fmt.Sprintf("taking over as leader (epoch %d)", info.Epoch)
+	default:
+		r.Text = "no leader"
+	}
+	return r
+}
+
+// noLeaderFailure is /healthz's failure when no instance has led for
+// longer than twice the lease TTL: nothing runs the jobs.
+func (s *Scheduler) noLeaderFailure(r *Role, now time.Time) *Failure {
+	if r == nil || r.NoLeaderSince.IsZero() {
+		return nil
+	}
+	cause := r.Error
+	if cause == "" {
+		cause = "no instance holds the ledger's lease"
+	}
+	return &Failure{Check: "leader", Source: string(payment.SourceLedger), Since: r.NoLeaderSince,
+		Error: fmt.Sprintf("no leader for %s (lease_ttl %s), so no job runs: %s",
+			now.Sub(r.NoLeaderSince).Round(time.Second), s.opts.LeaseTTL, cause)}
 }

@@ -86,6 +86,10 @@ var (
 	// ErrTimeout is wrapped by the cause of the cancellation of a run's ctx
 	// when the run passes its Job.Timeout (context.Cause).
 	ErrTimeout = errors.New("timeout")
+	// ErrStandby means another instance leads (holds the ledger's lease)
+	// and runs the jobs; this one runs none until it leads. The admin API
+	// answers 503, naming the leader.
+	ErrStandby = errors.New("this instance is a standby: another instance leads and runs the jobs")
 	// ErrStopping is the cause of the cancellation of a run's ctx when the
 	// scheduler stops (context.Cause).
 	ErrStopping = errors.New("batchd is stopping")

@@ -106,12 +106,17 @@ func (s *Scheduler) updateStatus() {
 
 // statusLine summarises every job in one line, such as
 // "ingest ok 2m ago; submit running; reconcile ok 20h ago; 3 rows in doubt".
+// A standby's line starts with its role: "standby; HOST:PID leads (…)".
 func (s *Scheduler) statusLine() string {
 	now := s.now()
 	s.mu.Lock()
 	parts := make([]string, 0, len(s.order)+2)
 	if s.state == stopping {
 		parts = append(parts, "stopping")
+	}
+	if r := s.roleLocked(now); r != nil && !r.Leading {
+		// A standby says so first: its jobs' lines are history.
+		parts = append(parts, r.Text)
 	}
 	for _, name := range s.order {
 		parts = append(parts, jobStatus(name, s.jobs[name], now))

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/batchd/batchd/internal/payment"
+	"github.com/batchd/batchd/internal/state/kv"
 )
 
 // launch starts a run of the job in its own goroutine, unless the job is
@@ -35,6 +36,9 @@ func (s *Scheduler) startLocked(name string, cause Cause) error {
 	if st == nil {
 		return fmt.Errorf("%w %q", ErrUnknownJob, name)
 	}
+	if !s.leadingLocked() {
+		return ErrStandby
+	}
 	if st.running {
 		if cause == CauseChain {
 			st.pending = true
@@ -47,7 +51,7 @@ func (s *Scheduler) startLocked(name string, cause Cause) error {
 		st.deadline = st.since.Add(st.job.Timeout)
 	}
 	s.wg.Add(1)
-	ctx, job, since := s.runCtx, st.job, st.since
+	ctx, job, since := s.role.term, st.job, st.since
 	// The run joins the group, so that Shutdown waits for it before the
 	// ledger closes even when Stop gave up waiting. It returns nil: a failed
 	// run is an outcome, not a reason to stop the daemon.
@@ -96,6 +100,14 @@ func (s *Scheduler) run(ctx context.Context, st *jobState, job Job, cause Cause,
 	stuckCounted := watch.stop()
 	lr := &lastRun{cause: cause, start: start, end: s.now(), summary: res.summary, outcome: outcomeOf(ctx, res)}
 	switch {
+	case errors.Is(res.err, kv.ErrFenced):
+		// Another instance took the lease: this run's write was refused
+		// and recorded nothing. Failed, filed apart from a broken ledger.
+		lr.outcome, lr.err, lr.source = OutcomeFailed, res.err.Error(), sourceFenced
+	case errors.Is(context.Cause(ctx), ErrLostLeadership) && (res.err == nil || errors.Is(res.err, context.Canceled)):
+		// Cut short because this instance stopped leading: interrupted,
+		// like a stop, even when the ledger wrapped the cancellation.
+		lr.outcome, lr.err = OutcomeCanceled, "interrupted: "+context.Cause(ctx).Error()
 	case lr.outcome == OutcomeFailed && timedOut(ctx) && payment.SourceOf(res.err) != payment.SourceLedger:
 		lr.err, lr.source = timeoutError(ctx, res.err), sourceTimeout
 	case res.err != nil:
@@ -117,6 +129,9 @@ func (s *Scheduler) run(ctx context.Context, st *jobState, job Job, cause Cause,
 	}
 	for _, next := range s.finish(st, job.Name, lr) {
 		s.request(next, job.Name)
+	}
+	if lr.source == sourceFenced {
+		s.stepDown(fmt.Sprintf("a write of job %s was fenced: another instance holds the lease", job.Name))
 	}
 	s.updateStatus()
 }
@@ -210,7 +225,7 @@ func (s *Scheduler) finish(st *jobState, name string, lr *lastRun) []string {
 	if st.pending && s.state == started {
 		st.pending = false
 		if s.jobs[name] == st { // not removed by Reload meanwhile
-			if err := s.startLocked(name, CauseChain); err != nil {
+			if err := s.startLocked(name, CauseChain); err != nil && !errors.Is(err, ErrStandby) {
 				s.log.Warn("restart job for a chained request", "job", name, "error", err.Error())
 			}
 		}
@@ -247,6 +262,8 @@ func (s *Scheduler) request(name, from string) {
 		s.log.Info("job requested while running; it will run again when this run ends", "job", name, "requested_by", from)
 	case errors.Is(err, ErrNotRunning):
 		s.log.Debug("job request ignored: scheduler stopping", "job", name, "requested_by", from)
+	case errors.Is(err, ErrStandby):
+		s.log.Debug("job request ignored: this instance is a standby now", "job", name, "requested_by", from)
 	default:
 		s.log.Warn("job request failed", "job", name, "requested_by", from, "error", err.Error())
 	}

@@ -16,6 +16,13 @@ import (
 
 	"github.com/batchd/batchd/internal/metrics"
 	"github.com/batchd/batchd/internal/payment"
+	"github.com/batchd/batchd/internal/state"
+)
+
+// The values of batchd_job_skipped_total{reason}.
+const (
+	skipRunning = "running" // the job's previous run was still going
+	skipStandby = "standby" // another instance leads
 )
 
 // Options configures a Scheduler. Every field is optional.
@@ -52,6 +59,18 @@ type Options struct {
 	// decides catch-up. Cron itself always follows the real clock, and so
 	// do run deadlines (Job.Timeout), which are durations.
 	Now func() time.Time
+	// Leadership elects the instance that runs the scheduled jobs: the
+	// ledger's lease (state.Leadership; leader.go says how it is kept).
+	// While another instance leads, no job runs here. Nil: this instance
+	// always leads, with no lease (tests, one-shot use).
+	Leadership state.Leadership
+	// TakeOver readies the ledger for this instance's term, each time it
+	// becomes leader and before any job runs (state.Ledger's TakeOver),
+	// and returns how many rows it put in doubt. Nil does nothing.
+	TakeOver func() (int, error)
+	// LeaseTTL is the lease's time to live (state.lease_ttl): it is
+	// renewed every LeaseTTL/3. 0 means DefaultLeaseTTL.
+	LeaseTTL time.Duration
 	// CancelGrace is how long a run may take to return once its deadline
 	// has cancelled its ctx, before the scheduler reports it stuck: logged,
 	// counted as a timeout failure, and shown failing by /healthz while it
@@ -103,6 +122,11 @@ type Scheduler struct {
 	groupGrace time.Duration
 
 	notifyMu sync.Mutex // keeps STATUS= lines in the order they were computed
+
+	// role is this instance's part in the leader election (leader.go);
+	// standbyLogged says the current standby term was logged.
+	role          role
+	standbyLogged bool
 }
 
 // jobState is the scheduler's record of one job. Guarded by Scheduler.mu.
@@ -150,6 +174,9 @@ func New(jobs []Job, opts Options) (*Scheduler, error) {
 	if opts.CancelGrace <= 0 {
 		opts.CancelGrace = defaultCancelGrace
 	}
+	if opts.LeaseTTL <= 0 {
+		opts.LeaseTTL = DefaultLeaseTTL
+	}
 	s := &Scheduler{opts: opts, log: opts.Logger, parser: newParser(), chains: map[string][]string{},
 		groupGrace: shutdownGrace + 5*time.Second}
 	s.group, s.groupCtx = errgroup.WithContext(context.Background())
@@ -179,7 +206,7 @@ const sourceTimeout payment.Source = "timeout"
 // failureSources are the values of batchd_job_failures_total{source}, as
 // sourceName gives them.
 var failureSources = []string{string(payment.SourceSFTP), string(payment.SourceAPI),
-	string(payment.SourceLedger), string(payment.SourceOther), string(sourceTimeout)}
+	string(payment.SourceLedger), string(payment.SourceOther), string(sourceTimeout), sourceFenced}
 
 // outcomes are the values of batchd_job_runs_total{outcome}.
 var outcomes = []string{string(OutcomeOK), string(OutcomeFailed), string(OutcomeCanceled), string(OutcomePanic)}
@@ -196,7 +223,8 @@ func (s *Scheduler) now() time.Time { return s.opts.Now().In(s.opts.Location) }
 
 // Start starts the schedules and then catches up missed runs: a job whose
 // last success (Options.LastSuccess) is older than its latest scheduled
-// time runs once at once. Every run's ctx derives from ctx, so cancelling
+// time runs once at once. With Options.Leadership, Start first asks for
+// the lease: the catch-up and every run wait until this instance leads. Every run's ctx derives from ctx, so cancelling
 // ctx cancels runs at once; pass a context that outlives the shutdown
 // signal and call Stop for a graceful stop. Start may be called once.
 func (s *Scheduler) Start(ctx context.Context) error {
@@ -207,6 +235,10 @@ func (s *Scheduler) Start(ctx context.Context) error {
 	}
 	s.runCtx, s.cancel = context.WithCancelCause(ctx)
 	s.state = started
+	s.role.leaderSeen = s.now()
+	if !s.elected() {
+		s.role.term = s.runCtx // one term, from Start to Stop
+	}
 	s.opts.Metrics.SetStartTime(s.now())
 	for _, name := range s.order {
 		st := s.jobs[name]
@@ -214,7 +246,7 @@ func (s *Scheduler) Start(ctx context.Context) error {
 	}
 	s.mu.Unlock()
 	s.cron.Start()
-	s.catchUp()
+	s.startLeading()
 	return nil
 }
 
@@ -222,8 +254,12 @@ func (s *Scheduler) Start(ctx context.Context) error {
 // firing, so that Reload can replace Run without rescheduling.
 func (s *Scheduler) tick(name string) cron.Job {
 	return cron.FuncJob(func() {
-		if err := s.launch(name, CauseSchedule); errors.Is(err, ErrRunning) {
+		switch err := s.launch(name, CauseSchedule); {
+		case errors.Is(err, ErrRunning):
 			s.skip(name)
+		case errors.Is(err, ErrStandby):
+			// Logged once per change of role (leader.go), counted per tick.
+			s.opts.Metrics.JobSkipped(name, skipStandby)
 		}
 	})
 }
@@ -242,7 +278,7 @@ func (s *Scheduler) skip(name string) {
 	st.skips++
 	first, since, deadline := st.skips == 1, st.since, st.deadline
 	s.mu.Unlock()
-	s.opts.Metrics.JobSkipped(name)
+	s.opts.Metrics.JobSkipped(name, skipRunning)
 	if !first {
 		return
 	}
@@ -256,8 +292,9 @@ func (s *Scheduler) skip(name string) {
 }
 
 // Trigger starts a run of the job now, in the background. It returns
-// ErrRunning when the job is running, ErrUnknownJob for an unknown name and
-// ErrNotRunning before Start or once Stop has begun.
+// ErrRunning when the job is running, ErrUnknownJob for an unknown name,
+// ErrStandby while another instance leads, and ErrNotRunning before Start
+// or once Stop has begun.
 func (s *Scheduler) Trigger(name string) error {
 	return s.launch(name, CauseManual)
 }
@@ -400,8 +437,10 @@ func (s *Scheduler) Err() error {
 //     done (give it shutdown_timeout);
 //  3. stop the admin server and the watchdog;
 //  4. wait for the whole group: every run, the admin server (its requests
-//     in progress included) and the watchdog;
-//  5. call closeLedger (nil: none), when no goroutine of the group can
+//     in progress included), the watchdog and the leader loop;
+//  5. resign the leader lease (best effort), so that a standby takes
+//     over at once;
+//  6. call closeLedger (nil: none), when no goroutine of the group can
 //     touch the ledger any more.
 //
 // When ctx ends before the runs return, their ctx is cancelled already;
@@ -429,6 +468,7 @@ func (s *Scheduler) Shutdown(ctx context.Context, closeLedger func() error) erro
 	if groupErr != nil {
 		s.log.Error("daemon goroutine failed", "error", groupErr.Error())
 	}
+	s.resign()
 	var closeErr error
 	if closeLedger != nil {
 		if closeErr = closeLedger(); closeErr != nil {

@@ -43,6 +43,7 @@ type Metrics struct {
 	apiDuration   *prometheus.HistogramVec
 	apiThrottled  prometheus.Counter
 	apiRetries    *prometheus.CounterVec
+	sendsDropped  prometheus.Counter
 	jobDuration   *prometheus.HistogramVec
 	jobLastOK     *prometheus.GaugeVec
 	jobRuns       *prometheus.CounterVec
@@ -55,6 +56,7 @@ type Metrics struct {
 	reconCalls    prometheus.Gauge
 	reconCallsAll prometheus.Counter
 	webhooks      *prometheus.CounterVec
+	leader        leaderMetrics // leader.go
 
 	limiterRate atomic.Pointer[func() float64]
 
@@ -77,6 +79,8 @@ func New() *Metrics {
 		"Time from sending an eCheck API request to the end of its response.", apiBuckets, "endpoint")
 	m.apiThrottled = f.counter("api_throttled_total", "eCheck API answers with status 429 Too Many Requests.")
 	m.apiRetries = f.counterVec("api_retries_total", "eCheck API requests sent again after a temporary failure.", "endpoint")
+	m.sendsDropped = f.counter("api_sends_dropped_total",
+		"Check creates not sent because their send-by deadline had passed when their turn came (the row went in doubt, to be looked up): a sign of an instance that stalled, or lost the lead.")
 	m.jobDuration = f.histogramVec("job_duration_seconds", "Duration of job runs.", jobBuckets, "job")
 	m.jobLastOK = f.gaugeVec("job_last_success_timestamp_seconds",
 		"Unix time at which the last successful run of the job started; 0 until its first success.", "job")
@@ -86,7 +90,7 @@ func New() *Metrics {
 	for _, o := range alertedWebhookOutcomes { // at 0 from start, so increase() sees the first ones
 		m.webhooks.WithLabelValues(o)
 	}
-	m.jobSkips = f.counterVec("job_skipped_total", "Scheduled job runs skipped because the job's previous run was still going (each tick counted; logged once per run).", "job")
+	m.jobSkips = f.counterVec("job_skipped_total", "Scheduled job runs skipped, by reason: running (the job's previous run was still going; each tick counted, logged once per run) or standby (another instance leads; logged once per change of role).", "job", "reason")
 	m.jobPanics = f.counterVec("job_panics_total", "Job runs that panicked (recovered).", "job")
 	m.jobFailures = f.counterVec("job_failures_total",
 		"Failed job runs (outcome failed or panic) by where the error came from: sftp, api, ledger or batchd, or timeout (the run passed its deadline).", "job", "source")
@@ -97,6 +101,7 @@ func New() *Metrics {
 	m.reconCalls = f.gauge("reconcile_api_calls",
 		"eCheck API requests (list pages and check fetches, retries included) of the last reconcile run.")
 	m.reconCallsAll = f.counter("reconcile_api_calls_total", "eCheck API requests made by reconcile runs.")
+	m.leader = newLeaderMetrics(f)
 	f.gaugeFunc("api_limiter_rate", "Current request rate (per second) allowed by the adaptive API limiter.", m.readLimiterRate)
 	m.reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
@@ -176,6 +181,15 @@ func (m *Metrics) APIRetry(endpoint string) {
 	m.apiRetries.WithLabelValues(endpoint).Inc()
 }
 
+// SendsDropped adds n check creates not sent because their send-by
+// deadline had passed. Its signature matches submit.Options.OnSendDropped.
+func (m *Metrics) SendsDropped(n int) {
+	if m == nil || n <= 0 {
+		return
+	}
+	m.sendsDropped.Add(float64(n))
+}
+
 // SetLimiterRate makes batchd_api_limiter_rate read rate at every scrape
 // (for example throttle.Limiter.Rate). Until it is set the gauge reads 0.
 // rate must be cheap and safe for concurrent use.
@@ -220,7 +234,9 @@ func (m *Metrics) InitJob(job string, outcomes, sources []string) {
 		return
 	}
 	m.jobLastOK.WithLabelValues(job)
-	m.jobSkips.WithLabelValues(job)
+	for _, reason := range SkipReasons {
+		m.jobSkips.WithLabelValues(job, reason)
+	}
 	for _, o := range outcomes {
 		m.jobRuns.WithLabelValues(job, o)
 	}
@@ -236,13 +252,18 @@ func (m *Metrics) SetStartTime(at time.Time) {
 	m.startTime.Set(float64(at.UnixNano()) / 1e9)
 }
 
-// JobSkipped counts a scheduled run not started because the job was still
-// running.
-func (m *Metrics) JobSkipped(job string) {
+// SkipReasons are the values of batchd_job_skipped_total{reason}: the
+// job's previous run was still going, or this instance is a standby
+// (another instance leads and runs the jobs).
+var SkipReasons = []string{"running", "standby"}
+
+// JobSkipped counts a scheduled run not started, for reason (one of
+// SkipReasons).
+func (m *Metrics) JobSkipped(job, reason string) {
 	if m == nil {
 		return
 	}
-	m.jobSkips.WithLabelValues(job).Inc()
+	m.jobSkips.WithLabelValues(job, reason).Inc()
 }
 
 // JobPanicked counts a job run that panicked.

@@ -36,7 +36,7 @@ func TestMetricsExposition(t *testing.T) {
 	m.SetLimiterRate(func() float64 { return rate })
 	m.ObserveJob("ingest", "ok", 2*time.Second)
 	m.SetJobLastSuccess("ingest", time.Unix(1700000000, 0))
-	m.JobSkipped("ingest")
+	m.JobSkipped("ingest", "running")
 	m.JobPanicked("submit")
 	m.InitJobFailures("ingest", "sftp", "ledger")
 	m.JobFailed("ingest", "sftp")
@@ -63,7 +63,7 @@ func TestMetricsExposition(t *testing.T) {
 		`batchd_job_runs_total{job="ingest",outcome="ok"} 1`,
 		`batchd_job_duration_seconds_sum{job="ingest"} 2`,
 		`batchd_job_last_success_timestamp_seconds{job="ingest"} 1.7e+09`,
-		`batchd_job_skipped_total{job="ingest"} 1`,
+		`batchd_job_skipped_total{job="ingest",reason="running"} 1`,
 		`batchd_job_panics_total{job="submit"} 1`,
 		`batchd_job_failures_total{job="ingest",source="sftp"} 1`,
 		`batchd_job_failures_total{job="ingest",source="ledger"} 0`,
@@ -99,7 +99,7 @@ func TestNilMetricsIsNoOp(t *testing.T) {
 	m.SetLimiterRate(func() float64 { return 1 })
 	m.ObserveJob("ingest", "ok", time.Second)
 	m.SetJobLastSuccess("ingest", time.Now())
-	m.JobSkipped("ingest")
+	m.JobSkipped("ingest", "running")
 	m.JobPanicked("ingest")
 	m.InitJobFailures("ingest", "ledger")
 	m.JobFailed("ingest", "ledger")
@@ -128,7 +128,7 @@ func TestFamiliesMatchExposition(t *testing.T) {
 	m.APIRetry("check.create")
 	m.ObserveJob("ingest", "ok", time.Second)
 	m.SetJobLastSuccess("ingest", time.Now())
-	m.JobSkipped("ingest")
+	m.JobSkipped("ingest", "running")
 	m.JobPanicked("ingest")
 	m.JobFailed("ingest", "batchd")
 	m.FilesIngested(1)
@@ -183,7 +183,7 @@ func TestJobSeriesExistFromStart(t *testing.T) {
 	t.Parallel()
 	m := New()
 	m.SetJobLastSuccess("submit", time.Unix(1700000000, 0))
-	m.JobSkipped("submit")
+	m.JobSkipped("submit", "running")
 	for _, job := range []string{"reconcile", "submit"} {
 		m.InitJob(job, []string{"ok", "failed"}, []string{"api", "timeout"})
 	}
@@ -193,9 +193,10 @@ func TestJobSeriesExistFromStart(t *testing.T) {
 		`batchd_job_last_success_timestamp_seconds{job="reconcile"} 0` + "\n",
 		`batchd_job_runs_total{job="reconcile",outcome="failed"} 0` + "\n",
 		`batchd_job_failures_total{job="reconcile",source="timeout"} 0` + "\n",
-		`batchd_job_skipped_total{job="reconcile"} 0` + "\n",
+		`batchd_job_skipped_total{job="reconcile",reason="running"} 0` + "\n",
+		`batchd_job_skipped_total{job="reconcile",reason="standby"} 0` + "\n",
 		`batchd_job_last_success_timestamp_seconds{job="submit"} 1.7e+09` + "\n",
-		`batchd_job_skipped_total{job="submit"} 1` + "\n",
+		`batchd_job_skipped_total{job="submit",reason="running"} 1` + "\n",
 		`batchd_start_time_seconds 1.8e+09` + "\n",
 	} {
 		if !strings.Contains(body, want) {

@@ -1,0 +1,44 @@
+package metrics
+
+import "github.com/prometheus/client_golang/prometheus"
+
+// leaderMetrics are the leader election's series. All exist from New at
+// 0, so that an alert sees the first change as an increase, and a
+// standby reads batchd_leader 0 rather than nothing.
+type leaderMetrics struct {
+	leader  prometheus.Gauge
+	epoch   prometheus.Gauge
+	changes prometheus.Counter
+}
+
+func newLeaderMetrics(f factory) leaderMetrics {
+	return leaderMetrics{
+		leader: f.gauge("leader",
+			"1 while this instance leads (holds the ledger's lease and runs the scheduled jobs), 0 while it is a standby. A file ledger's one instance always leads."),
+		epoch: f.gauge("leader_epoch",
+			"The lease epoch this instance last read: it rises with every change of leader; 0 until the first read."),
+		changes: f.counter("leader_changes_total",
+			"Changes of leader this instance has seen since it started: each rise of the lease's epoch, and each time it stopped leading."),
+	}
+}
+
+// SetLeader records this instance's role and the lease epoch it read.
+func (m *Metrics) SetLeader(leading bool, epoch uint64) {
+	if m == nil {
+		return
+	}
+	v := 0.0
+	if leading {
+		v = 1
+	}
+	m.leader.leader.Set(v)
+	m.leader.epoch.Set(float64(epoch))
+}
+
+// LeaderChanged counts one change of leader seen by this instance.
+func (m *Metrics) LeaderChanged() {
+	if m == nil {
+		return
+	}
+	m.leader.changes.Inc()
+}
