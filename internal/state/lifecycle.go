@@ -17,8 +17,11 @@ import (
 // Send marks a pending row in flight and returns it. When Send returns nil
 // the intent is on disk, and only then may the create request leave.
 func (d *DB) Send(k payment.RowKey) (*payment.Row, error) {
-	at := d.now().UTC()
 	return d.batchApply(k, payment.Send, "", func(r *payment.Row) error {
+		// Read the clock inside the transaction, once the write lock is
+		// had: a Send that waited behind a long write (a file's load)
+		// must not start its send-by window before it is recorded.
+		at := d.now().UTC()
 		r.Attempts++
 		r.AttemptAt = at
 		r.SendBy = time.Time{}
