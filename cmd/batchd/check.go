@@ -5,8 +5,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
+	"github.com/batchd/batchd/internal/config"
+	"github.com/batchd/batchd/internal/jobs"
 	"github.com/batchd/batchd/internal/payment"
 	"github.com/batchd/batchd/internal/state"
 )
@@ -14,9 +17,13 @@ import (
 // errDamaged is `batchd check`'s verdict on a ledger with faults.
 var errDamaged = errors.New("the ledger is damaged: keep the file, and install the last good snapshot with `batchd restore --from SNAPSHOT`")
 
+// errDamagedDB is the verdict on a PostgreSQL ledger with faults.
+var errDamagedDB = errors.New("the ledger is damaged: keep the database as it is for diagnosis, restore the last good backup with the database's tools (pg_dump, point-in-time recovery), then run `batchd mark-restored --at TIME`")
+
 // runCheck is `batchd check`: bbolt's consistency check and batchd's
 // invariants, on the configured ledger (through a snapshot when a batchd
-// holds it) or on any copy of one (--file). Exit 1 on any fault.
+// holds it) or on any copy of one (--file); on a PostgreSQL ledger
+// (state.backend: postgres), batchd's invariants. Exit 1 on any fault.
 func runCheck(ctx context.Context, env *environ, args []string) error {
 	fs := newFlags(env, "check", "[--config F | --file PATH] [--json]")
 	cfgPath := configFlag(fs)
@@ -26,8 +33,9 @@ func runCheck(ctx context.Context, env *environ, args []string) error {
 		return err
 	}
 	var (
-		rep *state.Report
-		err error
+		rep     *state.Report
+		err     error
+		damaged = errDamaged
 	)
 	if *file != "" {
 		rep, err = state.CheckFile(*file)
@@ -36,7 +44,10 @@ func runCheck(ctx context.Context, env *environ, args []string) error {
 		if cerr != nil {
 			return cerr
 		}
-		rep, err = state.CheckLedger(cfg.StateDir)
+		rep, err = checkConfigured(cfg)
+		if cfg.State.Backend == config.BackendPostgres {
+			damaged = errDamagedDB
+		}
 	}
 	if err != nil {
 		return err
@@ -51,14 +62,37 @@ func runCheck(ctx context.Context, env *environ, args []string) error {
 		printReport(env, rep)
 	}
 	if !rep.OK() {
-		return errDamaged
+		return damaged
 	}
 	return nil
 }
 
+// checkConfigured checks the ledger the config names: the bbolt file
+// and its marker, or the PostgreSQL database's invariants (no file to
+// check there; the database checks its own pages).
+func checkConfigured(cfg *config.Config) (*state.Report, error) {
+	if cfg.State.Backend != config.BackendPostgres {
+		return state.CheckLedger(cfg.StateDir)
+	}
+	db, err := jobs.OpenPostgresDB(cfg, state.Options{})
+	if err != nil {
+		return nil, err
+	}
+	defer db.Close()
+	rep, err := db.Check()
+	if err == nil {
+		rep.Instance = db.Instance()
+	}
+	return rep, err
+}
+
 func printReport(env *environ, r *state.Report) {
 	w := env.stdout
-	fmt.Fprintf(w, "ledger %s (%d bytes)\n", r.Path, r.Size)
+	if strings.HasPrefix(r.Path, "postgres ") { // a database, not a file
+		fmt.Fprintf(w, "ledger %s\n", r.Path)
+	} else {
+		fmt.Fprintf(w, "ledger %s (%d bytes)\n", r.Path, r.Size)
+	}
 	if r.Via != "" {
 		fmt.Fprintf(w, "checked through %s\n", r.Via)
 	}

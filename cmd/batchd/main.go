@@ -66,6 +66,8 @@ func commands() []command {
 		{"backup", "write a checked snapshot of the ledger, while batchd runs or not", runBackup},
 		{"restore", "install a snapshot as the ledger (batchd stopped); never pays twice", runRestore},
 		{"check", "check the ledger (or a copy of it) for damage", runCheck},
+		{"migrate-state", "copy the bbolt ledger into an empty PostgreSQL database and verify the copy", runMigrateState},
+		{"mark-restored", "tell a PostgreSQL ledger its database was restored to an earlier moment; never pays twice", runMarkRestored},
 		{"validate", "check a payment file offline, as ingest would", runValidate},
 		{"template", "write the XLSX template of a kind of file, its identifier columns Text", runTemplate},
 		{"sandbox", "serve an emulator of the eCheck and ACH APIs' test mode", runSandbox},
@@ -142,7 +144,7 @@ func runCommand(ctx context.Context, env *environ, c command, args []string) (er
 func usage(w io.Writer) {
 	fmt.Fprintln(w, "usage: batchd <command> [flags]\n\ncommands:")
 	for _, c := range commands() {
-		fmt.Fprintf(w, "  %-10s %s\n", c.name, c.summary)
+		fmt.Fprintf(w, "  %-13s %s\n", c.name, c.summary)
 	}
 	fmt.Fprintln(w, "\nRun \"batchd <command> -h\" for a command's flags.")
 }

@@ -17,12 +17,22 @@ func TestMain(m *testing.M) { pgtest.Main(m) }
 // TestPostgres runs the conformance suite on the PostgreSQL ledger, each
 // test in a fresh database of one private server.
 func TestPostgres(t *testing.T) {
-	statetest.Run(t, statetest.Backend{Name: "postgres", New: newPostgresLedger,
-		NoRestore: "its backups are the operator's (pg_dump, point-in-time recovery), and the ledger cannot yet be told its database went back in time (issue 19, build item 6)"})
+	statetest.Run(t, statetest.Backend{Name: "postgres", New: newPostgresLedger})
 }
 
-// postgresLedger is a ledger in a database of its own.
-type postgresLedger struct{ dsn string }
+// postgresLedger is a ledger in a database of its own. A restore moves it
+// to another database (the copy), as an operator's restore does.
+type postgresLedger struct {
+	dsn string
+	now func() time.Time // the clock of the last Open: a snapshot's time
+}
+
+// postgresSnapshot is the operator's backup of the database: a copy in a
+// database of its own, and the moment it is of.
+type postgresSnapshot struct {
+	dsn string
+	at  time.Time
+}
 
 func newPostgresLedger(t testing.TB) statetest.Ledger {
 	return &postgresLedger{dsn: pgtest.NewDatabase(t)}
@@ -42,18 +52,52 @@ func (l *postgresLedger) Open(t testing.TB, opts state.Options) *state.DB {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { d.Close() })
+	l.now = opts.Now
 	return d
 }
 
-// Snapshot and Restore are never called: see NoRestore.
-func (l *postgresLedger) Snapshot(t testing.TB, _ *state.DB) statetest.Snapshot {
-	t.Fatal("postgres: no snapshots")
-	return nil
+// Snapshot copies the ledger into a fresh database (DB.CopyTo), as
+// pg_dump and a restore of the dump into a new database would.
+func (l *postgresLedger) Snapshot(t testing.TB, d *state.DB) statetest.Snapshot {
+	t.Helper()
+	snap := postgresSnapshot{dsn: pgtest.NewDatabase(t), at: l.now()}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	dst, err := postgres.Open(ctx, snap.dsn, postgres.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer dst.Close()
+	if _, err := d.CopyTo(ctx, dst); err != nil {
+		t.Fatalf("snapshot: %v", err)
+	}
+	return snap
 }
 
-func (l *postgresLedger) Restore(t testing.TB, _ statetest.Snapshot, _ time.Time) *state.RestoreMark {
-	t.Fatal("postgres: no restore")
-	return nil
+// Restore makes the snapshot's database the ledger's and tells it it was
+// put back, at time at, to the snapshot's moment (`batchd mark-restored`).
+func (l *postgresLedger) Restore(t testing.TB, s statetest.Snapshot, at time.Time) *state.RestoreMark {
+	t.Helper()
+	snap := s.(postgresSnapshot)
+	l.dsn = snap.dsn
+	now := l.now // the test's clock, not the restore's moment
+	defer func() { l.now = now }()
+	d := l.Open(t, state.Options{Now: func() time.Time { return at }})
+	m, err := d.MarkRestored(snap.at, "a copy of the database")
+	if err != nil {
+		t.Fatalf("mark restored: %v", err)
+	}
+	rep, err := d.Check()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !rep.OK() {
+		t.Fatalf("the restored ledger: %v", rep.Faults)
+	}
+	if err := d.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return m
 }
 
 // elector gives the ledger the store's leader lease (state.Elector).
