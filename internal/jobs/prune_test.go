@@ -14,6 +14,7 @@ import (
 
 	"github.com/batchd/batchd/internal/config"
 	"github.com/batchd/batchd/internal/funding"
+	"github.com/batchd/batchd/internal/ledgertest"
 	"github.com/batchd/batchd/internal/money"
 	"github.com/batchd/batchd/internal/payment"
 	"github.com/batchd/batchd/internal/report"
@@ -66,45 +67,43 @@ func TestPruneHorizon(t *testing.T) {
 // retention.keep_days shorter than reconcile.lookback_days: it keeps what
 // the lookback still covers, and archives and removes the rest.
 func TestScheduledPrune(t *testing.T) {
-	now := time.Date(2026, 11, 22, 7, 0, 0, 0, time.UTC)
-	c := config.Default()
-	c.StateDir = filepath.Join(t.TempDir(), "state")
-	c.Reconcile.LookbackDays = 60
-	at := now
-	db, err := state.Open(c.StateDir, state.Options{Now: func() time.Time { return at }})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	for _, age := range []int{90, 40} { // days before now
-		at = now.AddDate(0, 0, -age)
-		finishedBatch(t, db, age, at)
-	}
-	env := &Env{Cfg: c, DB: db, now: func() time.Time { return now }}
-	rec := fakeRecorder{}
-	sum, err := Scheduled{Env: env, Errors: rec}.Prune(30)(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
-	want := "pruned 1 batch (3 rows) last changed before 2026-09-22 (asked 2026-10-23; reconcile.lookback_days keeps later ones); kept 1 (1 recent)"
-	if sum != want {
-		t.Errorf("summary\n got %q\nwant %q", sum, want)
-	}
-	bs, err := db.Batches()
-	if err != nil || len(bs) != 1 || bs[0].File != "40.csv" {
-		t.Fatalf("batches left: %+v, %v", bs, err)
-	}
-	raw, err := os.ReadFile(filepath.Join(ArchiveDir(c), "batch-000001-90.csv.archive.csv"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	recs, err := csv.NewReader(bytes.NewReader(bytes.TrimPrefix(raw, []byte(report.BOM)))).ReadAll()
-	if err != nil || len(recs) != 4 {
-		t.Fatalf("archive: %d records, %v", len(recs), err)
-	}
-	if bytes.Contains(raw, []byte("1111000016")) || !strings.Contains(string(raw), "****0016") {
-		t.Errorf("archive shows the account wrongly:\n%s", raw)
-	}
+	ledgertest.Each(t, func(t *testing.T, backend string) {
+		now := time.Date(2026, 11, 22, 7, 0, 0, 0, time.UTC)
+		c := config.Default()
+		c.StateDir = filepath.Join(t.TempDir(), "state")
+		c.Reconcile.LookbackDays = 60
+		at := now
+		db := ledgertest.Open(t, backend, state.Options{Now: func() time.Time { return at }})
+		for _, age := range []int{90, 40} { // days before now
+			at = now.AddDate(0, 0, -age)
+			finishedBatch(t, db, age, at)
+		}
+		env := &Env{Cfg: c, DB: db, now: func() time.Time { return now }}
+		rec := fakeRecorder{}
+		sum, err := Scheduled{Env: env, Errors: rec}.Prune(30)(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := "pruned 1 batch (3 rows) last changed before 2026-09-22 (asked 2026-10-23; reconcile.lookback_days keeps later ones); kept 1 (1 recent)"
+		if sum != want {
+			t.Errorf("summary\n got %q\nwant %q", sum, want)
+		}
+		bs, err := db.Batches()
+		if err != nil || len(bs) != 1 || bs[0].File != "40.csv" {
+			t.Fatalf("batches left: %+v, %v", bs, err)
+		}
+		raw, err := os.ReadFile(filepath.Join(ArchiveDir(c), "batch-000001-90.csv.archive.csv"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		recs, err := csv.NewReader(bytes.NewReader(bytes.TrimPrefix(raw, []byte(report.BOM)))).ReadAll()
+		if err != nil || len(recs) != 4 {
+			t.Fatalf("archive: %d records, %v", len(recs), err)
+		}
+		if bytes.Contains(raw, []byte("1111000016")) || !strings.Contains(string(raw), "****0016") {
+			t.Errorf("archive shows the account wrongly:\n%s", raw)
+		}
+	})
 }
 
 // finishedBatch loads a batch of three rows, paid and deposited, with its
@@ -170,61 +169,59 @@ func TestArchiveFormats(t *testing.T) {
 // its own layout (its results report's columns, the account masked, no
 // token) and removed, like a payment batch.
 func TestPruneFundingBatch(t *testing.T) {
-	now := time.Date(2026, 11, 22, 7, 0, 0, 0, time.UTC)
-	c := config.Default()
-	c.StateDir = filepath.Join(t.TempDir(), "state")
-	at := now.AddDate(0, 0, -90)
-	db, err := state.Open(c.StateDir, state.Options{Now: func() time.Time { return at }})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	l, err := db.BeginBatch(payment.FileMeta{Kind: payment.KindSources, Name: "vendors.csv", SHA256: "f1"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := l.(funding.Loader).AddSource(2, funding.Request{Method: funding.OnDemand, UserID: "u-1",
-		Routing: "999900001", Account: "1111000016", AccountType: "checking"}); err != nil {
-		t.Fatal(err)
-	}
-	b, err := l.Commit(1, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	k := payment.RowKey{Batch: b.ID, Line: 2}
-	if _, err := db.SendSource(k, nil); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := db.CustomerFound(k, "u-1", ""); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := db.SourceCreated(k, funding.Result{SourceID: "src-1", Status: funding.StatusVerified, BankName: "Sandbox Test Bank", LastFour: "0016"}); err != nil {
-		t.Fatal(err)
-	}
-	if err := db.ResultsReported(b.ID); err != nil {
-		t.Fatal(err)
-	}
-	at = now
-	env := &Env{Cfg: c, DB: db, now: func() time.Time { return now }}
-	if _, err := (Scheduled{Env: env, Errors: fakeRecorder{}}).Prune(30)(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	if bs, err := db.Batches(); err != nil || len(bs) != 0 {
-		t.Fatalf("batches left: %+v, %v", bs, err)
-	}
-	raw, err := os.ReadFile(filepath.Join(ArchiveDir(c), "batch-000001-vendors.csv.archive.csv"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	recs, err := csv.NewReader(bytes.NewReader(bytes.TrimPrefix(raw, []byte(report.BOM)))).ReadAll()
-	if err != nil || len(recs) != 2 {
-		t.Fatalf("archive: %q %v", recs, err)
-	}
-	if got := strings.Join(recs[0], ","); got != strings.Join(SourcesArchiveTable.Names(), ",") {
-		t.Fatalf("header %s", got)
-	}
-	row := strings.Join(recs[1], ",")
-	if !strings.Contains(row, "src-1") || !strings.Contains(row, "verified") || strings.Contains(row, "1111000016") {
-		t.Fatalf("archived row %q", row)
-	}
+	ledgertest.Each(t, func(t *testing.T, backend string) {
+		now := time.Date(2026, 11, 22, 7, 0, 0, 0, time.UTC)
+		c := config.Default()
+		c.StateDir = filepath.Join(t.TempDir(), "state")
+		at := now.AddDate(0, 0, -90)
+		db := ledgertest.Open(t, backend, state.Options{Now: func() time.Time { return at }})
+		l, err := db.BeginBatch(payment.FileMeta{Kind: payment.KindSources, Name: "vendors.csv", SHA256: "f1"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := l.(funding.Loader).AddSource(2, funding.Request{Method: funding.OnDemand, UserID: "u-1",
+			Routing: "999900001", Account: "1111000016", AccountType: "checking"}); err != nil {
+			t.Fatal(err)
+		}
+		b, err := l.Commit(1, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		k := payment.RowKey{Batch: b.ID, Line: 2}
+		if _, err := db.SendSource(k, nil); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := db.CustomerFound(k, "u-1", ""); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := db.SourceCreated(k, funding.Result{SourceID: "src-1", Status: funding.StatusVerified, BankName: "Sandbox Test Bank", LastFour: "0016"}); err != nil {
+			t.Fatal(err)
+		}
+		if err := db.ResultsReported(b.ID); err != nil {
+			t.Fatal(err)
+		}
+		at = now
+		env := &Env{Cfg: c, DB: db, now: func() time.Time { return now }}
+		if _, err := (Scheduled{Env: env, Errors: fakeRecorder{}}).Prune(30)(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		if bs, err := db.Batches(); err != nil || len(bs) != 0 {
+			t.Fatalf("batches left: %+v, %v", bs, err)
+		}
+		raw, err := os.ReadFile(filepath.Join(ArchiveDir(c), "batch-000001-vendors.csv.archive.csv"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		recs, err := csv.NewReader(bytes.NewReader(bytes.TrimPrefix(raw, []byte(report.BOM)))).ReadAll()
+		if err != nil || len(recs) != 2 {
+			t.Fatalf("archive: %q %v", recs, err)
+		}
+		if got := strings.Join(recs[0], ","); got != strings.Join(SourcesArchiveTable.Names(), ",") {
+			t.Fatalf("header %s", got)
+		}
+		row := strings.Join(recs[1], ",")
+		if !strings.Contains(row, "src-1") || !strings.Contains(row, "verified") || strings.Contains(row, "1111000016") {
+			t.Fatalf("archived row %q", row)
+		}
+	})
 }

@@ -15,7 +15,6 @@ import (
 	"github.com/batchd/batchd/internal/reconcile"
 	"github.com/batchd/batchd/internal/report"
 	"github.com/batchd/batchd/internal/report/reporttest"
-	"github.com/batchd/batchd/internal/state"
 	"github.com/batchd/batchd/internal/submit"
 	"github.com/batchd/batchd/internal/testsshd"
 )
@@ -101,7 +100,7 @@ func everyReportInXLSX(t *testing.T, c *cycle) {
 	// Prune as if a year had passed: the deposited batch and the rejected
 	// one go to archive reports.
 	later := c.env.Now().AddDate(1, 0, 0)
-	res, err := Prune(ctx, c.env.DB.(*state.DB), c.env.Cfg, nil, later, later)
+	res, err := Prune(ctx, c.env.DB, c.env.Cfg, nil, later, later)
 	if err != nil || len(res.Summary.Pruned) != 2 || len(res.Archives) != 2 || !strings.HasSuffix(res.Archives[0], ".archive.csv") {
 		t.Fatalf("prune: %+v %v", res, err)
 	}

@@ -16,8 +16,10 @@ import (
 
 	"github.com/batchd/batchd/internal/ach"
 	"github.com/batchd/batchd/internal/funding"
+	"github.com/batchd/batchd/internal/ledgertest"
 	"github.com/batchd/batchd/internal/money"
 	"github.com/batchd/batchd/internal/payment"
+	"github.com/batchd/batchd/internal/pgtest"
 	"github.com/batchd/batchd/internal/retry"
 	"github.com/batchd/batchd/internal/sandbox"
 	"github.com/batchd/batchd/internal/state"
@@ -67,7 +69,7 @@ func (c *clock) Sleep(ctx context.Context, d time.Duration) error {
 	return ctx.Err()
 }
 
-// rig is a bbolt ledger, the emulator over loopback HTTP, the ACH client
+// rig is a ledger of either backend (ledgertest), the emulator over loopback HTTP, the ACH client
 // and its domain adapter, sharing one clock.
 type rig struct {
 	t   *testing.T
@@ -79,16 +81,12 @@ type rig struct {
 	svc *ach.FundingService
 }
 
-// newRig starts a rig whose clock reads now; the sandbox's day is
+// newRig starts a rig on a ledger of backend whose clock reads now; the sandbox's day is
 // sbOpts.Date when set, else now's.
-func newRig(t *testing.T, now time.Time, sbOpts sandbox.Options) *rig {
+func newRig(t *testing.T, backend string, now time.Time, sbOpts sandbox.Options) *rig {
 	t.Helper()
 	clk := &clock{t: now}
-	db, err := state.Open(t.TempDir(), state.Options{Now: clk.Now})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
+	db := ledgertest.Open(t, backend, state.Options{Now: clk.Now})
 	sbOpts.Now = clk.Now
 	sb := sandbox.New(sbOpts)
 	srv := httptest.NewServer(sb)
@@ -280,3 +278,7 @@ func mustRun(t *testing.T, r *Runner) Summary {
 	}
 	return sum
 }
+
+// TestMain stops the shared PostgreSQL server (pgtest) the rigs' ledgers
+// on that backend live in.
+func TestMain(m *testing.M) { pgtest.Main(m) }
