@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -74,8 +75,15 @@ func markRestored(ctx context.Context, env *environ, cfg *config.Config, at time
 	defer db.Close()
 	log := newLogger(env.stderr, cfg.Log.Level, cfg.Log.Format)
 	release, err := jobs.HoldLease(ctx, db, cfg.State.LeaseTTL.Std(), log)
+	if errors.Is(err, jobs.ErrNotLeader) {
+		who := ""
+		if li, lerr := db.Leader(ctx); lerr == nil {
+			who = " (" + li.String() + ")"
+		}
+		return nil, fmt.Errorf("%w%s: stop every batchd that shares the database first: the mark must be in place before any of them sends again", jobs.ErrNotLeader, who)
+	}
 	if err != nil {
-		return nil, fmt.Errorf("%w (stop every batchd that shares the database first)", err)
+		return nil, err
 	}
 	defer release()
 	return db.MarkRestored(at, from)

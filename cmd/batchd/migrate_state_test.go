@@ -132,6 +132,7 @@ func TestMigrateStateRoundTripsTheDemo(t *testing.T) {
 	}
 
 	code, _, errOut := runMain(t, env, "migrate-state", "--config", bboltCfg, "--from", "bbolt", "--to", "postgres")
+	t.Logf("a second migrate-state: %s", errOut)
 	if code != exitFailure || !strings.Contains(errOut, "already holds a ledger") {
 		t.Fatalf("a second migrate-state into the same database: exit %d: %s", code, errOut)
 	}
@@ -143,6 +144,7 @@ func TestMigrateStateRoundTripsTheDemo(t *testing.T) {
 	code, _, errOut = runMain(t, map[string]string{"BATCHD_API_KEY": migrateTestKey, "BATCHD_POSTGRES_DSN": srv.NewDatabase(t)},
 		"migrate-state", "--config", bboltCfg, "--from", "bbolt", "--to", "postgres")
 	held.Close()
+	t.Logf("migrate-state of a held ledger: %s", errOut)
 	if code != exitFailure || !strings.Contains(errOut, "stop batchd first") {
 		t.Fatalf("migrate-state of a ledger a batchd holds: exit %d: %s", code, errOut)
 	}
@@ -194,6 +196,7 @@ func TestMarkRestored(t *testing.T) {
 	}
 	before := daemon.Instance()
 	code, _, errOut = runMain(t, env, "mark-restored", "--config", pgCfg, "--at", at)
+	t.Logf("mark-restored while a daemon leads: %s", errOut)
 	if code != exitFailure || !strings.Contains(errOut, "another batchd instance leads") || !strings.Contains(errOut, "stop every batchd") {
 		t.Fatalf("mark-restored while a daemon leads: exit %d: %s", code, errOut)
 	}
