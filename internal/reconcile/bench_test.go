@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/batchd/batchd/internal/echeck"
+	"github.com/batchd/batchd/internal/ledgertest"
 	"github.com/batchd/batchd/internal/throttle"
 )
 
@@ -36,7 +37,7 @@ func BenchmarkReconcile100k(b *testing.B) {
 		benchRate = 200.0
 	)
 	url, pid := startSandboxProcess(b)
-	e := newEnvAt(b, url, monday(), nil)
+	e := newEnvAt(b, ledgertest.Bbolt, url, monday(), nil)
 	start := time.Now()
 	for i := range batches {
 		e.submitBatch(e.load(fmt.Sprintf("bench-%d.csv", i), manyPayments(checks/batches)...), 256)
@@ -104,7 +105,7 @@ func BenchmarkReconcileWebhooks100k(b *testing.B) {
 		checks  = 100_000
 		changed = 1_000
 	)
-	e := newEnv(b, monday(), nil)
+	e := newEnv(b, ledgertest.Bbolt, monday(), nil)
 	ev := &fakeEvents{}
 	start := time.Now()
 	keys, ids := settledLedger(b, e, checks, checks-changed, ev)

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/batchd/batchd/internal/echeck"
+	"github.com/batchd/batchd/internal/ledgertest"
 	"github.com/batchd/batchd/internal/money"
 	"github.com/batchd/batchd/internal/payment"
 	"github.com/batchd/batchd/internal/report"
@@ -62,33 +63,29 @@ type env struct {
 	dir   string // reports
 }
 
-// newEnv starts a sandbox whose clock starts at start, and a ledger and a
-// client; limiter may be nil (unlimited).
-func newEnv(t testing.TB, start time.Time, limiter echeck.Limiter) *env {
+// newEnv starts a sandbox whose clock starts at start, and a ledger of
+// backend (ledgertest) and a client; limiter may be nil (unlimited).
+func newEnv(t testing.TB, backend string, start time.Time, limiter echeck.Limiter) *env {
 	t.Helper()
 	fixed := start
 	sb := sandbox.New(sandbox.Options{Now: func() time.Time { return fixed }})
 	srv := httptest.NewServer(sb)
 	t.Cleanup(srv.Close)
-	e := newEnvAt(t, srv.URL, start, limiter)
+	e := newEnvAt(t, backend, srv.URL, start, limiter)
 	e.sb = sb
 	return e
 }
 
 // newEnvAt is newEnv with a sandbox already serving at url, its clock
 // frozen at start.
-func newEnvAt(t testing.TB, url string, start time.Time, limiter echeck.Limiter) *env {
+func newEnvAt(t testing.TB, backend, url string, start time.Time, limiter echeck.Limiter) *env {
 	t.Helper()
 	api, err := echeck.New(echeck.Options{BaseURL: url, Key: testKey, Limiter: limiter})
 	if err != nil {
 		t.Fatal(err)
 	}
 	c := &clock{t: start}
-	db, err := state.Open(t.TempDir(), state.Options{Now: c.Now})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
+	db := ledgertest.Open(t, backend, state.Options{Now: c.Now})
 	return &env{t: t, url: url, api: api, svc: echeck.NewService(api), db: db, clock: c, dir: t.TempDir()}
 }
 

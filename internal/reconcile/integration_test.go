@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/batchd/batchd/internal/echeck"
+	"github.com/batchd/batchd/internal/ledgertest"
 	"github.com/batchd/batchd/internal/payment"
 	"github.com/batchd/batchd/internal/report"
 )
@@ -47,227 +48,229 @@ func (e *env) readOnlyClient() (API, *methodRecorder) {
 // differs), reconciles on three days, and checks every line of the three
 // reports against what the test made.
 func TestReconcileEndToEnd(t *testing.T) {
-	e := newEnv(t, monday(), nil)
-	ctx := context.Background()
-	a := e.load("payments-a.csv",
-		pay(10000, 16, "Ada Lovelace"), pay(25050, 16, "Grace Hopper"), pay(1, 8, "Tiny Amount"),
-		pay(99999, 16, "Voided Later"), pay(1234, 2, "Bad Account"), pay(500000, 20, `=HYPERLINK("http://x","y")`))
-	b := e.load("payments-b.csv", pay(1000, 16, "Bea"), pay(2000, 16, "Cal"), pay(3000, 16, "Dee"))
-	c := e.load("payments-c.csv", pay(7777, 16, "Lost Answer"), pay(8888, 16, "Never There"), pay(9999, 16, "Other Amount"))
+	ledgertest.Each(t, func(t *testing.T, backend string) {
+		e := newEnv(t, backend, monday(), nil)
+		ctx := context.Background()
+		a := e.load("payments-a.csv",
+			pay(10000, 16, "Ada Lovelace"), pay(25050, 16, "Grace Hopper"), pay(1, 8, "Tiny Amount"),
+			pay(99999, 16, "Voided Later"), pay(1234, 2, "Bad Account"), pay(500000, 20, `=HYPERLINK("http://x","y")`))
+		b := e.load("payments-b.csv", pay(1000, 16, "Bea"), pay(2000, 16, "Cal"), pay(3000, 16, "Dee"))
+		c := e.load("payments-c.csv", pay(7777, 16, "Lost Answer"), pay(8888, 16, "Never There"), pay(9999, 16, "Other Amount"))
 
-	ids := map[string]string{} // "a2" -> check id
-	for i, k := range e.keys(a) {
-		ids["a"+strconv.Itoa(i+2)] = e.submit(k)
-	}
-	for i, k := range e.keys(b) {
-		ids["b"+strconv.Itoa(i+2)] = e.submit(k)
-	}
-	ck := e.keys(c)
-	// c2: the create reached the service but its answer was lost.
-	row, err := e.db.Send(ck[0])
-	if err != nil {
-		t.Fatal(err)
-	}
-	lost, err := e.api.CreateCheck(ctx, request(row))
-	if err != nil {
-		t.Fatal(err)
-	}
-	ids["c2"] = lost.CheckID
-	if _, err := e.db.Doubt(ck[0], "answer lost"); err != nil {
-		t.Fatal(err)
-	}
-	// c3: the ledger holds a check the service never had.
-	if _, err := e.db.Send(ck[1]); err != nil {
-		t.Fatal(err)
-	}
-	ids["c3"] = "0b0e7a1c-5e1f-4a2b-9c3d-4e5f6a7b8c9d"
-	if _, err := e.db.Created(ck[1], payment.CheckResult{CheckID: ids["c3"], Status: payment.StatusInProcess, Created: monday()}); err != nil {
-		t.Fatal(err)
-	}
-	// c4: the service holds another amount than the file.
-	row, err = e.db.Send(ck[2])
-	if err != nil {
-		t.Fatal(err)
-	}
-	req := request(row)
-	req.Amount = 9998
-	other, err := e.api.CreateCheck(ctx, req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ids["c4"] = other.CheckID
-	if _, err := e.db.Created(ck[2], created(other)); err != nil {
-		t.Fatal(err)
-	}
-	outsider := e.outside("outside-payer", "4242", 4200)
-	e.void(ids["a5"])
-	e.deposit(ids["a2"], ids["b2"])
-	e.advance(3) // Thursday: the other checks are printed, a6 failed
-
-	api, methods := e.readOnlyClient()
-	out := &dirOutbox{dir: t.TempDir()}
-	sum, err := e.runner(api, Options{Outbox: report.Destination{Outbox: out, Dir: "/finance/outbox"}}).Run(ctx, Window{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	thursday := Date{2026, 3, 5}
-	want := Summary{Window: Window{Date{2026, 3, 2}, thursday}, RunDate: thursday, ChecksSeen: 12, Matched: 11,
-		Resolved: 1, StatusChanges: 10, Unknown: 1, Missing: 1, Mismatched: 1, Confirmed: 1, PagesRead: 1,
-		Passes: 1, Consistent: true, StatusRows: 12, Reports: sum.Reports,
-		Plan: PlanFullWalk, PlanReason: "webhooks are off", Calls: 2} // one page, one GET
-	if !reflect.DeepEqual(*sum, want) {
-		t.Fatalf("summary\n got %+v\nwant %+v", *sum, want)
-	}
-	for m := range methods.methods {
-		if m != http.MethodGet {
-			t.Errorf("reconcile sent %s; it may only read", m)
+		ids := map[string]string{} // "a2" -> check id
+		for i, k := range e.keys(a) {
+			ids["a"+strconv.Itoa(i+2)] = e.submit(k)
 		}
-	}
-
-	// The status report: every row, with what the service says now.
-	status := map[string]string{"a2": "deposited", "a3": "printed", "a4": "printed", "a5": "void", "a6": "failed",
-		"a7": "printed", "b2": "deposited", "b3": "printed", "b4": "printed", "c2": "printed", "c3": "in_process", "c4": "printed"}
-	deposited := map[string]string{"a2": "2026-03-05", "b2": "2026-03-05"}
-	files := map[string]string{"a": "payments-a.csv", "b": "payments-b.csv", "c": "payments-c.csv"}
-	batches := map[string]uint64{"a": a.ID, "b": b.ID, "c": c.ID}
-	lines := table(t, e.reportPath("status", thursday))
-	if len(lines) != len(status) {
-		t.Fatalf("status report has %d lines, want %d", len(lines), len(status))
-	}
-	for i, l := range lines {
-		name := map[uint64]string{a.ID: "a", b.ID: "b", c.ID: "c"}[mustUint(t, l["batch"])] + l["line"]
-		row, err := e.db.Row(payment.RowKey{Batch: batches[name[:1]], Line: uint32(mustUint(t, l["line"]))})
+		for i, k := range e.keys(b) {
+			ids["b"+strconv.Itoa(i+2)] = e.submit(k)
+		}
+		ck := e.keys(c)
+		// c2: the create reached the service but its answer was lost.
+		row, err := e.db.Send(ck[0])
 		if err != nil {
 			t.Fatal(err)
 		}
-		change := "2026-03-05 10:00:00"
-		if name == "c2" || name == "c3" {
-			change = stamp(row.StatusSeenAt, time.UTC) // recorded when created or resolved, not observed
+		lost, err := e.api.CreateCheck(ctx, request(row))
+		if err != nil {
+			t.Fatal(err)
 		}
-		wantLine := map[string]string{"batch": strconv.FormatUint(batches[name[:1]], 10), "file": files[name[:1]],
-			"line": name[1:], "check_id": ids[name], "number": row.Number, "label": row.Label, "name": row.Payment.Name,
-			"account": "****" + row.Payment.AccountLast4, "amount": row.Payment.Amount.String(), "status": status[name],
-			"created": "2026-03-02 10:00:00", "last_status_change": change, "deposited_on": deposited[name]}
-		if name == "a7" {
-			wantLine["name"] = `'=HYPERLINK("http://x","y")` // neutralised for spreadsheets
+		ids["c2"] = lost.CheckID
+		if _, err := e.db.Doubt(ck[0], "answer lost"); err != nil {
+			t.Fatal(err)
 		}
-		if !reflect.DeepEqual(l, wantLine) {
-			t.Errorf("status line %d (%s)\n got %v\nwant %v", i+1, name, l, wantLine)
+		// c3: the ledger holds a check the service never had.
+		if _, err := e.db.Send(ck[1]); err != nil {
+			t.Fatal(err)
 		}
-	}
+		ids["c3"] = "0b0e7a1c-5e1f-4a2b-9c3d-4e5f6a7b8c9d"
+		if _, err := e.db.Created(ck[1], payment.CheckResult{CheckID: ids["c3"], Status: payment.StatusInProcess, Created: monday()}); err != nil {
+			t.Fatal(err)
+		}
+		// c4: the service holds another amount than the file.
+		row, err = e.db.Send(ck[2])
+		if err != nil {
+			t.Fatal(err)
+		}
+		req := request(row)
+		req.Amount = 9998
+		other, err := e.api.CreateCheck(ctx, req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids["c4"] = other.CheckID
+		if _, err := e.db.Created(ck[2], created(other)); err != nil {
+			t.Fatal(err)
+		}
+		outsider := e.outside("outside-payer", "4242", 4200)
+		e.void(ids["a5"])
+		e.deposit(ids["a2"], ids["b2"])
+		e.advance(3) // Thursday: the other checks are printed, a6 failed
 
-	// The settlement: per batch and status, per status, per deposit day.
-	wantSettlement := [][]string{
-		{"batch_status", "1", "payments-a.csv", "printed", "", "3", "5250.51"},
-		{"batch_status", "1", "payments-a.csv", "deposited", "", "1", "100.00"},
-		{"batch_status", "1", "payments-a.csv", "failed", "", "1", "12.34"},
-		{"batch_status", "1", "payments-a.csv", "void", "", "1", "999.99"},
-		{"batch_total", "1", "payments-a.csv", "", "", "6", "6362.84"},
-		{"batch_status", "2", "payments-b.csv", "printed", "", "2", "50.00"},
-		{"batch_status", "2", "payments-b.csv", "deposited", "", "1", "10.00"},
-		{"batch_total", "2", "payments-b.csv", "", "", "3", "60.00"},
-		{"batch_status", "3", "payments-c.csv", "in_process", "", "1", "88.88"},
-		{"batch_status", "3", "payments-c.csv", "printed", "", "2", "177.76"},
-		{"batch_total", "3", "payments-c.csv", "", "", "3", "266.64"},
-		{"status_total", "", "", "in_process", "", "1", "88.88"},
-		{"status_total", "", "", "printed", "", "7", "5478.27"},
-		{"status_total", "", "", "deposited", "", "2", "110.00"},
-		{"status_total", "", "", "failed", "", "1", "12.34"},
-		{"status_total", "", "", "void", "", "1", "999.99"},
-		{"deposited_by_date", "", "", "deposited", "2026-03-05", "2", "110.00"},
-		{"grand_total", "", "", "", "", "12", "6689.48"},
-	}
-	if got := readCSV(t, e.reportPath("settlement", thursday)); !reflect.DeepEqual(got[1:], wantSettlement) {
-		t.Errorf("settlement\n got %q\nwant %q", got[1:], wantSettlement)
-	}
-
-	settlementAgrees(t, e.reportPath("status", thursday), e.reportPath("settlement", thursday))
-
-	// The exceptions: missing, then unknown, then mismatch.
-	excs := table(t, e.reportPath("exceptions", thursday))
-	wantExc := []struct{ kind, id, batch, line, amount, detail string }{
-		{"missing", ids["c3"], "3", "3", "88.88", "404"},
-		{"unknown", outsider, "", "", "42.00", "no row of batchd owns it"},
-		{"mismatch", ids["c4"], "3", "4", "99.99", "amount: batchd 99.99, service 99.98"},
-	}
-	if len(excs) != len(wantExc) {
-		t.Fatalf("exceptions: %v", excs)
-	}
-	for i, w := range wantExc {
-		x := excs[i]
-		if x["kind"] != w.kind || x["check_id"] != w.id || x["batch"] != w.batch || x["line"] != w.line ||
-			x["amount"] != w.amount || !strings.Contains(x["detail"], w.detail) || x["action"] == "" {
-			t.Errorf("exception %d = %v, want %+v", i+1, x, w)
+		api, methods := e.readOnlyClient()
+		out := &dirOutbox{dir: t.TempDir()}
+		sum, err := e.runner(api, Options{Outbox: report.Destination{Outbox: out, Dir: "/finance/outbox"}}).Run(ctx, Window{})
+		if err != nil {
+			t.Fatal(err)
 		}
-	}
-	if !strings.Contains(excs[1]["action"], "Check was created outside batchd") {
-		t.Errorf("unknown check's action: %q", excs[1]["action"])
-	}
-
-	// The row in doubt now owns the check that carries its identity.
-	if r, _ := e.db.Row(ck[0]); r.State != payment.Submitted || r.CheckID != ids["c2"] ||
-		!strings.Contains(r.History[len(r.History)-1].Note, "found by reconcile") {
-		t.Errorf("row in doubt after reconcile: %+v", r)
-	}
-	// The outbox has the same three files.
-	for _, p := range sum.Reports {
-		local, _ := os.ReadFile(p)
-		remote, err := os.ReadFile(out.dir + "/finance/outbox/" + p[strings.LastIndex(p, "/")+1:])
-		if err != nil || string(local) != string(remote) {
-			t.Errorf("outbox copy of %s differs (%v)", p, err)
+		thursday := Date{2026, 3, 5}
+		want := Summary{Window: Window{Date{2026, 3, 2}, thursday}, RunDate: thursday, ChecksSeen: 12, Matched: 11,
+			Resolved: 1, StatusChanges: 10, Unknown: 1, Missing: 1, Mismatched: 1, Confirmed: 1, PagesRead: 1,
+			Passes: 1, Consistent: true, StatusRows: 12, Reports: sum.Reports,
+			Plan: PlanFullWalk, PlanReason: "webhooks are off", Calls: 2} // one page, one GET
+		if !reflect.DeepEqual(*sum, want) {
+			t.Fatalf("summary\n got %+v\nwant %+v", *sum, want)
 		}
-	}
-
-	// Friday: two printed checks are deposited; the ledger shows their path.
-	e.deposit(ids["a3"], ids["a4"])
-	e.advance(1)
-	friday := Date{2026, 3, 6}
-	sum = e.run(Options{})
-	if sum.StatusChanges != 2 || sum.Missing != 1 {
-		t.Fatalf("friday summary %+v", sum)
-	}
-	r, _ := e.db.Row(e.keys(a)[1])
-	var path []payment.Status
-	for _, s := range r.History {
-		if s.CheckStatus != "" && (len(path) == 0 || path[len(path)-1] != s.CheckStatus) {
-			path = append(path, s.CheckStatus)
+		for m := range methods.methods {
+			if m != http.MethodGet {
+				t.Errorf("reconcile sent %s; it may only read", m)
+			}
 		}
-	}
-	if !reflect.DeepEqual(path, []payment.Status{payment.StatusInProcess, payment.StatusPrinted, payment.StatusDeposited}) ||
-		!r.DepositedSeenAt.Equal(time.Date(2026, 3, 6, 10, 0, 0, 0, time.UTC)) {
-		t.Errorf("history of a3: %v, deposited seen %v", path, r.DepositedSeenAt)
-	}
-	set := readCSV(t, e.reportPath("settlement", friday))
-	wantDeposits := [][]string{
-		{"deposited_by_date", "", "", "deposited", "2026-03-05", "2", "110.00"},
-		{"deposited_by_date", "", "", "deposited", "2026-03-06", "2", "250.51"},
-		{"grand_total", "", "", "", "", "12", "6689.48"},
-	}
-	if !reflect.DeepEqual(set[len(set)-3:], wantDeposits) {
-		t.Errorf("friday deposits %q", set[len(set)-3:])
-	}
 
-	// Again on Friday: nothing changes, and the day's reports are replaced
-	// by identical ones.
-	before := map[string]string{}
-	for _, p := range sum.Reports {
-		raw, _ := os.ReadFile(p)
-		before[p] = string(raw)
-	}
-	again := e.run(Options{})
-	if again.StatusChanges != 0 || again.Resolved != 0 {
-		t.Errorf("second friday run changed the ledger: %+v", again)
-	}
-	for _, p := range again.Reports {
-		raw, _ := os.ReadFile(p)
-		if string(raw) != before[p] {
-			t.Errorf("%s differs on a second run of the same day", p)
+		// The status report: every row, with what the service says now.
+		status := map[string]string{"a2": "deposited", "a3": "printed", "a4": "printed", "a5": "void", "a6": "failed",
+			"a7": "printed", "b2": "deposited", "b3": "printed", "b4": "printed", "c2": "printed", "c3": "in_process", "c4": "printed"}
+		deposited := map[string]string{"a2": "2026-03-05", "b2": "2026-03-05"}
+		files := map[string]string{"a": "payments-a.csv", "b": "payments-b.csv", "c": "payments-c.csv"}
+		batches := map[string]uint64{"a": a.ID, "b": b.ID, "c": c.ID}
+		lines := table(t, e.reportPath("status", thursday))
+		if len(lines) != len(status) {
+			t.Fatalf("status report has %d lines, want %d", len(lines), len(status))
 		}
-	}
-	entries, _ := os.ReadDir(e.dir)
-	if len(entries) != 6 { // three for Thursday, three for Friday, no temporary files
-		t.Errorf("reports directory holds %d files", len(entries))
-	}
+		for i, l := range lines {
+			name := map[uint64]string{a.ID: "a", b.ID: "b", c.ID: "c"}[mustUint(t, l["batch"])] + l["line"]
+			row, err := e.db.Row(payment.RowKey{Batch: batches[name[:1]], Line: uint32(mustUint(t, l["line"]))})
+			if err != nil {
+				t.Fatal(err)
+			}
+			change := "2026-03-05 10:00:00"
+			if name == "c2" || name == "c3" {
+				change = stamp(row.StatusSeenAt, time.UTC) // recorded when created or resolved, not observed
+			}
+			wantLine := map[string]string{"batch": strconv.FormatUint(batches[name[:1]], 10), "file": files[name[:1]],
+				"line": name[1:], "check_id": ids[name], "number": row.Number, "label": row.Label, "name": row.Payment.Name,
+				"account": "****" + row.Payment.AccountLast4, "amount": row.Payment.Amount.String(), "status": status[name],
+				"created": "2026-03-02 10:00:00", "last_status_change": change, "deposited_on": deposited[name]}
+			if name == "a7" {
+				wantLine["name"] = `'=HYPERLINK("http://x","y")` // neutralised for spreadsheets
+			}
+			if !reflect.DeepEqual(l, wantLine) {
+				t.Errorf("status line %d (%s)\n got %v\nwant %v", i+1, name, l, wantLine)
+			}
+		}
+
+		// The settlement: per batch and status, per status, per deposit day.
+		wantSettlement := [][]string{
+			{"batch_status", "1", "payments-a.csv", "printed", "", "3", "5250.51"},
+			{"batch_status", "1", "payments-a.csv", "deposited", "", "1", "100.00"},
+			{"batch_status", "1", "payments-a.csv", "failed", "", "1", "12.34"},
+			{"batch_status", "1", "payments-a.csv", "void", "", "1", "999.99"},
+			{"batch_total", "1", "payments-a.csv", "", "", "6", "6362.84"},
+			{"batch_status", "2", "payments-b.csv", "printed", "", "2", "50.00"},
+			{"batch_status", "2", "payments-b.csv", "deposited", "", "1", "10.00"},
+			{"batch_total", "2", "payments-b.csv", "", "", "3", "60.00"},
+			{"batch_status", "3", "payments-c.csv", "in_process", "", "1", "88.88"},
+			{"batch_status", "3", "payments-c.csv", "printed", "", "2", "177.76"},
+			{"batch_total", "3", "payments-c.csv", "", "", "3", "266.64"},
+			{"status_total", "", "", "in_process", "", "1", "88.88"},
+			{"status_total", "", "", "printed", "", "7", "5478.27"},
+			{"status_total", "", "", "deposited", "", "2", "110.00"},
+			{"status_total", "", "", "failed", "", "1", "12.34"},
+			{"status_total", "", "", "void", "", "1", "999.99"},
+			{"deposited_by_date", "", "", "deposited", "2026-03-05", "2", "110.00"},
+			{"grand_total", "", "", "", "", "12", "6689.48"},
+		}
+		if got := readCSV(t, e.reportPath("settlement", thursday)); !reflect.DeepEqual(got[1:], wantSettlement) {
+			t.Errorf("settlement\n got %q\nwant %q", got[1:], wantSettlement)
+		}
+
+		settlementAgrees(t, e.reportPath("status", thursday), e.reportPath("settlement", thursday))
+
+		// The exceptions: missing, then unknown, then mismatch.
+		excs := table(t, e.reportPath("exceptions", thursday))
+		wantExc := []struct{ kind, id, batch, line, amount, detail string }{
+			{"missing", ids["c3"], "3", "3", "88.88", "404"},
+			{"unknown", outsider, "", "", "42.00", "no row of batchd owns it"},
+			{"mismatch", ids["c4"], "3", "4", "99.99", "amount: batchd 99.99, service 99.98"},
+		}
+		if len(excs) != len(wantExc) {
+			t.Fatalf("exceptions: %v", excs)
+		}
+		for i, w := range wantExc {
+			x := excs[i]
+			if x["kind"] != w.kind || x["check_id"] != w.id || x["batch"] != w.batch || x["line"] != w.line ||
+				x["amount"] != w.amount || !strings.Contains(x["detail"], w.detail) || x["action"] == "" {
+				t.Errorf("exception %d = %v, want %+v", i+1, x, w)
+			}
+		}
+		if !strings.Contains(excs[1]["action"], "Check was created outside batchd") {
+			t.Errorf("unknown check's action: %q", excs[1]["action"])
+		}
+
+		// The row in doubt now owns the check that carries its identity.
+		if r, _ := e.db.Row(ck[0]); r.State != payment.Submitted || r.CheckID != ids["c2"] ||
+			!strings.Contains(r.History[len(r.History)-1].Note, "found by reconcile") {
+			t.Errorf("row in doubt after reconcile: %+v", r)
+		}
+		// The outbox has the same three files.
+		for _, p := range sum.Reports {
+			local, _ := os.ReadFile(p)
+			remote, err := os.ReadFile(out.dir + "/finance/outbox/" + p[strings.LastIndex(p, "/")+1:])
+			if err != nil || string(local) != string(remote) {
+				t.Errorf("outbox copy of %s differs (%v)", p, err)
+			}
+		}
+
+		// Friday: two printed checks are deposited; the ledger shows their path.
+		e.deposit(ids["a3"], ids["a4"])
+		e.advance(1)
+		friday := Date{2026, 3, 6}
+		sum = e.run(Options{})
+		if sum.StatusChanges != 2 || sum.Missing != 1 {
+			t.Fatalf("friday summary %+v", sum)
+		}
+		r, _ := e.db.Row(e.keys(a)[1])
+		var path []payment.Status
+		for _, s := range r.History {
+			if s.CheckStatus != "" && (len(path) == 0 || path[len(path)-1] != s.CheckStatus) {
+				path = append(path, s.CheckStatus)
+			}
+		}
+		if !reflect.DeepEqual(path, []payment.Status{payment.StatusInProcess, payment.StatusPrinted, payment.StatusDeposited}) ||
+			!r.DepositedSeenAt.Equal(time.Date(2026, 3, 6, 10, 0, 0, 0, time.UTC)) {
+			t.Errorf("history of a3: %v, deposited seen %v", path, r.DepositedSeenAt)
+		}
+		set := readCSV(t, e.reportPath("settlement", friday))
+		wantDeposits := [][]string{
+			{"deposited_by_date", "", "", "deposited", "2026-03-05", "2", "110.00"},
+			{"deposited_by_date", "", "", "deposited", "2026-03-06", "2", "250.51"},
+			{"grand_total", "", "", "", "", "12", "6689.48"},
+		}
+		if !reflect.DeepEqual(set[len(set)-3:], wantDeposits) {
+			t.Errorf("friday deposits %q", set[len(set)-3:])
+		}
+
+		// Again on Friday: nothing changes, and the day's reports are replaced
+		// by identical ones.
+		before := map[string]string{}
+		for _, p := range sum.Reports {
+			raw, _ := os.ReadFile(p)
+			before[p] = string(raw)
+		}
+		again := e.run(Options{})
+		if again.StatusChanges != 0 || again.Resolved != 0 {
+			t.Errorf("second friday run changed the ledger: %+v", again)
+		}
+		for _, p := range again.Reports {
+			raw, _ := os.ReadFile(p)
+			if string(raw) != before[p] {
+				t.Errorf("%s differs on a second run of the same day", p)
+			}
+		}
+		entries, _ := os.ReadDir(e.dir)
+		if len(entries) != 6 { // three for Thursday, three for Friday, no temporary files
+			t.Errorf("reports directory holds %d files", len(entries))
+		}
+	})
 }
 
 func mustUint(t testing.TB, s string) uint64 {

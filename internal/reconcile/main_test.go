@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/batchd/batchd/internal/pgtest"
 	"github.com/batchd/batchd/internal/sandbox"
 )
 
@@ -19,12 +20,15 @@ import (
 // benchmark, so that the sandbox's memory is not counted as batchd's.
 const childEnv = "RECONCILE_TEST_SANDBOX_CHILD"
 
+// TestMain serves the sandbox when started as the benchmark's child, and
+// otherwise runs the tests, stopping the shared PostgreSQL server (pgtest)
+// after them.
 func TestMain(m *testing.M) {
 	if os.Getenv(childEnv) != "" {
 		serveSandbox()
 		return
 	}
-	os.Exit(m.Run())
+	pgtest.Main(m)
 }
 
 // serveSandbox serves a sandbox whose clock is frozen at monday() on a

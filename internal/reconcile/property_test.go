@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/batchd/batchd/internal/ledgertest"
 	"github.com/batchd/batchd/internal/money"
 	"github.com/batchd/batchd/internal/payment"
 )
@@ -131,53 +132,55 @@ func TestSettlementOverflowIsAnError(t *testing.T) {
 // settlement against its status report and the status report against what
 // the test created.
 func TestReconciledSettlementEqualsStatusSums(t *testing.T) {
-	e := newEnv(t, monday(), nil)
-	rng := rand.New(rand.NewPCG(7, 11))
-	amounts := map[string]money.Cents{} // check id -> amount created
-	for b := range 3 {
-		n := 200 + rng.IntN(150)
-		pays := manyPayments(n)
-		for i := range pays {
-			pays[i].Amount = money.Cents(1 + rng.Int64N(100_000_000))
-			if rng.IntN(20) == 0 {
-				pays[i].BankAccount = "1111000002" // fails at the service
+	ledgertest.Each(t, func(t *testing.T, backend string) {
+		e := newEnv(t, backend, monday(), nil)
+		rng := rand.New(rand.NewPCG(7, 11))
+		amounts := map[string]money.Cents{} // check id -> amount created
+		for b := range 3 {
+			n := 200 + rng.IntN(150)
+			pays := manyPayments(n)
+			for i := range pays {
+				pays[i].Amount = money.Cents(1 + rng.Int64N(100_000_000))
+				if rng.IntN(20) == 0 {
+					pays[i].BankAccount = "1111000002" // fails at the service
+				}
+			}
+			batch := e.load(fmt.Sprintf("random-%d.csv", b), pays...)
+			for line, id := range e.submitBatch(batch, 64) {
+				amounts[id] = pays[line-2].Amount
 			}
 		}
-		batch := e.load(fmt.Sprintf("random-%d.csv", b), pays...)
-		for line, id := range e.submitBatch(batch, 64) {
-			amounts[id] = pays[line-2].Amount
-		}
-	}
-	ids := slices.Sorted(maps.Keys(amounts))
-	final := map[string]bool{}
-	for day := 1; day <= 4; day++ {
-		var dep []string
-		for _, id := range ids {
-			switch r := rng.IntN(10); {
-			case final[id]:
-			case r < 2:
-				dep = append(dep, id)
-			case r == 2 && day == 1: // only in_process checks can be voided
-				e.void(id)
+		ids := slices.Sorted(maps.Keys(amounts))
+		final := map[string]bool{}
+		for day := 1; day <= 4; day++ {
+			var dep []string
+			for _, id := range ids {
+				switch r := rng.IntN(10); {
+				case final[id]:
+				case r < 2:
+					dep = append(dep, id)
+				case r == 2 && day == 1: // only in_process checks can be voided
+					e.void(id)
+					final[id] = true
+				}
+			}
+			for _, id := range dep {
 				final[id] = true
 			}
-		}
-		for _, id := range dep {
-			final[id] = true
-		}
-		if len(dep) > 0 {
-			e.deposit(dep...)
-		}
-		e.advance(1)
-		sum := e.run(Options{})
-		if sum.StatusRows != len(amounts) || sum.Missing+sum.Unknown+sum.Mismatched != 0 {
-			t.Fatalf("day %d: %+v", day, sum)
-		}
-		settlementAgrees(t, sum.Reports[0], sum.Reports[1])
-		for _, l := range table(t, sum.Reports[0]) {
-			if mustCents(t, l["amount"]) != amounts[l["check_id"]] {
-				t.Fatalf("day %d: check %s shows %s, created with %s", day, l["check_id"], l["amount"], amounts[l["check_id"]])
+			if len(dep) > 0 {
+				e.deposit(dep...)
+			}
+			e.advance(1)
+			sum := e.run(Options{})
+			if sum.StatusRows != len(amounts) || sum.Missing+sum.Unknown+sum.Mismatched != 0 {
+				t.Fatalf("day %d: %+v", day, sum)
+			}
+			settlementAgrees(t, sum.Reports[0], sum.Reports[1])
+			for _, l := range table(t, sum.Reports[0]) {
+				if mustCents(t, l["amount"]) != amounts[l["check_id"]] {
+					t.Fatalf("day %d: check %s shows %s, created with %s", day, l["check_id"], l["amount"], amounts[l["check_id"]])
+				}
 			}
 		}
-	}
+	})
 }

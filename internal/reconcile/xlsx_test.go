@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/batchd/batchd/internal/ledgertest"
 	"github.com/batchd/batchd/internal/money"
 	"github.com/batchd/batchd/internal/report"
 	"github.com/batchd/batchd/internal/report/reporttest"
@@ -20,96 +21,98 @@ import (
 // formula anywhere) and say what the CSV says; the settlement's totals are
 // numbers that equal the status report's sums in cents.
 func TestReportsInXLSX(t *testing.T) {
-	e := newEnv(t, monday(), nil)
-	a := e.load("0042.csv", pay(123456, 16, `=HYPERLINK("http://evil","x")`), pay(29, 16, "+1"), pay(10, 16, "@SUM(1)"))
-	var ids []string
-	for _, k := range e.keys(a) {
-		ids = append(ids, e.submit(k))
-	}
-	e.outside(`=cmd|' /C calc'!'A0'`, "0000070001", 4200)
-	e.deposit(ids[0])
-	e.advance(1)
+	ledgertest.Each(t, func(t *testing.T, backend string) {
+		e := newEnv(t, backend, monday(), nil)
+		a := e.load("0042.csv", pay(123456, 16, `=HYPERLINK("http://evil","x")`), pay(29, 16, "+1"), pay(10, 16, "@SUM(1)"))
+		var ids []string
+		for _, k := range e.keys(a) {
+			ids = append(ids, e.submit(k))
+		}
+		e.outside(`=cmd|' /C calc'!'A0'`, "0000070001", 4200)
+		e.deposit(ids[0])
+		e.advance(1)
 
-	out := &dirOutbox{dir: t.TempDir()}
-	sum := e.run(Options{Formats: []report.Format{report.CSV, report.XLSX}, Outbox: report.Destination{Outbox: out, Dir: "/outbox"}})
-	tuesday := Date{2026, 3, 3}
-	var want []string
-	for _, f := range []report.Format{report.CSV, report.XLSX} {
-		for _, kind := range []string{"status", "settlement", "exceptions"} {
-			want = append(want, report.PathAs(e.reportPath(kind, tuesday), f))
+		out := &dirOutbox{dir: t.TempDir()}
+		sum := e.run(Options{Formats: []report.Format{report.CSV, report.XLSX}, Outbox: report.Destination{Outbox: out, Dir: "/outbox"}})
+		tuesday := Date{2026, 3, 3}
+		var want []string
+		for _, f := range []report.Format{report.CSV, report.XLSX} {
+			for _, kind := range []string{"status", "settlement", "exceptions"} {
+				want = append(want, report.PathAs(e.reportPath(kind, tuesday), f))
+			}
 		}
-	}
-	if !slices.Equal(sum.Reports, want) {
-		t.Fatalf("reports %q\nwant %q", sum.Reports, want)
-	}
-	for _, p := range sum.Reports {
-		local, _ := os.ReadFile(p)
-		remote, err := os.ReadFile(filepath.Join(out.dir, "outbox", filepath.Base(p)))
-		if err != nil || string(local) != string(remote) {
-			t.Errorf("outbox copy of %s differs (%v)", filepath.Base(p), err)
+		if !slices.Equal(sum.Reports, want) {
+			t.Fatalf("reports %q\nwant %q", sum.Reports, want)
 		}
-	}
-	if filepath.Base(sum.Reports[3]) != "status-2026-03-03.xlsx" {
-		t.Fatalf("name %s", sum.Reports[3])
-	}
+		for _, p := range sum.Reports {
+			local, _ := os.ReadFile(p)
+			remote, err := os.ReadFile(filepath.Join(out.dir, "outbox", filepath.Base(p)))
+			if err != nil || string(local) != string(remote) {
+				t.Errorf("outbox copy of %s differs (%v)", filepath.Base(p), err)
+			}
+		}
+		if filepath.Base(sum.Reports[3]) != "status-2026-03-03.xlsx" {
+			t.Fatalf("name %s", sum.Reports[3])
+		}
 
-	status := reporttest.Check(t, sum.Reports[3], StatusTable)
-	settlement := reporttest.Check(t, sum.Reports[4], SettlementTable)
-	exceptions := reporttest.Check(t, sum.Reports[5], ExceptionsTable)
+		status := reporttest.Check(t, sum.Reports[3], StatusTable)
+		settlement := reporttest.Check(t, sum.Reports[4], SettlementTable)
+		exceptions := reporttest.Check(t, sum.Reports[5], ExceptionsTable)
 
-	if len(status.Shown) != 4 {
-		t.Fatalf("status rows %q", status.Shown)
-	}
-	byName := map[string][]string{}
-	for _, r := range status.Shown[1:] {
-		byName[r[status.Col(t, "name")]] = r
-	}
-	evil := byName[`=HYPERLINK("http://evil","x")`]
-	if evil == nil || byName["+1"] == nil || byName["@SUM(1)"] == nil {
-		t.Fatalf("hostile names not kept as text: %q", status.Shown)
-	}
-	if evil[status.Col(t, "file")] != "0042.csv" || evil[status.Col(t, "amount")] != "1,234.56" ||
-		evil[status.Col(t, "status")] != "deposited" || evil[status.Col(t, "deposited_on")] != "2026-03-03" ||
-		evil[status.Col(t, "created")] != "2026-03-02 10:00:00" || evil[status.Col(t, "batch")] != "1" {
-		t.Errorf("status row %q", evil)
-	}
-	var unknown []string
-	for _, r := range exceptions.Shown[1:] {
-		if r[exceptions.Col(t, "kind")] == KindUnknown {
-			unknown = r
+		if len(status.Shown) != 4 {
+			t.Fatalf("status rows %q", status.Shown)
 		}
-	}
-	if unknown == nil || unknown[exceptions.Col(t, "number")] != "0000070001" ||
-		unknown[exceptions.Col(t, "label")] != `=cmd|' /C calc'!'A0'` || unknown[exceptions.Col(t, "amount")] != "42.00" ||
-		unknown[exceptions.Col(t, "batch")] != "" || unknown[exceptions.Col(t, "line")] != "" {
-		t.Errorf("unknown check %q in %q", unknown, exceptions.Shown)
-	}
+		byName := map[string][]string{}
+		for _, r := range status.Shown[1:] {
+			byName[r[status.Col(t, "name")]] = r
+		}
+		evil := byName[`=HYPERLINK("http://evil","x")`]
+		if evil == nil || byName["+1"] == nil || byName["@SUM(1)"] == nil {
+			t.Fatalf("hostile names not kept as text: %q", status.Shown)
+		}
+		if evil[status.Col(t, "file")] != "0042.csv" || evil[status.Col(t, "amount")] != "1,234.56" ||
+			evil[status.Col(t, "status")] != "deposited" || evil[status.Col(t, "deposited_on")] != "2026-03-03" ||
+			evil[status.Col(t, "created")] != "2026-03-02 10:00:00" || evil[status.Col(t, "batch")] != "1" {
+			t.Errorf("status row %q", evil)
+		}
+		var unknown []string
+		for _, r := range exceptions.Shown[1:] {
+			if r[exceptions.Col(t, "kind")] == KindUnknown {
+				unknown = r
+			}
+		}
+		if unknown == nil || unknown[exceptions.Col(t, "number")] != "0000070001" ||
+			unknown[exceptions.Col(t, "label")] != `=cmd|' /C calc'!'A0'` || unknown[exceptions.Col(t, "amount")] != "42.00" ||
+			unknown[exceptions.Col(t, "batch")] != "" || unknown[exceptions.Col(t, "line")] != "" {
+			t.Errorf("unknown check %q in %q", unknown, exceptions.Shown)
+		}
 
-	// The grand total is a number, the sum of the status amounts in cents.
-	var total money.Cents
-	for _, r := range status.Raw[1:] {
-		c, err := money.ParseWire(r[status.Col(t, "amount")])
-		if err != nil {
-			t.Fatal(err)
+		// The grand total is a number, the sum of the status amounts in cents.
+		var total money.Cents
+		for _, r := range status.Raw[1:] {
+			c, err := money.ParseWire(r[status.Col(t, "amount")])
+			if err != nil {
+				t.Fatal(err)
+			}
+			total += c
 		}
-		total += c
-	}
-	last := settlement.Raw[len(settlement.Raw)-1]
-	if last[settlement.Col(t, "section")] != SectionGrandTotal || last[settlement.Col(t, "count")] != "3" {
-		t.Fatalf("last settlement row %q", last)
-	}
-	if got, err := money.ParseWire(last[settlement.Col(t, "amount")]); err != nil || got != total || total != 123495 {
-		t.Errorf("grand total %q, status sum %s", last[settlement.Col(t, "amount")], total)
-	}
-	var deposited []string
-	for _, r := range settlement.Shown {
-		if r[0] == SectionDeposited {
-			deposited = r
+		last := settlement.Raw[len(settlement.Raw)-1]
+		if last[settlement.Col(t, "section")] != SectionGrandTotal || last[settlement.Col(t, "count")] != "3" {
+			t.Fatalf("last settlement row %q", last)
 		}
-	}
-	if deposited == nil || deposited[settlement.Col(t, "deposit_date")] != "2026-03-03" || deposited[settlement.Col(t, "amount")] != "1,234.56" {
-		t.Errorf("deposits %q", deposited)
-	}
+		if got, err := money.ParseWire(last[settlement.Col(t, "amount")]); err != nil || got != total || total != 123495 {
+			t.Errorf("grand total %q, status sum %s", last[settlement.Col(t, "amount")], total)
+		}
+		var deposited []string
+		for _, r := range settlement.Shown {
+			if r[0] == SectionDeposited {
+				deposited = r
+			}
+		}
+		if deposited == nil || deposited[settlement.Col(t, "deposit_date")] != "2026-03-03" || deposited[settlement.Col(t, "amount")] != "1,234.56" {
+			t.Errorf("deposits %q", deposited)
+		}
+	})
 }
 
 // TestPruneRemovesXLSXCopies: old XLSX copies and their temporary files
@@ -155,22 +158,24 @@ func TestPruneRemovesXLSXCopies(t *testing.T) {
 // TestUploadFailureNamesXLSX: a report that cannot be delivered is named
 // in the error, every copy stays local.
 func TestUploadFailureNamesXLSX(t *testing.T) {
-	e := newEnv(t, monday(), nil)
-	e.submit(e.keys(e.load("a.csv", pay(100, 16, "A")))[0])
-	sum, err := e.runner(nil, Options{Formats: []report.Format{report.XLSX},
-		Outbox: report.Destination{Outbox: failingOutbox{}, Dir: "/outbox"}}).Run(context.Background(), Window{})
-	if err == nil || !strings.Contains(err.Error(), "deliver status-2026-03-02.xlsx to /outbox") {
-		t.Fatalf("error %v", err)
-	}
-	if len(sum.Reports) != 3 {
-		t.Fatalf("reports %q", sum.Reports)
-	}
-	for _, p := range sum.Reports {
-		if !strings.HasSuffix(p, ".xlsx") {
-			t.Errorf("%s is not an xlsx", p)
+	ledgertest.Each(t, func(t *testing.T, backend string) {
+		e := newEnv(t, backend, monday(), nil)
+		e.submit(e.keys(e.load("a.csv", pay(100, 16, "A")))[0])
+		sum, err := e.runner(nil, Options{Formats: []report.Format{report.XLSX},
+			Outbox: report.Destination{Outbox: failingOutbox{}, Dir: "/outbox"}}).Run(context.Background(), Window{})
+		if err == nil || !strings.Contains(err.Error(), "deliver status-2026-03-02.xlsx to /outbox") {
+			t.Fatalf("error %v", err)
 		}
-		if _, err := os.Stat(p); err != nil {
-			t.Errorf("local report: %v", err)
+		if len(sum.Reports) != 3 {
+			t.Fatalf("reports %q", sum.Reports)
 		}
-	}
+		for _, p := range sum.Reports {
+			if !strings.HasSuffix(p, ".xlsx") {
+				t.Errorf("%s is not an xlsx", p)
+			}
+			if _, err := os.Stat(p); err != nil {
+				t.Errorf("local report: %v", err)
+			}
+		}
+	})
 }
