@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/batchd/batchd/internal/clocktest"
+	"github.com/batchd/batchd/internal/ledgertest"
 	"github.com/batchd/batchd/internal/payment"
 	"github.com/batchd/batchd/internal/sandbox"
 )
@@ -52,7 +53,7 @@ func TestResolveAcrossClocks(t *testing.T) {
 					name := fmt.Sprintf("quirks=%v/%s/service%+dd/%s", quirks, loc, skew, st.name)
 					t.Run(name, func(t *testing.T) {
 						clock := clocktest.New(st.at)
-						r := newRigWith(t, clock, sandbox.Options{Quirks: quirks, Location: loc, Date: serviceDay(st.at, loc, skew)})
+						r := newRigWith(t, ledgertest.Bbolt, clock, sandbox.Options{Quirks: quirks, Location: loc, Date: serviceDay(st.at, loc, skew)})
 						resolveAcross(t, r, skew)
 					})
 				}
@@ -117,7 +118,7 @@ func resolveAcross(t *testing.T, r *rig, skew int) {
 // row stays in doubt and the lookup says why, rather than release it.
 func TestResolveRefusesBeyondSkewBound(t *testing.T) {
 	at := clocktest.Monday
-	r := newRigWith(t, clocktest.New(at), sandbox.Options{Date: serviceDay(at, time.UTC, -10)})
+	r := newRigWith(t, ledgertest.Bbolt, clocktest.New(at), sandbox.Options{Date: serviceDay(at, time.UTC, -10)})
 	ctx := context.Background()
 	rows := r.inDoubt(t, "Far", "1", "2")
 	chk, err := r.svc.CreateCheck(ctx, rows[0])
@@ -153,7 +154,7 @@ func TestResolveRefusesBeyondSkewBound(t *testing.T) {
 // A Resolver built without batchd's clock looks nothing up and releases
 // nothing.
 func TestResolveWithoutClock(t *testing.T) {
-	r := newRig(t, false)
+	r := newRig(t, ledgertest.Bbolt, false)
 	rows := r.inDoubt(t, "L", "1")
 	res := r.resolver()
 	res.Now = nil
@@ -187,7 +188,7 @@ func TestWindow(t *testing.T) {
 // fails, whatever the clocks.
 func TestResolveReleasesOnlyAfterCompleteWalk(t *testing.T) {
 	at := clocktest.NewYearsEve
-	r := newRigWith(t, clocktest.New(at), sandbox.Options{ErrorRate: 1, StartDays: -3, Location: eastern(t)})
+	r := newRigWith(t, ledgertest.Bbolt, clocktest.New(at), sandbox.Options{ErrorRate: 1, StartDays: -3, Location: eastern(t)})
 	rows := r.inDoubt(t, "Unread", "1")
 	out, err := r.resolver().Resolve(context.Background(), rows)
 	if !errors.Is(err, ErrLookup) || out.Released != 0 {
@@ -207,7 +208,7 @@ func TestResolveReleasesOnlyAfterCompleteWalk(t *testing.T) {
 func TestResolveAfterBatchdClockSetBack(t *testing.T) {
 	real := clocktest.New(clocktest.Monday)
 	batchd := clocktest.New(clocktest.Monday.Add(10 * 24 * time.Hour))
-	r := newRigWith(t, batchd, sandbox.Options{Now: real.Now})
+	r := newRigWith(t, ledgertest.Bbolt, batchd, sandbox.Options{Now: real.Now})
 	ctx := context.Background()
 	rows := r.inDoubt(t, "Ahead", "1", "2", "3")
 	chk, err := r.svc.CreateCheck(ctx, rows[0])
@@ -231,7 +232,7 @@ func TestResolveAfterBatchdClockSetBack(t *testing.T) {
 // without one is released (a service ahead cannot hide a check).
 func TestResolveServiceFarAhead(t *testing.T) {
 	at := clocktest.Friday
-	r := newRigWith(t, clocktest.New(at), sandbox.Options{StartDays: 30, Quirks: true})
+	r := newRigWith(t, ledgertest.Bbolt, clocktest.New(at), sandbox.Options{StartDays: 30, Quirks: true})
 	rows := r.inDoubt(t, "Ahead", "1", "2")
 	r.create(t, rows[0])
 	out, err := r.resolver().Resolve(context.Background(), rows)
