@@ -51,12 +51,16 @@ type ledgerBackend struct {
 }
 
 // benchLedger is an open ledger and, on PostgreSQL, the count of key
-// operations (Get, Put, Delete, cursor moves) the rules made on its store:
-// each is at least one statement, a round trip to the server.
+// operations the rules made on its store: each is a statement, a round
+// trip to the server.
 type benchLedger struct {
 	*state.DB
-	ops *atomic.Int64 // nil on bbolt, whose store is the file
+	ops *kvOps // nil on bbolt, whose store is the file
 }
+
+// kvOps counts key operations: reads (Get, cursor moves) and writes (Put,
+// Delete).
+type kvOps struct{ reads, writes atomic.Int64 }
 
 // benchBackends are bbolt (a file in a temporary directory, fsync on every
 // commit) and PostgreSQL (a database of its own per ledger, opened as
@@ -154,7 +158,7 @@ func openPostgresLedger(b *testing.B) benchLedger {
 	if err != nil {
 		b.Fatal(err)
 	}
-	counted := &countingStore{Store: store, ops: new(atomic.Int64)}
+	counted := &countingStore{Store: store, ops: new(kvOps)}
 	db, err := state.OpenStore(counted, benchElector{store}, state.Options{SendWindow: benchSendWindow})
 	if err != nil {
 		store.Close()
@@ -239,11 +243,22 @@ func BenchmarkSubmitBackend(b *testing.B) {
 // the metrics and returns rows/s.
 func benchSubmitOn(b *testing.B, s benchSetup, be ledgerBackend) float64 {
 	var total benchRun
+	var reads, writes int64
+	counted := false
 	for i := 0; i < b.N; i++ {
 		b.StopTimer()
 		db := be.open(b)
 		loadRows(b, db.DB, s.rows)
+		if db.ops != nil {
+			counted = true
+			reads -= db.ops.reads.Load()
+			writes -= db.ops.writes.Load()
+		}
 		r := submitOn(b, s, db.DB)
+		if db.ops != nil {
+			reads += db.ops.reads.Load()
+			writes += db.ops.writes.Load()
+		}
 		total.created += r.created
 		total.elapsed += r.elapsed
 		total.commits += r.commits
@@ -255,6 +270,10 @@ func benchSubmitOn(b *testing.B, s benchSetup, be ledgerBackend) float64 {
 	b.ReportMetric(float64(total.rateLimited)/float64(b.N), "rate_limited")
 	if s.rate > 0 {
 		b.ReportMetric(100*perSec/s.rate, "pct_of_limit")
+	}
+	if counted {
+		b.ReportMetric(float64(reads)/float64(total.created), "kv_reads/row")
+		b.ReportMetric(float64(writes)/float64(total.created), "kv_writes/row")
 	}
 	return perSec
 }
@@ -333,9 +352,9 @@ func benchTransitions(b *testing.B, be ledgerBackend) float64 {
 	}
 	var next atomic.Int64
 	commits := db.Commits()
-	var ops int64
+	var reads, writes int64
 	if db.ops != nil {
-		ops = db.ops.Load()
+		reads, writes = db.ops.reads.Load(), db.ops.writes.Load()
 	}
 	b.SetParallelism(32) // 64 goroutines on 2 cores
 	b.ResetTimer()
@@ -361,7 +380,8 @@ func benchTransitions(b *testing.B, be ledgerBackend) float64 {
 	b.ReportMetric(perSec, "rows/s")
 	b.ReportMetric(float64(db.Commits()-commits)/float64(b.N), "commits/row")
 	if db.ops != nil {
-		b.ReportMetric(float64(db.ops.Load()-ops)/float64(b.N), "kv_ops/row")
+		b.ReportMetric(float64(db.ops.reads.Load()-reads)/float64(b.N), "kv_reads/row")
+		b.ReportMetric(float64(db.ops.writes.Load()-writes)/float64(b.N), "kv_writes/row")
 	}
 	return perSec
 }
@@ -371,7 +391,7 @@ func benchTransitions(b *testing.B, be ledgerBackend) float64 {
 // operations on any store.
 type countingStore struct {
 	kv.Store
-	ops *atomic.Int64
+	ops *kvOps
 }
 
 func (s *countingStore) wrap(fn func(kv.Tx) error) func(kv.Tx) error {
@@ -387,7 +407,7 @@ func (s *countingStore) UpdateUnfenced(fn func(kv.Tx) error) error {
 
 type countingTx struct {
 	kv.Tx
-	ops *atomic.Int64
+	ops *kvOps
 }
 
 func (t countingTx) Bucket(name []byte) kv.Bucket {
@@ -408,21 +428,21 @@ func (t countingTx) CreateBucketIfNotExists(name []byte) (kv.Bucket, error) {
 
 type countingBucket struct {
 	kv.Bucket
-	ops *atomic.Int64
+	ops *kvOps
 }
 
 func (b countingBucket) Get(k []byte) []byte {
-	b.ops.Add(1)
+	b.ops.reads.Add(1)
 	return b.Bucket.Get(k)
 }
 
 func (b countingBucket) Put(k, v []byte) error {
-	b.ops.Add(1)
+	b.ops.writes.Add(1)
 	return b.Bucket.Put(k, v)
 }
 
 func (b countingBucket) Delete(k []byte) error {
-	b.ops.Add(1)
+	b.ops.writes.Add(1)
 	return b.Bucket.Delete(k)
 }
 
@@ -432,25 +452,25 @@ func (b countingBucket) Cursor() kv.Cursor {
 
 type countingCursor struct {
 	kv.Cursor
-	ops *atomic.Int64
+	ops *kvOps
 }
 
 func (c countingCursor) First() ([]byte, []byte) {
-	c.ops.Add(1)
+	c.ops.reads.Add(1)
 	return c.Cursor.First()
 }
 
 func (c countingCursor) Seek(k []byte) ([]byte, []byte) {
-	c.ops.Add(1)
+	c.ops.reads.Add(1)
 	return c.Cursor.Seek(k)
 }
 
 func (c countingCursor) Next() ([]byte, []byte) {
-	c.ops.Add(1)
+	c.ops.reads.Add(1)
 	return c.Cursor.Next()
 }
 
 func (c countingCursor) Delete() error {
-	c.ops.Add(1)
+	c.ops.writes.Add(1)
 	return c.Cursor.Delete()
 }
