@@ -14,6 +14,11 @@ import (
 	"testing"
 
 	"github.com/batchd/batchd/internal/ach"
+	"github.com/batchd/batchd/internal/config"
+	"github.com/batchd/batchd/internal/jobs"
+	"github.com/batchd/batchd/internal/ledgertest"
+	"github.com/batchd/batchd/internal/pgtest"
+	"github.com/batchd/batchd/internal/state"
 	"github.com/batchd/batchd/internal/testsshd"
 )
 
@@ -24,7 +29,13 @@ import (
 // already holds, and a micro-deposit row refused at ingest since the
 // deprecation) goes through ingest, submit and the results report. Lost
 // answers are looked up, so no funding source is created twice.
+// It runs on each ledger backend (the PostgreSQL one fenced, each command
+// taking the lease as it runs).
 func TestOnboardingProcess(t *testing.T) {
+	ledgertest.Each(t, onboardingProcess)
+}
+
+func onboardingProcess(t *testing.T, backend string) {
 	const key = "sk_test_onboarding_0123456789abcdef"
 	sandboxURL, sandboxLog := startSandboxLogged(t, "--key", key, "--drop-rate", "0.3", "--seed", "7")
 	api, err := ach.New(ach.Options{BaseURL: sandboxURL, Key: key})
@@ -69,8 +80,8 @@ sftp: {address: %s, user: %s, identity_file: %s, known_hosts: %s,
        inbox: %s, archive: %s, failed: %s, outbox: %s}
 ingest: {stable_for: 100ms, on_invalid: skip_rows}
 submit: {resolve_after: 1ms, max_attempts: 20}
-`, filepath.Join(dir, "state"), sandboxURL, sshd.Addr, sshd.User, sshd.IdentityFile, sshd.KnownHosts,
-		sshd.Path("inbox"), sshd.Path("archive"), sshd.Path("failed"), sshd.Path("outbox")))
+%s`, filepath.Join(dir, "state"), sandboxURL, sshd.Addr, sshd.User, sshd.IdentityFile, sshd.KnownHosts,
+		sshd.Path("inbox"), sshd.Path("archive"), sshd.Path("failed"), sshd.Path("outbox"), ledgerYAML(t, backend, dir)))
 	if n := strings.Count(body, "\n") - 1; n != 30 {
 		t.Fatalf("the file has %d rows", n)
 	}
@@ -166,6 +177,60 @@ submit: {resolve_after: 1ms, max_attempts: 20}
 	if total != 28 { // 27 made by batchd and the one "held" had before
 		t.Fatalf("%d funding sources at the service, want 28: %v", total, sources)
 	}
+	assertBackend(t, backend, filepath.Join(dir, "state"))
+}
+
+// assertBackend fails t unless the ledger batchd kept is on backend: a
+// PostgreSQL ledger leaves no bbolt file in state_dir.
+func assertBackend(t *testing.T, backend, stateDir string) {
+	t.Helper()
+	_, err := os.Stat(filepath.Join(stateDir, state.FileName))
+	if onFile := err == nil; onFile != (backend == ledgertest.Bbolt) {
+		t.Fatalf("backend %s, but a ledger file in state_dir: %v", backend, onFile)
+	}
+}
+
+// ledgerYAML is the configuration lines that put a process test's
+// ledger on backend: none for bbolt (the file under state_dir); for
+// PostgreSQL a private server (pgtest), its DSN in a file private to the
+// test as an operator would keep it, and no scheduled backup (the
+// configuration refuses one on that backend). The lease is the shortest
+// allowed, so a process started after one was killed takes over within
+// seconds, and the send window (a third of it) keeps the wait for rows in
+// doubt short.
+func ledgerYAML(t *testing.T, backend, dir string) string {
+	t.Helper()
+	if backend == ledgertest.Bbolt {
+		return ""
+	}
+	dsnFile := filepath.Join(dir, "postgres-dsn")
+	if err := os.WriteFile(dsnFile, []byte(pgtest.Start(t)+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return fmt.Sprintf("state: {backend: postgres, postgres_dsn_file: %s, lease_ttl: 3s}\nbackup: {schedule: \"\"}\n", dsnFile)
+}
+
+// openLedger opens the ledger of the configuration file cfg as batchd
+// does (jobs.OpenLedger), for a test's assertions with batchd stopped;
+// the caller closes it before batchd runs again (a bbolt file is locked).
+// A PostgreSQL ledger is read without its
+// lease: reads are not fenced.
+func openLedger(t *testing.T, cfg string) state.Ledger {
+	t.Helper()
+	c, err := config.Load(cfg, config.Env(func(name string) (string, bool) {
+		if name == "BATCHD_API_KEY" {
+			return "sk_test_assertions_only_0123456789", true
+		}
+		return os.LookupEnv(name)
+	}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	db, err := jobs.OpenLedger(c, state.Options{NoSnapshots: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return db
 }
 
 // startSandboxLogged is startSandbox with the sandbox's log kept for

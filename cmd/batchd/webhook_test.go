@@ -13,8 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/batchd/batchd/internal/ledgertest"
 	"github.com/batchd/batchd/internal/payment"
-	"github.com/batchd/batchd/internal/state"
 	"github.com/batchd/batchd/internal/testsshd"
 )
 
@@ -26,13 +26,18 @@ import (
 // SIGKILLed once in the middle of it; after the next reconcile the ledger
 // holds exactly the sandbox's statuses. It runs against the exact and the
 // quirky sandbox.
+// It runs on each ledger backend; on PostgreSQL the daemon leads through
+// the ledger's lease, and the process started after the SIGKILL waits for
+// the killed one's lease to run out before it runs jobs.
 func TestWebhooksProcess(t *testing.T) {
-	for _, quirks := range []bool{false, true} {
-		t.Run(map[bool]string{false: "exact", true: "quirks"}[quirks], func(t *testing.T) { webhooksProcess(t, quirks) })
-	}
+	ledgertest.Each(t, func(t *testing.T, backend string) {
+		for _, quirks := range []bool{false, true} {
+			t.Run(map[bool]string{false: "exact", true: "quirks"}[quirks], func(t *testing.T) { webhooksProcess(t, backend, quirks) })
+		}
+	})
 }
 
-func webhooksProcess(t *testing.T, quirks bool) {
+func webhooksProcess(t *testing.T, backend string, quirks bool) {
 	const key, rows = "sk_test_webhooks_0123456789abcdef", 40
 	const secret = "hook-secret_0123456789abcdef"
 	sshd := testsshd.Start(t)
@@ -62,8 +67,8 @@ submit: {resolve_after: 1s}
 schedule: {timezone: UTC, ingest: "@every 1s", submit: "@every 1s", reconcile: "@every 1h"}
 admin: {listen: %s}
 webhook: {listen: %s, url: "http://%s/webhook", secret_file: %s}
-`, filepath.Join(dir, "state"), sbx, sshd.Addr, sshd.User, sshd.IdentityFile, sshd.KnownHosts,
-		sshd.Root, sshd.Root, sshd.Root, sshd.Root, admin, hook, hook, secretFile))
+%s`, filepath.Join(dir, "state"), sbx, sshd.Addr, sshd.User, sshd.IdentityFile, sshd.KnownHosts,
+		sshd.Root, sshd.Root, sshd.Root, sshd.Root, admin, hook, hook, secretFile, ledgerYAML(t, backend, dir)))
 	if err := os.WriteFile(filepath.Join(sshd.Root, "inbox", "payroll.csv"), []byte(paymentFile(rows)), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -149,6 +154,10 @@ webhook: {listen: %s, url: "http://%s/webhook", secret_file: %s}
 	eventually(t, "deliveries recorded after the restart", 20*time.Second, func() bool {
 		return strings.Contains(getText(base+"/metrics"), `batchd_webhook_deliveries_total{outcome="recorded"}`)
 	})
+	// On a shared ledger the process started after the SIGKILL is a
+	// standby until the killed one's lease runs out; only a leader
+	// registers the URL.
+	awaitLeading(t, base, backend)
 	// SIGHUP registers a changed webhook.url at once.
 	moved := strings.Replace(string(mustRead(t, cfg)), `url: "http://`+hook+`/webhook"`, `url: "http://`+hook+`/moved"`, 1)
 	if err := os.WriteFile(cfg, []byte(moved), 0o600); err != nil {
@@ -170,7 +179,7 @@ webhook: {listen: %s, url: "http://%s/webhook", secret_file: %s}
 			t.Fatalf("the sandbox injected no %s: the test proves nothing about it", fault)
 		}
 	}
-	before := ledgerStatuses(t, filepath.Join(dir, "state"))
+	before := ledgerStatuses(t, cfg)
 	code, out, errOut := runBatchd(t, key, "reconcile", "--config", cfg)
 	if code != 0 || strings.Contains(out, "full walk") {
 		t.Fatalf("reconcile: exit %d (want 0, and no full walk)\n%s%s", code, out, errOut)
@@ -179,7 +188,7 @@ webhook: {listen: %s, url: "http://%s/webhook", secret_file: %s}
 	for _, c := range allChecks(t, api) {
 		want[c.CheckID] = string(c.Status)
 	}
-	got := ledgerStatuses(t, filepath.Join(dir, "state"))
+	got := ledgerStatuses(t, cfg)
 	if len(got) != rows {
 		t.Fatalf("the ledger has %d checks, want %d", len(got), rows)
 	}
@@ -196,10 +205,29 @@ webhook: {listen: %s, url: "http://%s/webhook", secret_file: %s}
 		}
 	}
 	t.Logf("before the reconcile the ledger was behind the sandbox on %d of %d checks; reconcile: %s", behind, rows, strings.TrimSpace(out))
+	assertBackend(t, backend, filepath.Join(dir, "state"))
 	assertNoSecrets(t, d.logs.String(), key, sshd.IdentityFile)
 	if strings.Contains(d.logs.String(), secret) || strings.Contains(out+errOut, secret) {
 		t.Fatal("the webhook secret in a log line")
 	}
+}
+
+// awaitLeading waits until the daemon whose admin server is at base leads
+// its ledger (always, on bbolt).
+func awaitLeading(t *testing.T, base, backend string) {
+	t.Helper()
+	if backend == ledgertest.Bbolt {
+		return
+	}
+	eventually(t, "the daemon leading the ledger", 20*time.Second, func() bool {
+		var h struct {
+			Role *struct {
+				Leading bool `json:"leading"`
+			} `json:"role"`
+		}
+		_, err := getJSON(base+"/healthz", &h)
+		return err == nil && h.Role != nil && h.Role.Leading
+	})
 }
 
 func mustRead(t *testing.T, path string) []byte {
@@ -245,14 +273,11 @@ func sandboxPost(t *testing.T, base, key, path string, body any) {
 	}
 }
 
-// ledgerStatuses reads every check's status from the ledger (batchd
-// stopped).
-func ledgerStatuses(t *testing.T, stateDir string) map[string]string {
+// ledgerStatuses reads every check's status from the ledger of the
+// configuration file cfg (batchd stopped).
+func ledgerStatuses(t *testing.T, cfg string) map[string]string {
 	t.Helper()
-	db, err := state.Open(stateDir, state.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	db := openLedger(t, cfg)
 	defer db.Close()
 	bs, err := db.Batches()
 	if err != nil {
