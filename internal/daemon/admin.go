@@ -62,12 +62,11 @@ func (r refusal) Is(target error) bool { return target == ErrRefused }
 // healthzBody is the JSON of GET /healthz.
 type healthzBody struct {
 	Status string `json:"status"` // "ok" or "unavailable"
-	// Role is this instance's part in the leader election, in one line:
-	// "leader (epoch N)", "standby; HOST:PID leads (epoch N, lease until
-	// …)" or "no leader"; absent without an election. Leader has the
-	// details.
-	Role      string                   `json:"role,omitempty"`
-	Leader    *Role                    `json:"leader,omitempty"`
+	// Role is this instance's part in the leader election: its "text"
+	// says it in one line, "leader (epoch N)", "standby; HOST:PID leads
+	// (epoch N, lease until …)" or "no leader"; absent without an
+	// election.
+	Role      *Role                    `json:"role,omitempty"`
 	State     string                   `json:"state"` // "open", or why the check failed
 	Alive     bool                     `json:"alive"` // the scheduler is running
 	Jobs      []JobHealth              `json:"jobs"`
@@ -141,10 +140,7 @@ func (s *Scheduler) AdminHandler(opts AdminOptions) http.Handler {
 
 func (s *Scheduler) serveHealthz(w http.ResponseWriter, opts AdminOptions) {
 	h := s.Health()
-	body := healthzBody{State: "open", Alive: h.Alive, Jobs: h.Jobs, LastError: h.LastError, Errors: opts.Errors.Last(), Leader: h.Role}
-	if h.Role != nil {
-		body.Role = h.Role.Text
-	}
+	body := healthzBody{State: "open", Alive: h.Alive, Jobs: h.Jobs, LastError: h.LastError, Errors: opts.Errors.Last(), Role: h.Role}
 	if opts.Notes != nil {
 		body.Notes = opts.Notes()
 	}

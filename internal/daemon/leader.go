@@ -142,7 +142,7 @@ func (s *Scheduler) leadOnce(ctx context.Context) {
 		s.leadFailed(err)
 		return
 	}
-	s.leadAnswered(info)
+	s.leadAnswered(ctx, info)
 }
 
 // leadFailed notes a failed Lead. A leader that has not renewed for
@@ -166,7 +166,7 @@ func (s *Scheduler) leadFailed(err error) {
 }
 
 // leadAnswered acts on Lead's answer: become leader, stay, or step down.
-func (s *Scheduler) leadAnswered(info state.LeaderInfo) {
+func (s *Scheduler) leadAnswered(ctx context.Context, info state.LeaderInfo) {
 	now := s.now()
 	s.mu.Lock()
 	prev, seen, wasLeading, failed, logged := s.role.info, s.role.seen, s.role.leading, s.role.lastErr, s.standbyLogged
@@ -189,7 +189,7 @@ func (s *Scheduler) leadAnswered(info state.LeaderInfo) {
 	}
 	switch {
 	case info.Self && !wasLeading && canLead:
-		s.becomeLeader(info, prev, seen)
+		s.becomeLeader(ctx, info, prev, seen)
 	case !info.Self && wasLeading:
 		s.stepDown(fmt.Sprintf("%s holds the lease now (epoch %d)", info.Holder, info.Epoch))
 		s.mu.Lock()
@@ -227,7 +227,7 @@ func (s *Scheduler) logStandby(info state.LeaderInfo) {
 // run of an earlier term still winding down, leaves this instance
 // standby (it holds the lease but runs nothing); the next tick tries
 // again.
-func (s *Scheduler) becomeLeader(info, prev state.LeaderInfo, seen bool) {
+func (s *Scheduler) becomeLeader(ctx context.Context, info, prev state.LeaderInfo, seen bool) {
 	s.mu.Lock()
 	left := s.runningLocked()
 	s.mu.Unlock()
@@ -250,6 +250,9 @@ func (s *Scheduler) becomeLeader(info, prev state.LeaderInfo, seen bool) {
 			return
 		}
 		doubt = n
+		if !s.stillHeld(ctx, info) {
+			return
+		}
 	}
 	s.mu.Lock()
 	if s.state != started || s.role.leading {
@@ -271,6 +274,36 @@ func (s *Scheduler) becomeLeader(info, prev state.LeaderInfo, seen bool) {
 		"epoch", info.Epoch, "previous_holder", previous, "in_doubt", doubt)
 	s.updateStatus()
 	s.catchUp()
+}
+
+// stillHeld renews the lease after TakeOver and reports whether it is
+// still this instance's, at the epoch TakeOver ran under. TakeOver may
+// wait long on the ledger (a paused former leader's transaction holds
+// its lock until the database ends it), and the lease may have run out
+// meanwhile: the term starts only under the lease it was readied for;
+// otherwise the next tick tries again.
+func (s *Scheduler) stillHeld(ctx context.Context, info state.LeaderInfo) bool {
+	cctx, cancel := context.WithTimeout(ctx, s.leadTimeout())
+	now, err := s.opts.Leadership.Lead(cctx, s.opts.LeaseTTL)
+	cancel()
+	if err == nil {
+		s.mu.Lock()
+		s.role.info = now
+		if now.Self {
+			s.role.renewed = s.now()
+		}
+		s.mu.Unlock()
+	}
+	if err == nil && now.Self && now.Epoch == info.Epoch {
+		return true
+	}
+	what := fmt.Sprintf("the lease is now %s", now)
+	if err != nil {
+		what = err.Error()
+	}
+	s.log.Warn("leader lease changed while the ledger was readied for this leader; trying again at the next renewal",
+		"epoch", info.Epoch, "lease", what)
+	return false
 }
 
 // stepDown ends this instance's term: running jobs are cancelled at
@@ -304,7 +337,9 @@ func (s *Scheduler) resign() {
 		return
 	}
 	s.mu.Lock()
-	leading := s.role.leading
+	// A lease that never runs out is a file lock (bbolt): no standby
+	// waits for it, and the process exit releases it.
+	leading := s.role.leading && !s.role.info.Expires.IsZero()
 	s.role.leading = false
 	if s.role.endTerm != nil {
 		s.role.endTerm(ErrStopping)

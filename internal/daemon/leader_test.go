@@ -33,6 +33,9 @@ type fakeLease struct {
 	err    error
 	events []string
 	doubt  int
+	// during, when set, runs inside TakeOver (the lease changing hands
+	// while the ledger is readied).
+	during func(*fakeLease)
 }
 
 var _ state.Leadership = (*fakeLease)(nil)
@@ -70,6 +73,12 @@ func (f *fakeLease) Resign(context.Context) error {
 
 func (f *fakeLease) takeOver() (int, error) {
 	f.note("takeover")
+	f.mu.Lock()
+	during := f.during
+	f.mu.Unlock()
+	if during != nil {
+		during(f)
+	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return f.doubt, nil
@@ -201,8 +210,8 @@ func TestStandbyRunsNoJob(t *testing.T) {
 	}
 	code, b := h.healthz(t)
 	want := "standby; b.example:42 leads (epoch 3, lease until 2026-03-02T09:00:15Z)"
-	if code != http.StatusOK || b.Role != want || b.Leader == nil || b.Leader.Leading {
-		t.Errorf("healthz = %d role %q leader %+v, want 200 %q", code, b.Role, b.Leader, want)
+	if code != http.StatusOK || roleOf(b) != want || b.Role.Leading {
+		t.Errorf("healthz = %d role %q, want 200 %q", code, roleOf(b), want)
 	}
 	if v := h.metric(t, "batchd_leader", nil); v != 0 {
 		t.Errorf("batchd_leader = %v on a standby", v)
@@ -268,8 +277,8 @@ func TestBecomingLeaderTakesOverBeforeAnyJob(t *testing.T) {
 		}
 	}
 	code, b := h.healthz(t)
-	if code != http.StatusOK || b.Role != "leader (epoch 4)" {
-		t.Errorf("healthz = %d role %q, want 200 \"leader (epoch 4)\"", code, b.Role)
+	if code != http.StatusOK || roleOf(b) != "leader (epoch 4)" {
+		t.Errorf("healthz = %d role %q, want 200 \"leader (epoch 4)\"", code, roleOf(b))
 	}
 }
 
@@ -366,8 +375,8 @@ func TestLeaseRunsOutWhenLeadFails(t *testing.T) {
 	if ctx.Err() != nil {
 		t.Fatal("a leader stepped down before its lease could have run out")
 	}
-	if code, b := h.healthz(t); code != http.StatusOK || b.Role != "leader (epoch 2)" {
-		t.Errorf("healthz while renewals fail within the TTL = %d %q", code, b.Role)
+	if code, b := h.healthz(t); code != http.StatusOK || roleOf(b) != "leader (epoch 2)" {
+		t.Errorf("healthz while renewals fail within the TTL = %d %q", code, roleOf(b))
 	}
 	h.clock.Advance(testTTL/2 + time.Second)
 	h.lead()
@@ -376,13 +385,13 @@ func TestLeaseRunsOutWhenLeadFails(t *testing.T) {
 	}
 	h.logs.waitFor(t, 1, "lost leadership: standby now; running jobs cancelled", nil)
 	if code, b := h.healthz(t); code != http.StatusOK {
-		t.Errorf("healthz one TTL after the last renewal = %d (%q), want 200: no leader for 2×TTL yet", code, b.Role)
+		t.Errorf("healthz one TTL after the last renewal = %d (%q), want 200: no leader for 2×TTL yet", code, roleOf(b))
 	}
 	h.clock.Advance(testTTL)
 	h.lead()
 	code, b := h.healthz(t)
-	if code != http.StatusServiceUnavailable || b.Role != "no leader" {
-		t.Fatalf("healthz 2×TTL after the last renewal = %d role %q, want 503 \"no leader\"", code, b.Role)
+	if code != http.StatusServiceUnavailable || roleOf(b) != "no leader" {
+		t.Fatalf("healthz 2×TTL after the last renewal = %d role %q, want 503 \"no leader\"", code, roleOf(b))
 	}
 	f := failureOf(b.Failures, "leader")
 	if f == nil || !strings.Contains(f.Error, "no leader for 2h0m1s") || !strings.Contains(f.Error, "connection refused") {
@@ -394,8 +403,8 @@ func TestLeaseRunsOutWhenLeadFails(t *testing.T) {
 	// Another instance took over meanwhile: a standby is healthy.
 	h.lease.set(other(3), nil)
 	h.lead()
-	if code, b := h.healthz(t); code != http.StatusOK || !strings.HasPrefix(b.Role, "standby; b.example:42 leads (epoch 3") {
-		t.Errorf("healthz once another leads = %d %q", code, b.Role)
+	if code, b := h.healthz(t); code != http.StatusOK || !strings.HasPrefix(roleOf(b), "standby; b.example:42 leads (epoch 3") {
+		t.Errorf("healthz once another leads = %d %q", code, roleOf(b))
 	}
 }
 
@@ -500,4 +509,42 @@ func failureOf(fs []Failure, check string) *Failure {
 		}
 	}
 	return nil
+}
+
+// roleOf is /healthz's role line, "" when it has none.
+func roleOf(b healthzBody) string {
+	if b.Role == nil {
+		return ""
+	}
+	return b.Role.Text
+}
+
+// TestLeaseLostDuringTakeOver: when the lease changes hands while
+// TakeOver runs (it waited long on the ledger), the term does not start:
+// no job runs, and the next renewal tries again.
+func TestLeaseLostDuringTakeOver(t *testing.T) {
+	t.Parallel()
+	h := newElected(t, []Job{recordingJob("ingest", &fakeLease{})}, other(3), nil)
+	h.lease.mu.Lock()
+	h.lease.during = func(f *fakeLease) {
+		f.set(other(5), nil)
+		f.during = nil // f.mu is not held here
+	}
+	h.lease.answer = self(4)
+	h.lease.mu.Unlock()
+	h.lead()
+	if err := h.s.Trigger("ingest"); !errors.Is(err, ErrStandby) {
+		t.Errorf("Trigger after a takeover under a lost lease = %v, want ErrStandby", err)
+	}
+	h.logs.waitFor(t, 1, "leader lease changed while the ledger was readied for this leader; trying again at the next renewal", nil)
+	if v := h.metric(t, "batchd_leader", nil); v != 0 {
+		t.Errorf("batchd_leader = %v, want 0", v)
+	}
+	// The next renewal finds the lease free again, and takes over.
+	h.lease.set(self(6), nil)
+	h.lead()
+	h.logs.waitFor(t, 1, "took over as leader (epoch 6; previous holder b.example:42; 7 rows put in doubt)", nil)
+	if n := h.lease.count("takeover"); n != 2 {
+		t.Errorf("%d takeovers, want 2", n)
+	}
 }
