@@ -10,7 +10,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/batchd/batchd/internal/ledgertest"
 	"github.com/batchd/batchd/internal/payment"
+	"github.com/batchd/batchd/internal/pgtest"
 	"github.com/batchd/batchd/internal/remote"
 	"github.com/batchd/batchd/internal/sftpd"
 	"github.com/batchd/batchd/internal/state"
@@ -62,6 +64,8 @@ func (c *clock) add(d time.Duration) {
 type rig struct {
 	t        *testing.T
 	srv      server
+	backend  string // the ledger's (ledgertest)
+	dsn      string // the PostgreSQL ledger's database
 	stateDir string
 	db       *state.DB
 	rem      *remote.Client
@@ -69,14 +73,25 @@ type rig struct {
 	opts     Options
 }
 
+// newRig is a rig on a bbolt ledger; see newRigOn.
 func newRig(t *testing.T, srv server, tweak func(*Options)) *rig {
+	t.Helper()
+	return newRigOn(t, ledgertest.Bbolt, srv, tweak)
+}
+
+// newRigOn is a rig whose ledger is on backend (a fresh PostgreSQL
+// database for that one), its Options tweaked by tweak.
+func newRigOn(t *testing.T, backend string, srv server, tweak func(*Options)) *rig {
 	t.Helper()
 	for _, d := range []string{"inbox", "archive", "failed", "outbox"} {
 		if err := os.MkdirAll(filepath.Join(srv.root, d), 0o755); err != nil {
 			t.Fatal(err)
 		}
 	}
-	r := &rig{t: t, srv: srv, stateDir: t.TempDir(), clk: &clock{t: time.Date(2026, 11, 20, 9, 0, 0, 0, time.UTC)}}
+	r := &rig{t: t, srv: srv, backend: backend, stateDir: t.TempDir(), clk: &clock{t: time.Date(2026, 11, 20, 9, 0, 0, 0, time.UTC)}}
+	if backend == ledgertest.Postgres {
+		r.dsn = pgtest.NewDatabase(t)
+	}
 	r.opts = Options{
 		Inbox: filepath.Join(srv.root, "inbox"), Archive: filepath.Join(srv.root, "archive"),
 		Failed: filepath.Join(srv.root, "failed"), Outbox: filepath.Join(srv.root, "outbox"),
@@ -98,6 +113,10 @@ func newRig(t *testing.T, srv server, tweak func(*Options)) *rig {
 }
 
 func (r *rig) open() {
+	if r.backend == ledgertest.Postgres {
+		r.db = ledgertest.OpenPostgres(r.t, r.dsn, state.Options{})
+		return
+	}
 	db, err := state.Open(r.stateDir, state.Options{})
 	if err != nil {
 		r.t.Fatal(err)
@@ -105,11 +124,22 @@ func (r *rig) open() {
 	r.db = db
 }
 
-// restart closes and reopens the ledger, as after a crash.
+// restart closes and reopens the ledger, as after a crash. A crashed
+// process's lease on a shared ledger would run out on its own; the rig
+// gives it up instead, so the new one leads at once.
 func (r *rig) restart() {
+	if r.backend == ledgertest.Postgres {
+		if err := r.db.Resign(context.Background()); err != nil {
+			r.t.Fatal(err)
+		}
+	}
 	r.db.Close()
 	r.open()
 }
+
+// TestMain stops the shared PostgreSQL server (pgtest) the rigs' ledgers
+// on that backend live in.
+func TestMain(m *testing.M) { pgtest.Main(m) }
 
 // drop writes a file into the inbox.
 func (r *rig) drop(name, content string) {
