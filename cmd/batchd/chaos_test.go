@@ -454,6 +454,14 @@ func assertOneCheckPerRow(t *testing.T, stateDir string, c *echeck.Client, n int
 		t.Fatal(err)
 	}
 	defer db.Close()
+	assertRowsOwnChecks(t, db, byID, n, same)
+}
+
+// assertRowsOwnChecks is assertOneCheckPerRow's ledger half, on any
+// backend: every row of db is submitted and owns a distinct check of
+// byID that is its own by same, and there are n rows.
+func assertRowsOwnChecks(t *testing.T, db payment.RowReader, byID map[string]echeck.Check, n int, same func(*payment.Row, echeck.Check) bool) {
+	t.Helper()
 	bs, _ := db.Batches()
 	seen := map[string]bool{}
 	rowsSeen := 0

@@ -219,7 +219,7 @@ type migration struct {
 // copyAndVerify copies src into the (empty) database of dsn, opens the
 // copy as a ledger, checks both and compares them.
 func copyAndVerify(ctx context.Context, src *state.DB, dsn string) (*migration, error) {
-	store, err := jobs.OpenPostgresStore(dsn, false)
+	store, err := jobs.OpenPostgresStore(dsn, false, config.DefaultLeaseTTL) // no instance leads a ledger being made
 	if err != nil {
 		return nil, err
 	}

@@ -3,6 +3,7 @@ package jobs
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/batchd/batchd/internal/config"
 	"github.com/batchd/batchd/internal/state"
@@ -21,13 +22,22 @@ import (
 // store's writes check the leader lease: true for a ledger in use, false
 // for a store a copy is filling, which no instance leads yet. Its errors
 // never quote the DSN or its password.
-func OpenPostgresStore(dsn string, fencing bool) (*postgres.Store, error) {
+//
+// Fencing is on for a ledger in use: only the instance holding the lease
+// (the daemon's leader loop, or a one-shot command through HoldLease)
+// changes rows; a standby's webhook receiver records events through the
+// unfenced path. A session idle inside a transaction is ended by the
+// server after a third of lease (at least a second): a leader frozen in
+// the middle of a write (SIGSTOP, a VM pause) would otherwise hold the
+// lease row and the write lock, and keep a standby from taking over
+// within two lease periods.
+func OpenPostgresStore(dsn string, fencing bool, lease time.Duration) (*postgres.Store, error) {
 	if dsn == "" {
 		return nil, fmt.Errorf("open the PostgreSQL ledger: no DSN (state.postgres_dsn_file or $%s)", config.EnvPostgresDSN)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), openTimeout)
 	defer cancel()
-	store, err := postgres.Open(ctx, dsn, postgres.Options{Fencing: fencing})
+	store, err := postgres.Open(ctx, dsn, postgres.Options{Fencing: fencing, IdleInTxTimeout: max(lease/3, time.Second)})
 	if err != nil {
 		return nil, scrubDSN(err, dsn)
 	}
@@ -50,7 +60,7 @@ func OpenPostgresDB(cfg *config.Config, opts state.Options) (*state.DB, error) {
 		return nil, fmt.Errorf("open the PostgreSQL ledger: state.backend is %q, not %s", cfg.State.Backend, config.BackendPostgres)
 	}
 	dsn := cfg.PostgresDSN()
-	store, err := OpenPostgresStore(dsn, true)
+	store, err := OpenPostgresStore(dsn, true, cfg.State.LeaseTTL.Std())
 	if err != nil {
 		return nil, err
 	}

@@ -1,7 +1,6 @@
 package jobs
 
 import (
-	"context"
 	"fmt"
 	"net/url"
 	"os"
@@ -11,7 +10,6 @@ import (
 
 	"github.com/batchd/batchd/internal/config"
 	"github.com/batchd/batchd/internal/state"
-	"github.com/batchd/batchd/internal/state/postgres"
 )
 
 // WatermarkName is the file in state_dir where a host keeps the highest
@@ -48,53 +46,17 @@ func OpenLedger(cfg *config.Config, opts state.Options) (state.Ledger, error) {
 }
 
 func openPostgres(cfg *config.Config, opts state.Options) (state.Ledger, error) {
-	dsn := cfg.PostgresDSN()
-	if dsn == "" {
-		return nil, fmt.Errorf("open the ledger: state.backend is postgres but there is no DSN (state.postgres_dsn_file or $%s)", config.EnvPostgresDSN)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), openTimeout)
-	defer cancel()
-	// Fencing is on from the start: only the instance holding the lease
-	// (the daemon's leader loop, or a one-shot command through
-	// Env.HoldLease) changes rows; a standby's webhook receiver records
-	// events through the unfenced path.
-	store, err := postgres.Open(ctx, dsn, postgres.Options{Fencing: true})
-	if err != nil {
-		return nil, scrubDSN(err, dsn)
-	}
-	opts.SendWindow = cfg.State.Window()
 	// This host's memory of the highest write count it saw: a database
 	// put back in time is noticed at takeover (state/watermark.go).
 	opts.Watermark = filepath.Join(cfg.StateDir, WatermarkName)
 	if err := os.MkdirAll(cfg.StateDir, 0o700); err != nil {
 		return nil, fmt.Errorf("open the ledger: create state_dir for this host's files: %w", err)
 	}
-	db, err := state.OpenStore(store, elector{store}, opts)
+	db, err := OpenPostgresDB(cfg, opts)
 	if err != nil {
-		store.Close()
-		return nil, scrubDSN(err, dsn)
+		return nil, err
 	}
 	return db, nil
-}
-
-// elector gives the ledger the PostgreSQL store's leader lease
-// (state.Elector), in the ledger's words.
-type elector struct{ s *postgres.Store }
-
-func (e elector) TryLead(ctx context.Context, holder string, ttl time.Duration) (state.LeaderInfo, error) {
-	li, err := e.s.TryLead(ctx, holder, ttl)
-	return leaderInfo(li), err
-}
-
-func (e elector) Leader(ctx context.Context) (state.LeaderInfo, error) {
-	li, err := e.s.Leader(ctx)
-	return leaderInfo(li), err
-}
-
-func (e elector) Resign(ctx context.Context) error { return e.s.Resign(ctx) }
-
-func leaderInfo(li postgres.LeaderInfo) state.LeaderInfo {
-	return state.LeaderInfo{Holder: li.Holder, Epoch: li.Epoch, Expires: li.Expires, Self: li.Self, Shared: true}
 }
 
 // scrubbed is an error whose text had the DSN or its password taken out;
