@@ -40,7 +40,7 @@ func runDaemon(ctx context.Context, env *environ, args []string) error {
 	log := newLogger(env.stderr, cfg.Log.Level, cfg.Log.Format)
 	m := metrics.New()
 	je, err := jobs.Open(cfg, log, jobs.Hooks{ObserveAPI: m.ObserveAPI, OnRetry: m.APIRetry, OnIngestOutcome: jobs.FileCounter(m),
-		OnChecksCreated: m.ChecksCreated})
+		OnChecksCreated: m.ChecksCreated, OnSendDropped: m.SendsDropped})
 	if err != nil {
 		return err
 	}

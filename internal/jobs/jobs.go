@@ -61,6 +61,9 @@ type Hooks struct {
 	// (submit.Options.OnCreated), so that the created counter moves during
 	// a long run.
 	OnChecksCreated func(n int)
+	// OnSendDropped is told of creates not sent because their send-by
+	// deadline passed (submit.Options.OnSendDropped).
+	OnSendDropped func(n int)
 }
 
 // Open opens the ledger and builds the client and limiter, on the wall
@@ -193,6 +196,7 @@ func (e *Env) Submitter() *submit.Runner {
 		Concurrency: c.API.Concurrency, ResolveAfter: c.Submit.ResolveAfter.Std(),
 		VoidOnRisk: c.Submit.VoidOnRisk, Retry: e.retryPolicy(), Logger: e.Log,
 		OnRetry: e.hooks.OnRetry, Now: e.now, OnCreated: e.hooks.OnChecksCreated,
+		OnSendDropped: e.hooks.OnSendDropped,
 	})
 }
 
