@@ -29,7 +29,11 @@ import (
 // ratio between them is measured under the same load of the machine.
 var (
 	backendRows = flag.Int("submit.backend.rows", 2_000, "rows each BenchmarkSubmitBackend run submits")
-	backendPG   = flag.String("submit.backend.pg", "", "URL DSN of a PostgreSQL server on which the backend benchmarks "+
+	// backendWorkers is api.concurrency at api.rate 200: 16 as in submit
+	// (a). Each row holds a worker for two ledger commits and the request,
+	// so a slower ledger needs more workers to spend the same budget.
+	backendWorkers = flag.Int("submit.backend.workers", 16, "workers of BenchmarkSubmitBackend at api.rate 200")
+	backendPG      = flag.String("submit.backend.pg", "", "URL DSN of a PostgreSQL server on which the backend benchmarks "+
 		"create (and drop) a database per run, e.g. one with fsync on or synchronous replication; "+
 		"empty: a private pgtest server, which runs with fsync off")
 )
@@ -201,7 +205,8 @@ func benchLeaderInfo(li postgres.LeaderInfo) state.LeaderInfo {
 // BenchmarkSubmitBackend submits the same rows through the same Runner,
 // client and sandbox (20 ms latency, loopback HTTP) on each ledger
 // backend, at the same api.rate: unlimited (64 workers, where the ledger
-// is what limits) and 200/s (16 workers, burst 20, the sandbox enforcing
+// is what limits) and 200/s (16 workers unless -submit.backend.workers,
+// burst 20, the sandbox enforcing
 // 200/s: the rate budget limits, and the ledger must not). It reports
 // rows/s, commits/row (the ledger's committed write transactions per
 // row: group commit at work) and, on postgres, x_bbolt: its rows/s over
@@ -219,7 +224,7 @@ func BenchmarkSubmitBackend(b *testing.B) {
 	}{
 		{"unlimited", benchSetup{rows: *backendRows, concurrency: 64,
 			sandbox: sandbox.Options{Latency: benchLatency}}},
-		{"rate=200", benchSetup{rows: *backendRows, rate: benchRate, burst: benchBurst, concurrency: 16,
+		{"rate=200", benchSetup{rows: *backendRows, rate: benchRate, burst: benchBurst, concurrency: *backendWorkers,
 			sandbox: sandbox.Options{Latency: benchLatency, RateLimit: benchRate}}},
 	}
 	for _, r := range rates {
