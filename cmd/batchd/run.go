@@ -94,7 +94,7 @@ func runDaemon(ctx context.Context, env *environ, args []string) error {
 		CancelGrace: cfg.ShutdownTimeout.Std(),
 		// Only the leader runs jobs; on a file ledger this process always
 		// leads (epoch 1), so nothing changes there.
-		Leadership: je.DB, TakeOver: takeOver(je, log), LeaseTTL: cfg.State.LeaseTTL.Std(),
+		Leadership: je.DB, TakeOver: je.DB.TakeOver, LeaseTTL: cfg.State.LeaseTTL.Std(),
 	})
 	if err != nil {
 		return err
@@ -280,29 +280,6 @@ func recoverAtStart(cfg *config.Config, je *jobs.Env, log *slog.Logger) error {
 	return nil
 }
 
-// takeOver readies the ledger each time this instance becomes leader,
-// before any job runs: half-loaded batches discarded, payment rows left
-// in flight put in doubt (state.Ledger's TakeOver), and funding-source
-// rows left in flight recovered. It returns the payment rows put in
-// doubt, for the scheduler's "took over" line.
-func takeOver(je *jobs.Env, log *slog.Logger) func() (int, error) {
-	return func() (int, error) {
-		n, err := je.DB.TakeOver()
-		if err != nil {
-			return 0, err
-		}
-		if src := je.Sources(); src != nil {
-			k, err := src.RecoverSourcesInFlight()
-			if err != nil {
-				return n, err
-			}
-			if k > 0 {
-				log.Warn("funding-source rows were in flight under the previous leader; submit looks them up before any resend", "rows", k)
-			}
-		}
-		return n, nil
-	}
-}
 
 // statusNote is the tail of systemd's STATUS= line.
 func statusNote(db jobs.StatusLedger) string {

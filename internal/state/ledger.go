@@ -40,7 +40,7 @@ type Ledger interface {
 	// Leadership elects the instance that runs jobs (leader.go).
 	Leadership
 	// TakeOver readies the ledger for a new leader: half-loaded batches
-	// discarded, rows left in flight put in doubt (store.go).
+	// discarded, rows left in flight (payment and funding) put in doubt (store.go).
 	TakeOver() (int, error)
 	// Instance is this ledger's identity: it names the instance's claim
 	// folder on the SFTP server and is part of every batch label

@@ -45,9 +45,9 @@ func OpenStore(store kv.Store, elector Elector, opts Options) (*DB, error) {
 // TakeOver is what an instance does when it becomes the leader of a
 // shared ledger, before any job runs: it discards the batches an earlier
 // leader left half loaded (their files are still in the inbox, and are
-// ingested again), and puts the rows it left in flight in doubt, for the
-// resolver to settle after their send-by deadline. It returns how many
-// rows it put in doubt.
+// ingested again), and puts the rows it left in flight, payment and
+// funding-source rows alike, in doubt, for the resolvers to settle after
+// their send-by deadline. It returns how many rows it put in doubt.
 //
 // On a shared ledger it first compares the ledger with this instance's
 // watermark (watermark.go): a database put back in time gets the restore
@@ -81,5 +81,9 @@ func (d *DB) TakeOver() (int, error) {
 	if err != nil {
 		return 0, fmt.Errorf("take over %s: %w", d.path, err)
 	}
-	return n, nil
+	k, err := d.RecoverSourcesInFlight()
+	if err != nil {
+		return n, fmt.Errorf("take over %s: %w", d.path, err)
+	}
+	return n + k, nil
 }
