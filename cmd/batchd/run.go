@@ -51,9 +51,6 @@ func runDaemon(ctx context.Context, env *environ, args []string) error {
 		}
 	}()
 	m.SetLimiterRate(je.Limiter.Rate)
-	if err := recoverAtStart(cfg, je, log); err != nil {
-		return err
-	}
 
 	errs := daemon.NewErrorRecorder(nil)
 	var sched *daemon.Scheduler
@@ -92,8 +89,11 @@ func runDaemon(ctx context.Context, env *environ, args []string) error {
 		// A run cancelled at its deadline gets as long to wind down as on
 		// SIGTERM before it is reported stuck.
 		CancelGrace: cfg.ShutdownTimeout.Std(),
-		// Only the leader runs jobs; on a file ledger this process always
-		// leads (epoch 1), so nothing changes there.
+		// Only the leader runs jobs, and TakeOver (rows left in flight
+		// put in doubt, half-loaded batches discarded) runs before its
+		// first: at start on a file ledger, which this process always
+		// leads (epoch 1); at each takeover on a shared one, never on a
+		// standby, which must not touch the rows the leader is sending.
 		Leadership: je.DB, TakeOver: je.DB.TakeOver, LeaseTTL: cfg.State.LeaseTTL.Std(),
 	})
 	if err != nil {
@@ -255,31 +255,6 @@ func webhookReceiver(cfg *config.Config, je *jobs.Env, m *metrics.Metrics) (http
 	}
 	return h, ln, nil
 }
-
-// recoverAtStart recovers the work a stopped batchd left in flight, on a
-// file ledger, before anything runs: the file lock makes this process the
-// only one. A shared ledger (PostgreSQL) is recovered by takeOver when
-// this instance becomes leader, never at start: a standby must not touch
-// the rows the leader is sending.
-func recoverAtStart(cfg *config.Config, je *jobs.Env, log *slog.Logger) error {
-	if cfg.State.Backend == config.BackendPostgres {
-		return nil
-	}
-	if n, err := je.DB.RecoverInFlight(); err != nil {
-		return err
-	} else if n > 0 {
-		log.Warn("rows were in flight when batchd last stopped; submit looks them up before any resend", "rows", n)
-	}
-	if src := je.Sources(); src != nil {
-		if n, err := src.RecoverSourcesInFlight(); err != nil {
-			return err
-		} else if n > 0 {
-			log.Warn("funding-source rows were in flight when batchd last stopped; submit looks them up before any resend", "rows", n)
-		}
-	}
-	return nil
-}
-
 
 // statusNote is the tail of systemd's STATUS= line.
 func statusNote(db jobs.StatusLedger) string {
