@@ -252,20 +252,20 @@ func TestWebhooksReportsMatchFullWalk(t *testing.T) {
 // then 20 more changes delivered by webhook. Counting requests is exact,
 // so this holds on any machine.
 func TestWebhooksCallsAtMost5PercentOfFullWalk(t *testing.T) {
-	ledgertest.Each(t, func(t *testing.T, backend string) {
-		e := newEnv(t, backend, monday(), nil)
-		ev := &fakeEvents{}
-		keys, ids := settledLedger(t, e, 2000, 1980, ev)
-		e.deliver(keys[1980:], ids[1980:])
-		hooks := e.run(hooked(ev, Options{}))
-		full := e.run(Options{})
-		if full.Plan != PlanFullWalk || full.Calls != 20 || hooks.Plan != PlanFetch || hooks.Calls*20 > full.Calls {
-			t.Fatalf("webhooks %d calls (%s), full walk %d calls", hooks.Calls, hooks.Plan, full.Calls)
-		}
-		if hooks.StatusRows != 2000 || full.StatusRows != 2000 {
-			t.Errorf("status rows: webhooks %d, full walk %d", hooks.StatusRows, full.StatusRows)
-		}
-	})
+	// The count of calls is the plan's, not the storage's: bbolt alone,
+	// as 2,000 settled rows cost PostgreSQL seconds under -race.
+	e := newEnv(t, ledgertest.Bbolt, monday(), nil)
+	ev := &fakeEvents{}
+	keys, ids := settledLedger(t, e, 2000, 1980, ev)
+	e.deliver(keys[1980:], ids[1980:])
+	hooks := e.run(hooked(ev, Options{}))
+	full := e.run(Options{})
+	if full.Plan != PlanFullWalk || full.Calls != 20 || hooks.Plan != PlanFetch || hooks.Calls*20 > full.Calls {
+		t.Fatalf("webhooks %d calls (%s), full walk %d calls", hooks.Calls, hooks.Plan, full.Calls)
+	}
+	if hooks.StatusRows != 2000 || full.StatusRows != 2000 {
+		t.Errorf("status rows: webhooks %d, full walk %d", hooks.StatusRows, full.StatusRows)
+	}
 }
 
 // TestCallsCountRetries: every request counts, the retried ones too.

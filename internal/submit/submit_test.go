@@ -104,45 +104,44 @@ func TestBadRequestFailsOnlyThatRow(t *testing.T) {
 }
 
 func TestRetryAfterIsHonoured(t *testing.T) {
-	ledgertest.Each(t, func(t *testing.T, backend string) {
-		r := newRig(t, backend, sandbox.Options{RateLimit: 2}, testKey)
-		lim := throttle.New(0, 1) // batchd's own ceiling is off: the service's 429s pace it
-		api, _ := echeck.New(echeck.Options{BaseURL: r.srv.URL, Key: testKey, Limiter: lim})
-		b := r.load("a.csv", payments(6)...)
-		sum, err := New(r.db, echeck.NewService(api), Options{Concurrency: 1, Retry: fast()}).Run(context.Background())
-		if err != nil {
-			t.Fatal(err)
+	// Retry-After is the client's, not the ledger's: bbolt alone.
+	r := newRig(t, ledgertest.Bbolt, sandbox.Options{RateLimit: 2}, testKey)
+	lim := throttle.New(0, 1) // batchd's own ceiling is off: the service's 429s pace it
+	api, _ := echeck.New(echeck.Options{BaseURL: r.srv.URL, Key: testKey, Limiter: lim})
+	b := r.load("a.csv", payments(6)...)
+	sum, err := New(r.db, echeck.NewService(api), Options{Concurrency: 1, Retry: fast()}).Run(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.assertExactlyOnce(b.ID, 6)
+	r.log.mu.Lock()
+	defer r.log.mu.Unlock()
+	var creates []logEntry
+	for _, e := range r.log.entries {
+		if e.path == "/v1/check/create" {
+			creates = append(creates, e)
 		}
-		r.assertExactlyOnce(b.ID, 6)
-		r.log.mu.Lock()
-		defer r.log.mu.Unlock()
-		var creates []logEntry
-		for _, e := range r.log.entries {
-			if e.path == "/v1/check/create" {
-				creates = append(creates, e)
-			}
+	}
+	throttled := 0
+	for i, e := range creates {
+		if e.status != 429 {
+			continue
 		}
-		throttled := 0
-		for i, e := range creates {
-			if e.status != 429 {
-				continue
-			}
-			throttled++
-			if i+1 >= len(creates) {
-				t.Fatal("the last create was throttled, yet every row was submitted")
-			}
-			// The sandbox answers Retry-After: 1 (whole seconds).
-			if gap := creates[i+1].at.Sub(e.at); gap < 900*time.Millisecond {
-				t.Fatalf("request %d came %v after a 429 with Retry-After 1s", i+1, gap)
-			}
+		throttled++
+		if i+1 >= len(creates) {
+			t.Fatal("the last create was throttled, yet every row was submitted")
 		}
-		if throttled == 0 {
-			t.Fatal("the sandbox never answered 429; the test proves nothing")
+		// The sandbox answers Retry-After: 1 (whole seconds).
+		if gap := creates[i+1].at.Sub(e.at); gap < 900*time.Millisecond {
+			t.Fatalf("request %d came %v after a 429 with Retry-After 1s", i+1, gap)
 		}
-		if sum.Attempts != 6+throttled {
-			t.Fatalf("attempts %d, want %d creates + %d throttled", sum.Attempts, 6, throttled)
-		}
-	})
+	}
+	if throttled == 0 {
+		t.Fatal("the sandbox never answered 429; the test proves nothing")
+	}
+	if sum.Attempts != 6+throttled {
+		t.Fatalf("attempts %d, want %d creates + %d throttled", sum.Attempts, 6, throttled)
+	}
 }
 
 func TestVoidOnRisk(t *testing.T) {
