@@ -69,8 +69,8 @@ func (c *clock) Sleep(ctx context.Context, d time.Duration) error {
 	return ctx.Err()
 }
 
-// rig is a ledger of either backend (ledgertest), the emulator over loopback HTTP, the ACH client
-// and its domain adapter, sharing one clock.
+// rig is a ledger of either backend (ledgertest), the emulator over
+// loopback HTTP, the ACH client and its domain adapter, sharing one clock.
 type rig struct {
 	t   *testing.T
 	clk *clock
@@ -81,8 +81,8 @@ type rig struct {
 	svc *ach.FundingService
 }
 
-// newRig starts a rig on a ledger of backend whose clock reads now; the sandbox's day is
-// sbOpts.Date when set, else now's.
+// newRig starts a rig on a ledger of backend whose clock reads now; the
+// sandbox's day is sbOpts.Date when set, else now's.
 func newRig(t *testing.T, backend string, now time.Time, sbOpts sandbox.Options) *rig {
 	t.Helper()
 	clk := &clock{t: now}

@@ -25,8 +25,8 @@ const key = "sk_test_resolve_0123456789abcdef"
 // on that backend live in.
 func TestMain(m *testing.M) { pgtest.Main(m) }
 
-// rig is a ledger of either backend (ledgertest) and a sandbox (exact or quirky) behind the real client,
-// on batchd's test clock.
+// rig is a ledger of either backend (ledgertest) and a sandbox (exact or
+// quirky) behind the real client, on batchd's test clock.
 type rig struct {
 	db    *state.DB
 	api   *echeck.Client
