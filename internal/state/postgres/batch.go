@@ -96,7 +96,9 @@ func (bt *batch) run() {
 			for i, c := range calls {
 				err := safeCall(c.fn, t)
 				if err == nil {
-					err = t.err
+					// Each call's writes reach the database before the
+					// next call runs, so a refusal is this call's.
+					err = t.flush()
 				}
 				if err != nil {
 					failed = i

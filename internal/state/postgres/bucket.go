@@ -24,6 +24,12 @@ func (b *bucket) Get(key []byte) []byte {
 	if t.err != nil {
 		return nil
 	}
+	if w, ok := t.pending.lookup(b.name, key); ok {
+		if w.del {
+			return nil
+		}
+		return w.v
+	}
 	var v []byte
 	err := t.pg.QueryRow(t.ctx, "SELECT v FROM kv_keys WHERE bucket = $1 AND k = $2", b.name, key).Scan(&v)
 	switch {
@@ -43,8 +49,9 @@ func nonNil(v []byte) []byte {
 	return v
 }
 
-// Put sets the key's value. It fails the transaction when the database
-// refuses it, e.g. a check id moved to another row.
+// Put sets the key's value. The write is buffered (writes.go) and reaches
+// the database with the transaction's next walk, count or commit; a
+// refusal there (a check id moved to another row) fails the transaction.
 func (b *bucket) Put(key, value []byte) error {
 	t := b.t
 	if err := t.check(); err != nil {
@@ -53,24 +60,18 @@ func (b *bucket) Put(key, value []byte) error {
 	if len(key) == 0 {
 		return errNoKey
 	}
-	_, err := t.pg.Exec(t.ctx, `INSERT INTO kv_keys (bucket, k, v) VALUES ($1, $2, $3)
-		ON CONFLICT (bucket, k) DO UPDATE SET v = EXCLUDED.v WHERE kv_keys.v <> EXCLUDED.v`,
-		b.name, key, nonNil(value))
-	if err != nil {
-		return t.fail("put in bucket", b.name, err)
-	}
+	t.pending.put(b.name, key, nonNil(value))
 	return nil
 }
 
-// Delete removes the key; deleting an absent key is not an error.
+// Delete removes the key; deleting an absent key is not an error. It is
+// buffered as Put is.
 func (b *bucket) Delete(key []byte) error {
 	t := b.t
 	if err := t.check(); err != nil {
 		return err
 	}
-	if _, err := t.pg.Exec(t.ctx, "DELETE FROM kv_keys WHERE bucket = $1 AND k = $2", b.name, key); err != nil {
-		return t.fail("delete from bucket", b.name, err)
-	}
+	t.pending.del(b.name, key)
 	return nil
 }
 
@@ -119,7 +120,7 @@ func (b *bucket) SetSequence(v uint64) error {
 // KeyN counts the keys; 0 when the transaction has failed.
 func (b *bucket) KeyN() int {
 	t := b.t
-	if t.err != nil {
+	if t.flush() != nil {
 		return 0
 	}
 	var n int64

@@ -66,7 +66,7 @@ func (c *cursor) current() ([]byte, []byte) {
 func (c *cursor) load(from []byte, inclusive bool) ([]byte, []byte) {
 	c.page, c.i, c.more = nil, 0, false
 	t := c.b.t
-	if t.err != nil {
+	if t.flush() != nil {
 		return nil, nil
 	}
 	if from == nil {

@@ -221,6 +221,9 @@ func (s *Store) run(opts pgx.TxOptions, fenced bool, fn func(*tx) error) error {
 		}
 	}
 	ferr := fn(t)
+	if ferr == nil && t.writable {
+		t.flush()
+	}
 	if t.err != nil {
 		return t.err
 	}

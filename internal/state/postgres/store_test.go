@@ -89,6 +89,7 @@ func TestStickyErrorOnDroppedConnection(t *testing.T) {
 	must(t, s.Update(func(tx kv.Tx) error {
 		b, err := tx.CreateBucketIfNotExists([]byte("b"))
 		must(t, err)
+		must(t, b.Put([]byte("k0"), []byte("other")))
 		return b.Put([]byte("k"), []byte("before"))
 	}))
 	var readAfter []byte
@@ -101,7 +102,9 @@ func TestStickyErrorOnDroppedConnection(t *testing.T) {
 		if _, err := admin.Exec(ctx, "SELECT pg_terminate_backend($1)", pid); err != nil {
 			t.Fatal(err)
 		}
-		readAfter = b.Get([]byte("k"))
+		// Writes are buffered (writes.go), so the first read that goes
+		// to the database meets the dead connection.
+		readAfter = b.Get([]byte("k0"))
 		putErr = b.Put([]byte("k2"), []byte("v"))
 		return nil // fn decides on what it read, and says all is well
 	})

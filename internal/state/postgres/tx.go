@@ -30,6 +30,7 @@ type tx struct {
 	err      error
 	buckets  map[string]*bucket // known buckets; a nil entry: known absent
 	onCommit []func()
+	pending  writes // buffered Puts and Deletes (writes.go)
 }
 
 var _ kv.Tx = (*tx)(nil)
@@ -118,6 +119,9 @@ func (t *tx) CreateBucketIfNotExists(name []byte) (kv.Bucket, error) {
 // DeleteBucket removes the bucket and its keys.
 func (t *tx) DeleteBucket(name []byte) error {
 	if err := t.check(); err != nil {
+		return err
+	}
+	if err := t.flush(); err != nil {
 		return err
 	}
 	tag, err := t.pg.Exec(t.ctx, "DELETE FROM kv_buckets WHERE name = $1", name)
