@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"net"
@@ -95,6 +96,9 @@ func runDaemon(ctx context.Context, env *environ, args []string) error {
 		// leads (epoch 1); at each takeover on a shared one, never on a
 		// standby, which must not touch the rows the leader is sending.
 		Leadership: je.DB, TakeOver: je.DB.TakeOver, LeaseTTL: cfg.State.LeaseTTL.Std(),
+		// A standby cannot register the webhook URL; the instance that
+		// takes over does it at once, not at the next hourly check.
+		OnLead: onLead(cfg),
 	})
 	if err != nil {
 		return err
@@ -138,9 +142,7 @@ func runDaemon(ctx context.Context, env *environ, args []string) error {
 		// through the proxy. Shutdown stops it before the ledger closes.
 		sched.ServeAdmin(hookLn, hook)
 		log.Info("webhook receiver listening", "address", hookLn.Addr().String(), "path", cfg.Webhook.Path+"/…")
-		if err := sched.Trigger("webhook"); err != nil {
-			log.Error("webhook registration not started", "err", err)
-		}
+		triggerWebhook(sched, log, "")
 	}
 	sched.Ready()
 	sched.StartWatchdog()
@@ -232,9 +234,7 @@ func reload(env *environ, log *slog.Logger, path string, old *config.Config, sch
 		// The registration is checked again, with webhook.url as
 		// reloaded; the receiver keeps its listener and secret until a
 		// restart.
-		if err := sched.Trigger("webhook"); err != nil {
-			log.Error("SIGHUP: webhook registration not started", "err", err)
-		}
+		triggerWebhook(sched, log, "SIGHUP: ")
 	}
 }
 
@@ -267,4 +267,26 @@ func statusNote(db jobs.StatusLedger) string {
 		note += ", restored from a snapshot of " + st.Restored.SnapshotAt.Format("2006-01-02 15:04Z07:00")
 	}
 	return note
+}
+
+// onLead is the jobs a new leader runs at once (daemon.Options.OnLead).
+func onLead(cfg *config.Config) []string {
+	if cfg.Webhook.Enabled() {
+		return []string{"webhook"}
+	}
+	return nil
+}
+
+// triggerWebhook checks the webhook URL's registration now. A standby
+// leaves it to the leader, and does it itself when it takes over
+// (onLead).
+func triggerWebhook(sched *daemon.Scheduler, log *slog.Logger, prefix string) {
+	err := sched.Trigger("webhook")
+	switch {
+	case err == nil:
+	case errors.Is(err, daemon.ErrStandby):
+		log.Info(prefix + "webhook registration left to the leader; this instance registers when it takes over")
+	default:
+		log.Error(prefix+"webhook registration not started", "err", err)
+	}
 }

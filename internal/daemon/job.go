@@ -71,6 +71,7 @@ const (
 	CauseManual   Cause = "manual"   // Trigger, e.g. POST /v1/jobs/{name}
 	CauseCatchUp  Cause = "catch-up" // a run was missed while batchd was down
 	CauseChain    Cause = "chain"    // another job asked for it (Chain, RequestRun)
+	CauseLead     Cause = "lead"     // this instance became leader (Options.OnLead)
 )
 
 // Errors returned by Trigger, Reload and Stop.

@@ -274,6 +274,11 @@ func (s *Scheduler) becomeLeader(ctx context.Context, info, prev state.LeaderInf
 		"epoch", info.Epoch, "previous_holder", previous, "in_doubt", doubt)
 	s.updateStatus()
 	s.catchUp()
+	for _, name := range s.opts.OnLead {
+		if err := s.launch(name, CauseLead); err != nil && !errors.Is(err, ErrRunning) {
+			s.log.Warn("a job for the new leader did not start", "job", name, "error", err.Error())
+		}
+	}
 }
 
 // stillHeld renews the lease after TakeOver and reports whether it is

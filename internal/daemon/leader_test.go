@@ -548,3 +548,31 @@ func TestLeaseLostDuringTakeOver(t *testing.T) {
 		t.Errorf("%d takeovers, want 2", n)
 	}
 }
+
+// TestNewLeaderRunsOnLeadJobs: a standby that takes over runs the
+// OnLead jobs at once (the webhook URL's registration, which it was
+// refused as a standby), after TakeOver, and only once per term.
+func TestNewLeaderRunsOnLeadJobs(t *testing.T) {
+	t.Parallel()
+	lease := &fakeLease{answer: other(3)}
+	done := make(chan struct{}, 4)
+	job := Job{Name: "webhook", Spec: yearly, Run: func(context.Context) (string, error) {
+		lease.note("run:webhook")
+		done <- struct{}{}
+		return "", nil
+	}}
+	s := newStarted(t, []Job{job}, Options{Logger: newLogSink().logger(), Metrics: metrics.New(), Now: clocktest.New(t0).Now,
+		Leadership: lease, TakeOver: lease.takeOver, LeaseTTL: testTTL, OnLead: []string{"webhook"}})
+	if err := s.Trigger("webhook"); !errors.Is(err, ErrStandby) {
+		t.Fatalf("Trigger on a standby = %v, want ErrStandby", err)
+	}
+	lease.set(self(4), nil)
+	s.leadOnce(context.Background())
+	recv(t, done, "the webhook run on taking the lead")
+	settled(t, s, "webhook")
+	s.leadOnce(context.Background()) // a renewal: no new term
+	ev := lease.list()
+	if lease.count("run:webhook") != 1 || indexOf(ev, "takeover") > indexOf(ev, "run:webhook") {
+		t.Errorf("events %v: want the takeover, then one webhook run", ev)
+	}
+}

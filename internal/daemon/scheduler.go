@@ -68,6 +68,11 @@ type Options struct {
 	// becomes leader and before any job runs (state.Ledger's TakeOver),
 	// and returns how many rows it put in doubt. Nil does nothing.
 	TakeOver func() (int, error)
+	// OnLead names jobs to run at once each time this instance becomes
+	// leader, after the catch-up: work a standby could not do and that
+	// must not wait for its schedule (the webhook URL's registration,
+	// refused on a standby).
+	OnLead []string
 	// LeaseTTL is the lease's time to live (state.lease_ttl): it is
 	// renewed every LeaseTTL/3. 0 means DefaultLeaseTTL.
 	LeaseTTL time.Duration
