@@ -115,7 +115,7 @@ func OpenPostgres(t testing.TB, dsn string, opts state.Options) *state.DB {
 	if opts.SendWindow == 0 {
 		opts.SendWindow = config.DefaultLeaseTTL / 3
 	}
-	db, err := state.OpenStore(store, elector{store}, opts)
+	db, err := state.OpenStore(store, store.Elector(), opts)
 	if err != nil {
 		store.Close()
 		t.Fatalf("ledgertest: %v", err)
@@ -154,24 +154,4 @@ func Lead(t testing.TB, db state.Ledger) {
 	if _, err := db.TakeOver(); err != nil {
 		t.Fatalf("ledgertest: take over the test ledger: %v", err)
 	}
-}
-
-// elector gives the ledger the store's leader lease (state.Elector), as
-// jobs.OpenLedger's does.
-type elector struct{ s *postgres.Store }
-
-func (e elector) TryLead(ctx context.Context, holder string, ttl time.Duration) (state.LeaderInfo, error) {
-	li, err := e.s.TryLead(ctx, holder, ttl)
-	return leaderInfo(li), err
-}
-
-func (e elector) Leader(ctx context.Context) (state.LeaderInfo, error) {
-	li, err := e.s.Leader(ctx)
-	return leaderInfo(li), err
-}
-
-func (e elector) Resign(ctx context.Context) error { return e.s.Resign(ctx) }
-
-func leaderInfo(li postgres.LeaderInfo) state.LeaderInfo {
-	return state.LeaderInfo{Holder: li.Holder, Epoch: li.Epoch, Expires: li.Expires, Self: li.Self, Shared: true}
 }

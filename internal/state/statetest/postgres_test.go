@@ -46,7 +46,7 @@ func (l *postgresLedger) Open(t testing.TB, opts state.Options) *state.DB {
 	if err != nil {
 		t.Fatal(err)
 	}
-	d, err := state.OpenStore(store, elector{store}, opts)
+	d, err := state.OpenStore(store, store.Elector(), opts)
 	if err != nil {
 		store.Close()
 		t.Fatal(err)
@@ -98,23 +98,4 @@ func (l *postgresLedger) Restore(t testing.TB, s statetest.Snapshot, at time.Tim
 		t.Fatal(err)
 	}
 	return m
-}
-
-// elector gives the ledger the store's leader lease (state.Elector).
-type elector struct{ s *postgres.Store }
-
-func (e elector) TryLead(ctx context.Context, holder string, ttl time.Duration) (state.LeaderInfo, error) {
-	li, err := e.s.TryLead(ctx, holder, ttl)
-	return leaderInfo(li), err
-}
-
-func (e elector) Leader(ctx context.Context) (state.LeaderInfo, error) {
-	li, err := e.s.Leader(ctx)
-	return leaderInfo(li), err
-}
-
-func (e elector) Resign(ctx context.Context) error { return e.s.Resign(ctx) }
-
-func leaderInfo(li postgres.LeaderInfo) state.LeaderInfo {
-	return state.LeaderInfo{Holder: li.Holder, Epoch: li.Epoch, Expires: li.Expires, Self: li.Self}
 }
