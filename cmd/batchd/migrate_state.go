@@ -181,7 +181,7 @@ func openPrivateCopy(path string) (*state.DB, func(), error) {
 		os.RemoveAll(dir)
 		return nil, nil, fmt.Errorf("make a private copy of %s: %w", path, err)
 	}
-	if err := copyFile(path, filepath.Join(dir, state.FileName)); err != nil {
+	if err := state.CopyFile(path, filepath.Join(dir, state.FileName)); err != nil {
 		return fail(err)
 	}
 	db, err := state.Open(dir, state.Options{MustExist: true, NoSnapshots: true})
@@ -189,23 +189,6 @@ func openPrivateCopy(path string) (*state.DB, func(), error) {
 		return fail(err)
 	}
 	return db, func() { db.Close(); os.RemoveAll(dir) }, nil
-}
-
-func copyFile(from, to string) error {
-	in, err := os.Open(from)
-	if err != nil {
-		return err
-	}
-	defer in.Close()
-	out, err := os.OpenFile(to, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
-	if err != nil {
-		return err
-	}
-	if _, err := io.Copy(out, in); err != nil {
-		out.Close()
-		return err
-	}
-	return out.Close()
 }
 
 // migration is what copyAndVerify did.

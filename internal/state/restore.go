@@ -173,7 +173,7 @@ func Restore(dir, from string, opts RestoreOptions) (*Restoral, error) {
 	}
 
 	tmp := filepath.Join(dir, ".batchd.db.restoring-"+strconv.Itoa(os.Getpid()))
-	if err := copyFile(from, tmp); err != nil {
+	if err := CopyFile(from, tmp); err != nil {
 		os.Remove(tmp)
 		return nil, fmt.Errorf("restore: copy %s: %w", from, err)
 	}
@@ -286,7 +286,11 @@ func ownLikeDir(path, dir string) error {
 	return nil
 }
 
-func copyFile(from, to string) error {
+// CopyFile copies a ledger file (or a snapshot) to a new file to, 0600,
+// fsynced; it refuses a to that exists. restore installs snapshots
+// through it, and migrate-state reads a private copy of a ledger made by
+// it, so the original is never opened for writing.
+func CopyFile(from, to string) error {
 	src, err := os.Open(from)
 	if err != nil {
 		return err
