@@ -70,11 +70,18 @@ func (f fileLeader) TryLead(context.Context, string, time.Duration) (LeaderInfo,
 func (f fileLeader) Leader(context.Context) (LeaderInfo, error) { return f.info(), nil }
 func (f fileLeader) Resign(context.Context) error               { return nil }
 
-// Lead implements Leadership.
+// Lead implements Leadership. A standby also raises its watermark to
+// the ledger's write count here (watermark.go), so that it can tell, when
+// it takes over, whether the database went back in time since.
 func (d *DB) Lead(ctx context.Context, ttl time.Duration) (LeaderInfo, error) {
 	li, err := d.elector.TryLead(ctx, d.holder, ttl)
 	if err != nil {
 		return LeaderInfo{}, fmt.Errorf("take the leader lease of %s: %w", d.path, err)
+	}
+	if !li.Self {
+		if err := d.Refresh(); err != nil {
+			return li, fmt.Errorf("read the write count of %s: %w", d.path, err)
+		}
 	}
 	return li, nil
 }

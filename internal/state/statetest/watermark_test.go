@@ -131,3 +131,60 @@ func loadRows(t *testing.T, d *state.DB, n int) payment.Batch {
 	}
 	return b
 }
+
+// TestStandbyWatermarkFollowsTheLedger: a standby, which never writes,
+// raises its watermark each time it asks for the lease, so that it too
+// notices, when it takes over, a database put back before what it saw.
+func TestStandbyWatermarkFollowsTheLedger(t *testing.T) {
+	ctx := context.Background()
+	clock := clocktest.New(clocktest.Monday)
+	live := pgtest.NewDatabase(t)
+	openAs := func(dsn, holder, mark string) *state.DB {
+		t.Helper()
+		d, err := postgres.OpenLedger(ctx, dsn, postgres.Options{Fencing: true}, state.Options{Now: clock.Now, Watermark: mark, Holder: holder})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { d.Close() })
+		return d
+	}
+	leader := openAs(live, "host-a:1", filepath.Join(t.TempDir(), "wm"))
+	if li, err := leader.Lead(ctx, time.Minute); err != nil || !li.Self {
+		t.Fatalf("Lead = %+v, %v", li, err)
+	}
+	b := loadRows(t, leader, 2)
+
+	backup := pgtest.NewDatabase(t)
+	dst, err := postgres.Open(ctx, backup, postgres.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := leader.CopyTo(ctx, dst); err != nil {
+		t.Fatal(err)
+	}
+	dst.Close()
+	for line := uint32(2); line <= 3; line++ {
+		if _, err := leader.Send(payment.RowKey{Batch: b.ID, Line: line}); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	standbyMark := filepath.Join(t.TempDir(), "wm")
+	standby := openAs(live, "host-b:2", standbyMark)
+	if li, err := standby.Lead(ctx, time.Minute); err != nil || li.Self {
+		t.Fatalf("standby Lead = %+v, %v; want another's lease", li, err)
+	}
+	standby.Close()
+
+	// The database is put back; the standby's host takes over on it.
+	restored := openAs(backup, "host-b:2", standbyMark)
+	if li, err := restored.Lead(ctx, time.Minute); err != nil || !li.Self {
+		t.Fatalf("Lead on the restored database = %+v, %v", li, err)
+	}
+	if _, err := restored.TakeOver(); err != nil {
+		t.Fatal(err)
+	}
+	if m, err := restored.Restored(); err != nil || m == nil || m.RowsInDoubt != 2 {
+		t.Fatalf("the standby's host did not notice the database went back: %+v, %v", m, err)
+	}
+}
