@@ -26,6 +26,10 @@ type Row struct {
 
 	Attempts  int       `json:"attempts,omitempty"`
 	AttemptAt time.Time `json:"attempt_at,omitzero"`
+	// SendBy is the last moment a request of the latest send (the
+	// customer's or the source's create) may leave, on a ledger shared
+	// under a leader lease (payment.Row.SendBy); zero: no deadline.
+	SendBy time.Time `json:"send_by,omitzero"`
 
 	SourceID     string    `json:"source_id,omitempty"`
 	Status       Status    `json:"status,omitempty"`

@@ -2,6 +2,7 @@ package onboard
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/batchd/batchd/internal/funding"
@@ -66,7 +67,10 @@ func (r *Runner) customerFound(k payment.RowKey, userID, note string) (*funding.
 // no source yet, so the row goes on in the same send.
 func (r *Runner) newCustomer(ctx context.Context, row *funding.Row) error {
 	k := row.Key
-	id, err := r.svc.CreateCustomer(context.WithoutCancel(ctx), row.Request.Customer)
+	id, err := r.svc.CreateCustomer(r.gated(ctx, row), row.Request.Customer)
+	if errors.Is(err, errSendByPassed) {
+		return r.dropLate(row)
+	}
 	if err == nil {
 		email := funding.EmailKey(row.Request.Customer.Email)
 		r.run.customers[email] = id

@@ -201,7 +201,7 @@ func (r *Runner) resolveDue(ctx context.Context) error {
 	now := r.opts.Now()
 	var due []*funding.Row
 	err := r.led.OpenSourceRows(func(row *funding.Row) (bool, error) {
-		if row.State == payment.InDoubt && !r.run.skip[row.Key] && !row.AttemptAt.Add(r.opts.ResolveAfter).After(now) {
+		if inDoubt(row) && !r.run.skip[row.Key] && !r.lookupAt(row).After(now) {
 			due = append(due, row)
 		}
 		return true, nil
@@ -248,7 +248,7 @@ func (r *Runner) nextDue() (time.Time, error) {
 	var next time.Time
 	err := r.led.OpenSourceRows(func(row *funding.Row) (bool, error) {
 		if row.State == payment.InDoubt && !r.run.skip[row.Key] {
-			if at := row.AttemptAt.Add(r.opts.ResolveAfter); next.IsZero() || at.Before(next) {
+			if at := r.lookupAt(row); next.IsZero() || at.Before(next) {
 				next = at
 			}
 		}

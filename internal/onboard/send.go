@@ -182,7 +182,10 @@ func (r *Runner) createSource(ctx context.Context, row *funding.Row) error {
 	// The request runs to its end even when the run is stopping: a
 	// cancelled create is an ambiguous one, and ambiguity costs a lookup.
 	// The client's own timeout bounds it.
-	src, err := r.svc.CreateSource(context.WithoutCancel(ctx), row.UserID, &row.Request)
+	src, err := r.svc.CreateSource(r.gated(ctx, row), row.UserID, &row.Request)
+	if errors.Is(err, errSendByPassed) {
+		return r.dropLate(row)
+	}
 	if err != nil {
 		return r.failed(row.Key, "create the funding source", err, nextStepFor(err))
 	}

@@ -20,10 +20,14 @@ import (
 // customer's others (funding.Belongs). When it returns nil the intent is
 // on disk, and only then may the request leave.
 func (d *DB) SendSource(k payment.RowKey, before []string) (*funding.Row, error) {
-	at := d.now().UTC()
 	return d.batchApplySource(k, payment.Send, "", func(r *funding.Row) error {
+		at := d.now().UTC() // inside the transaction, as Send's
 		r.Attempts++
 		r.AttemptAt = at
+		r.SendBy = time.Time{}
+		if d.sendWindow > 0 {
+			r.SendBy = at.Add(d.sendWindow)
+		}
 		r.SourcesBefore = slices.Clone(before)
 		return nil
 	})
