@@ -379,43 +379,26 @@ func u64(v uint64) []byte {
 }
 
 // update runs fn in a write transaction and counts the commit.
-func (d *DB) update(fn func(kv.Tx) error) (err error) {
-	defer d.recoverDamage("write", &err)
-	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
-	return d.fail("write", d.store.Update(func(tx kv.Tx) error {
-		tx.OnCommit(d.counter(tx))
-		if d.mark != nil {
-			if err := d.bumpWrites(tx); err != nil {
-				return err
-			}
-		}
-		return fn(tx)
-	}))
-}
+func (d *DB) update(fn func(kv.Tx) error) error { return d.write(d.store.Update, fn) }
 
 // updateUnfenced is update without the leader lease's check (see
 // kv.Store.UpdateUnfenced): only for writes a standby instance may make.
-func (d *DB) updateUnfenced(fn func(kv.Tx) error) (err error) {
-	defer d.recoverDamage("write", &err)
-	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
-	return d.fail("write", d.store.UpdateUnfenced(func(tx kv.Tx) error {
-		tx.OnCommit(d.counter(tx))
-		if d.mark != nil {
-			if err := d.bumpWrites(tx); err != nil {
-				return err
-			}
-		}
-		return fn(tx)
-	}))
+func (d *DB) updateUnfenced(fn func(kv.Tx) error) error {
+	return d.write(d.store.UpdateUnfenced, fn)
 }
 
-// batch runs fn through bbolt's group commit and counts the commit once
-// per transaction, however many callers shared it.
-func (d *DB) batch(fn func(kv.Tx) error) (err error) {
+// batch runs fn through the store's group commit and counts the commit
+// once per transaction, however many callers shared it.
+func (d *DB) batch(fn func(kv.Tx) error) error { return d.write(d.store.Batch, fn) }
+
+// write runs fn through one of the store's write paths (run): it counts
+// the commit and, on a shared ledger, raises the write count the
+// watermark follows (watermark.go).
+func (d *DB) write(run func(func(kv.Tx) error) error, fn func(kv.Tx) error) (err error) {
 	defer d.recoverDamage("write", &err)
 	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
-	return d.fail("write", d.store.Batch(func(tx kv.Tx) error {
-		// bbolt may run fn on a goroutine of its own; there too a
+	return d.fail("write", run(func(tx kv.Tx) error {
+		// bbolt's Batch may run fn on a goroutine of its own; there too a
 		// fault reading a damaged page is a panic, which bbolt's Batch
 		// recovers and returns as an error.
 		defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
