@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -155,6 +156,15 @@ admin: {listen: %s}
 		return err == nil && code == 200 && st.Rows["submitted"] == failoverRows && st.Rows["in_doubt"] == 0 && st.Rows["in_flight"] == 0
 	})
 	t.Logf("%v: every row submitted", time.Since(began).Round(time.Millisecond))
+
+	// A one-shot submit while a daemon leads is refused, naming it: its
+	// writes would be fenced, and two senders share one rate budget.
+	one := exec.Command(binary, "submit", "--config", insts[0].cfg)
+	one.Env = append(os.Environ(), insts[0].env...)
+	out, err := one.CombinedOutput()
+	if code := one.ProcessState.ExitCode(); err == nil || code != exitFailure || !strings.Contains(string(out), "another batchd instance leads the ledger") {
+		t.Errorf("batchd submit while a daemon leads: exit %d, %v:\n%s", code, err, out)
+	}
 	for _, in := range insts {
 		in.cmd.Process.Signal(syscall.SIGTERM)
 	}
