@@ -42,7 +42,7 @@ func (l *postgresLedger) Open(t testing.TB, opts state.Options) *state.DB {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	store, err := postgres.Open(ctx, l.dsn, postgres.Options{})
+	store, err := postgres.Open(ctx, l.dsn, postgres.Options{Fencing: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -50,6 +50,14 @@ func (l *postgresLedger) Open(t testing.TB, opts state.Options) *state.DB {
 	if err != nil {
 		store.Close()
 		t.Fatal(err)
+	}
+	// Fenced as in production: the ledger writes only under the lease.
+	// A lease of a millisecond runs out at once, so the next Open of the
+	// same ledger (a restart, in the tests that reopen) takes over as a
+	// standby would once the lease ran out.
+	if li, err := d.Lead(ctx, time.Millisecond); err != nil || !li.Self {
+		d.Close()
+		t.Fatalf("take the test ledger's lease: %+v, %v", li, err)
 	}
 	t.Cleanup(func() { d.Close() })
 	l.now = opts.Now
