@@ -89,8 +89,8 @@ func TestExpandErrorsInFile(t *testing.T) {
 		line     int
 		contains string
 	}{
-		{"undefined variable", minimal + "  key_file: ${CREDENTIALS_DIRECTORY}/api_key\n", "api.key_file", 3,
-			"line 3: api.key_file: undefined variable ${CREDENTIALS_DIRECTORY}"},
+		{"undefined variable", minimal + "  key_file: ${SECRETS_DIR}/api_key\n", "api.key_file", 3,
+			"line 3: api.key_file: undefined variable ${SECRETS_DIR}"},
 		{"undefined in list", minimal + "ingest:\n  ignore_columns:\n    - ${NOPE}\n", "ingest.ignore_columns[0]", 5,
 			"ingest.ignore_columns[0]: undefined variable ${NOPE}"},
 		{"lone dollar", "state_dir: /var/$lib\n" + minimal, "state_dir", 1, `state_dir: a lone "$"`},
@@ -114,8 +114,9 @@ func TestExpandErrorsInFile(t *testing.T) {
 // TestUndefinedKeyFileVariableDoesNotFallBack makes sure a key_file whose
 // variable is missing is reported as such, not replaced by $BATCHD_API_KEY.
 func TestUndefinedKeyFileVariableDoesNotFallBack(t *testing.T) {
-	_, err := Parse([]byte(minimal+"  key_file: ${CREDENTIALS_DIRECTORY}/api_key\n"), "f.yaml", keyEnv())
-	if got := fieldErrors(t, err); len(got) != 1 || got[0].Key != "api.key_file" {
+	_, err := Parse([]byte(minimal+"  key_file: ${SECRETS_DIR}/api_key\n"), "f.yaml", keyEnv())
+	got := fieldErrors(t, err)
+	if len(got) != 1 || got[0].Key != "api.key_file" || !strings.Contains(err.Error(), "undefined variable ${SECRETS_DIR}") {
 		t.Errorf("want exactly the undefined-variable finding, got:\n%v", err)
 	}
 }
