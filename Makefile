@@ -70,13 +70,23 @@ fuzz:
 	done
 
 ## install: the binary in $(PREFIX)/bin, the unit (its ExecStart= set to
-## that binary) in /etc/systemd/system, the example configuration.
+## that binary) in /etc/systemd/system, the example configuration as
+## /etc/batchd/batchd.yaml only when there is none: an existing (edited)
+## one is never overwritten, and the shipped one goes beside it as
+## batchd.yaml.dist to compare with. internal/deploycheck tests this.
 install: build
 	install -D -m 0755 $(BIN) $(DESTDIR)$(PREFIX)/bin/batchd
 	install -d -m 0755 $(DESTDIR)/etc/systemd/system
 	$(call render_unit,$(PREFIX)) >$(DESTDIR)/etc/systemd/system/batchd.service
 	chmod 0644 $(DESTDIR)/etc/systemd/system/batchd.service
-	install -D -m 0644 configs/batchd.yaml $(DESTDIR)/etc/batchd/batchd.yaml
+	@conf='$(DESTDIR)/etc/batchd/batchd.yaml'; \
+	if [ -e "$$conf" ] || [ -L "$$conf" ]; then \
+	  echo "install -D -m 0644 configs/batchd.yaml $$conf.dist  # $$conf exists: kept as it is"; \
+	  install -D -m 0644 configs/batchd.yaml "$$conf.dist"; \
+	else \
+	  echo "install -D -m 0644 configs/batchd.yaml $$conf"; \
+	  install -D -m 0644 configs/batchd.yaml "$$conf"; \
+	fi
 
 ## deb: dist/batchd_<version>_amd64.deb (deploy/nfpm.yaml): a static
 ## binary in /usr/bin, the unit in /lib/systemd/system, the configuration
