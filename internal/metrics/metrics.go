@@ -87,9 +87,6 @@ func New() *Metrics {
 	m.jobRuns = f.counterVec("job_runs_total", "Finished job runs by outcome (ok, failed, canceled, panic).", "job", "outcome")
 	m.webhooks = f.counterVec("webhook_deliveries_total",
 		"Webhook requests received, by outcome (recorded, duplicate, unauthorized, wrong_path, not_found, rate_limited, too_large, bad_request, store_error, …).", "outcome")
-	for _, o := range alertedWebhookOutcomes { // at 0 from start, so increase() sees the first ones
-		m.webhooks.WithLabelValues(o)
-	}
 	m.jobSkips = f.counterVec("job_skipped_total", "Scheduled job runs skipped, by reason: running (the job's previous run was still going; each tick counted, logged once per run) or standby (another instance leads; logged once per change of role).", "job", "reason")
 	m.jobPanics = f.counterVec("job_panics_total", "Job runs that panicked (recovered).", "job")
 	m.jobFailures = f.counterVec("job_failures_total",
@@ -102,6 +99,7 @@ func New() *Metrics {
 		"eCheck API requests (list pages and check fetches, retries included) of the last reconcile run.")
 	m.reconCallsAll = f.counter("reconcile_api_calls_total", "eCheck API requests made by reconcile runs.")
 	m.leader = newLeaderMetrics(f)
+	m.initSeries() // initial.go: fixed label values at 0 from the first scrape
 	f.gaugeFunc("api_limiter_rate", "Current request rate (per second) allowed by the adaptive API limiter.", m.readLimiterRate)
 	m.reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
@@ -225,15 +223,17 @@ func (m *Metrics) SetJobLastSuccess(job string, at time.Time) {
 }
 
 // InitJob makes the job's series exist from the start: its last success
-// at 0 (no success yet), its runs by outcome, skips and failures by
-// source at 0. An alert can then tell "never succeeded" from "not
-// exported", and see the first failure as an increase. A series that
-// exists already keeps its value.
+// at 0 (no success yet), its runs by outcome, skips, panics, failures by
+// source and its duration histogram at 0. An alert can then tell "never
+// succeeded" from "not exported", and see the first failure as an
+// increase. A series that exists already keeps its value.
 func (m *Metrics) InitJob(job string, outcomes, sources []string) {
 	if m == nil {
 		return
 	}
 	m.jobLastOK.WithLabelValues(job)
+	m.jobPanics.WithLabelValues(job)
+	m.jobDuration.WithLabelValues(job)
 	for _, reason := range SkipReasons {
 		m.jobSkips.WithLabelValues(job, reason)
 	}

@@ -195,6 +195,8 @@ func TestJobSeriesExistFromStart(t *testing.T) {
 		`batchd_job_failures_total{job="reconcile",source="timeout"} 0` + "\n",
 		`batchd_job_skipped_total{job="reconcile",reason="running"} 0` + "\n",
 		`batchd_job_skipped_total{job="reconcile",reason="standby"} 0` + "\n",
+		`batchd_job_panics_total{job="reconcile"} 0` + "\n",
+		`batchd_job_duration_seconds_count{job="reconcile"} 0` + "\n",
 		`batchd_job_last_success_timestamp_seconds{job="submit"} 1.7e+09` + "\n",
 		`batchd_job_skipped_total{job="submit",reason="running"} 1` + "\n",
 		`batchd_start_time_seconds 1.8e+09` + "\n",
