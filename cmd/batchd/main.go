@@ -66,6 +66,7 @@ func commands() []command {
 		{"backup", "write a checked snapshot of the ledger, while batchd runs or not", runBackup},
 		{"restore", "install a snapshot as the ledger (batchd stopped); never pays twice", runRestore},
 		{"check", "check the ledger (or a copy of it) for damage", runCheck},
+		{"doctor", "check that the installation can work: config, secrets, SFTP, API key, ledger, webhook, clock", runDoctor},
 		{"migrate-state", "copy the bbolt ledger into an empty PostgreSQL database and verify the copy", runMigrateState},
 		{"mark-restored", "tell a PostgreSQL ledger its database was restored to an earlier moment; never pays twice", runMarkRestored},
 		{"validate", "check a payment file offline, as ingest would", runValidate},
