@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 	"net"
@@ -142,7 +141,7 @@ func runDaemon(ctx context.Context, env *environ, args []string) error {
 		// through the proxy. Shutdown stops it before the ledger closes.
 		sched.ServeAdmin(hookLn, hook)
 		log.Info("webhook receiver listening", "address", hookLn.Addr().String(), "path", cfg.Webhook.Path+"/…")
-		triggerWebhook(sched, log, "")
+		sched.Request("webhook", "start") // now, or again after a run that read the old URL
 	}
 	sched.Ready()
 	sched.StartWatchdog()
@@ -234,7 +233,7 @@ func reload(env *environ, log *slog.Logger, path string, old *config.Config, sch
 		// The registration is checked again, with webhook.url as
 		// reloaded; the receiver keeps its listener and secret until a
 		// restart.
-		triggerWebhook(sched, log, "SIGHUP: ")
+		sched.Request("webhook", "reload")
 	}
 }
 
@@ -275,18 +274,4 @@ func onLead(cfg *config.Config) []string {
 		return []string{"webhook"}
 	}
 	return nil
-}
-
-// triggerWebhook checks the webhook URL's registration now. A standby
-// leaves it to the leader, and does it itself when it takes over
-// (onLead).
-func triggerWebhook(sched *daemon.Scheduler, log *slog.Logger, prefix string) {
-	err := sched.Trigger("webhook")
-	switch {
-	case err == nil:
-	case errors.Is(err, daemon.ErrStandby):
-		log.Info(prefix + "webhook registration left to the leader; this instance registers when it takes over")
-	default:
-		log.Error(prefix+"webhook registration not started", "err", err)
-	}
 }
