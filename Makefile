@@ -9,7 +9,10 @@ BIN     := bin/batchd
 # description of the commit (v1.2.3, v1.2.3-4-gabc1234-dirty, or a bare
 # abc1234 before the first tag), unless given: make deb VERSION=1.2.3.
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo unknown)
-LDFLAGS := -s -w -X main.version=$(VERSION)
+# The version linked into the binary: VERSION, or for the package its
+# Debian version (see deb:), so `batchd version` names the installed package.
+BIN_VERSION = $(VERSION)
+LDFLAGS = -s -w -X main.version=$(BIN_VERSION)
 # One way to build the binary, for make install and the package alike:
 # static (no cgo, so it runs on any glibc), with no build paths in it. The
 # package's build then reuses install's compiled packages.
@@ -20,6 +23,12 @@ GOBUILD  = CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)'
 # starts with a digit.
 DEB_VERSION := $(shell printf '%s\n' '$(VERSION)' | sed -E 's/^v//; /^[0-9]+(\.[0-9]+)+/!s/^/0.0.0+git/; s/-/+/; s/-/./g')
 DEB     := dist/batchd_$(DEB_VERSION)_amd64.deb
+# The package's Maintainer: and its changelog's signature. Set it to the
+# team that answers for the package: make deb MAINTAINER='Ops <ops@corp>'.
+MAINTAINER ?= batchd maintainers <batchd@example.com>
+# The commit's date (RFC 2822) for the changelog and the man page, so the
+# same commit builds the same package.
+DEB_DATE := $(shell git log -1 --format=%cD 2>/dev/null || date -u -R)
 # nfpm, pinned. v2.46 and later need go.digitalxero.dev modules, which not
 # every module proxy mirror serves; v2.45.2 builds from proxy.golang.org
 # alone. A first run downloads and compiles it: 40 s on 2 idle cores,
@@ -90,13 +99,20 @@ install: build
 
 ## deb: dist/batchd_<version>_amd64.deb (deploy/nfpm.yaml): a static
 ## binary in /usr/bin, the unit in /lib/systemd/system, the configuration
-## as a conffile, the alert rules and dashboard in /usr/share/batchd.
+## as a conffile, the alert rules and dashboard in /usr/share/batchd, the
+## man page and bash and zsh completion generated from the binary's help
+## (tools/genman: run on the amd64 binary, so on an amd64 host), copyright,
+## changelog and the docs README.md links to in /usr/share/doc/batchd.
+deb: BIN_VERSION = $(DEB_VERSION)
 deb:
 	rm -rf dist/pkg && mkdir -p dist/pkg
 	GOOS=linux GOARCH=amd64 $(GOBUILD) -o dist/pkg/batchd ./cmd/batchd
 	$(call render_unit,/usr) >dist/pkg/batchd.service
+	$(GO) run ./tools/genman -bin dist/pkg/batchd -out dist/pkg -version '$(DEB_VERSION)' -date "$$(date -u -d '$(DEB_DATE)' +%F)"
+	gzip -9n dist/pkg/batchd.1
+	deploy/deb/changelog '$(DEB_VERSION)' '$(MAINTAINER)' '$(DEB_DATE)' | gzip -9n >dist/pkg/changelog.gz
 	rm -f dist/batchd_*_amd64.deb
-	BATCHD_DEB_VERSION='$(DEB_VERSION)' $(GO) run $(NFPM) package --config deploy/nfpm.yaml --packager deb --target $(DEB)
+	BATCHD_DEB_VERSION='$(DEB_VERSION)' BATCHD_MAINTAINER='$(MAINTAINER)' $(GO) run $(NFPM) package --config deploy/nfpm.yaml --packager deb --target $(DEB)
 
 clean:
 	rm -rf bin dist
