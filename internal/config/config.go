@@ -74,6 +74,7 @@ type Config struct {
 	Retention RetentionConfig `yaml:"retention"` // pruning finished batches
 	Report    ReportConfig    `yaml:"report"`    // the reports' file formats
 	Webhook   WebhookConfig   `yaml:"webhook"`   // the receiver of the service's events
+	Health    HealthConfig    `yaml:"health"`    // when /healthz turns red during an outage
 
 	apiKey        Secret         // from api.key_file or $BATCHD_API_KEY, never YAML
 	webhookSecret Secret         // from webhook.secret_file, never YAML
@@ -359,6 +360,7 @@ func Default() *Config {
 		Retention: RetentionConfig{KeepDays: 0},
 		Report:    ReportConfig{Formats: []string{"csv", "xlsx"}},
 		Webhook:   WebhookConfig{Path: "/webhook", Rate: 20},
+		Health:    HealthConfig{FailingAfter: Duration(DefaultFailingAfter)},
 	}
 }
 

@@ -49,6 +49,7 @@ func (c *Config) validate(checkKey bool) findings {
 		f.add(0, "retention.keep_days", "retention.keep_days: must not be negative (0 keeps everything), got %d", c.Retention.KeepDays)
 	}
 	c.validateAdmin(&f)
+	c.validateHealth(&f)
 	checkNoKeys(&f, reflect.ValueOf(c).Elem(), "")
 	return f
 }

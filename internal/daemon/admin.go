@@ -22,6 +22,10 @@ type AdminOptions struct {
 	// Errors supplies the last error of each outside dependency ("sftp",
 	// "api", "ledger") shown by /healthz; nil shows none.
 	Errors *ErrorRecorder
+	// Outages turns a dependency that has failed every call for
+	// health.failing_after into a failure while the run goes on; nil
+	// reports none.
+	Outages *OutageWatch
 	// Notes supplies information /healthz shows without it counting as a
 	// failure, such as the ledger's restored mark; nil shows none.
 	Notes func() map[string]any
@@ -154,6 +158,7 @@ func (s *Scheduler) serveHealthz(w http.ResponseWriter, opts AdminOptions) {
 		body.Failures = append(body.Failures, Failure{Check: "scheduler", Source: string(payment.SourceOther), Error: "the scheduler is not running"})
 	}
 	body.Failures = append(body.Failures, h.Failures...)
+	body.Failures = append(body.Failures, opts.Outages.Failures()...)
 	code := http.StatusOK
 	body.Status = "ok"
 	if len(body.Failures) > 0 {

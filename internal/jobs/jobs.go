@@ -197,6 +197,9 @@ func (e *Env) Submitter() *submit.Runner {
 		VoidOnRisk: c.Submit.VoidOnRisk, Retry: e.retryPolicy(), Logger: e.Log,
 		OnRetry: e.hooks.OnRetry, Now: e.now, OnCreated: e.hooks.OnChecksCreated,
 		OnSendDropped: e.hooks.OnSendDropped,
+		// The circuit breaker: at twice health.failing_after of failed
+		// creates (when /healthz has been red for as long), the run stops.
+		BreakAfter: 2 * c.Health.FailingAfter.Std(),
 	})
 }
 

@@ -59,6 +59,7 @@ type Metrics struct {
 	leader        leaderMetrics // leader.go
 
 	limiterRate atomic.Pointer[func() float64]
+	apiFailing  atomic.Pointer[func() time.Duration] // failing.go
 
 	catalog []Family // every family registered through the factory
 
@@ -100,6 +101,7 @@ func New() *Metrics {
 	m.reconCallsAll = f.counter("reconcile_api_calls_total", "eCheck API requests made by reconcile runs.")
 	m.leader = newLeaderMetrics(f)
 	m.initSeries() // initial.go: fixed label values at 0 from the first scrape
+	f.gaugeFunc("api_failing_seconds", apiFailingHelp, m.readAPIFailing)
 	f.gaugeFunc("api_limiter_rate", "Current request rate (per second) allowed by the adaptive API limiter.", m.readLimiterRate)
 	m.reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m

@@ -76,6 +76,11 @@ type Options struct {
 	// may release it (resolve.Resolver.SendMargin); zero means
 	// resolve.DefaultSendMargin.
 	SendMargin time.Duration
+	// BreakAfter, when positive, is the circuit breaker: once every create
+	// has failed (no answer, or not processed) for this long with no
+	// success in between, the run stops trying and ends with ErrOutage
+	// (breaker.go). jobs sets it to twice health.failing_after.
+	BreakAfter time.Duration
 }
 
 // ErrIncomplete is wrapped by Run's error when the run ended, not
@@ -107,6 +112,7 @@ type Runner struct {
 	opts     Options
 	log      *slog.Logger
 	void     map[string]bool
+	brk      *breaker
 
 	created, rejected, voided, voidFailed, resent, attempts, dropped atomic.Int64
 	halted                                                           atomic.Pointer[error] // why the run must stop: key refused, ledger failed
@@ -139,7 +145,7 @@ func New(led payment.Rows, svc payment.Service, opts Options) *Runner {
 	for _, r := range opts.VoidOnRisk {
 		void[r] = true
 	}
-	r := &Runner{led: led, svc: svc, opts: opts, log: log, void: void}
+	r := &Runner{led: led, svc: svc, opts: opts, log: log, void: void, brk: newBreaker(opts.BreakAfter, opts.Now)}
 	lookup := opts.Retry
 	lookup.Notify = func(error, time.Duration) { r.retried("check.list") }
 	r.resolver = &resolve.Resolver{Ledger: led, Service: svc, Retry: lookup, Log: log, Now: opts.Now,
@@ -222,6 +228,10 @@ func (r *Runner) finish(sum Summary, err error) (Summary, error) {
 	if cerr != nil {
 		return sum, errors.Join(err, fmt.Errorf("count open rows: %w", cerr))
 	}
+	var oe *outageError
+	if errors.As(err, &oe) {
+		err = outageSummary(oe, sum)
+	}
 	if err == nil && (sum.Pending > 0 || sum.InDoubt > 0 || sum.VoidFailed > 0) {
 		err = fmt.Errorf("%w: %d rows left pending and %d in doubt after their attempts, %d risky checks not voided; the next submit run continues",
 			ErrIncomplete, sum.Pending, sum.InDoubt, sum.VoidFailed)
@@ -250,6 +260,8 @@ func (r *Runner) stopping(ctx context.Context) bool {
 // sendPending feeds pending rows, in batch and line order, to the workers
 // and waits for them.
 func (r *Runner) sendPending(ctx context.Context) error {
+	ctx, cancel := r.brk.cancelOnTrip(ctx)
+	defer cancel()
 	work := make(chan payment.RowKey)
 	var wg sync.WaitGroup
 	for i := 0; i < r.opts.Concurrency; i++ {

@@ -50,6 +50,7 @@ func (r *Runner) sendRow(ctx context.Context, k payment.RowKey) {
 		})
 		chk, err := r.svc.CreateCheck(gated, row)
 		if err == nil {
+			r.brk.success()
 			return r.recordCreated(ctx, k, chk, "")
 		}
 		if errors.Is(err, errSendByPassed) {
@@ -68,6 +69,7 @@ func (r *Runner) sendRow(ctx context.Context, k payment.RowKey) {
 // reached an outcome (rejected, in doubt), a permanent error when the run
 // must stop, and a retryable one when the create may be sent again.
 func (r *Runner) handleFailure(k payment.RowKey, err error) error {
+	r.feedBreaker(err)
 	switch payment.FailureOf(err) {
 	case payment.FailRefused:
 		msg := payment.ServiceMessage(err)
