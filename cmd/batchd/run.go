@@ -39,7 +39,17 @@ func runDaemon(ctx context.Context, env *environ, args []string) error {
 	}
 	log := newLogger(env.stderr, cfg.Log.Level, cfg.Log.Format)
 	m := metrics.New()
-	je, err := jobs.Open(cfg, log, jobs.Hooks{ObserveAPI: m.ObserveAPI, OnRetry: m.APIRetry, OnIngestOutcome: jobs.FileCounter(m),
+	// Every API call feeds the outage watch too, so that /healthz turns
+	// red (and batchd_api_failing_seconds grows) while a run retries
+	// through an outage, not only when it ends. The watch and the jobs
+	// read the same wall clock (jobs.Open).
+	outages := daemon.NewOutageWatch(cfg.Health.FailingAfter.Std(), time.Now)
+	m.SetAPIFailing(func() time.Duration { return outages.Failing("api") })
+	observe := func(endpoint string, status int, d time.Duration) {
+		m.ObserveAPI(endpoint, status, d)
+		outages.ObserveHTTP("api", endpoint, status)
+	}
+	je, err := jobs.Open(cfg, log, jobs.Hooks{ObserveAPI: observe, OnRetry: m.APIRetry, OnIngestOutcome: jobs.FileCounter(m),
 		OnChecksCreated: m.ChecksCreated, OnSendDropped: m.SendsDropped})
 	if err != nil {
 		return err
@@ -128,7 +138,7 @@ func runDaemon(ctx context.Context, env *environ, args []string) error {
 	}
 	started = true
 	if ln != nil {
-		sched.ServeAdmin(ln, sched.AdminHandler(daemon.AdminOptions{Check: je.DB.Ping, Errors: errs, Notes: func() map[string]any {
+		sched.ServeAdmin(ln, sched.AdminHandler(daemon.AdminOptions{Check: je.DB.Ping, Errors: errs, Outages: outages, Notes: func() map[string]any {
 			if m, err := jobs.RestoredMark(je.DB); err == nil && m != nil {
 				return map[string]any{"restored": m}
 			}
