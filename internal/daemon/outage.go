@@ -15,7 +15,10 @@ import (
 //
 // An outage is measured from its first failed call to its latest one, not
 // to now: one failed call followed by hours without any call is not an
-// outage. It ends at the next success. The zero value is not usable; use
+// outage. It ends at the next success, and is no longer reported once no
+// call has been made for FailingAfter: batchd then does not know whether
+// the dependency is back (a daily job may be the next to call it), and a
+// run the outage failed shows as that job's failure. The zero value is not usable; use
 // NewOutageWatch. It is safe for concurrent use: the clients' observe
 // hooks call Observe from every worker.
 type OutageWatch struct {
@@ -64,17 +67,23 @@ func (w *OutageWatch) Observe(source string, ok bool, cause string) {
 
 // Failing is how long every call to source has failed: from the first
 // failed call since the last success to the latest one; 0 when its last
-// call succeeded (or none failed).
+// call succeeded, none failed, or none was made for FailingAfter.
 func (w *OutageWatch) Failing(source string) time.Duration {
 	if w == nil {
 		return 0
 	}
+	now := w.now()
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	if o := w.m[source]; o != nil {
+	if o := w.m[source]; o != nil && w.current(o, now) {
 		return o.last.Sub(o.since)
 	}
 	return 0
+}
+
+// current reports whether o's latest failure is recent enough to report.
+func (w *OutageWatch) current(o *outage, now time.Time) bool {
+	return now.Sub(o.last) <= w.after
 }
 
 // Failures are the /healthz failures of the dependencies that have failed
@@ -84,12 +93,13 @@ func (w *OutageWatch) Failures() []Failure {
 	if w == nil {
 		return nil
 	}
+	now := w.now()
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	var out []Failure
 	for src, o := range w.m {
 		d := o.last.Sub(o.since)
-		if d < w.after {
+		if d < w.after || !w.current(o, now) {
 			continue
 		}
 		out = append(out, Failure{Check: src, Source: src, Since: o.since, At: o.last,

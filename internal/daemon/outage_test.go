@@ -31,6 +31,16 @@ func TestOutageWatch(t *testing.T) {
 	if got := w.Failing("api"); got != time.Hour+2*time.Minute+10*time.Second {
 		t.Fatalf("Failing = %s", got)
 	}
+	// No call for failing_after: batchd no longer knows, and says nothing
+	// (a run the outage failed shows as that job's failure).
+	clk.Advance(2*time.Minute + time.Second)
+	if f := w.Failures(); len(f) != 0 || w.Failing("api") != 0 {
+		t.Fatalf("a stale outage is still reported: %+v, %s", f, w.Failing("api"))
+	}
+	w.Observe("api", false, "HTTP 502") // the same outage goes on: every call since failed
+	if got := w.Failing("api"); got != time.Hour+4*time.Minute+11*time.Second {
+		t.Fatalf("Failing after a new failure = %s", got)
+	}
 	w.Observe("api", true, "")
 	if f := w.Failures(); len(f) != 0 || w.Failing("api") != 0 {
 		t.Fatalf("a success did not end the outage: %+v", f)
