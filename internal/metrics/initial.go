@@ -14,6 +14,10 @@ var rowStates = []payment.RowState{
 // A test compares it with submit's calls.
 var retriedEndpoints = []string{"check.create", "check.list"}
 
+// watchedCodes are the batchd_api_requests_total{code} values made at 0
+// for those endpoints: success, and the key's refusals the alert watches.
+var watchedCodes = []string{"200", "401", "403"}
+
 // initSeries makes the series of batchd's fixed label values exist from
 // New, at 0: every row state, every retried endpoint and every webhook
 // outcome. A series that appears only with its first event shows "No
@@ -28,6 +32,13 @@ func (m *Metrics) initSeries() {
 	}
 	for _, e := range retriedEndpoints {
 		m.apiRetries.WithLabelValues(e)
+		// The calls every submit and reconcile makes, with the codes the
+		// dashboard and BatchdAPIKeyRefused select: a first 401 then
+		// shows as an increase, and the latency panel has its series.
+		for _, code := range watchedCodes {
+			m.apiRequests.WithLabelValues(e, code)
+		}
+		m.apiDuration.WithLabelValues(e)
 	}
 	for _, o := range webhookOutcomes {
 		m.webhooks.WithLabelValues(o)
