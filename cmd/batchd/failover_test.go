@@ -133,7 +133,12 @@ admin: {listen: %s}
 			leader.cmd.Process.Signal(syscall.SIGSTOP)
 			next := waitLeader(t, []*failoverInstance{other}, nil)
 			takeovers = append(takeovers, time.Since(start))
-			time.Sleep(time.Second) // paused past the lease, and past the new leader's start
+			// Frozen until the new leader has sent rows of its own, so the
+			// old one wakes into a ledger another instance has moved on.
+			base := submittedRows([]*failoverInstance{next})
+			eventually(t, "the new leader submitting while the old one is frozen", 30*time.Second, func() bool {
+				return submittedRows([]*failoverInstance{next}) >= base+10
+			})
 			leader.cmd.Process.Signal(syscall.SIGCONT)
 			stopped := leader
 			eventually(t, stopped.name+" standing down after its pause", 2*failoverLease, func() bool {
