@@ -11,6 +11,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/batchd/batchd/internal/money"
+	"github.com/go-json-experiment/json/jsontext"
 )
 
 // The service's answers are known only from public clients (see
@@ -28,14 +29,7 @@ func Text(b []byte) (string, error) {
 	case len(b) == 0:
 		return "", errors.New("empty value")
 	case b[0] == '"':
-		if in, ok := plainString(b); ok {
-			return string(in), nil
-		}
-		var v string
-		if err := json.Unmarshal(b, &v); err != nil {
-			return "", err
-		}
-		return v, nil
+		return unquote(b)
 	case IsEmptyJSON(b):
 		return "", nil
 	case b[0] == '{' || b[0] == '[':
@@ -44,38 +38,31 @@ func Text(b []byte) (string, error) {
 	return string(b), nil // number, true, false
 }
 
-// plainString returns the text inside the JSON string b when it needs no
-// unescaping, which is when encoding/json would return those very bytes:
-// no escape, no control character and valid UTF-8. Otherwise ok is false
-// and the caller lets encoding/json read it.
-func plainString(b []byte) (text []byte, ok bool) {
-	if len(b) < 2 || b[0] != '"' || b[len(b)-1] != '"' {
-		return nil, false
+// unquote reads the JSON string b (b[0] is '"'). Text with no escape, no
+// control character and valid UTF-8 is its own value, read without a
+// copy. Other text goes to jsontext.AppendUnquote, and what that refuses
+// (invalid UTF-8, which encoding/json replaces, or no valid string) to
+// encoding/json, for its replacement and its error text.
+func unquote(b []byte) (string, error) {
+	if in := b[1:max(1, len(b)-1)]; len(b) > 1 && b[len(b)-1] == '"' && !bytes.ContainsFunc(in, special) {
+		return string(in), nil
 	}
-	text = b[1 : len(b)-1]
-	ascii := true
-	for _, c := range text {
-		switch {
-		case c == '"' || c == '\\' || c < 0x20:
-			return nil, false
-		case c >= utf8.RuneSelf:
-			ascii = false
-		}
+	if s, err := jsontext.AppendUnquote(nil, b); err == nil {
+		return string(s), nil
 	}
-	if !ascii && !utf8.Valid(text) {
-		return nil, false
-	}
-	return text, true
+	var v string
+	err := json.Unmarshal(b, &v)
+	return v, err
 }
+
+// special reports the runes a JSON string's text cannot hold as they are.
+func special(r rune) bool { return r == '"' || r == '\\' || r < 0x20 || r == utf8.RuneError }
 
 // Integer reads an integer given as a JSON number or a string holding one
 // ("15", "15.0", " 15 "); null and "" read as 0. Anything else is an error,
 // because a wrong page number silently read as 0 would end a listing early.
 func Integer(b []byte) (int64, error) {
 	b = bytes.TrimSpace(b)
-	if v, ok := plainInteger(b); ok {
-		return v, nil
-	}
 	if len(b) == 0 {
 		return 0, errors.New("empty value")
 	}
@@ -84,35 +71,15 @@ func Integer(b []byte) (int64, error) {
 	}
 	text := string(b)
 	if b[0] == '"' {
-		if err := json.Unmarshal(b, &text); err != nil {
+		var err error
+		if text, err = unquote(b); err != nil {
 			return 0, err
 		}
-		text = strings.TrimSpace(text)
-		if text == "" {
+		if text = strings.TrimSpace(text); text == "" {
 			return 0, nil
 		}
 	}
 	return ParseInteger(text)
-}
-
-// plainInteger reads the common forms of an integer, 1 to 18 decimal
-// digits bare or in quotes, without allocating; anything else is left to
-// ParseInteger, which reads these forms to the same value.
-func plainInteger(b []byte) (int64, bool) {
-	if len(b) >= 2 && b[0] == '"' && b[len(b)-1] == '"' {
-		b = b[1 : len(b)-1]
-	}
-	if len(b) == 0 || len(b) > 18 {
-		return 0, false
-	}
-	var v int64
-	for _, c := range b {
-		if c < '0' || c > '9' {
-			return 0, false
-		}
-		v = v*10 + int64(c-'0')
-	}
-	return v, true
 }
 
 // ParseInteger reads a decimal integer, also written as a float literal
@@ -153,8 +120,8 @@ func Bool(b []byte) (bool, error) {
 		}
 		return x, nil
 	case '"':
-		var s string
-		if err := json.Unmarshal(b, &s); err != nil {
+		s, err := unquote(b)
+		if err != nil {
 			return false, err
 		}
 		x, ok := BoolText(s)
@@ -190,59 +157,21 @@ func BoolText(s string) (value, ok bool) {
 
 // Cents reads an amount; null, "" and PHP's [] read as 0, and anything
 // else that is not an exact decimal is an error: an amount is never
-// guessed. An amount in the service's usual form, digits with at most two
-// decimals, bare or quoted, is read by money.Parse, which gives exactly
-// what money.ParseWire gives for that form. Every other form goes through
-// money.Cents, that is money.ParseWire: an exponent is read, and digits
-// beyond the cent are rounded away only when they are a float artefact
-// within 0.000001 of a whole cent (0.29000000000000004 is 29 cents,
-// 12.340000000000001 is 1234); a real fraction of a cent such as 0.285 is
-// an error that says so.
+// guessed. money.Cents reads it (money.ParseWire): an exponent is read,
+// and digits beyond the cent are rounded away only when they are a float
+// artefact within 0.000001 of a whole cent (0.29000000000000004 is 29
+// cents, 12.340000000000001 is 1234); a real fraction of a cent such as
+// 0.285 is an error that says so.
 func Cents(b []byte) (money.Cents, error) {
 	b = bytes.TrimSpace(b)
 	if IsEmptyJSON(b) || bytes.Equal(b, []byte(`""`)) {
 		return 0, nil
-	}
-	if d, ok := plainDecimal(b); ok {
-		if v, err := money.Parse(string(d)); err == nil {
-			return v, nil
-		}
 	}
 	var v money.Cents
 	if err := v.UnmarshalJSON(b); err != nil {
 		return 0, err
 	}
 	return v, nil
-}
-
-// plainDecimal returns the amount in b when it is 1 to 15 digits,
-// optionally followed by a point and one or two digits, bare or quoted:
-// the form money.Parse reads, short enough to be far from any limit of
-// money.ParseWire.
-func plainDecimal(b []byte) ([]byte, bool) {
-	if len(b) >= 2 && b[0] == '"' && b[len(b)-1] == '"' {
-		b = b[1 : len(b)-1]
-	}
-	whole := 0
-	for whole < len(b) && b[whole] >= '0' && b[whole] <= '9' {
-		whole++
-	}
-	if whole == 0 || whole > 15 {
-		return nil, false
-	}
-	if whole == len(b) {
-		return b, true
-	}
-	frac := b[whole+1:]
-	if b[whole] != '.' || len(frac) == 0 || len(frac) > 2 {
-		return nil, false
-	}
-	for _, c := range frac {
-		if c < '0' || c > '9' {
-			return nil, false
-		}
-	}
-	return b, true
 }
 
 // IsEmptyJSON reports the values a PHP service sends for "nothing".
@@ -297,15 +226,6 @@ func StrictText(key string, raw []byte) (string, error) {
 	return strings.TrimSpace(s), nil
 }
 
-// LooseInt is the integer of raw, 0 when absent or unreadable.
-func LooseInt(raw []byte) int {
-	if raw == nil {
-		return 0
-	}
-	n, _ := Integer(raw)
-	return int(n)
-}
-
 // StrictInt is the integer of raw; an unreadable one is an error naming key.
 func StrictInt(key string, raw []byte) (int, error) {
 	if raw == nil {
@@ -316,15 +236,6 @@ func StrictInt(key string, raw []byte) (int, error) {
 		return 0, FieldError(key, err)
 	}
 	return int(n), nil
-}
-
-// LooseBool is the boolean of raw, false when absent or unreadable.
-func LooseBool(raw []byte) bool {
-	if raw == nil {
-		return false
-	}
-	v, _ := Bool(raw)
-	return v
 }
 
 // StrictCents is the amount of raw; an unreadable one is an error naming key.

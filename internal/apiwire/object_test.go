@@ -21,11 +21,13 @@ func TestRawValuesAreCapped(t *testing.T) {
 	}
 }
 
-// FuzzScanner walks any input with the scanner, unchecked, which must not
-// panic; when the input is valid JSON it must split it as encoding/json
-// does. (internal/echeck's FuzzDecodeMatchesReference checks the readers
-// built on it against a reference decoder.)
-func FuzzScanner(f *testing.F) {
+// FuzzObject hands any input, unchecked, to the readers that expect a
+// valid value, which must not panic; when the input is valid JSON they
+// must split it as encoding/json does, and DecodeObject must accept and
+// refuse what encoding/json does. (internal/echeck's
+// FuzzDecodeMatchesReference checks the readers built on them against a
+// reference decoder.)
+func FuzzObject(f *testing.F) {
 	for _, s := range []string{
 		`{"success":true,"check":{"check_id":"a","amount":"12.34"}}`,
 		`{"list":{"data":{"10":{"check_id":"c"},"9":{"check_id":"b"},"x":{"check_id":"a"}}}}`,
@@ -40,10 +42,12 @@ func FuzzScanner(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, in []byte) {
-		_, _ = Pick(in, func([]byte) int { return 0 }, make([][]byte, 1))
 		_, _ = ListOf(in)
 		_, _ = ObjectOf(in)
 		trimmed := bytes.TrimSpace(in)
+		if _, err := DecodeObject(in); (err == nil) != (json.Valid(trimmed) && len(trimmed) > 0 && trimmed[0] == '{') {
+			t.Fatalf("DecodeObject(%q): %v", in, err)
+		}
 		if !json.Valid(trimmed) || len(trimmed) == 0 {
 			return
 		}
@@ -53,7 +57,7 @@ func FuzzScanner(f *testing.F) {
 			if err := json.Unmarshal(trimmed, &want); err != nil {
 				t.Fatal(err)
 			}
-			got, err := MembersOf(trimmed)
+			got, err := DecodeObject(trimmed)
 			if err != nil || !equalObjects(got, want) {
 				t.Fatalf("members of %q = %q, %v; want %q", in, got, err, want)
 			}
@@ -62,13 +66,9 @@ func FuzzScanner(f *testing.F) {
 			if err := json.Unmarshal(trimmed, &want); err != nil {
 				t.Fatal(err)
 			}
-			var got []json.RawMessage
-			it := arrayIter{b: trimmed}
-			for v, ok := it.next(); ok; v, ok = it.next() {
-				got = append(got, v)
-			}
-			if it.err != nil || len(got) != len(want) {
-				t.Fatalf("elements of %q = %q, %v; want %q", in, got, it.err, want)
+			got, err := ListOf(trimmed)
+			if err != nil || len(got) != len(want) {
+				t.Fatalf("elements of %q = %q, %v; want %q", in, got, err, want)
 			}
 			for i := range got {
 				if !bytes.Equal(got[i], want[i]) {

@@ -4,6 +4,9 @@ import (
 	"bytes"
 	"strings"
 
+	"github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
+
 	"github.com/batchd/batchd/internal/money"
 )
 
@@ -14,21 +17,32 @@ import (
 // alone). Failing inside UnmarshalJSON would stop the library at the first
 // odd peripheral member, and would not keep the last of a repeated key.
 
-// Str is a member read by Text, trimmed.
-type Str struct {
+// Str is a loose member read by Text, trimmed; "" when unreadable.
+type Str string
+
+// UnmarshalJSON reads b by Text.
+func (s *Str) UnmarshalJSON(b []byte) error {
+	v, _ := Text(b)
+	*s = Str(strings.TrimSpace(v))
+	return nil
+}
+
+// StrictStr is a member read by Text, trimmed, with the reason it was
+// unreadable.
+type StrictStr struct {
 	V   string
 	Err error
 }
 
 // UnmarshalJSON reads b by Text.
-func (s *Str) UnmarshalJSON(b []byte) error {
+func (s *StrictStr) UnmarshalJSON(b []byte) error {
 	v, err := Text(b)
 	s.V, s.Err = strings.TrimSpace(v), err
 	return nil
 }
 
 // Strict returns V, noting in e the error naming key if it was unreadable.
-func (s Str) Strict(key string, e *FirstError) string {
+func (s StrictStr) Strict(key string, e *FirstError) string {
 	noteField(e, key, s.Err)
 	return s.V
 }
@@ -93,6 +107,75 @@ func (o *Obj[T]) UnmarshalJSON(b []byte) error {
 	o.V, o.OK = v, false
 	if IsObject(b) && Unmarshal(b, &v) == nil {
 		o.V, o.OK = v, true
+	}
+	return nil
+}
+
+// UnmarshalJSONFrom is UnmarshalJSON without reading the object twice.
+func (o *Obj[T]) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
+	var v T
+	o.V, o.OK = v, false
+	if dec.PeekKind() != '{' {
+		return dec.SkipValue()
+	}
+	if empty, known := emptyObjectAhead(dec.UnreadBuffer()); !known {
+		b, err := dec.ReadValue()
+		if err != nil {
+			return err
+		}
+		return o.UnmarshalJSON(b)
+	} else if empty {
+		return dec.SkipValue()
+	}
+	o.OK = true
+	return json.UnmarshalDecode(dec, &o.V)
+}
+
+// emptyObjectAhead reads the unread input after a peek at an object: a
+// delimiter and space, then the object. known is false when the input
+// held there ends before telling whether it is {}.
+func emptyObjectAhead(b []byte) (empty, known bool) {
+	i := bytes.IndexByte(b, '{')
+	if i < 0 {
+		return false, false
+	}
+	rest := bytes.TrimLeft(b[i+1:], " \t\r\n")
+	return len(rest) > 0 && rest[0] == '}', len(rest) > 0
+}
+
+// List is a member holding a list, read as ListOf reads it, each element
+// decoded into T; Err is set when the member is not a list.
+type List[T any] struct {
+	V   []T
+	Err error
+}
+
+// UnmarshalJSONFrom is UnmarshalJSON without reading an array twice.
+func (l *List[T]) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
+	if dec.PeekKind() == '[' {
+		l.V, l.Err = nil, nil
+		return json.UnmarshalDecode(dec, &l.V)
+	}
+	b, err := dec.ReadValue()
+	if err != nil {
+		return err
+	}
+	return l.UnmarshalJSON(b)
+}
+
+// UnmarshalJSON decodes the elements of b into V.
+func (l *List[T]) UnmarshalJSON(b []byte) error {
+	l.V, l.Err = nil, nil
+	if b = bytes.TrimSpace(b); len(b) > 0 && b[0] == '[' {
+		l.Err = Unmarshal(b, &l.V)
+		return nil
+	}
+	items, err := ListOf(b)
+	l.V, l.Err = make([]T, len(items)), err
+	for i, it := range items {
+		if err := Unmarshal(it, &l.V[i]); err != nil && l.Err == nil {
+			l.Err = err
+		}
 	}
 	return nil
 }

@@ -123,6 +123,21 @@ func BenchmarkListChecksDecode(b *testing.B) {
 	}
 }
 
+// BenchmarkListChecksDecodeReference decodes the same page with the
+// reference decoder of reference_test.go (encoding/json, a map of raw
+// values per level): a baseline within the same run.
+func BenchmarkListChecksDecodeReference(b *testing.B) {
+	body := sandboxListPage(b, 5, 100)
+	b.SetBytes(int64(len(body)))
+	b.ReportAllocs()
+	for b.Loop() {
+		pg, checks, err := refListAnswer(body)
+		if err != nil || len(checks) != 100 || pg.Total != 100000 {
+			b.Fatalf("%+v, %d checks, %v", pg, len(checks), err)
+		}
+	}
+}
+
 // BenchmarkCheckUnmarshal decodes one check with json.Unmarshal, as a
 // caller that stored a Check reads it back.
 func BenchmarkCheckUnmarshal(b *testing.B) {

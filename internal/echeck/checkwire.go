@@ -3,18 +3,20 @@ package echeck
 import (
 	"bytes"
 	"strconv"
+	"strings"
 
 	"github.com/batchd/batchd/internal/apiwire"
+	"github.com/batchd/batchd/internal/redact"
 )
 
 // checkWire is a check as the service sends it, each member read by one of
 // apiwire's lenient types; check applies Check's rules to it.
 type checkWire struct {
-	CheckID               apiwire.Str         `json:"check_id"`
+	CheckID               apiwire.StrictStr   `json:"check_id"`
 	Number                numberWire          `json:"number"`
 	Amount                apiwire.Amount      `json:"amount"`
-	Label                 apiwire.Str         `json:"label"`
-	Status                apiwire.Str         `json:"status"`
+	Label                 apiwire.StrictStr   `json:"label"`
+	Status                apiwire.StrictStr   `json:"status"`
 	Date                  apiwire.Str         `json:"date"`
 	Memo                  apiwire.Str         `json:"memo"`
 	Name                  apiwire.Str         `json:"name"`
@@ -60,7 +62,7 @@ type fcWire struct {
 // numberWire is the check number's text, and whether it came as a JSON
 // number (see numberText).
 type numberWire struct {
-	apiwire.Str
+	apiwire.StrictStr
 	num bool
 }
 
@@ -68,7 +70,7 @@ type numberWire struct {
 func (n *numberWire) UnmarshalJSON(b []byte) error {
 	b = bytes.TrimSpace(b)
 	n.num = len(b) > 0 && (b[0] == '-' || b[0] >= '0' && b[0] <= '9')
-	return n.Str.UnmarshalJSON(b)
+	return n.StrictStr.UnmarshalJSON(b)
 }
 
 // check applies Check's rules: the members batchd acts on are strict, in
@@ -77,27 +79,79 @@ func (w *checkWire) check() (Check, error) {
 	var e apiwire.FirstError
 	c := Check{CheckID: w.CheckID.Strict("check_id", &e), Number: w.Number.text(&e),
 		Amount: w.Amount.Strict("amount", &e), Label: w.Label.Strict("label", &e), Status: w.Status.Strict("status", &e),
-		Date: w.Date.V, Memo: w.Memo.V, Name: w.Name.V, Email: w.Email.V, Phone: w.Phone.V,
-		Address: w.Address.V, City: w.City.V, State: w.State.V, Zip: w.Zip.V,
-		AuthorizationDate: w.AuthorizationDate.V, BankAccount: maskAccount(w.BankAccount.V),
-		BankRouting: w.BankRouting.V, BankName: w.BankName.V, BankAddress: w.BankAddress.V,
-		BankCity: w.BankCity.V, BankState: w.BankState.V, BankZip: w.BankZip.V,
-		Recurring: bool(w.Recurring), RecurringCycle: w.RecurringCycle.V,
-		RecurringStartDate: w.RecurringStartDate.V, RecurringInstallments: w.RecurringInstallments.V,
+		Date: string(w.Date), Memo: string(w.Memo), Name: string(w.Name), Email: string(w.Email), Phone: string(w.Phone),
+		Address: string(w.Address), City: string(w.City), State: string(w.State), Zip: string(w.Zip),
+		AuthorizationDate: string(w.AuthorizationDate), BankAccount: maskAccount(string(w.BankAccount)),
+		BankRouting: string(w.BankRouting), BankName: string(w.BankName), BankAddress: string(w.BankAddress),
+		BankCity: string(w.BankCity), BankState: string(w.BankState), BankZip: string(w.BankZip),
+		Recurring: bool(w.Recurring), RecurringCycle: string(w.RecurringCycle),
+		RecurringStartDate: string(w.RecurringStartDate), RecurringInstallments: w.RecurringInstallments.V,
 	}
 	if bv := w.BasicVerification; bv.OK {
-		c.BasicVerification = &BasicVerification{Risk: bv.V.Risk.V, Pass: bool(bv.V.Pass), Code: bv.V.Code.V,
-			Description: bv.V.Description.V, Verification: bv.V.Verification.V}
+		v := bv.V.value()
+		c.BasicVerification = &v
 	}
 	fc := w.FundsConfirmation
 	if !fc.OK {
 		fc = w.FundConfirmation
 	}
 	if fc.OK {
-		c.FundsConfirmation = &FundsConfirmation{Verification: fc.V.Verification.V, Pass: bool(fc.V.Pass),
-			Description: fc.V.Description.V}
+		v := fc.V.value()
+		c.FundsConfirmation = &v
 	}
 	return c, e.Err
+}
+
+func (w *bvWire) value() BasicVerification {
+	return BasicVerification{Risk: string(w.Risk), Pass: bool(w.Pass), Code: string(w.Code),
+		Description: string(w.Description), Verification: string(w.Verification)}
+}
+
+func (w *fcWire) value() FundsConfirmation {
+	return FundsConfirmation{Verification: string(w.Verification), Pass: bool(w.Pass), Description: string(w.Description)}
+}
+
+// checkFrom reads a check from its object map (a single check's answer).
+func checkFrom(m object) (Check, error) {
+	var w checkWire
+	if err := apiwire.FromObject(m, &w); err != nil {
+		return Check{}, err
+	}
+	return w.check()
+}
+
+// UnmarshalJSON decodes a check leniently; see Check.
+func (c *Check) UnmarshalJSON(b []byte) error {
+	var w checkWire
+	if err := apiwire.Decode(b, &w); err != nil {
+		return err
+	}
+	v, err := w.check()
+	if err != nil {
+		return err
+	}
+	*c = v
+	return nil
+}
+
+// UnmarshalJSON decodes leniently: pass_bv may be 0/1, "1" or true.
+func (v *BasicVerification) UnmarshalJSON(b []byte) error {
+	var w bvWire
+	if err := apiwire.Decode(b, &w); err != nil {
+		return err
+	}
+	*v = w.value()
+	return nil
+}
+
+// UnmarshalJSON decodes leniently: pass_fc may be 0/1, "1" or true.
+func (v *FundsConfirmation) UnmarshalJSON(b []byte) error {
+	var w fcWire
+	if err := apiwire.Decode(b, &w); err != nil {
+		return err
+	}
+	*v = w.value()
+	return nil
 }
 
 // text is the check number: a string as sent, leading zeros and all (the
@@ -111,4 +165,28 @@ func (n numberWire) text(e *apiwire.FirstError) string {
 		return strconv.FormatInt(v, 10)
 	}
 	return s
+}
+
+// maskAccount keeps a masked account number as the service wrote it, and
+// masks one again when it shows more than four digits, or more digits
+// than mask characters. Public clients show the service's mask as first
+// digit, dots, last three ("1..........876", the account's length): for
+// an account of 4 to 7 digits that shows most or all of it.
+func maskAccount(s string) string {
+	n := 0
+	for i := 0; i < len(s); i++ {
+		if s[i] >= '0' && s[i] <= '9' {
+			n++
+		}
+	}
+	if n <= 4 && 2*n <= len(s) {
+		return s
+	}
+	digits := strings.Map(func(r rune) rune {
+		if r >= '0' && r <= '9' {
+			return r
+		}
+		return -1
+	}, s)
+	return redact.Account(digits)
 }

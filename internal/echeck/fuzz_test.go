@@ -51,12 +51,7 @@ func FuzzDecodeAnswer(f *testing.F) {
 		errorFlagged(m)
 		checkFrom(envelopeOf(m, "check", "check_id"))
 		paymentLinkFrom(envelopeOf(m, "checkout_link", "checkout_token"))
-		if _, items, err := pageOf(m); err == nil {
-			for _, it := range items {
-				if o, ok := apiwire.ObjectOf(it); ok {
-					checkFrom(o)
-				}
-			}
-		}
+		_, _, _ = entries(m, (*checkWire).check)
+		_, _, _ = entries(m, paymentLinkEntry)
 	})
 }

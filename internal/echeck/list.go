@@ -3,7 +3,6 @@ package echeck
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"github.com/batchd/batchd/internal/apiwire"
@@ -93,28 +92,48 @@ func (c *Client) ListChecks(ctx context.Context, p ListParams) (*CheckPage, erro
 	if err != nil {
 		return nil, err
 	}
-	pg, checks, err := entries(a.Object, checkFromJSON)
+	pg, checks, err := entries(a.Object, (*checkWire).check)
 	if err != nil {
 		return nil, c.badAnswer(k, a.Status, err)
 	}
 	return &CheckPage{Paging: pg, Checks: checks}, nil
 }
 
+// pageWire is a list answer's page: its paging numbers and entries, each
+// entry decoded into W when it is a non-empty object.
+type pageWire[W any] struct {
+	CurrentPage apiwire.Int                  `json:"current_page"`
+	LastPage    apiwire.Int                  `json:"last_page"`
+	PerPage     apiwire.Int                  `json:"per_page"`
+	Total       apiwire.Int                  `json:"total"`
+	Data        apiwire.List[apiwire.Obj[W]] `json:"data"`
+}
+
 // entries decodes a list answer's paging numbers and each entry with
-// from, which reports ok == false for an entry that is not a non-empty
-// object.
-func entries[T any](m object, from func(raw []byte) (v T, ok bool, err error)) (Paging, []T, error) {
-	pg, items, err := pageOf(m)
+// from. The paging numbers are strict, in their order, then the entry
+// list, then each entry: the first error found is returned.
+func entries[W, T any](m object, from func(*W) (T, error)) (Paging, []T, error) {
+	p, err := pageOf[W](m)
 	if err != nil {
-		return pg, nil, err
+		return Paging{}, nil, err
 	}
-	out := make([]T, 0, len(items))
-	for i, it := range items {
-		v, ok, err := from(it)
-		switch {
-		case !ok:
+	var e apiwire.FirstError
+	pg := Paging{CurrentPage: p.CurrentPage.Strict("current_page", &e), LastPage: p.LastPage.Strict("last_page", &e),
+		PerPage: p.PerPage.Strict("per_page", &e), Total: p.Total.Strict("total", &e)}
+	if e.Err != nil {
+		return Paging{}, nil, e.Err
+	}
+	if p.Data.Err != nil {
+		return Paging{}, nil, fmt.Errorf("field \"data\": %w", p.Data.Err)
+	}
+	out := make([]T, 0, len(p.Data.V))
+	for i := range p.Data.V {
+		it := &p.Data.V[i]
+		if !it.OK {
 			return pg, nil, fmt.Errorf("entry %d is not an object", i)
-		case err != nil:
+		}
+		v, err := from(&it.V)
+		if err != nil {
 			return pg, nil, fmt.Errorf("entry %d: %w", i, err)
 		}
 		out = append(out, v)
@@ -122,31 +141,21 @@ func entries[T any](m object, from func(raw []byte) (v T, ok bool, err error)) (
 	return pg, out, nil
 }
 
-// pageOf finds the paging numbers and the entries of a list answer. The
-// documented shape is {"list": {"current_page": ..., "data": [...]}}; the
-// paging fields and "data" are also accepted at the top level, and "list"
-// may itself be the array of entries. An entry list that is a PHP object
-// keyed "0", "1", ... is read in key order.
-func pageOf(m object) (Paging, []json.RawMessage, error) {
-	src, data := m, m["data"]
-	if l, ok := apiwire.ObjectOf(m["list"]); ok {
-		src, data = l, l["data"]
-	} else if raw := m["list"]; bytes.HasPrefix(bytes.TrimSpace(raw), []byte("[")) {
-		data = raw
+// pageOf decodes the page of a list answer. The documented shape is
+// {"list": {"current_page": ..., "data": [...]}}; the paging fields and
+// "data" are also accepted at the top level, and "list" may itself be the
+// array of entries. An entry list that is a PHP object keyed "0", "1", ...
+// is read in key order.
+func pageOf[W any](m object) (pageWire[W], error) {
+	var p pageWire[W]
+	if raw := m["list"]; apiwire.IsObject(raw) {
+		return p, apiwire.Unmarshal(raw, &p)
 	}
-	f := fields{m: src}
-	pg := Paging{
-		CurrentPage: f.strictInt("current_page"),
-		LastPage:    f.strictInt("last_page"),
-		PerPage:     f.strictInt("per_page"),
-		Total:       f.strictInt("total"),
+	if err := apiwire.FromObject(m, &p); err != nil {
+		return p, err
 	}
-	if f.Err != nil {
-		return Paging{}, nil, f.Err
+	if raw := m["list"]; bytes.HasPrefix(bytes.TrimSpace(raw), []byte("[")) {
+		return p, apiwire.Unmarshal(raw, &p.Data)
 	}
-	items, err := apiwire.ListOf(data)
-	if err != nil {
-		return Paging{}, nil, fmt.Errorf("field \"data\": %w", err)
-	}
-	return pg, items, nil
+	return p, nil
 }

@@ -83,14 +83,7 @@ func paymentLinkFrom(m object) (PaymentLink, error) {
 }
 
 // paymentLinkEntry reads one entry of the payment link list.
-func paymentLinkEntry(raw []byte) (PaymentLink, bool, error) {
-	m, ok := apiwire.ObjectOf(raw)
-	if !ok {
-		return PaymentLink{}, false, nil
-	}
-	l, err := paymentLinkFrom(m)
-	return l, true, err
-}
+func paymentLinkEntry(m *object) (PaymentLink, error) { return paymentLinkFrom(*m) }
 
 // CreatePaymentLink creates a hosted payment page. Like CreateCheck, an
 // Ambiguous error means the link may exist.
