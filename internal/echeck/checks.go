@@ -13,6 +13,7 @@ import (
 
 	"github.com/batchd/batchd/internal/money"
 	"github.com/batchd/batchd/internal/payment"
+	"github.com/batchd/batchd/internal/redact"
 )
 
 // CheckRequest holds the fields of a check create or edit (spec 2.1).
@@ -288,4 +289,28 @@ func raw(m object) map[string]json.RawMessage {
 		out[k] = bytes.Clone(v)
 	}
 	return out
+}
+
+// maskAccount keeps a masked account number as the service wrote it, and
+// masks one again when it shows more than four digits, or more digits
+// than mask characters. Public clients show the service's mask as first
+// digit, dots, last three ("1..........876", the account's length): for
+// an account of 4 to 7 digits that shows most or all of it.
+func maskAccount(s string) string {
+	n := 0
+	for i := 0; i < len(s); i++ {
+		if s[i] >= '0' && s[i] <= '9' {
+			n++
+		}
+	}
+	if n <= 4 && 2*n <= len(s) {
+		return s
+	}
+	digits := strings.Map(func(r rune) rune {
+		if r >= '0' && r <= '9' {
+			return r
+		}
+		return -1
+	}, s)
+	return redact.Account(digits)
 }

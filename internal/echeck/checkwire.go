@@ -3,10 +3,8 @@ package echeck
 import (
 	"bytes"
 	"strconv"
-	"strings"
 
 	"github.com/batchd/batchd/internal/apiwire"
-	"github.com/batchd/batchd/internal/redact"
 )
 
 // checkWire is a check as the service sends it, each member read by one of
@@ -165,28 +163,4 @@ func (n numberWire) text(e *apiwire.FirstError) string {
 		return strconv.FormatInt(v, 10)
 	}
 	return s
-}
-
-// maskAccount keeps a masked account number as the service wrote it, and
-// masks one again when it shows more than four digits, or more digits
-// than mask characters. Public clients show the service's mask as first
-// digit, dots, last three ("1..........876", the account's length): for
-// an account of 4 to 7 digits that shows most or all of it.
-func maskAccount(s string) string {
-	n := 0
-	for i := 0; i < len(s); i++ {
-		if s[i] >= '0' && s[i] <= '9' {
-			n++
-		}
-	}
-	if n <= 4 && 2*n <= len(s) {
-		return s
-	}
-	digits := strings.Map(func(r rune) rune {
-		if r >= '0' && r <= '9' {
-			return r
-		}
-		return -1
-	}, s)
-	return redact.Account(digits)
 }
