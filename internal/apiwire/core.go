@@ -14,7 +14,10 @@
 //
 // The lenient readers (Text, Integer, Bool, Cents, ObjectOf, ListOf, ...)
 // read answers as public clients show them: numbers as strings, booleans
-// as 0/1 or "1", PHP's [] for an empty object.
+// as 0/1 or "1", PHP's [] for an empty object. The lenient types (Str,
+// StrictStr, Int, Flag, Amount, Obj, List) are the same readers as
+// json.Unmarshaler, for decoding an answer into a struct with Unmarshal
+// (go-json-experiment/json, encoding/json/v2 outside the standard library).
 //
 // What differs between the two APIs is a parameter: the path prefix, the
 // response cap, the client's name in its texts, how a refusal's message
