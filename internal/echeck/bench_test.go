@@ -111,27 +111,19 @@ func sandboxListPage(tb testing.TB, page, n int) []byte {
 
 // BenchmarkListChecksDecode decodes one 100-check page as the sandbox
 // emits it; ns/op and allocs/op are per page.
-func BenchmarkListChecksDecode(b *testing.B) {
-	body := sandboxListPage(b, 5, 100)
-	b.SetBytes(int64(len(body)))
-	b.ReportAllocs()
-	for b.Loop() {
-		pg, checks, err := decodeListAnswer(body)
-		if err != nil || len(checks) != 100 || pg.Total != 100000 {
-			b.Fatalf("%+v, %d checks, %v", pg, len(checks), err)
-		}
-	}
-}
+func BenchmarkListChecksDecode(b *testing.B) { benchListDecode(b, decodeListAnswer) }
 
 // BenchmarkListChecksDecodeReference decodes the same page with the
 // reference decoder of reference_test.go (encoding/json, a map of raw
 // values per level): a baseline within the same run.
-func BenchmarkListChecksDecodeReference(b *testing.B) {
+func BenchmarkListChecksDecodeReference(b *testing.B) { benchListDecode(b, refListAnswer) }
+
+func benchListDecode(b *testing.B, decode func([]byte) (Paging, []Check, error)) {
 	body := sandboxListPage(b, 5, 100)
 	b.SetBytes(int64(len(body)))
 	b.ReportAllocs()
 	for b.Loop() {
-		pg, checks, err := refListAnswer(body)
+		pg, checks, err := decode(body)
 		if err != nil || len(checks) != 100 || pg.Total != 100000 {
 			b.Fatalf("%+v, %d checks, %v", pg, len(checks), err)
 		}
