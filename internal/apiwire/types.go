@@ -27,6 +27,14 @@ func (s *Str) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
+// UnmarshalJSONFrom is UnmarshalJSON reading a string as the decoder's
+// token, which it has already checked and unescapes only when needed.
+func (s *Str) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
+	v, _, err := readText(dec)
+	*s = Str(v)
+	return err
+}
+
 // StrictStr is a member read by Text, trimmed, with the reason it was
 // unreadable.
 type StrictStr struct {
@@ -39,6 +47,28 @@ func (s *StrictStr) UnmarshalJSON(b []byte) error {
 	v, err := Text(b)
 	s.V, s.Err = strings.TrimSpace(v), err
 	return nil
+}
+
+// UnmarshalJSONFrom is Str's, keeping the reason.
+func (s *StrictStr) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
+	var err error
+	s.V, s.Err, err = readText(dec)
+	return err
+}
+
+// readText reads the next value as Text does, trimmed; bad is why it is
+// no text, err a syntax error of the input.
+func readText(dec *jsontext.Decoder) (v string, bad, err error) {
+	if dec.PeekKind() == '"' {
+		tok, err := dec.ReadToken()
+		return strings.TrimSpace(tok.String()), nil, err
+	}
+	b, err := dec.ReadValue()
+	if err != nil {
+		return "", nil, err
+	}
+	v, bad = Text(b)
+	return strings.TrimSpace(v), bad, nil
 }
 
 // Strict returns V, noting in e the error naming key if it was unreadable.
@@ -153,7 +183,9 @@ type List[T any] struct {
 // UnmarshalJSONFrom is UnmarshalJSON without reading an array twice.
 func (l *List[T]) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
 	if dec.PeekKind() == '[' {
-		l.V, l.Err = nil, nil
+		// A page holds at most 100 entries (spec 2.7); room for them up
+		// front spares the copies of a slice grown one doubling at a time.
+		l.V, l.Err = make([]T, 0, 100), nil
 		return json.UnmarshalDecode(dec, &l.V)
 	}
 	b, err := dec.ReadValue()

@@ -60,7 +60,7 @@ type fcWire struct {
 // numberWire is the check number's text, and whether it came as a JSON
 // number (see numberText).
 type numberWire struct {
-	apiwire.StrictStr
+	s   apiwire.StrictStr
 	num bool
 }
 
@@ -68,7 +68,7 @@ type numberWire struct {
 func (n *numberWire) UnmarshalJSON(b []byte) error {
 	b = bytes.TrimSpace(b)
 	n.num = len(b) > 0 && (b[0] == '-' || b[0] >= '0' && b[0] <= '9')
-	return n.StrictStr.UnmarshalJSON(b)
+	return n.s.UnmarshalJSON(b)
 }
 
 // check applies Check's rules: the members batchd acts on are strict, in
@@ -158,7 +158,7 @@ func (v *FundsConfirmation) UnmarshalJSON(b []byte) error {
 // plain digits (a service that keeps the number as an integer may send
 // 1001.0 or 1.001e3).
 func (n numberWire) text(e *apiwire.FirstError) string {
-	s := n.Strict("number", e)
+	s := n.s.Strict("number", e)
 	if v, err := apiwire.ParseInteger(s); n.num && err == nil && v >= 0 {
 		return strconv.FormatInt(v, 10)
 	}
