@@ -11,10 +11,12 @@ import (
 )
 
 // Answers are decoded by github.com/go-json-experiment/json (Unmarshal),
-// which accepts exactly the documents encoding/json accepts with the
-// options Unmarshal sets. Should it ever refuse one that encoding/json
-// takes, Decode falls back to encoding/json, so that what is accepted, and
-// the words of the error for what is not, stay encoding/json's.
+// which accepts the documents encoding/json accepts with the options
+// Unmarshal sets (FuzzObject holds it to that). A document it refuses goes
+// to encoding/json, so that an invalid answer is reported in the words it
+// always was; should encoding/json take one v2 refused, its members are
+// decoded again from encoding/json's map, and a value v2 still refuses
+// makes the answer unreadable: refused, never misread.
 
 // Object is one decoded JSON object, still raw below the first level. Keys
 // are unescaped as encoding/json unescapes them; a key given twice keeps
