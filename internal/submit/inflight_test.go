@@ -2,6 +2,7 @@ package submit
 
 import (
 	"context"
+	"errors"
 	"sync"
 	"testing"
 
@@ -79,4 +80,22 @@ func TestWorkersFollowTheLimitsCeiling(t *testing.T) {
 	if run.opts.Concurrency != 64 {
 		t.Fatalf("workers %d, want the ceiling 64", run.opts.Concurrency)
 	}
+}
+
+// A run halted by a refused key sends nothing more, not even the creates
+// of rows whose workers were waiting for a slot: with eight workers under
+// a limit of one, only the first create leaves.
+func TestHaltedRunSendsNothingAfterTheSlotWait(t *testing.T) {
+	ledgertest.Each(t, func(t *testing.T, backend string) {
+		r := newRig(t, backend, sandbox.Options{Keys: []sandbox.Key{{Value: "sk_test_the_right_key"}}}, "sk_test_a_wrong_key_12345")
+		r.load("halt.csv", payments(20)...)
+		lim := inflight.New(inflight.Options{Ceiling: 1})
+		sum, err := New(r.db, r.svc, Options{Concurrency: 8, Limit: lim, Retry: fast()}).Run(context.Background())
+		if !errors.Is(err, payment.ErrKeyRefused) {
+			t.Fatalf("want payment.ErrKeyRefused, got %v", err)
+		}
+		if sum.Attempts != 1 || sum.Pending != 20 {
+			t.Fatalf("summary %+v: want one create sent and every row pending", sum)
+		}
+	})
 }

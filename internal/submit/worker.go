@@ -38,6 +38,11 @@ func (r *Runner) sendRow(ctx context.Context, k payment.RowKey) {
 		}
 		outcome := inflight.Ignored
 		defer func() { slot.Release(outcome) }()
+		if r.stopping(ctx) {
+			// The run halted (a refused key, a ledger failure) while
+			// this row waited for its slot: nothing more leaves.
+			return retry.Permanent(context.Canceled)
+		}
 		outcome, err = r.attempt(ctx, k, slot)
 		return err
 	})
