@@ -59,9 +59,10 @@ test:
 	./.ci/deb-check $(DEB)
 
 ## bench: the benchmarks recorded in docs/benchmarks.md. Ingest and submit
-## run once each at full size (100 s of it is the rate-limited submit), the
+## run once each at full size (100 s of it is the rate-limited submit, 4
+## minutes the adaptive concurrency runs at 300 ms and 5 ms latency), the
 ## reconcile of 100k checks runs as real processes, and every other
-## package's benchmarks run as usual. About 8 minutes.
+## package's benchmarks run as usual. About 12 minutes.
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem -timeout 60m $$($(GO) list ./... | grep -v -x -e '.*/internal/ingest' -e '.*/internal/submit')
 	$(GO) test -run '^$$' -bench 'Ingest' -benchtime 1x -benchmem -timeout 30m ./internal/ingest -ingest.rows 1000000

@@ -61,6 +61,7 @@ func runDaemon(ctx context.Context, env *environ, args []string) error {
 		}
 	}()
 	m.SetLimiterRate(je.Limiter.Rate)
+	m.SetConcurrencyLimit(func() float64 { return float64(je.InFlight.Current()) })
 
 	errs := daemon.NewErrorRecorder(nil)
 	var sched *daemon.Scheduler

@@ -104,7 +104,11 @@ type APIConfig struct {
 	Rate float64 `yaml:"rate"`
 	// Burst is the token bucket's size.
 	Burst int `yaml:"burst"`
-	// Concurrency is the number of submit workers (1..256).
+	// Concurrency is the most API requests submit keeps in flight at once
+	// (1..256): a ceiling, not a tuning knob. Within it the adaptive
+	// limit (internal/inflight) keeps as many in flight as the rate and
+	// the measured latency need (Little's law), fewer when requests fail.
+	// It also sizes the HTTP connection pool.
 	Concurrency int `yaml:"concurrency"`
 	// Timeout bounds one HTTP request.
 	Timeout Duration `yaml:"timeout"`
@@ -308,7 +312,7 @@ func Default() *Config {
 			Mode:        ModeTest,
 			Rate:        10,
 			Burst:       10,
-			Concurrency: 4,
+			Concurrency: 64,
 			Timeout:     Duration(30 * time.Second),
 		},
 		ACH: ACHConfig{Provider: "plaid"},

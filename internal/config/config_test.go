@@ -48,7 +48,7 @@ func TestDefaultValues(t *testing.T) {
 		{"api.mode", d.API.Mode, "test"},
 		{"api.rate", d.API.Rate, 10.0},
 		{"api.burst", d.API.Burst, 10},
-		{"api.concurrency", d.API.Concurrency, 4},
+		{"api.concurrency", d.API.Concurrency, 64},
 		{"api.timeout", d.API.Timeout.Std(), 30 * time.Second},
 		{"sftp.inbox", d.SFTP.Inbox, "/inbox"},
 		{"sftp.dial_timeout", d.SFTP.DialTimeout.Std(), 10 * time.Second},

@@ -163,6 +163,7 @@ func TestHealthzAndMetrics(t *testing.T) {
 		`batchd_job_duration_seconds_count{job="ingest"} 1`,
 		`batchd_job_last_success_timestamp_seconds{job="ingest"}`,
 		`batchd_api_limiter_rate 0`,
+		`batchd_api_concurrency_limit 0`,
 		`go_goroutines`,
 	} {
 		if !strings.Contains(body, want) {

@@ -18,6 +18,7 @@ import (
 	"github.com/batchd/batchd/internal/config"
 	"github.com/batchd/batchd/internal/echeck"
 	"github.com/batchd/batchd/internal/funding"
+	"github.com/batchd/batchd/internal/inflight"
 	"github.com/batchd/batchd/internal/ingest"
 	"github.com/batchd/batchd/internal/onboard"
 	"github.com/batchd/batchd/internal/payment"
@@ -40,7 +41,12 @@ type Env struct {
 	ACH     *ach.Client     // the ACH API's wire client, on the same limiter
 	Funding funding.Service // the ACH client as onboarding sees it
 	Limiter *throttle.Limiter
-	Log     *slog.Logger
+	// InFlight is the adaptive limit on creates in flight: it follows
+	// Limiter's rate by Little's law, under api.concurrency as a ceiling
+	// (internal/inflight). One for the Env, so that what it learned of
+	// the API's latency carries from one submit run to the next.
+	InFlight *inflight.Limit
+	Log      *slog.Logger
 
 	onClose []func() // run by Close, in order
 
@@ -90,7 +96,8 @@ func OpenAt(cfg *config.Config, log *slog.Logger, hooks Hooks, now func() time.T
 		return nil, err
 	}
 	lim := throttle.New(cfg.API.Rate, cfg.API.Burst)
-	// One idle connection per worker: http.DefaultTransport keeps only 2
+	// One idle connection per worker (api.concurrency, the in-flight
+	// limit's ceiling): http.DefaultTransport keeps only 2
 	// per host, so with more workers most requests would open (against the
 	// real API, TLS-handshake) a new connection and close it after.
 	tr := http.DefaultTransport.(*http.Transport).Clone()
@@ -114,7 +121,8 @@ func OpenAt(cfg *config.Config, log *slog.Logger, hooks Hooks, now func() time.T
 		return nil, fmt.Errorf("ach client: %w", err)
 	}
 	e := &Env{Cfg: cfg, DB: db, API: api, Service: echeck.NewService(api), ACH: achc,
-		Funding: ach.NewFundingService(achc, cfg.ACH.Provider), Limiter: lim, Log: log, now: now, hooks: hooks}
+		Funding: ach.NewFundingService(achc, cfg.ACH.Provider), Limiter: lim, Log: log, now: now, hooks: hooks,
+		InFlight: inflight.New(inflight.Options{Ceiling: cfg.API.Concurrency, Rate: lim.Rate, Now: now})}
 	e.ingest = ingest.New(db, e.ingestOptions())
 	return e, nil
 }
@@ -193,7 +201,7 @@ func (e *Env) Ingest(ctx context.Context) ([]ingest.Outcome, error) {
 func (e *Env) Submitter() *submit.Runner {
 	c := e.Cfg
 	return submit.New(e.DB, e.Service, submit.Options{
-		Concurrency: c.API.Concurrency, ResolveAfter: c.Submit.ResolveAfter.Std(),
+		Concurrency: c.API.Concurrency, Limit: e.InFlight, ResolveAfter: c.Submit.ResolveAfter.Std(),
 		VoidOnRisk: c.Submit.VoidOnRisk, Retry: e.retryPolicy(), Logger: e.Log,
 		OnRetry: e.hooks.OnRetry, Now: e.now, OnCreated: e.hooks.OnChecksCreated,
 		OnSendDropped: e.hooks.OnSendDropped,

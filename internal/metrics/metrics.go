@@ -59,6 +59,7 @@ type Metrics struct {
 	leader        leaderMetrics // leader.go
 
 	limiterRate atomic.Pointer[func() float64]
+	inFlight    atomic.Pointer[func() float64]       // the in-flight limit's current value
 	apiFailing  atomic.Pointer[func() time.Duration] // failing.go
 
 	catalog []Family // every family registered through the factory
@@ -103,6 +104,8 @@ func New() *Metrics {
 	m.initSeries() // initial.go: fixed label values at 0 from the first scrape
 	f.gaugeFunc("api_failing_seconds", apiFailingHelp, m.readAPIFailing)
 	f.gaugeFunc("api_limiter_rate", "Current request rate (per second) allowed by the adaptive API limiter.", m.readLimiterRate)
+	f.gaugeFunc("api_concurrency_limit",
+		"Current limit on eCheck creates in flight at once: rate x latency x headroom, at most api.concurrency.", m.readConcurrencyLimit)
 	m.reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }
@@ -198,6 +201,23 @@ func (m *Metrics) SetLimiterRate(rate func() float64) {
 		return
 	}
 	m.limiterRate.Store(&rate)
+}
+
+// SetConcurrencyLimit makes batchd_api_concurrency_limit read limit at
+// every scrape (jobs.Env.InFlight's Current). Until it is set the gauge
+// reads 0. limit must be cheap and safe for concurrent use.
+func (m *Metrics) SetConcurrencyLimit(limit func() float64) {
+	if m == nil {
+		return
+	}
+	m.inFlight.Store(&limit)
+}
+
+func (m *Metrics) readConcurrencyLimit() float64 {
+	if f := m.inFlight.Load(); f != nil && *f != nil {
+		return (*f)()
+	}
+	return 0
 }
 
 func (m *Metrics) readLimiterRate() float64 {

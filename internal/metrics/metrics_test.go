@@ -34,6 +34,7 @@ func TestMetricsExposition(t *testing.T) {
 	m.APIRetry("check.create")
 	rate := 7.5
 	m.SetLimiterRate(func() float64 { return rate })
+	m.SetConcurrencyLimit(func() float64 { return 9 })
 	m.ObserveJob("ingest", "ok", 2*time.Second)
 	m.SetJobLastSuccess("ingest", time.Unix(1700000000, 0))
 	m.JobSkipped("ingest", "running")
@@ -60,6 +61,7 @@ func TestMetricsExposition(t *testing.T) {
 		`batchd_api_throttled_total 1`,
 		`batchd_api_retries_total{endpoint="check.create"} 1`,
 		`batchd_api_limiter_rate 7.5`,
+		`batchd_api_concurrency_limit 9`,
 		`batchd_job_runs_total{job="ingest",outcome="ok"} 1`,
 		`batchd_job_duration_seconds_sum{job="ingest"} 2`,
 		`batchd_job_last_success_timestamp_seconds{job="ingest"} 1.7e+09`,

@@ -291,12 +291,17 @@ func submitOn(b *testing.B, s benchSetup, db *state.DB) benchRun {
 	defer srv.Close()
 	tr := http.DefaultTransport.(*http.Transport).Clone()
 	tr.MaxIdleConnsPerHost = max(s.concurrency, 2)
+	lim := throttle.New(s.rate, s.burst)
 	api, err := echeck.New(echeck.Options{BaseURL: srv.URL, Key: benchKey, Timeout: 30 * time.Second,
-		HTTPClient: &http.Client{Transport: tr}, Limiter: throttle.New(s.rate, s.burst)})
+		HTTPClient: &http.Client{Transport: tr}, Limiter: lim})
 	if err != nil {
 		b.Fatal(err)
 	}
-	run := New(db, echeck.NewService(api), Options{Concurrency: s.concurrency})
+	opts := Options{Concurrency: s.concurrency}
+	if s.options != nil {
+		opts = s.options(lim)
+	}
+	run := New(db, echeck.NewService(api), opts)
 	commits := db.Commits()
 
 	b.StartTimer()

@@ -85,6 +85,10 @@ type benchSetup struct {
 	burst       int
 	concurrency int
 	sandbox     sandbox.Options
+	// options, when set, builds the Runner's options over the run's rate
+	// limiter (the adaptive benchmarks build them as internal/jobs does);
+	// nil means Concurrency fixed workers.
+	options func(*throttle.Limiter) Options
 }
 
 // benchRun is what one timed Run did.

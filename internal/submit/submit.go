@@ -41,6 +41,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/batchd/batchd/internal/inflight"
 	"github.com/batchd/batchd/internal/payment"
 	"github.com/batchd/batchd/internal/resolve"
 	"github.com/batchd/batchd/internal/retry"
@@ -48,7 +49,16 @@ import (
 
 // Options configures a Runner.
 type Options struct {
-	Concurrency  int           // parallel workers (default 4)
+	// Concurrency is the most creates in flight at once, and the number
+	// of workers (default 4): api.concurrency, a ceiling. How many are in
+	// flight is Limit's to decide.
+	Concurrency int
+	// Limit is the adaptive in-flight limit every create takes a slot of
+	// before its row is marked in flight (internal/inflight); jobs shares
+	// one that follows the rate limiter. Nil means one of the Runner's
+	// own, without a rate: it grows to Concurrency within a few answers.
+	// With a Limit and no Concurrency, the workers are its ceiling.
+	Limit        *inflight.Limit
 	ResolveAfter time.Duration // wait after a lost answer before trusting "not found" (default 2m)
 	VoidOnRisk   []string      // risk results whose checks batchd voids at once (e.g. "Fail")
 	// Retry governs transient failures: a create the service did not act
@@ -113,6 +123,7 @@ type Runner struct {
 	log      *slog.Logger
 	void     map[string]bool
 	brk      *breaker
+	limit    *inflight.Limit
 
 	created, rejected, voided, voidFailed, resent, attempts, dropped atomic.Int64
 	halted                                                           atomic.Pointer[error] // why the run must stop: key refused, ledger failed
@@ -125,8 +136,14 @@ type Runner struct {
 
 // New returns a Runner over a ledger and the service.
 func New(led payment.Rows, svc payment.Service, opts Options) *Runner {
+	if opts.Concurrency <= 0 && opts.Limit != nil {
+		opts.Concurrency = opts.Limit.Ceiling()
+	}
 	if opts.Concurrency <= 0 {
 		opts.Concurrency = 4
+	}
+	if opts.Limit == nil {
+		opts.Limit = inflight.New(inflight.Options{Ceiling: opts.Concurrency, Now: opts.Now})
 	}
 	if opts.ResolveAfter <= 0 {
 		opts.ResolveAfter = 2 * time.Minute
@@ -145,7 +162,8 @@ func New(led payment.Rows, svc payment.Service, opts Options) *Runner {
 	for _, r := range opts.VoidOnRisk {
 		void[r] = true
 	}
-	r := &Runner{led: led, svc: svc, opts: opts, log: log, void: void, brk: newBreaker(opts.BreakAfter, opts.Now)}
+	r := &Runner{led: led, svc: svc, opts: opts, log: log, void: void, brk: newBreaker(opts.BreakAfter, opts.Now),
+		limit: opts.Limit}
 	lookup := opts.Retry
 	lookup.Notify = func(error, time.Duration) { r.retried("check.list") }
 	r.resolver = &resolve.Resolver{Ledger: led, Service: svc, Retry: lookup, Log: log, Now: opts.Now,
@@ -258,7 +276,9 @@ func (r *Runner) stopping(ctx context.Context) bool {
 }
 
 // sendPending feeds pending rows, in batch and line order, to the workers
-// and waits for them.
+// and waits for them. There are Concurrency workers, the ceiling; each
+// create waits for a slot of the in-flight limit before its row goes in
+// flight, so that fewer are out when fewer spend the rate budget.
 func (r *Runner) sendPending(ctx context.Context) error {
 	ctx, cancel := r.brk.cancelOnTrip(ctx)
 	defer cancel()

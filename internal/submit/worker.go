@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/batchd/batchd/internal/inflight"
 	"github.com/batchd/batchd/internal/payment"
 	"github.com/batchd/batchd/internal/retry"
 	"github.com/batchd/batchd/internal/sendgate"
@@ -28,40 +29,79 @@ func (r *Runner) sendRow(ctx context.Context, k payment.RowKey) {
 		if n := r.countTry(k); n > r.opts.Retry.MaxAttempts {
 			return retry.Permanent(fmt.Errorf("%w: %d attempts", errGaveUp, n-1))
 		}
-		row, err := r.led.Send(k)
+		// A slot of the in-flight limit first: a row waiting its turn
+		// stays pending, so that only what the rate budget needs is in
+		// flight (and in doubt after a crash).
+		slot, err := r.limit.Acquire(ctx)
 		if err != nil {
-			return r.ledgerFailed(err) // it names the row and the transition
+			return retry.Permanent(context.Canceled) // a stop while waiting
 		}
-		// The last look at the clock before the request is handed to the
-		// client, on every attempt: past the deadline Send recorded, the
-		// create is not sent at all (sendByPassed).
-		if r.sendByPassed(row) {
-			return r.dropLate(k, row)
+		outcome := inflight.Ignored
+		defer func() { slot.Release(outcome) }()
+		if r.stopping(ctx) {
+			// The run halted (a refused key, a ledger failure) while
+			// this row waited for its slot: nothing more leaves.
+			return retry.Permanent(context.Canceled)
 		}
-		r.attempts.Add(1)
-		// The request runs to its end even when the run is stopping: a
-		// cancelled create is an ambiguous one, and ambiguity costs a
-		// lookup. The client's own timeout bounds it.
-		gated := sendgate.With(context.WithoutCancel(ctx), func() error {
-			if r.sendByPassed(row) {
-				return errSendByPassed
-			}
-			return nil
-		})
-		chk, err := r.svc.CreateCheck(gated, row)
-		if err == nil {
-			r.brk.success()
-			return r.recordCreated(ctx, k, chk, "")
-		}
-		if errors.Is(err, errSendByPassed) {
-			r.attempts.Add(-1) // counted as sent before the call; the gate kept it from leaving
-			return r.dropLate(k, row)
-		}
-		return r.handleFailure(k, err)
+		outcome, err = r.attempt(ctx, k, slot)
+		return err
 	})
 	if err != nil && !r.stopping(ctx) {
 		r.undone(err)
 		r.giveUp(k, err)
+	}
+}
+
+// attempt sends one create of row k under slot, and says what became of
+// the request for the in-flight limit.
+func (r *Runner) attempt(ctx context.Context, k payment.RowKey, slot *inflight.Slot) (inflight.Outcome, error) {
+	row, err := r.led.Send(k)
+	if err != nil {
+		return inflight.Ignored, r.ledgerFailed(err) // it names the row and the transition
+	}
+	// The last look at the clock before the request is handed to the
+	// client, on every attempt: past the deadline Send recorded, the
+	// create is not sent at all (sendByPassed).
+	if r.sendByPassed(row) {
+		return inflight.Ignored, r.dropLate(k, row)
+	}
+	r.attempts.Add(1)
+	// The request runs to its end even when the run is stopping: a
+	// cancelled create is an ambiguous one, and ambiguity costs a
+	// lookup. The client's own timeout bounds it. The gate runs once the
+	// rate limiter let the request go: the wait before it is the rate
+	// budget's, not the service's latency.
+	slot.Queued()
+	gated := sendgate.With(context.WithoutCancel(ctx), func() error {
+		slot.Sent()
+		if r.sendByPassed(row) {
+			return errSendByPassed
+		}
+		return nil
+	})
+	chk, err := r.svc.CreateCheck(gated, row)
+	if err == nil {
+		r.brk.success()
+		return inflight.Answered, r.recordCreated(ctx, k, chk, "")
+	}
+	if errors.Is(err, errSendByPassed) {
+		r.attempts.Add(-1) // counted as sent before the call; the gate kept it from leaving
+		return inflight.Ignored, r.dropLate(k, row)
+	}
+	return outcomeOf(err), r.handleFailure(k, err)
+}
+
+// outcomeOf is what a failed create tells the in-flight limit: a refusal
+// is an answer, a request the service did not act on or whose answer was
+// lost is a drop, a refused key says nothing of its pace.
+func outcomeOf(err error) inflight.Outcome {
+	switch payment.FailureOf(err) {
+	case payment.FailRefused:
+		return inflight.Answered
+	case payment.FailKeyRefused:
+		return inflight.Ignored
+	default:
+		return inflight.Dropped
 	}
 }
 
