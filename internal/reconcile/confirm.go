@@ -11,13 +11,13 @@ import (
 )
 
 // confirm fetches, one by one, the check of every reported row that the
-// list did not show: a row created in the listed window whose check was
-// not listed, or a row not final whose check lies outside it. A 404
-// makes it missing; a check found is matched as if listed. It returns how
-// many it fetched. The zero Window means nothing was listed (webhooks
-// spared the walk): then only the rows not final are fetched, since a
-// final status never changes.
-func (m *matcher) confirm(ctx context.Context, api API, o Options, w Window) (int, error) {
+// list did not show: a row created on a listed date whose check was not
+// listed, or a row not final whose check lies outside the listed ranges.
+// A 404 makes it missing; a check found is matched as if listed. It
+// returns how many it fetched. No ranges means nothing was listed
+// (webhooks spared the walk): then only the rows not final are fetched,
+// since a final status never changes.
+func (m *matcher) confirm(ctx context.Context, api API, o Options, w []Window) (int, error) {
 	m.mu.Lock()
 	var todo []*record
 	for k, rec := range m.records {
@@ -69,7 +69,7 @@ func (m *matcher) confirm(ctx context.Context, api API, o Options, w Window) (in
 	return n, firstErr
 }
 
-func (m *matcher) confirmOne(ctx context.Context, api API, o Options, w Window, rec *record) error {
+func (m *matcher) confirmOne(ctx context.Context, api API, o Options, w []Window, rec *record) error {
 	var (
 		c        *payment.Check
 		notFound bool
@@ -112,9 +112,11 @@ func (m *matcher) confirmOne(ctx context.Context, api API, o Options, w Window, 
 	return m.matched(rec, c)
 }
 
-// listed reports whether the run listed the checks of date d: w is the
-// listed window, the zero Window when the run listed none.
-func listed(w Window, d Date) bool { return w != (Window{}) && w.Contains(d) }
+// listed reports whether the run listed the checks of date d: ws are the
+// ranges it listed, none when it listed nothing.
+func listed(ws []Window, d Date) bool {
+	return slices.ContainsFunc(ws, func(w Window) bool { return w.Contains(d) })
+}
 
 func compareKeys(a, b payment.RowKey) int {
 	switch {

@@ -165,6 +165,13 @@ type Summary struct {
 	// Calls counts the requests sent to the service, list pages and GETs,
 	// every retry included: what the service's rate limit and quota see.
 	Calls int
+	// MinCalls is the fewest requests the run's plan could take by the
+	// ledger's counts: a page per PageSize rows batchd holds on each
+	// listed range (at least one), and a GET per row not final on a date
+	// not listed. For a full walk the one range is the window. Checks
+	// created elsewhere, re-reads and retries make Calls exceed it; so do
+	// rows the list lacks, which are fetched by id.
+	MinCalls int
 }
 
 // DefaultWindow is the window a scheduled run lists: from the service date
