@@ -64,8 +64,9 @@
 // at is final, and shown from the ledger; on a ledger that matches the
 // service, the status and settlement reports are those a full walk writes.
 // Summary.Calls counts every request, so the saving can be watched;
-// Summary.MinCalls is the estimate of the plan chosen, for a full walk
-// the window in one range plus a GET per row not final outside it.
+// Summary.MinCalls is the estimate of the plan chosen; for a full walk,
+// one pass at the total the list reported plus a GET per row not final
+// outside the window.
 //
 // # Interruption
 //

@@ -99,6 +99,22 @@ func (m *matcher) dayCounts(ctx context.Context) ([]dayCount, error) {
 	return slices.SortedFunc(maps.Values(byDate), func(a, b dayCount) int { return a.date.Compare(b.date) }), nil
 }
 
+// openOutside counts the rows not final whose check the service dates
+// outside w, from the ledger's index of such rows: few, unlike the rows.
+func (m *matcher) openOutside(w Window) (int, error) {
+	n := 0
+	err := m.db.TrackedRows(func(r *payment.Row) (bool, error) {
+		if r.State == payment.Submitted && r.CheckID != "" && !r.CheckStatus.Final() && !w.Contains(DateOf(r.CheckCreated.UTC())) {
+			n++
+		}
+		return true, nil
+	})
+	if err != nil {
+		return 0, fmt.Errorf("count the rows not final outside %s: %w", w, err)
+	}
+	return n, nil
+}
+
 // countAlongside counts the ledger's rows by date (dayCounts) while the
 // caller goes on reading the service or the ledger, and returns the
 // function that waits for the counts. Cancelling ctx stops the count.

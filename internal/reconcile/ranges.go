@@ -113,14 +113,13 @@ func cheapestRanges(days []dayCount, pageSize, outside int) listPlan {
 	return p
 }
 
-// fullWalkCost is the fewest requests a walk of the whole window can take
-// by the same estimate: the window's rows of batchd in one range (at
-// least one page, even for none), and a GET for each row not final
-// outside the window, which confirm fetches.
-func fullWalkCost(days []dayCount, pageSize, outside int) int {
-	rows := 0
-	for _, d := range days {
-		rows += d.rows
-	}
-	return rangeCost(rows, pageSize).calls + outside
+// fullWalkCost is the fewest requests a walk of the whole window could
+// take: one pass over the list at the largest total the service reported
+// (at least one page, even for none), and a GET for each of the outside
+// rows (not final, created outside the window), which confirm fetches.
+// A full walk lists every check whoever made it, so the list's own total
+// is the exact measure; counting the ledger's rows instead would read
+// every row a second time on the path every run without webhooks takes.
+func fullWalkCost(total, pageSize, outside int) int {
+	return rangeCost(total, pageSize).calls + outside
 }

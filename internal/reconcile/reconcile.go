@@ -168,9 +168,11 @@ type Summary struct {
 	// MinCalls is the fewest requests the run's plan could take by the
 	// ledger's counts: a page per PageSize rows batchd holds on each
 	// listed range (at least one), and a GET per row not final on a date
-	// not listed. For a full walk the one range is the window. Checks
-	// created elsewhere, re-reads and retries make Calls exceed it; so do
-	// rows the list lacks, which are fetched by id.
+	// not listed. Checks created elsewhere, re-reads and retries make
+	// Calls exceed it; so do rows the list lacks, which are fetched by id.
+	// For a full walk it is one pass over the list at the largest total
+	// the service reported (at least one page), plus a GET per row not
+	// final outside the window: all a walk that reads every check needs.
 	MinCalls int
 }
 

@@ -111,9 +111,6 @@ func (r *Runner) Run(ctx context.Context, w Window) (*Summary, error) {
 // ranges it listed, none when it listed nothing. sum gets the plan and
 // the fewest requests it could take (MinCalls).
 func (r *Runner) read(ctx context.Context, api API, m *matcher, w Window, why string, sum *Summary) (walkResult, []Window, error) {
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel() // a failed read stops the counting too
-	counts := m.countAlongside(ctx)
 	if why != "" {
 		sum.Plan, sum.PlanReason = PlanFullWalk, why
 		if r.opts.Webhooks {
@@ -123,14 +120,16 @@ func (r *Runner) read(ctx context.Context, api API, m *matcher, w Window, why st
 		if err != nil {
 			return wr, []Window{w}, err
 		}
-		days, err := counts()
+		outside, err := m.openOutside(w)
 		if err != nil {
 			return wr, []Window{w}, err
 		}
-		in, outside := splitWindow(days, w)
-		sum.MinCalls = fullWalkCost(in, r.opts.PageSize, outside)
+		sum.MinCalls = fullWalkCost(wr.total, r.opts.PageSize, outside)
 		return wr, []Window{w}, nil
 	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel() // a failed scan stops the counting too
+	counts := m.countAlongside(ctx)
 	if err := m.scanLedger(ctx, w); err != nil {
 		return walkResult{}, nil, err
 	}
