@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"net/http"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -327,4 +328,25 @@ func TestWebhooksCheapestRanges(t *testing.T) {
 	if full.Plan != PlanFullWalk || full.MinCalls != ceilDiv(11*perDay, page) || full.Calls != full.MinCalls {
 		t.Errorf("full walk of 11 days: %+v", full)
 	}
+}
+
+// TestDayCounts: the ledger counted by service date: rows with a check,
+// and of those the ones not final; a row without a check counts nowhere.
+func TestDayCounts(t *testing.T) {
+	ledgertest.Each(t, func(t *testing.T, backend string) {
+		e := newEnv(t, backend, monday(), nil)
+		mon := e.submitBatch(e.load("mon.csv", manyPayments(4)...), 2)
+		e.advance(1)
+		tue := e.load("tue.csv", manyPayments(3)...)
+		k := e.keys(tue)
+		e.submit(k[0])
+		e.submit(k[1]) // k[2] stays pending: no check
+		e.deposit(mon[2], mon[3])
+		e.run(Options{}) // the ledger learns of the deposits
+		got := e.countDays()
+		want := []dayCount{{Date{2026, 3, 2}, 4, 2}, {Date{2026, 3, 3}, 2, 2}}
+		if !slices.Equal(got, want) {
+			t.Fatalf("counts %+v, want %+v", got, want)
+		}
+	})
 }
