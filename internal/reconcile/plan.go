@@ -100,10 +100,13 @@ func (m *matcher) dayCounts(ctx context.Context) ([]dayCount, error) {
 }
 
 // openOutside counts the rows not final whose check the service dates
-// outside w, from the ledger's index of such rows: few, unlike the rows.
-func (m *matcher) openOutside(w Window) (int, error) {
+// outside w, from the ledger's index of rows not final.
+func (m *matcher) openOutside(ctx context.Context, w Window) (int, error) {
 	n := 0
 	err := m.db.TrackedRows(func(r *payment.Row) (bool, error) {
+		if err := ctx.Err(); err != nil {
+			return false, err
+		}
 		if r.State == payment.Submitted && r.CheckID != "" && !r.CheckStatus.Final() && !w.Contains(DateOf(r.CheckCreated.UTC())) {
 			n++
 		}
@@ -115,22 +118,23 @@ func (m *matcher) openOutside(w Window) (int, error) {
 	return n, nil
 }
 
-// countAlongside counts the ledger's rows by date (dayCounts) while the
-// caller goes on reading the service or the ledger, and returns the
-// function that waits for the counts. Cancelling ctx stops the count.
-func (m *matcher) countAlongside(ctx context.Context) func() ([]dayCount, error) {
+// alongside runs f in the background, while the caller reads the service
+// or the ledger, and returns the function that waits for its result: a
+// count of the ledger then costs the run no time, since the walk mostly
+// waits on the rate limiter. Cancelling ctx stops f.
+func alongside[T any](ctx context.Context, f func(context.Context) (T, error)) func() (T, error) {
 	type result struct {
-		days []dayCount
-		err  error
+		v   T
+		err error
 	}
 	done := make(chan result, 1)
 	go func() {
-		days, err := m.dayCounts(ctx)
-		done <- result{days, err}
+		v, err := f(ctx)
+		done <- result{v, err}
 	}()
-	return func() ([]dayCount, error) {
+	return func() (T, error) {
 		r := <-done
-		return r.days, r.err
+		return r.v, r.err
 	}
 }
 

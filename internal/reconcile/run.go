@@ -111,25 +111,26 @@ func (r *Runner) Run(ctx context.Context, w Window) (*Summary, error) {
 // ranges it listed, none when it listed nothing. sum gets the plan and
 // the fewest requests it could take (MinCalls).
 func (r *Runner) read(ctx context.Context, api API, m *matcher, w Window, why string, sum *Summary) (walkResult, []Window, error) {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel() // a failed read stops the count beside it too
 	if why != "" {
 		sum.Plan, sum.PlanReason = PlanFullWalk, why
 		if r.opts.Webhooks {
 			r.log.Info("listing the whole window despite webhooks", "reason", why)
 		}
+		outside := alongside(ctx, func(ctx context.Context) (int, error) { return m.openOutside(ctx, w) })
 		wr, err := r.walkAndScan(ctx, api, m, w)
 		if err != nil {
 			return wr, []Window{w}, err
 		}
-		outside, err := m.openOutside(w)
+		n, err := outside()
 		if err != nil {
 			return wr, []Window{w}, err
 		}
-		sum.MinCalls = fullWalkCost(wr.total, r.opts.PageSize, outside)
+		sum.MinCalls = fullWalkCost(wr.total, r.opts.PageSize, n)
 		return wr, []Window{w}, nil
 	}
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel() // a failed scan stops the counting too
-	counts := m.countAlongside(ctx)
+	counts := alongside(ctx, m.dayCounts)
 	if err := m.scanLedger(ctx, w); err != nil {
 		return walkResult{}, nil, err
 	}
