@@ -65,7 +65,7 @@ func TestReconcileWithWebhooks(t *testing.T) {
 			t.Fatalf("daemon line %q %v", line, err)
 		}
 		body := scrapeMetrics(t, m)
-		for _, want := range []string{"batchd_reconcile_api_calls 0", "batchd_reconcile_api_calls_total 1"} {
+		for _, want := range []string{"batchd_reconcile_api_calls 0", "batchd_reconcile_api_calls_total 1", "batchd_reconcile_api_calls_minimum 0"} {
 			if !strings.Contains(body, want+"\n") {
 				t.Errorf("metrics lack %q", want)
 			}
