@@ -14,20 +14,28 @@ import (
 // list did not show: a row created on a listed date whose check was not
 // listed, or a row not final whose check lies outside the listed ranges.
 // A 404 makes it missing; a check found is matched as if listed. It
-// returns how many it fetched. No ranges means nothing was listed
-// (webhooks spared the walk): then only the rows not final are fetched,
-// since a final status never changes.
-func (m *matcher) confirm(ctx context.Context, api API, o Options, w []Window) (int, error) {
+// returns how many it fetched, and how many of those were rows not final
+// on dates not listed: the GETs the plan meant, as opposed to those of
+// checks a list lacked. No ranges means nothing was listed (webhooks
+// spared the walk): then only the rows not final are fetched, since a
+// final status never changes.
+func (m *matcher) confirm(ctx context.Context, api API, o Options, w []Window) (fetched, unlisted int, err error) {
 	m.mu.Lock()
 	var todo []*record
 	for k, rec := range m.records {
-		if !m.checked[k] && (listed(w, rec.serviceDate()) || !rec.final()) {
+		if m.checked[k] {
+			continue
+		}
+		if on := listed(w, rec.serviceDate()); on || !rec.final() {
 			todo = append(todo, rec)
+			if !on {
+				unlisted++
+			}
 		}
 	}
 	m.mu.Unlock()
 	if len(todo) == 0 {
-		return 0, nil
+		return 0, 0, nil
 	}
 	slices.SortFunc(todo, func(a, b *record) int { return compareKeys(a.key, b.key) })
 	m.log.Info("confirming checks absent from the list", "checks", len(todo))
@@ -66,7 +74,7 @@ func (m *matcher) confirm(ctx context.Context, api API, o Options, w []Window) (
 	}
 	close(jobs)
 	wg.Wait()
-	return n, firstErr
+	return n, unlisted, firstErr
 }
 
 func (m *matcher) confirmOne(ctx context.Context, api API, o Options, w []Window, rec *record) error {

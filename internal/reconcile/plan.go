@@ -99,29 +99,10 @@ func (m *matcher) dayCounts(ctx context.Context) ([]dayCount, error) {
 	return slices.SortedFunc(maps.Values(byDate), func(a, b dayCount) int { return a.date.Compare(b.date) }), nil
 }
 
-// openOutside counts the rows not final whose check the service dates
-// outside w, from the ledger's index of rows not final.
-func (m *matcher) openOutside(ctx context.Context, w Window) (int, error) {
-	n := 0
-	err := m.db.TrackedRows(func(r *payment.Row) (bool, error) {
-		if err := ctx.Err(); err != nil {
-			return false, err
-		}
-		if r.State == payment.Submitted && r.CheckID != "" && !r.CheckStatus.Final() && !w.Contains(DateOf(r.CheckCreated.UTC())) {
-			n++
-		}
-		return true, nil
-	})
-	if err != nil {
-		return 0, fmt.Errorf("count the rows not final outside %s: %w", w, err)
-	}
-	return n, nil
-}
-
-// alongside runs f in the background, while the caller reads the service
-// or the ledger, and returns the function that waits for its result: a
-// count of the ledger then costs the run no time, since the walk mostly
-// waits on the rate limiter. Cancelling ctx stops f.
+// alongside runs f in the background, while the caller reads the ledger,
+// and returns the function that waits for its result: on two cores the
+// count by date then costs the scan of the ledger little time. Cancelling
+// ctx stops f.
 func alongside[T any](ctx context.Context, f func(context.Context) (T, error)) func() (T, error) {
 	type result struct {
 		v   T

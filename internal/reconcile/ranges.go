@@ -113,13 +113,10 @@ func cheapestRanges(days []dayCount, pageSize, outside int) listPlan {
 	return p
 }
 
-// fullWalkCost is the fewest requests a walk of the whole window could
-// take: one pass over the list at the largest total the service reported
-// (at least one page, even for none), and a GET for each of the outside
-// rows (not final, created outside the window), which confirm fetches.
-// A full walk lists every check whoever made it, so the list's own total
-// is the exact measure; counting the ledger's rows instead would read
-// every row a second time on the path every run without webhooks takes.
-func fullWalkCost(total, pageSize, outside int) int {
-	return rangeCost(total, pageSize).calls + outside
-}
+// fullWalkPages is the fewest pages a walk of the whole window could
+// take: one pass over the list at the largest total the service reported,
+// at least one page even for none. A full walk lists every check whoever
+// made it, so the list's own total is the exact measure; counting the
+// ledger's rows instead would read every row a second time on the path
+// every run without webhooks takes, which is held to the paging floor.
+func fullWalkPages(total, pageSize int) int { return rangeCost(total, pageSize).pages }

@@ -56,7 +56,9 @@ func (r *Runner) Run(ctx context.Context, w Window) (*Summary, error) {
 	if err := m.recheckUnknown(); err != nil {
 		return sum, fmt.Errorf("reconcile: %w", err)
 	}
-	sum.Confirmed, err = m.confirm(ctx, api, o, listed)
+	var unlisted int
+	sum.Confirmed, unlisted, err = m.confirm(ctx, api, o, listed)
+	sum.MinCalls += unlisted // the plan's GETs: read() counted its pages
 	if err != nil {
 		r.fill(sum, m)
 		return sum, fmt.Errorf("reconcile: confirm checks absent from the list: %w", err)
@@ -109,27 +111,20 @@ func (r *Runner) Run(ctx context.Context, w Window) (*Summary, error) {
 // reason to, else the cheapest mix of listing date ranges and fetching
 // rows by id (cheapestRanges). It returns the walks' result and the
 // ranges it listed, none when it listed nothing. sum gets the plan and
-// the fewest requests it could take (MinCalls).
+// the fewest pages it could take (MinCalls, to which Run adds the GETs
+// confirm makes of rows not final outside the listed ranges).
 func (r *Runner) read(ctx context.Context, api API, m *matcher, w Window, why string, sum *Summary) (walkResult, []Window, error) {
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel() // a failed read stops the count beside it too
 	if why != "" {
 		sum.Plan, sum.PlanReason = PlanFullWalk, why
 		if r.opts.Webhooks {
 			r.log.Info("listing the whole window despite webhooks", "reason", why)
 		}
-		outside := alongside(ctx, func(ctx context.Context) (int, error) { return m.openOutside(ctx, w) })
 		wr, err := r.walkAndScan(ctx, api, m, w)
-		if err != nil {
-			return wr, []Window{w}, err
-		}
-		n, err := outside()
-		if err != nil {
-			return wr, []Window{w}, err
-		}
-		sum.MinCalls = fullWalkCost(wr.total, r.opts.PageSize, n)
-		return wr, []Window{w}, nil
+		sum.MinCalls = fullWalkPages(wr.total, r.opts.PageSize)
+		return wr, []Window{w}, err
 	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel() // a failed scan stops the count beside it too
 	counts := alongside(ctx, m.dayCounts)
 	if err := m.scanLedger(ctx, w); err != nil {
 		return walkResult{}, nil, err
@@ -140,7 +135,7 @@ func (r *Runner) read(ctx context.Context, api API, m *matcher, w Window, why st
 	}
 	in, outside := splitWindow(days, w)
 	p := cheapestRanges(in, r.opts.PageSize, outside)
-	sum.MinCalls, sum.PlanReason = p.calls(), p.String()
+	sum.MinCalls, sum.PlanReason = p.pages, p.String()
 	if len(p.ranges) == 0 {
 		sum.Plan = PlanFetch
 		r.log.Info("webhooks keep the ledger current: fetching the rows not final by id", "rows", p.open, "estimate", sum.PlanReason)
