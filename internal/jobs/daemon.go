@@ -135,6 +135,7 @@ func (s Scheduled) Reconcile(ctx context.Context) (string, error) {
 			sum.Window, sum.ChecksSeen, sum.StatusChanges, sum.Unknown, sum.Missing, sum.Mismatched, sum.Stuck, sum.InDoubt, CallsLine(sum))
 		// A failed run's requests count too: they were sent.
 		s.Metrics.ReconcileCalls(sum.Calls)
+		s.Metrics.ReconcileMinCalls(sum.MinCalls)
 	}
 	if !errors.Is(err, payment.ErrLedger) && !errors.Is(err, payment.ErrKeyRefused) && ctx.Err() == nil {
 		osum, oerr := s.Env.ReconcileSources(ctx)

@@ -79,11 +79,12 @@ func (e *Env) Reconcile(ctx context.Context, window *reconcile.Window) (*reconci
 	return sum, err
 }
 
-// CallsLine words how a reconcile read the service and what that cost,
-// for the daemon's log line and the command's output: "API calls 3
-// (fetch: 3 rows not final; listing ... takes about 6 requests)".
+// CallsLine words how a reconcile read the service, what that cost and
+// the fewest requests its plan could take, for the daemon's log line and
+// the command's output: "API calls 3 (minimum 3), fetch: 3 rows not
+// final; fetching each by id takes 3 requests".
 func CallsLine(sum *reconcile.Summary) string {
-	return fmt.Sprintf("API calls %d (%s: %s)", sum.Calls, sum.Plan, sum.PlanReason)
+	return fmt.Sprintf("API calls %d (minimum %d), %s: %s", sum.Calls, sum.MinCalls, sum.Plan, sum.PlanReason)
 }
 
 // coversRestore reports whether a reconcile over w saw every check that

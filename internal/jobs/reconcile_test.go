@@ -43,7 +43,7 @@ func TestReconcileWithWebhooks(t *testing.T) {
 		m := metrics.New()
 		s := Scheduled{Env: env, Metrics: m}
 		line, err := s.Reconcile(ctx)
-		if err != nil || !strings.Contains(line, "1 unknown") || !strings.Contains(line, "API calls 1 (full walk: no full walk recorded yet)") {
+		if err != nil || !strings.Contains(line, "1 unknown") || !strings.Contains(line, "API calls 1 (minimum 1), full walk: no full walk recorded yet") {
 			t.Fatalf("first run: %q %v", line, err)
 		}
 
@@ -61,11 +61,11 @@ func TestReconcileWithWebhooks(t *testing.T) {
 			t.Fatalf("second run: %+v %v", sum, err)
 		}
 		line, err = s.Reconcile(ctx)
-		if err != nil || !strings.Contains(line, "API calls 0 (fetch: every row is final)") {
+		if err != nil || !strings.Contains(line, "API calls 0 (minimum 0), fetch: every row is final") {
 			t.Fatalf("daemon line %q %v", line, err)
 		}
 		body := scrapeMetrics(t, m)
-		for _, want := range []string{"batchd_reconcile_api_calls 0", "batchd_reconcile_api_calls_total 1"} {
+		for _, want := range []string{"batchd_reconcile_api_calls 0", "batchd_reconcile_api_calls_total 1", "batchd_reconcile_api_calls_minimum 0"} {
 			if !strings.Contains(body, want+"\n") {
 				t.Errorf("metrics lack %q", want)
 			}

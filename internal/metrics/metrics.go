@@ -55,6 +55,7 @@ type Metrics struct {
 	filesRejected prometheus.Counter
 	reconCalls    prometheus.Gauge
 	reconCallsAll prometheus.Counter
+	reconCallsMin prometheus.Gauge
 	webhooks      *prometheus.CounterVec
 	leader        leaderMetrics // leader.go
 
@@ -100,6 +101,8 @@ func New() *Metrics {
 	m.reconCalls = f.gauge("reconcile_api_calls",
 		"eCheck API requests (list pages and check fetches, retries included) of the last reconcile run.")
 	m.reconCallsAll = f.counter("reconcile_api_calls_total", "eCheck API requests made by reconcile runs.")
+	m.reconCallsMin = f.gauge("reconcile_api_calls_minimum",
+		"The fewest eCheck API requests the last reconcile run's plan could take, by batchd's estimate; beside reconcile_api_calls, what re-reads, retries and checks made elsewhere added.")
 	m.leader = newLeaderMetrics(f)
 	m.initSeries() // initial.go: fixed label values at 0 from the first scrape
 	f.gaugeFunc("api_failing_seconds", apiFailingHelp, m.readAPIFailing)
@@ -343,4 +346,14 @@ func (m *Metrics) ReconcileCalls(n int) {
 	}
 	m.reconCalls.Set(float64(n))
 	m.reconCallsAll.Add(float64(n))
+}
+
+// ReconcileMinCalls records the fewest requests the last reconcile run's
+// plan could take (reconcile.Summary.MinCalls), so that a dashboard can
+// set the calls made against it.
+func (m *Metrics) ReconcileMinCalls(n int) {
+	if m == nil || n < 0 {
+		return
+	}
+	m.reconCallsMin.Set(float64(n))
 }

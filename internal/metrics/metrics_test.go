@@ -47,6 +47,7 @@ func TestMetricsExposition(t *testing.T) {
 	m.WebhookDelivery("recorded")
 	m.ReconcileCalls(1001)
 	m.ReconcileCalls(3)
+	m.ReconcileMinCalls(2)
 
 	body := scrape(t, m)
 	for _, want := range []string{
@@ -74,6 +75,7 @@ func TestMetricsExposition(t *testing.T) {
 		`batchd_files_rejected_total 1`,
 		`batchd_reconcile_api_calls 3`,
 		`batchd_reconcile_api_calls_total 1004`,
+		`batchd_reconcile_api_calls_minimum 2`,
 		`process_start_time_seconds`,
 	} {
 		if !strings.Contains(body, want) {

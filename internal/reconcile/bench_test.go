@@ -136,6 +136,53 @@ func BenchmarkReconcileWebhooks100k(b *testing.B) {
 		hooks.Calls, hooks.Plan, hooks.PlanReason, hooksTime.Round(time.Millisecond))
 }
 
+// BenchmarkReconcileRanges100k counts the API requests of a webhooks run
+// on the shape a stuck check makes costly: 100,000 checks over 60 days
+// (in-process sandbox, real bbolt ledger), all deposited by webhook but
+// the last day's 1,000 and one check 30 days old. It reports the run's
+// requests, the minimum it computed and their ratio, the acceptance
+// bound 2 x ceil(1000/100) + 1 GET, and, on the same ledger in the same
+// run, what the single-range plan before it would have cost
+// (singleRangeCalls). Counts are exact; the times logged are not the
+// point.
+func BenchmarkReconcileRanges100k(b *testing.B) {
+	const (
+		days, recent, older = 60, 1_000, 99_000
+		stray               = days - 1 - 30
+	)
+	perDay := func(d int) int {
+		if d == days-1 {
+			return recent
+		}
+		return older*(d+1)/(days-1) - older*d/(days-1)
+	}
+	e := newEnv(b, ledgertest.Bbolt, monday().AddDate(0, 0, -(days-1)), nil)
+	ev := &fakeEvents{}
+	start := time.Now()
+	open := spreadLedger(b, e, days, perDay, stray, ev)
+	counts := e.countDays()
+	b.Logf("setup: %d checks over %d days, %d left open, in %s", recent+older, days, len(open), time.Since(start).Round(time.Second))
+	var sum *Summary
+	var took time.Duration
+	for b.Loop() {
+		t0 := time.Now()
+		sum = e.run(hooked(ev, Options{}))
+		took = time.Since(t0)
+	}
+	baseline := singleRangeCalls(counts, sum.Window, DefaultPageSize)
+	bound := 2*ceilDiv(recent, DefaultPageSize) + 1
+	if sum.Plan != PlanWalk || sum.StatusRows < recent+1 || !sum.Consistent {
+		b.Fatalf("summary %+v", sum)
+	}
+	b.ReportMetric(float64(sum.Calls), "calls")
+	b.ReportMetric(float64(sum.MinCalls), "calls-minimum")
+	b.ReportMetric(float64(sum.Calls)/float64(sum.MinCalls), "calls/minimum")
+	b.ReportMetric(float64(bound), "calls-bound")
+	b.ReportMetric(float64(baseline), "calls-single-range")
+	b.Logf("calls %d (minimum %d, bound %d; the single-range plan: %d) in %s; window %s; %s: %s",
+		sum.Calls, sum.MinCalls, bound, baseline, took.Round(time.Millisecond), sum.Window, sum.Plan, sum.PlanReason)
+}
+
 // childCPU is the CPU time the process pid has used (Linux, 100 ticks a
 // second).
 func childCPU(b *testing.B, pid int) time.Duration {

@@ -11,23 +11,31 @@ import (
 )
 
 // confirm fetches, one by one, the check of every reported row that the
-// list did not show: a row created in the listed window whose check was
-// not listed, or a row not final whose check lies outside it. A 404
-// makes it missing; a check found is matched as if listed. It returns how
-// many it fetched. The zero Window means nothing was listed (webhooks
+// list did not show: a row created on a listed date whose check was not
+// listed, or a row not final whose check lies outside the listed ranges.
+// A 404 makes it missing; a check found is matched as if listed. It
+// returns how many it fetched, and how many of those were rows not final
+// on dates not listed: the GETs the plan meant, as opposed to those of
+// checks a list lacked. No ranges means nothing was listed (webhooks
 // spared the walk): then only the rows not final are fetched, since a
 // final status never changes.
-func (m *matcher) confirm(ctx context.Context, api API, o Options, w Window) (int, error) {
+func (m *matcher) confirm(ctx context.Context, api API, o Options, w []Window) (fetched, unlisted int, err error) {
 	m.mu.Lock()
 	var todo []*record
 	for k, rec := range m.records {
-		if !m.checked[k] && (listed(w, rec.serviceDate()) || !rec.final()) {
+		if m.checked[k] {
+			continue
+		}
+		if on := listed(w, rec.serviceDate()); on || !rec.final() {
 			todo = append(todo, rec)
+			if !on {
+				unlisted++
+			}
 		}
 	}
 	m.mu.Unlock()
 	if len(todo) == 0 {
-		return 0, nil
+		return 0, 0, nil
 	}
 	slices.SortFunc(todo, func(a, b *record) int { return compareKeys(a.key, b.key) })
 	m.log.Info("confirming checks absent from the list", "checks", len(todo))
@@ -66,10 +74,10 @@ func (m *matcher) confirm(ctx context.Context, api API, o Options, w Window) (in
 	}
 	close(jobs)
 	wg.Wait()
-	return n, firstErr
+	return n, unlisted, firstErr
 }
 
-func (m *matcher) confirmOne(ctx context.Context, api API, o Options, w Window, rec *record) error {
+func (m *matcher) confirmOne(ctx context.Context, api API, o Options, w []Window, rec *record) error {
 	var (
 		c        *payment.Check
 		notFound bool
@@ -112,9 +120,11 @@ func (m *matcher) confirmOne(ctx context.Context, api API, o Options, w Window, 
 	return m.matched(rec, c)
 }
 
-// listed reports whether the run listed the checks of date d: w is the
-// listed window, the zero Window when the run listed none.
-func listed(w Window, d Date) bool { return w != (Window{}) && w.Contains(d) }
+// listed reports whether the run listed the checks of date d: ws are the
+// ranges it listed, none when it listed nothing.
+func listed(ws []Window, d Date) bool {
+	return slices.ContainsFunc(ws, func(w Window) bool { return w.Contains(d) })
+}
 
 func compareKeys(a, b payment.RowKey) int {
 	switch {

@@ -39,12 +39,20 @@
 // already holds most of what a walk would learn, but silence proves
 // nothing: a delivery may have been dropped. So every row not final is
 // still looked at in every run; a final one never is, as without
-// webhooks. What changes is how: the run lists the dates those rows were
-// created on, or fetches each by id, whichever takes fewer requests by an
-// estimate from the ledger (the rows batchd holds created on those dates,
-// a page per 100, plus one page). Checks created outside batchd are not
-// looked for by listing: the ledger records the events of checks no row
-// owns, and the run reports them (Options.Events) as unknown.
+// webhooks. What changes is how: the run chooses, per range of dates,
+// between listing the range and fetching its rows not final by id, so
+// that the whole takes the fewest requests by the ledger's counts
+// (cheapestRanges, exact over the window's dates): a listed range costs
+// a page per 100 rows batchd holds on its dates (at least one), a row
+// not final on a date not listed one GET. One stuck old check is thus
+// fetched, not paid for with a walk of every date since. The estimate
+// counts batchd's checks only, so it is the fewest requests the plan can
+// take (Summary.MinCalls); checks made elsewhere, re-reads and retries
+// add to Summary.Calls. Ties go to fewer ranges, then to fetching: a GET
+// costs exactly one request, a page may spill. Checks created outside
+// batchd are not looked for by listing: the ledger records the events of
+// checks no row owns, and the run reports them (Options.Events) as
+// unknown.
 //
 // The run still lists the whole window, as without webhooks, when the
 // caller names the window, when rows are in doubt (only a listed check
@@ -55,7 +63,10 @@
 // The reports do not depend on how the rows were read. A row not looked
 // at is final, and shown from the ledger; on a ledger that matches the
 // service, the status and settlement reports are those a full walk writes.
-// Summary.Calls counts every request, so the saving can be watched.
+// Summary.Calls counts every request, so the saving can be watched;
+// Summary.MinCalls is the estimate of the plan chosen; for a full walk,
+// one pass at the total the list reported plus a GET per row not final
+// outside the window.
 //
 // # Interruption
 //

@@ -3,6 +3,8 @@ package reconcile
 import (
 	"context"
 	"fmt"
+	"maps"
+	"slices"
 	"sync/atomic"
 	"time"
 
@@ -14,11 +16,12 @@ const (
 	// PlanFullWalk lists the whole window, as every run does without
 	// webhooks: the only read that finds every check at the service.
 	PlanFullWalk = "full walk"
-	// PlanWalk lists only the dates of the rows not final, because that
-	// takes fewer requests than fetching them one by one.
+	// PlanWalk lists one or more ranges of the dates of the rows not
+	// final, and fetches by id those on dates not listed: the cheapest
+	// way by the ledger's counts (cheapestRanges).
 	PlanWalk = "walk"
 	// PlanFetch fetches each row not final by id (none, when every row is
-	// final).
+	// final), because no list is cheaper.
 	PlanFetch = "fetch"
 )
 
@@ -62,71 +65,58 @@ func (r *Runner) fullWalkReason(now time.Time, explicit bool, m *matcher) (strin
 	return "", nil
 }
 
-// plan is the choice, with webhooks, between listing and fetching.
-type plan struct {
-	walk    bool
-	window  Window // the dates listed when walk: those of the rows not final
-	open    int    // rows not final: each is looked at, whichever the way
-	outside int    // rows not final created outside the run's window: fetched either way
-	rows    int    // rows batchd holds created in window
-	pages   int    // the walk's estimated pages
-}
-
-func (p plan) String() string {
-	if p.open == 0 {
-		return "every row is final"
-	}
-	walk := p.pages + p.outside
-	if p.window == (Window{}) {
-		return fmt.Sprintf("%d rows not final, all outside the window", p.open)
-	}
-	return fmt.Sprintf("%d rows not final; listing %s (%d rows of batchd) takes about %d requests",
-		p.open, p.window, p.rows, walk)
-}
-
-// choose weighs, once the ledger scan has made its records, the two ways
-// to look at every row not final: fetch each by id, or list the dates
-// they were created on (w clipped to those dates) and fetch only those
-// created outside w. The list's length is estimated from the rows batchd
-// holds created on those dates, a page per pageSize, plus one page for the
-// checks at the service batchd did not create. A tie goes to the list,
-// which also shows those checks.
-func (m *matcher) choose(w Window, pageSize int) plan {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	var p plan
-	byDate := map[Date]int{}
-	for _, rec := range m.records {
-		d := rec.serviceDate()
-		if w.Contains(d) {
-			byDate[d]++
-		}
-		if rec.final() {
+// dayCounts reads from the ledger, per service date, the rows batchd
+// holds with a check and how many of those are not final: what the
+// planner weighs. It keeps one count a date, not a record a row, so that
+// planning costs no memory as the ledger grows.
+func (m *matcher) dayCounts(ctx context.Context) ([]dayCount, error) {
+	byDate := map[Date]dayCount{}
+	for _, b := range m.batches {
+		if b.Status != payment.BatchReady {
 			continue
 		}
-		p.open++
-		if !w.Contains(d) {
-			p.outside++
-			continue
-		}
-		if p.window.From.IsZero() || d.Before(p.window.From) {
-			p.window.From = d
-		}
-		if p.window.To.IsZero() || p.window.To.Before(d) {
-			p.window.To = d
+		err := m.db.Rows(b.ID, func(r *payment.Row) (bool, error) {
+			if err := ctx.Err(); err != nil {
+				return false, err
+			}
+			if r.State != payment.Submitted || r.CheckID == "" {
+				return true, nil
+			}
+			d := DateOf(r.CheckCreated.UTC())
+			c := byDate[d]
+			c.date = d
+			c.rows++
+			if !r.CheckStatus.Final() {
+				c.open++
+			}
+			byDate[d] = c
+			return true, nil
+		})
+		if err != nil {
+			return nil, fmt.Errorf("count the rows of batch %d by date: %w", b.ID, err)
 		}
 	}
-	if p.window == (Window{}) {
-		return p
+	return slices.SortedFunc(maps.Values(byDate), func(a, b dayCount) int { return a.date.Compare(b.date) }), nil
+}
+
+// alongside runs f in the background, while the caller reads the ledger,
+// and returns the function that waits for its result: on two cores the
+// count by date then costs the scan of the ledger little time. Cancelling
+// ctx stops f.
+func alongside[T any](ctx context.Context, f func(context.Context) (T, error)) func() (T, error) {
+	type result struct {
+		v   T
+		err error
 	}
-	for d, n := range byDate {
-		if p.window.Contains(d) {
-			p.rows += n
-		}
+	done := make(chan result, 1)
+	go func() {
+		v, err := f(ctx)
+		done <- result{v, err}
+	}()
+	return func() (T, error) {
+		r := <-done
+		return r.v, r.err
 	}
-	p.pages = ceilDiv(p.rows, pageSize) + 1
-	p.walk = p.pages+p.outside <= p.open
-	return p
 }
 
 // countingAPI counts the requests a run sends. Reading is all reconcile

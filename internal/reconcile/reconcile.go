@@ -165,6 +165,15 @@ type Summary struct {
 	// Calls counts the requests sent to the service, list pages and GETs,
 	// every retry included: what the service's rate limit and quota see.
 	Calls int
+	// MinCalls is the fewest requests the run's plan could take by the
+	// ledger's counts: a page per PageSize rows batchd holds on each
+	// listed range (at least one), and a GET per row not final on a date
+	// not listed. Checks created elsewhere, re-reads and retries make
+	// Calls exceed it; so do rows the list lacks, which are fetched by id.
+	// For a full walk it is one pass over the list at the largest total
+	// the service reported (at least one page), plus a GET per row not
+	// final outside the window: all a walk that reads every check needs.
+	MinCalls int
 }
 
 // DefaultWindow is the window a scheduled run lists: from the service date

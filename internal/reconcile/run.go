@@ -47,7 +47,7 @@ func (r *Runner) Run(ctx context.Context, w Window) (*Summary, error) {
 	if err != nil {
 		return sum, fmt.Errorf("reconcile: %w", err)
 	}
-	wr, listedW, err := r.read(ctx, api, m, w, why, sum)
+	wr, listed, err := r.read(ctx, api, m, w, why, sum)
 	sum.ChecksSeen, sum.PagesRead, sum.Passes, sum.Consistent = wr.distinct, wr.pages, wr.passes, wr.consistent
 	if err != nil {
 		r.fill(sum, m)
@@ -56,7 +56,9 @@ func (r *Runner) Run(ctx context.Context, w Window) (*Summary, error) {
 	if err := m.recheckUnknown(); err != nil {
 		return sum, fmt.Errorf("reconcile: %w", err)
 	}
-	sum.Confirmed, err = m.confirm(ctx, api, o, listedW)
+	var unlisted int
+	sum.Confirmed, unlisted, err = m.confirm(ctx, api, o, listed)
+	sum.MinCalls += unlisted // the plan's GETs: read() counted its pages
 	if err != nil {
 		r.fill(sum, m)
 		return sum, fmt.Errorf("reconcile: confirm checks absent from the list: %w", err)
@@ -101,37 +103,67 @@ func (r *Runner) Run(ctx context.Context, w Window) (*Summary, error) {
 		"status_changes", sum.StatusChanges, "unknown", sum.Unknown, "missing", sum.Missing,
 		"mismatched", sum.Mismatched, "stuck", sum.Stuck, "in_doubt", sum.InDoubt,
 		"pages_read", sum.PagesRead, "passes", sum.Passes, "consistent", sum.Consistent,
-		"plan", sum.Plan, "calls", api.calls())
+		"plan", sum.Plan, "calls", api.calls(), "min_calls", sum.MinCalls)
 	return sum, nil
 }
 
 // read looks at the rows as planned: the whole window when why names a
-// reason to, else whichever of listing the open rows' dates and fetching
-// them by id takes fewer requests. It returns the walk's result and the
-// window it listed, the zero Window when it listed none.
-func (r *Runner) read(ctx context.Context, api API, m *matcher, w Window, why string, sum *Summary) (walkResult, Window, error) {
+// reason to, else the cheapest mix of listing date ranges and fetching
+// rows by id (cheapestRanges). It returns the walks' result and the
+// ranges it listed, none when it listed nothing. sum gets the plan and
+// the fewest pages it could take (MinCalls, to which Run adds the GETs
+// confirm makes of rows not final outside the listed ranges).
+func (r *Runner) read(ctx context.Context, api API, m *matcher, w Window, why string, sum *Summary) (walkResult, []Window, error) {
 	if why != "" {
 		sum.Plan, sum.PlanReason = PlanFullWalk, why
 		if r.opts.Webhooks {
 			r.log.Info("listing the whole window despite webhooks", "reason", why)
 		}
 		wr, err := r.walkAndScan(ctx, api, m, w)
-		return wr, w, err
+		sum.MinCalls = fullWalkPages(wr.total, r.opts.PageSize)
+		return wr, []Window{w}, err
 	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel() // a failed scan stops the count beside it too
+	counts := alongside(ctx, m.dayCounts)
 	if err := m.scanLedger(ctx, w); err != nil {
-		return walkResult{}, Window{}, err
+		return walkResult{}, nil, err
 	}
-	p := m.choose(w, r.opts.PageSize)
-	sum.PlanReason = p.String()
-	if !p.walk {
+	days, err := counts()
+	if err != nil {
+		return walkResult{}, nil, err
+	}
+	in, outside := splitWindow(days, w)
+	p := cheapestRanges(in, r.opts.PageSize, outside)
+	sum.MinCalls, sum.PlanReason = p.pages, p.String()
+	if len(p.ranges) == 0 {
 		sum.Plan = PlanFetch
 		r.log.Info("webhooks keep the ledger current: fetching the rows not final by id", "rows", p.open, "estimate", sum.PlanReason)
-		return walkResult{consistent: true}, Window{}, nil
+		return walkResult{consistent: true}, nil, nil
 	}
 	sum.Plan = PlanWalk
-	r.log.Info("webhooks keep the ledger current: listing the dates of the rows not final", "window", p.window.String(), "estimate", sum.PlanReason)
-	wr, err := r.walk(ctx, api, m, p.window)
-	return wr, p.window, err
+	r.log.Info("webhooks keep the ledger current: listing the cheapest date ranges", "ranges", len(p.ranges), "estimate", sum.PlanReason)
+	wr, err := r.walkRanges(ctx, api, m, p.ranges)
+	return wr, p.ranges, err
+}
+
+// walkRanges lists each range in turn. The ranges are disjoint, so their
+// results add up without counting a check twice; the whole is consistent
+// only when every range's walk is.
+func (r *Runner) walkRanges(ctx context.Context, api API, m *matcher, ranges []Window) (walkResult, error) {
+	all := walkResult{consistent: true}
+	for _, w := range ranges {
+		wr, err := r.walk(ctx, api, m, w)
+		all.distinct += wr.distinct
+		all.total += wr.total
+		all.pages += wr.pages
+		all.passes += wr.passes
+		all.consistent = all.consistent && wr.consistent
+		if err != nil {
+			return all, fmt.Errorf("list %s: %w", w, err)
+		}
+	}
+	return all, nil
 }
 
 // walkAndScan walks the list while, alongside, it reads the ledger rows the

@@ -1,7 +1,9 @@
 package reconcile
 
 import (
+	"context"
 	"fmt"
+	"log/slog"
 	"os"
 	"sync"
 	"testing"
@@ -110,4 +112,83 @@ func (e *env) reportBytes(d Date) (status, settlement []byte) {
 		e.t.Fatal(err)
 	}
 	return status, settlement
+}
+
+// singleRangeCalls is what the plan before cheapestRanges would have cost
+// on the same counts, the baseline the new plan is measured against: it
+// listed one range, from the first to the last date of the open rows in
+// w, when that range's estimate (a page per pageSize rows, plus one)
+// with a GET for each open row outside w came to no more than a GET for
+// every open row; else it fetched them all. The walk is counted at its
+// pages without the estimate's extra one, as a walk of a list holding
+// only batchd's checks takes.
+func singleRangeCalls(days []dayCount, w Window, pageSize int) int {
+	in, outside := splitWindow(days, w)
+	open, first, last := outside, -1, -1
+	for i, d := range in {
+		open += d.open
+		if d.open > 0 {
+			if first < 0 {
+				first = i
+			}
+			last = i
+		}
+	}
+	if first < 0 {
+		return open
+	}
+	rows := 0
+	for _, d := range in[first : last+1] {
+		rows += d.rows
+	}
+	if ceilDiv(rows, pageSize)+1+outside <= open {
+		return ceilDiv(rows, pageSize) + outside
+	}
+	return open
+}
+
+// spreadLedger creates checks over consecutive days, perDay(i) on day i
+// of days, moving the sandbox's clock and the test's a day after each,
+// so that the service dates each day's checks that day; it then
+// reconciles once with webhooks on (a full walk, recorded) and deposits
+// every check but those of the last day and the one stray (day stray,
+// its first row), at the service and in the ledger, as the webhook
+// receiver would. It returns the rows not final.
+func spreadLedger(tb testing.TB, e *env, days int, perDay func(int) int, stray int, ev EventSource) []payment.RowKey {
+	tb.Helper()
+	var finalKeys, openKeys []payment.RowKey
+	var finalIDs []string
+	for d := range days {
+		batch := e.load(fmt.Sprintf("day-%d.csv", d), manyPayments(perDay(d))...)
+		byLine := e.submitBatch(batch, 64)
+		for i, k := range e.keys(batch) {
+			if d == days-1 || (d == stray && i == 0) {
+				openKeys = append(openKeys, k)
+				continue
+			}
+			finalKeys, finalIDs = append(finalKeys, k), append(finalIDs, byLine[k.Line])
+		}
+		if d < days-1 {
+			e.advance(1)
+		}
+	}
+	if sum := e.run(hooked(ev, Options{})); sum.Plan != PlanFullWalk {
+		tb.Fatalf("first run: %+v", sum)
+	}
+	e.deliver(finalKeys, finalIDs)
+	return openKeys
+}
+
+// countDays is the matcher's count of the env's ledger by service date.
+func (e *env) countDays() []dayCount {
+	e.t.Helper()
+	m, err := newMatcher(e.db, e.clock.Now, slog.New(slog.DiscardHandler))
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	days, err := m.dayCounts(context.Background())
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return days
 }

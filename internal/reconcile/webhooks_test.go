@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"net/http"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -233,7 +234,10 @@ func TestWebhooksReportsMatchFullWalk(t *testing.T) {
 				ev := &fakeEvents{}
 				e.fullWalked()
 				sum := e.run(hooked(ev, o))
-				if sum.Plan != tc.plan || sum.Calls != tc.calls || sum.StatusRows != full.StatusRows || full.Calls != 5 {
+				// Each way, the calls are the minimum computed: the full
+				// walk's 3 pages and 2 GETs of Monday's rows outside it.
+				if sum.Plan != tc.plan || sum.Calls != tc.calls || sum.MinCalls != tc.calls || sum.StatusRows != full.StatusRows ||
+					full.Calls != 5 || full.MinCalls != 5 {
 					t.Fatalf("webhooks %+v\nfull walk %+v", sum, full)
 				}
 				status, settlement := e.reportBytes(sum.RunDate)
@@ -285,38 +289,64 @@ func TestCallsCountRetries(t *testing.T) {
 	})
 }
 
-// TestChooseEstimate: the list of the open rows' dates is estimated a page
-// per 100 rows batchd holds on those dates, plus one; rows outside the
-// window are fetched either way; a tie goes to the list.
-func TestChooseEstimate(t *testing.T) {
-	w := Window{Date{2026, 3, 1}, Date{2026, 3, 10}}
-	at := func(day int) time.Time { return time.Date(2026, 3, day, 12, 0, 0, 0, time.UTC) }
-	m := &matcher{records: map[payment.RowKey]*record{}}
-	add := func(n, day int, status payment.Status) {
-		for range n {
-			k := payment.RowKey{Batch: 1, Line: uint32(len(m.records) + 2)}
-			m.records[k] = &record{key: k, created: at(day), status: status}
+// TestWebhooksCheapestRanges: 1,050 checks over 21 days, all final but
+// the last day's 50 and one stray 10 days old; pages of 10. The run lists
+// the last day (5 pages) and fetches the stray: 6 requests, the minimum
+// it computes, where one range from the stray's date to today (55 pages)
+// lost to fetching all 51. Request counts are exact on any machine.
+func TestWebhooksCheapestRanges(t *testing.T) {
+	const (
+		days, perDay, page = 21, 50, 10
+		stray              = days - 1 - 10
+	)
+	e := newEnv(t, ledgertest.Bbolt, monday().AddDate(0, 0, -(days-1)), nil)
+	ev := &fakeEvents{}
+	open := spreadLedger(t, e, days, func(int) int { return perDay }, stray, ev)
+	e.advance(3) // the last day's checks are printed now; no event said so
+	o := Options{PageSize: page}
+	counts := e.countDays()
+	sum := e.run(hooked(ev, o))
+	baseline := singleRangeCalls(counts, sum.Window, page)
+	bound := 2*ceilDiv(perDay, page) + 1
+	t.Logf("calls %d (minimum %d), bound %d, one range's plan %d: %s", sum.Calls, sum.MinCalls, bound, baseline, sum.PlanReason)
+	if sum.Plan != PlanWalk || sum.MinCalls != 6 || sum.Calls*100 > sum.MinCalls*105 || sum.Calls > bound ||
+		sum.Confirmed != 1 || sum.StatusChanges != perDay || !sum.Consistent {
+		t.Fatalf("summary %+v", sum)
+	}
+	if !strings.Contains(sum.PlanReason, "listing 2026-03-02..2026-03-02 (50 rows of batchd, 5 pages) and fetching 1 by id") {
+		t.Errorf("plan %q", sum.PlanReason)
+	}
+	if baseline != len(open) {
+		t.Errorf("the single range would have cost %d requests, want %d (a GET each)", baseline, len(open))
+	}
+	for _, k := range open[1:] { // open[0] is the stray, printed long ago
+		if r, _ := e.db.Row(k); r.CheckStatus != payment.StatusPrinted {
+			t.Errorf("%s: %s, want printed", k, r.CheckStatus)
 		}
 	}
-	add(250, 2, payment.StatusDeposited) // before the open rows' dates: not listed
-	add(150, 4, payment.StatusDeposited)
-	add(1, 4, payment.StatusPrinted)
-	add(1, 6, payment.StatusInProcess)
-	add(46, 9, payment.StatusDeposited) // after them: not listed
-	p := m.choose(w, 100)
-	if p.walk || p.open != 2 || p.rows != 152 || p.pages != 3 || p.window != (Window{Date{2026, 3, 4}, Date{2026, 3, 6}}) {
-		t.Fatalf("2 open rows: %+v", p)
+	full := e.run(o)
+	if full.Plan != PlanFullWalk || full.MinCalls != ceilDiv(11*perDay, page) || full.Calls != full.MinCalls {
+		t.Errorf("full walk of 11 days: %+v", full)
 	}
-	add(1, 5, payment.StatusPrinted)
-	add(2, 20, payment.StatusPrinted) // outside the window: fetched either way
-	if p := m.choose(w, 100); !p.walk || p.open != 5 || p.outside != 2 || p.pages != 3 {
-		t.Fatalf("5 open rows, 2 outside (a tie, 3+2 against 5): %+v", p)
-	}
-	if p := m.choose(w, 50); p.walk || p.pages != 5 {
-		t.Fatalf("pages of 50: %+v", p)
-	}
-	none := &matcher{records: map[payment.RowKey]*record{}}
-	if p := none.choose(w, 100); p.walk || p.open != 0 || p.String() != "every row is final" {
-		t.Fatalf("no open rows: %+v", p)
-	}
+}
+
+// TestDayCounts: the ledger counted by service date: rows with a check,
+// and of those the ones not final; a row without a check counts nowhere.
+func TestDayCounts(t *testing.T) {
+	ledgertest.Each(t, func(t *testing.T, backend string) {
+		e := newEnv(t, backend, monday(), nil)
+		mon := e.submitBatch(e.load("mon.csv", manyPayments(4)...), 2)
+		e.advance(1)
+		tue := e.load("tue.csv", manyPayments(3)...)
+		k := e.keys(tue)
+		e.submit(k[0])
+		e.submit(k[1]) // k[2] stays pending: no check
+		e.deposit(mon[2], mon[3])
+		e.run(Options{}) // the ledger learns of the deposits
+		got := e.countDays()
+		want := []dayCount{{Date{2026, 3, 2}, 4, 2}, {Date{2026, 3, 3}, 2, 2}}
+		if !slices.Equal(got, want) {
+			t.Fatalf("counts %+v, want %+v", got, want)
+		}
+	})
 }
