@@ -1,6 +1,7 @@
 package report
 
 import (
+	"archive/zip"
 	"bufio"
 	"encoding/binary"
 	"fmt"
@@ -49,8 +50,11 @@ import (
 //
 // The column widths must be written before the first row, so the rows are
 // spooled to an unlinked temporary file while the report is filled and
-// replayed into excelize's stream writer at Commit: a report is never held
-// in memory whole (only the compressed workbook is, once, by excelize).
+// replayed into excelize's stream writer at Commit, which spills the sheet
+// to its own temporary file; the workbook is then zipped straight into the
+// report's file (toFile), so no copy of a report, raw or compressed, is
+// ever held in memory whole: a status report of 1,000,000 lines costs the
+// process a few megabytes of buffers, not the size of the workbook.
 
 // The number formats of the XLSX copies' cells, by kind.
 const (
@@ -323,6 +327,7 @@ func (x *xlsxBuilder) build() (err error) {
 		return err
 	}
 	f := excelize.NewFile()
+	toFile(f, x.out.f)
 	defer func() {
 		if cerr := f.Close(); cerr != nil && err == nil {
 			err = cerr
@@ -386,10 +391,22 @@ func (x *xlsxBuilder) build() (err error) {
 	if err := sw.Flush(); err != nil {
 		return err
 	}
-	if _, err := f.WriteTo(x.out.f); err != nil {
+	if err := f.Write(io.Discard); err != nil { // the bytes went to x.out.f (toFile)
 		return err
 	}
 	return x.out.sync()
+}
+
+// toFile makes f's save zip the workbook straight into out, through
+// excelize's documented hook for the zip writer. Without it, excelize
+// compresses the whole workbook into a bytes.Buffer first (WriteToBuffer)
+// and only then copies it out: for a report of a million lines that
+// buffer alone is some hundred megabytes. The buffer excelize passes in
+// then stays empty, and what it would copy from it is nothing. A sheet
+// whose XML exceeds 4 GiB (several million lines) would need the zip64
+// header fix-up excelize applies to that buffer; no report comes near it.
+func toFile(f *excelize.File, out io.Writer) {
+	f.SetZipWriter(func(io.Writer) excelize.ZipWriter { return zip.NewWriter(out) })
 }
 
 func readValue(r *bufio.Reader, k Kind) (value, error) {
