@@ -94,10 +94,7 @@ func (m *matcher) recheckUnknown() error {
 func (m *matcher) finish(today Date, loc *time.Location, calendar *Calendar, stuckAfter int, walk walkResult) ([]*exception, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	byIdentity := map[string]*record{}
-	for _, rec := range m.records {
-		byIdentity[rec.identity().Key()] = rec
-	}
+	byIdentity := m.twins // made by confirm's pass over the ledger
 	for _, c := range m.unknown {
 		e := checkException(KindUnknown, c)
 		e.detail, e.action = "created "+serviceStamp(c.Created)+" by the service's clock; no row of batchd owns it", actionUnknown
@@ -132,8 +129,11 @@ func (m *matcher) finish(today Date, loc *time.Location, calendar *Calendar, stu
 			m.excs[KindInDoubt+":"+d.Key.String()] = e
 		}
 	}
-	m.stuck(today, loc, calendar, stuckAfter)
-	if err := m.accountChanges(); err != nil {
+	open := map[uint64]bool{} // batches with rows not final
+	if err := m.stuck(today, loc, calendar, stuckAfter, open); err != nil {
+		return nil, err
+	}
+	if err := m.accountChanges(open); err != nil {
 		return nil, err
 	}
 	if !walk.consistent {
@@ -149,13 +149,19 @@ func (m *matcher) finish(today Date, loc *time.Location, calendar *Calendar, stu
 }
 
 // stuck reports checks not final after stuckAfter whole business days,
-// except those already reported missing. Business days are counted once
-// per creation date.
-func (m *matcher) stuck(today Date, loc *time.Location, calendar *Calendar, stuckAfter int) {
+// except those already reported missing, and notes in open the batches
+// that hold rows not final. The rows come from the ledger's index of them,
+// one at a time. Business days are counted once per creation date. Called
+// by finish, with m.mu held.
+func (m *matcher) stuck(today Date, loc *time.Location, calendar *Calendar, stuckAfter int, open map[uint64]bool) error {
 	days := map[Date]int{}
-	for _, rec := range m.records {
+	err := m.db.TrackedRows(func(r *payment.Row) (bool, error) {
+		rec := recordOf(r)
+		if !rec.final() {
+			open[rec.key.Batch] = true
+		}
 		if rec.final() || m.excs[KindMissing+":"+rec.checkID] != nil {
-			continue
+			return true, nil
 		}
 		created := DateOf(rec.created.In(loc))
 		n, ok := days[created]
@@ -164,7 +170,7 @@ func (m *matcher) stuck(today Date, loc *time.Location, calendar *Calendar, stuc
 			days[created] = n
 		}
 		if n < stuckAfter {
-			continue
+			return true, nil
 		}
 		e := rowException(KindStuck, rec, m.files[rec.key.Batch])
 		e.detail = fmt.Sprintf("%s for %d business days since it was created on %s", rec.status.String(), n, created)
@@ -173,7 +179,12 @@ func (m *matcher) stuck(today Date, loc *time.Location, calendar *Calendar, stuc
 		}
 		e.action = actionStuck
 		m.excs[KindStuck+":"+rec.key.String()] = e
+		return true, nil
+	})
+	if err != nil {
+		return fmt.Errorf("read the rows not final: %w", err)
 	}
+	return nil
 }
 
 // serviceStamp writes a check's creation time as the service does, in

@@ -12,21 +12,29 @@ import (
 	"github.com/batchd/batchd/internal/resolve"
 )
 
-// matcher holds what one run learns: the records of the rows it reports,
-// the rows it has checked at the service, and the exceptions found. Its
+// matcher holds what one run learns: the rows it has checked at the
+// service (a bit each), the exceptions found, and the few rows and checks
+// that need a second look. It holds no copy of the rows it reports: the
+// reports are written by streaming the ledger after the walk
+// (statusPass), so a run's memory does not grow with its window. Its
 // methods are safe for concurrent use by the walk's workers.
 type matcher struct {
 	db      payment.Ledger
 	now     func() time.Time
 	log     *slog.Logger
 	batches []payment.Batch
+	window  Window // the run's window: the reports show the rows created in it
 
-	mu            sync.Mutex
-	files         map[uint64]string          // batch id -> file name
-	records       map[payment.RowKey]*record // rows the reports may show
-	checked       map[payment.RowKey]bool    // rows whose check was listed or fetched in this run
-	doubts        map[string][]*payment.Row  // Identity.Key -> rows in doubt when the run began
-	inFlight      map[string]payment.RowKey  // identity -> rows being created right now
+	mu    sync.Mutex
+	files map[uint64]string // batch id -> file name
+	// records are the rows the ledger scan of a webhook run read
+	// (scanLedger), for its plan; a full walk makes none. A record found
+	// here spares reading the row again when its check is listed.
+	records       map[payment.RowKey]*record
+	checked       rowSet                    // rows whose check was listed or fetched in this run
+	twins         map[string]*record        // identity key -> a reported row carrying an unknown check's identity (confirm)
+	doubts        map[string][]*payment.Row // Identity.Key -> rows in doubt when the run began
+	inFlight      map[string]payment.RowKey // identity -> rows being created right now
 	resolved      map[payment.RowKey]bool
 	unknown       map[string]*payment.Check // listed (or heard of) checks no row owns
 	heard         map[string]UnknownEvent   // unknown checks known only from a webhook event
@@ -41,7 +49,7 @@ type matcher struct {
 func newMatcher(db payment.Ledger, now func() time.Time, log *slog.Logger) (*matcher, error) {
 	m := &matcher{
 		db: db, now: now, log: log,
-		files: map[uint64]string{}, records: map[payment.RowKey]*record{}, checked: map[payment.RowKey]bool{},
+		files: map[uint64]string{}, records: map[payment.RowKey]*record{}, twins: map[string]*record{},
 		doubts: map[string][]*payment.Row{}, inFlight: map[string]payment.RowKey{}, resolved: map[payment.RowKey]bool{},
 		unknown: map[string]*payment.Check{}, heard: map[string]UnknownEvent{}, explained: map[string]bool{}, excs: map[string]*exception{}, observed: map[payment.RowKey]*payment.Row{},
 	}
@@ -90,10 +98,6 @@ func (m *matcher) file(batch uint64) string {
 func (m *matcher) put(rec *record) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	m.putLocked(rec)
-}
-
-func (m *matcher) putLocked(rec *record) {
 	if old, ok := m.records[rec.key]; ok && old.version > rec.version {
 		return
 	}
@@ -191,10 +195,10 @@ func (m *matcher) one(ctx context.Context, c *payment.Check, owners map[string]p
 	return nil
 }
 
-// current returns the record of row k: the one the ledger scan made, or,
-// when the scan has not reached the row yet, one read now. Comparing a
-// listed check with a record instead of the row saves decoding every row
-// twice; anything the match writes is decided on a fresh read (matched).
+// current returns the record of row k: the one a ledger scan made, or one
+// read now. It is not kept: the reports read the ledger again when they
+// are written. Anything the match writes is decided on a fresh read
+// (matched).
 func (m *matcher) current(k payment.RowKey) (*record, error) {
 	m.mu.Lock()
 	rec := m.records[k]
@@ -206,9 +210,7 @@ func (m *matcher) current(k payment.RowKey) (*record, error) {
 	if err != nil {
 		return nil, fmt.Errorf("read %s: %w", k, err)
 	}
-	rec = recordOf(row)
-	m.put(rec)
-	return rec, nil
+	return recordOf(row), nil
 }
 
 // matched records what the service says of a row's check: a new status
@@ -230,8 +232,7 @@ func (m *matcher) matched(rec *record, c *payment.Check) error {
 	file := m.file(rec.key.Batch)
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	m.putLocked(rec)
-	m.checked[rec.key] = true
+	m.checked.add(rec.key)
 	delete(m.unknown, c.ID)
 	k := KindMismatch + ":" + c.ID
 	if len(diffs) == 0 {

@@ -43,6 +43,7 @@ func (r *Runner) Run(ctx context.Context, w Window) (*Summary, error) {
 	if err != nil {
 		return sum, fmt.Errorf("reconcile: %w", err)
 	}
+	m.window = w
 	why, err := r.fullWalkReason(now, explicit, m)
 	if err != nil {
 		return sum, fmt.Errorf("reconcile: %w", err)
@@ -85,9 +86,7 @@ func (r *Runner) Run(ctx context.Context, w Window) (*Summary, error) {
 			sum.InDoubt++
 		}
 	}
-	lines := m.statusLines(w, o.Location)
-	sum.StatusRows = len(lines)
-	if err := r.writeReports(ctx, sum, today, lines, excs); err != nil {
+	if err := r.writeReports(ctx, sum, today, m, excs); err != nil {
 		return sum, fmt.Errorf("reconcile: %w", err)
 	}
 	// A full walk counts only once its unknown checks are in a delivered
@@ -134,26 +133,11 @@ func (r *Runner) read(ctx context.Context, api API, m *matcher, w Window, why st
 	return wr, p.window, err
 }
 
-// walkAndScan walks the list while, alongside, it reads the ledger rows the
-// reports need: the walk mostly waits on the rate limiter, so the ledger
-// read costs no time.
+// walkAndScan walks the whole window. The ledger rows the reports need
+// are read after the walk, as the reports are written (statusPass), so
+// nothing is scanned alongside and no row is held meanwhile.
 func (r *Runner) walkAndScan(ctx context.Context, api API, m *matcher, w Window) (walkResult, error) {
-	scanCtx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	scanned := make(chan error, 1)
-	go func() { scanned <- m.scanLedger(scanCtx, w) }()
-	wr, werr := r.walk(ctx, api, m, w)
-	if werr != nil {
-		cancel() // the reports will not be written: stop reading the ledger
-	}
-	serr := <-scanned
-	if werr != nil {
-		return wr, werr
-	}
-	if serr != nil {
-		return wr, serr
-	}
-	return wr, nil
+	return r.walk(ctx, api, m, w)
 }
 
 // walk lists the checks created in w, matching each page as it comes.
@@ -167,7 +151,7 @@ func (r *Runner) walk(ctx context.Context, api API, m *matcher, w Window) (walkR
 func (r *Runner) fill(sum *Summary, m *matcher) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	sum.Matched, sum.Resolved, sum.StatusChanges = len(m.checked), len(m.resolved), m.statusChanges
+	sum.Matched, sum.Resolved, sum.StatusChanges = m.checked.len(), len(m.resolved), m.statusChanges
 	for _, e := range m.excs {
 		if e.kind == KindMissing {
 			sum.Matched-- // looked at, but not matched
@@ -175,39 +159,39 @@ func (r *Runner) fill(sum *Summary, m *matcher) {
 	}
 }
 
-// writeSummaries writes the settlement and exceptions reports, returning
-// the paths of each.
-func (r *Runner) writeSummaries(settlementPath, exceptionsPath string, lines []statusLine, excs []*exception) ([]string, []string, error) {
-	st, err := settle(lines)
-	if err != nil {
-		return nil, nil, fmt.Errorf("settlement: %w", err)
-	}
-	se, err := writeSettlementFile(settlementPath, r.opts.Formats, st)
-	if err != nil {
-		return nil, nil, err
-	}
-	ex, err := writeExceptions(exceptionsPath, r.opts.Formats, excs)
-	return se, ex, err
-}
-
 // writeReports writes the three reports locally, in every format, prunes
 // old ones and uploads the new ones. sum.Reports lists the paths format by
 // format: status, settlement, exceptions as CSV, then as XLSX.
-func (r *Runner) writeReports(ctx context.Context, sum *Summary, today Date, lines []statusLine, excs []*exception) error {
+//
+// The status report is written as the ledger is read (statusPass), and
+// the settlement is summed from the very lines written, as they go; it is
+// written once the status report is whole. The exceptions report is
+// written meanwhile. Each file is renamed into place only when whole.
+func (r *Runner) writeReports(ctx context.Context, sum *Summary, today Date, m *matcher, excs []*exception) error {
 	dir := r.opts.ReportsDir
-	// The status report is the long one (a line per check); the other two
-	// are written meanwhile. Each file is renamed into place only when whole.
-	var status []string
-	statusDone := make(chan error, 1)
+	var exceptions []string
+	exceptionsDone := make(chan error, 1)
 	go func() {
 		var err error
-		status, err = writeStatus(filepath.Join(dir, reportName("status", today)), r.opts.Formats, lines)
-		statusDone <- err
+		exceptions, err = writeExceptions(filepath.Join(dir, reportName("exceptions", today)), r.opts.Formats, excs)
+		exceptionsDone <- err
 	}()
-	settlement, exceptions, err := r.writeSummaries(filepath.Join(dir, reportName("settlement", today)),
-		filepath.Join(dir, reportName("exceptions", today)), lines, excs)
-	if serr := <-statusDone; serr != nil {
-		return serr
+	st := newSettlement()
+	status, n, err := writeStatus(filepath.Join(dir, reportName("status", today)), r.opts.Formats, func(add func(statusLine) error) error {
+		return m.statusPass(ctx, r.opts.Location, func(l statusLine) error {
+			if err := st.add(l); err != nil {
+				return fmt.Errorf("settlement: %w", err)
+			}
+			return add(l)
+		})
+	})
+	sum.StatusRows = n
+	var settlement []string
+	if err == nil {
+		settlement, err = writeSettlementFile(filepath.Join(dir, reportName("settlement", today)), r.opts.Formats, st)
+	}
+	if eerr := <-exceptionsDone; err == nil {
+		err = eerr
 	}
 	if err != nil {
 		return err
