@@ -89,9 +89,10 @@ func (m *matcher) recheckUnknown() error {
 }
 
 // finish turns what the run learnt into the exception list: unknown
-// checks, rows still in doubt, stuck checks and an incomplete walk, added
-// to the missing and mismatched ones found along the way.
-func (m *matcher) finish(today Date, loc *time.Location, calendar *Calendar, stuckAfter int, walk walkResult) ([]*exception, error) {
+// checks, rows still in doubt, account changes and an incomplete walk,
+// added to the missing, mismatched and stuck ones found along the way.
+// open names the batches with rows not final (passResult).
+func (m *matcher) finish(open map[uint64]bool, walk walkResult) ([]*exception, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	byIdentity := m.twins // made by confirm's pass over the ledger
@@ -129,10 +130,6 @@ func (m *matcher) finish(today Date, loc *time.Location, calendar *Calendar, stu
 			m.excs[KindInDoubt+":"+d.Key.String()] = e
 		}
 	}
-	open := map[uint64]bool{} // batches with rows not final
-	if err := m.stuck(today, loc, calendar, stuckAfter, open); err != nil {
-		return nil, err
-	}
 	if err := m.accountChanges(open); err != nil {
 		return nil, err
 	}
@@ -146,45 +143,6 @@ func (m *matcher) finish(today Date, loc *time.Location, calendar *Calendar, stu
 	}
 	slices.SortFunc(out, compareExceptions)
 	return out, nil
-}
-
-// stuck reports checks not final after stuckAfter whole business days,
-// except those already reported missing, and notes in open the batches
-// that hold rows not final. The rows come from the ledger's index of them,
-// one at a time. Business days are counted once per creation date. Called
-// by finish, with m.mu held.
-func (m *matcher) stuck(today Date, loc *time.Location, calendar *Calendar, stuckAfter int, open map[uint64]bool) error {
-	days := map[Date]int{}
-	err := m.db.TrackedRows(func(r *payment.Row) (bool, error) {
-		rec := recordOf(r)
-		if !rec.final() {
-			open[rec.key.Batch] = true
-		}
-		if rec.final() || m.excs[KindMissing+":"+rec.checkID] != nil {
-			return true, nil
-		}
-		created := DateOf(rec.created.In(loc))
-		n, ok := days[created]
-		if !ok {
-			n = calendar.BusinessDaysBetween(created, today)
-			days[created] = n
-		}
-		if n < stuckAfter {
-			return true, nil
-		}
-		e := rowException(KindStuck, rec, m.files[rec.key.Batch])
-		e.detail = fmt.Sprintf("%s for %d business days since it was created on %s", rec.status.String(), n, created)
-		if !rec.statusSeen.IsZero() {
-			e.detail += "; status last changed " + rec.statusSeen.In(loc).Format(time.DateTime)
-		}
-		e.action = actionStuck
-		m.excs[KindStuck+":"+rec.key.String()] = e
-		return true, nil
-	})
-	if err != nil {
-		return fmt.Errorf("read the rows not final: %w", err)
-	}
-	return nil
 }
 
 // serviceStamp writes a check's creation time as the service does, in

@@ -30,11 +30,19 @@ type matcher struct {
 	// records are the rows the ledger scan of a webhook run read
 	// (scanLedger), for its plan; a full walk makes none. A record found
 	// here spares reading the row again when its check is listed.
-	records       map[payment.RowKey]*record
-	checked       rowSet                    // rows whose check was listed or fetched in this run
-	twins         map[string]*record        // identity key -> a reported row carrying an unknown check's identity (confirm)
-	doubts        map[string][]*payment.Row // Identity.Key -> rows in doubt when the run began
-	inFlight      map[string]payment.RowKey // identity -> rows being created right now
+	records map[payment.RowKey]*record
+	checked rowSet             // rows whose check was listed or fetched in this run
+	twins   map[string]*record // identity key -> a reported row carrying an unknown check's identity (findTwins)
+
+	// The pass that writes the status report alongside the walk
+	// (stream.go) waits on cond for rows to settle.
+	cond          *sync.Cond
+	walked        bool                       // the walk is over
+	listedW       Window                     // the dates it listed, once over
+	fresh         map[payment.RowKey]*record // rows looked at that the pass has not written yet (at most freshCap)
+	written       rowSet                     // rows the pass has taken
+	doubts        map[string][]*payment.Row  // Identity.Key -> rows in doubt when the run began
+	inFlight      map[string]payment.RowKey  // identity -> rows being created right now
 	resolved      map[payment.RowKey]bool
 	unknown       map[string]*payment.Check // listed (or heard of) checks no row owns
 	heard         map[string]UnknownEvent   // unknown checks known only from a webhook event
@@ -52,7 +60,9 @@ func newMatcher(db payment.Ledger, now func() time.Time, log *slog.Logger) (*mat
 		files: map[uint64]string{}, records: map[payment.RowKey]*record{}, twins: map[string]*record{},
 		doubts: map[string][]*payment.Row{}, inFlight: map[string]payment.RowKey{}, resolved: map[payment.RowKey]bool{},
 		unknown: map[string]*payment.Check{}, heard: map[string]UnknownEvent{}, explained: map[string]bool{}, excs: map[string]*exception{}, observed: map[payment.RowKey]*payment.Row{},
+		fresh: map[payment.RowKey]*record{},
 	}
+	m.cond = sync.NewCond(&m.mu)
 	bs, err := db.Batches()
 	if err != nil {
 		return nil, fmt.Errorf("read batches: %w", err)
@@ -232,7 +242,7 @@ func (m *matcher) matched(rec *record, c *payment.Check) error {
 	file := m.file(rec.key.Batch)
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	m.checked.add(rec.key)
+	m.settleLocked(rec)
 	delete(m.unknown, c.ID)
 	k := KindMismatch + ":" + c.ID
 	if len(diffs) == 0 {

@@ -1,7 +1,6 @@
 package reconcile
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -10,7 +9,6 @@ import (
 	"time"
 
 	"github.com/batchd/batchd/internal/money"
-	"github.com/batchd/batchd/internal/payment"
 	"github.com/batchd/batchd/internal/report"
 )
 
@@ -71,20 +69,6 @@ func statusLineOf(rec *record, file string, loc *time.Location) statusLine {
 		label: rec.label, name: rec.name, account: rec.account, amount: rec.amount, status: rec.status.String(),
 		created: local(rec.created, loc), lastChange: local(rec.statusSeen, loc), depositedOn: deposited,
 	}
-}
-
-// statusPass calls fn with the status report's lines, in batch and line
-// order, as it reads them from the ledger: the rows created in the run's
-// window, or not final, or looked at in this run, as they are now. No
-// line is kept.
-func (m *matcher) statusPass(ctx context.Context, loc *time.Location, fn func(statusLine) error) error {
-	return m.eachReported(ctx, func(r *payment.Row, checked bool) (bool, error) {
-		rec := recordOf(r)
-		if !m.reported(rec, checked) {
-			return true, nil
-		}
-		return true, fn(statusLineOf(rec, m.file(rec.key.Batch), loc))
-	})
 }
 
 // local is t in loc, or the zero time (a blank cell) for the zero time.

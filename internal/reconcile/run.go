@@ -48,26 +48,21 @@ func (r *Runner) Run(ctx context.Context, w Window) (*Summary, error) {
 	if err != nil {
 		return sum, fmt.Errorf("reconcile: %w", err)
 	}
-	wr, listedW, err := r.read(ctx, api, m, w, why, sum)
-	sum.ChecksSeen, sum.PagesRead, sum.Passes, sum.Consistent = wr.distinct, wr.pages, wr.passes, wr.consistent
+	wr, pr, err := r.look(ctx, api, m, w, why, today, sum)
 	if err != nil {
 		r.fill(sum, m)
 		return sum, fmt.Errorf("reconcile: %w", err)
 	}
-	if err := m.recheckUnknown(); err != nil {
-		return sum, fmt.Errorf("reconcile: %w", err)
-	}
-	sum.Confirmed, err = m.confirm(ctx, api, o, listedW)
-	if err != nil {
-		r.fill(sum, m)
-		return sum, fmt.Errorf("reconcile: confirm checks absent from the list: %w", err)
-	}
+	sum.Confirmed, sum.StatusRows = pr.confirmed, pr.lines
 	if o.Webhooks && o.Events != nil {
 		if _, err := m.heardOf(o.Events, dayStart(w.From)); err != nil {
 			return sum, fmt.Errorf("reconcile: %w", err)
 		}
 	}
-	excs, err := m.finish(today, o.Location, o.Calendar, o.StuckAfterBusinessDays, wr)
+	if err := m.findTwins(ctx); err != nil {
+		return sum, fmt.Errorf("reconcile: %w", err)
+	}
+	excs, err := m.finish(pr.open, wr)
 	if err != nil {
 		return sum, fmt.Errorf("reconcile: %w", err)
 	}
@@ -86,7 +81,7 @@ func (r *Runner) Run(ctx context.Context, w Window) (*Summary, error) {
 			sum.InDoubt++
 		}
 	}
-	if err := r.writeReports(ctx, sum, today, m, excs); err != nil {
+	if err := r.writeReports(ctx, sum, today, pr, excs); err != nil {
 		return sum, fmt.Errorf("reconcile: %w", err)
 	}
 	// A full walk counts only once its unknown checks are in a delivered
@@ -102,6 +97,29 @@ func (r *Runner) Run(ctx context.Context, w Window) (*Summary, error) {
 		"pages_read", sum.PagesRead, "passes", sum.Passes, "consistent", sum.Consistent,
 		"plan", sum.Plan, "calls", api.calls())
 	return sum, nil
+}
+
+// look reads the service as planned (read) while the status report is
+// written alongside (startPass), and returns once both are done. The walk
+// is over for the pass only after recheckUnknown, which may still match a
+// check to a row.
+func (r *Runner) look(ctx context.Context, api API, m *matcher, w Window, why string, today Date, sum *Summary) (walkResult, passResult, error) {
+	pass := r.startPass(ctx, api, m, filepath.Join(r.opts.ReportsDir, reportName("status", today)), today)
+	wr, listedW, err := r.read(ctx, api, m, w, why, sum)
+	sum.ChecksSeen, sum.PagesRead, sum.Passes, sum.Consistent = wr.distinct, wr.pages, wr.passes, wr.consistent
+	if err == nil {
+		err = m.recheckUnknown()
+	}
+	if err != nil {
+		pass.abort()
+		return wr, passResult{}, err
+	}
+	m.walkOver(listedW)
+	pr, err := pass.wait()
+	if err != nil {
+		return wr, pr, fmt.Errorf("confirm checks absent from the list and write the status report: %w", err)
+	}
+	return wr, pr, nil
 }
 
 // read looks at the rows as planned: the whole window when why names a
@@ -159,40 +177,20 @@ func (r *Runner) fill(sum *Summary, m *matcher) {
 	}
 }
 
-// writeReports writes the three reports locally, in every format, prunes
-// old ones and uploads the new ones. sum.Reports lists the paths format by
-// format: status, settlement, exceptions as CSV, then as XLSX.
-//
-// The status report is written as the ledger is read (statusPass), and
-// the settlement is summed from the very lines written, as they go; it is
-// written once the status report is whole. The exceptions report is
-// written meanwhile. Each file is renamed into place only when whole.
-func (r *Runner) writeReports(ctx context.Context, sum *Summary, today Date, m *matcher, excs []*exception) error {
+// writeReports writes the settlement and exceptions reports locally, in
+// every format, beside the status report the pass wrote (pr), prunes old
+// reports and uploads the new ones. sum.Reports lists the paths format by
+// format: status, settlement, exceptions as CSV, then as XLSX. The
+// settlement was summed from the very lines of the status report. Each
+// file is renamed into place only when whole.
+func (r *Runner) writeReports(ctx context.Context, sum *Summary, today Date, pr passResult, excs []*exception) error {
 	dir := r.opts.ReportsDir
-	var exceptions []string
-	exceptionsDone := make(chan error, 1)
-	go func() {
-		var err error
-		exceptions, err = writeExceptions(filepath.Join(dir, reportName("exceptions", today)), r.opts.Formats, excs)
-		exceptionsDone <- err
-	}()
-	st := newSettlement()
-	status, n, err := writeStatus(filepath.Join(dir, reportName("status", today)), r.opts.Formats, func(add func(statusLine) error) error {
-		return m.statusPass(ctx, r.opts.Location, func(l statusLine) error {
-			if err := st.add(l); err != nil {
-				return fmt.Errorf("settlement: %w", err)
-			}
-			return add(l)
-		})
-	})
-	sum.StatusRows = n
-	var settlement []string
-	if err == nil {
-		settlement, err = writeSettlementFile(filepath.Join(dir, reportName("settlement", today)), r.opts.Formats, st)
+	status := pr.status
+	settlement, err := writeSettlementFile(filepath.Join(dir, reportName("settlement", today)), r.opts.Formats, pr.settlement)
+	if err != nil {
+		return err
 	}
-	if eerr := <-exceptionsDone; err == nil {
-		err = eerr
-	}
+	exceptions, err := writeExceptions(filepath.Join(dir, reportName("exceptions", today)), r.opts.Formats, excs)
 	if err != nil {
 		return err
 	}
