@@ -38,9 +38,30 @@ sed -e 's/rate: 100000, burst: 1000, concurrency: 64/rate: 200, burst: 1, concur
 BATCHD_API_KEY=$key "$work/batchd" submit --config "$work/submit.yaml" >"$work/submit.out" || { echo "submit failed" >&2; cat "$work/submit.out" >&2; exit 1; }
 head -1 "$work/submit.out"
 floor=$(awk -v r="$rows" 'BEGIN { printf "%.3f", (int((r + 99) / 100) - 1) / 200 }')
+# sample PID: the peaks of its anonymous and file-backed RSS (kB), polled
+# every 50 ms until it exits: the file-backed part is mostly the ledger's
+# memory map.
+sample() {
+  local anon=0 file=0 a f
+  while [ -r "/proc/$1/status" ]; do
+    a=$(awk '/^RssAnon:/ {print $2}' "/proc/$1/status" 2>/dev/null || true)
+    f=$(awk '/^RssFile:/ {print $2}' "/proc/$1/status" 2>/dev/null || true)
+    [ -n "$a" ] && [ "$a" -gt "$anon" ] && anon=$a
+    [ -n "$f" ] && [ "$f" -gt "$file" ] && file=$f
+    sleep 0.05
+  done
+  echo "$anon $file"
+}
 for i in $(seq "$runs"); do
-  BATCHD_API_KEY=$key /usr/bin/time -f "%e %M" -o "$work/time" "$work/batchd" reconcile --config "$work/reconcile.yaml" >"$work/out"
+  BATCHD_API_KEY=$key /usr/bin/time -f "%e %M" -o "$work/time" "$work/batchd" reconcile --config "$work/reconcile.yaml" >"$work/out" 2>"$work/err" &
+  tp=$!
+  sleep 0.05
+  rp=$(pgrep -P "$tp" || true)
+  peaks=$( [ -n "$rp" ] && sample "$rp" || echo "0 0")
+  wait "$tp"
   read -r secs kb <"$work/time"
-  awk -v s="$secs" -v kb="$kb" -v i="$i" -v f="$floor" 'BEGIN { printf "reconcile run %d: %.2f s = %.3fx the %.3f s floor, peak RSS %.0f MB\n", i, s, s / f, f, kb / 1024 }'
+  read -r anon file <<<"$peaks"
+  awk -v s="$secs" -v kb="$kb" -v i="$i" -v f="$floor" -v a="$anon" -v fb="$file" 'BEGIN { printf "reconcile run %d: %.2f s = %.3fx the %.3f s floor, peak RSS %.0f MB (sampled peaks: anonymous %.0f MB, file-backed %.0f MB)\n", i, s, s / f, f, kb / 1024, a / 1024, fb / 1024 }'
+  [ -z "${GODEBUG:-}" ] || grep '^gc ' "$work/err" | tail -3
 done
 head -2 "$work/out"
