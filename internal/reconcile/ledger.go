@@ -66,9 +66,11 @@ func (rec *record) identity() payment.Identity {
 	return payment.Identity{Label: rec.label, Number: rec.number, Amount: rec.amount}
 }
 
-// scanLedger puts a record of every submitted row that the reports may
-// need: not final, or created in the window. Final rows outside the window
-// are skipped; should the walk list one, the matcher records it itself.
+// scanLedger puts a record of every submitted row not final or created in
+// the window, for a webhook run's plan (choose), which weighs them before
+// anything is read at the service. The reports do not use these records:
+// they read the ledger as they are written (stream.go). A full walk makes
+// none, so that its memory does not grow with the window.
 func (m *matcher) scanLedger(ctx context.Context, w Window) error {
 	for _, b := range m.batches {
 		if b.Status != payment.BatchReady {

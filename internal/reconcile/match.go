@@ -15,8 +15,8 @@ import (
 // matcher holds what one run learns: the rows it has checked at the
 // service (a bit each), the exceptions found, and the few rows and checks
 // that need a second look. It holds no copy of the rows it reports: the
-// reports are written by streaming the ledger after the walk
-// (statusPass), so a run's memory does not grow with its window. Its
+// status report is written by a pass over the ledger alongside the walk
+// (stream.go), so a run's memory does not grow with its window. Its
 // methods are safe for concurrent use by the walk's workers.
 type matcher struct {
 	db      payment.Ledger

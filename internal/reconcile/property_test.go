@@ -121,6 +121,17 @@ func TestSettlementEqualsStatusSums(t *testing.T) {
 	}
 }
 
+// settle sums lines up, as the pass does line by line.
+func settle(lines []statusLine) (*settlement, error) {
+	s := newSettlement()
+	for _, l := range lines {
+		if err := s.add(l); err != nil {
+			return nil, err
+		}
+	}
+	return s, nil
+}
+
 // TestSettlementOverflowIsAnError: sums are checked, never wrapped.
 func TestSettlementOverflowIsAnError(t *testing.T) {
 	lines := []statusLine{{batch: 1, amount: money.Cents(1 << 62), status: "printed"}, {batch: 1, amount: money.Cents(1 << 62), status: "printed"}}

@@ -152,8 +152,8 @@ func (r *Runner) read(ctx context.Context, api API, m *matcher, w Window, why st
 }
 
 // walkAndScan walks the whole window. The ledger rows the reports need
-// are read after the walk, as the reports are written (statusPass), so
-// nothing is scanned alongside and no row is held meanwhile.
+// are read by the pass that writes the status report alongside the walk
+// (stream.go), so nothing else scans the ledger and no row is held.
 func (r *Runner) walkAndScan(ctx context.Context, api API, m *matcher, w Window) (walkResult, error) {
 	return r.walk(ctx, api, m, w)
 }

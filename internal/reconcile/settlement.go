@@ -65,17 +65,6 @@ func newSettlement() *settlement {
 		batch: map[uint64]*tally{}, status: map[string]*tally{}, deposited: map[Date]*tally{}}
 }
 
-// settle sums lines up.
-func settle(lines []statusLine) (*settlement, error) {
-	s := newSettlement()
-	for _, l := range lines {
-		if err := s.add(l); err != nil {
-			return nil, err
-		}
-	}
-	return s, nil
-}
-
 // add counts one line of the status report, as it is written: the
 // settlement keeps a tally per batch, status and deposit day, never the
 // lines.
