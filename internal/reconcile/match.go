@@ -126,23 +126,45 @@ func (m *matcher) process(ctx context.Context, checks []payment.Check) error {
 	if err != nil {
 		return fmt.Errorf("look up the owners of %d checks: %w", len(ids), err)
 	}
-	if err := m.observePage(checks, owners); err != nil {
+	recs, err := m.pageRecords(owners)
+	if err != nil {
+		return err
+	}
+	if err := m.observePage(checks, owners, recs); err != nil {
 		return err
 	}
 	for i := range checks {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		if err := m.one(ctx, &checks[i], owners); err != nil {
+		if err := m.one(ctx, &checks[i], owners, recs); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
+// pageRecords reads, once, the record of every row that owns a check of
+// the page: both the page's status commit and the matching compare with
+// it, and reading a row is most of what a page costs.
+func (m *matcher) pageRecords(owners map[string]payment.RowKey) (map[payment.RowKey]*record, error) {
+	recs := make(map[payment.RowKey]*record, len(owners))
+	for _, k := range owners {
+		if recs[k] != nil {
+			continue
+		}
+		rec, err := m.current(k)
+		if err != nil {
+			return nil, err
+		}
+		recs[k] = rec
+	}
+	return recs, nil
+}
+
 // observePage records, in one transaction, the new status of every listed
 // check that belongs to a row whose recorded status differs.
-func (m *matcher) observePage(checks []payment.Check, owners map[string]payment.RowKey) error {
+func (m *matcher) observePage(checks []payment.Check, owners map[string]payment.RowKey, recs map[payment.RowKey]*record) error {
 	var obs []payment.Observation
 	for i := range checks {
 		c := &checks[i]
@@ -153,11 +175,7 @@ func (m *matcher) observePage(checks []payment.Check, owners map[string]payment.
 		if !owned {
 			continue
 		}
-		rec, err := m.current(k)
-		if err != nil {
-			return err
-		}
-		if rec.status != c.Status && !rec.status.Final() {
+		if rec := recs[k]; rec.status != c.Status && !rec.status.Final() {
 			obs = append(obs, payment.Observation{Key: k, Status: c.Status})
 		}
 	}
@@ -176,18 +194,13 @@ func (m *matcher) observePage(checks []payment.Check, owners map[string]payment.
 
 // one matches a listed check: to the row that owns its check_id, else to a
 // row in doubt with its label, number and amount, else it is unknown.
-func (m *matcher) one(ctx context.Context, c *payment.Check, owners map[string]payment.RowKey) error {
+func (m *matcher) one(ctx context.Context, c *payment.Check, owners map[string]payment.RowKey, recs map[payment.RowKey]*record) error {
 	if c.ID == "" {
 		m.log.Warn("listed check without a check_id ignored", "label", c.Label, "number", c.Number)
 		return nil
 	}
-	k, owned := owners[c.ID]
-	if owned {
-		rec, err := m.current(k)
-		if err != nil {
-			return err
-		}
-		return m.matched(rec, c)
+	if k, owned := owners[c.ID]; owned {
+		return m.matched(recs[k], c)
 	}
 	row, err := m.resolve(ctx, c)
 	if err != nil || row != nil {

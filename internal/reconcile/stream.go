@@ -104,10 +104,8 @@ func (r *Runner) startPass(ctx context.Context, api API, m *matcher, path string
 	ctx, cancel := context.WithCancel(ctx)
 	p := &reportPass{cancel: cancel, done: make(chan struct{}),
 		res: passResult{settlement: newSettlement(), open: map[uint64]bool{}}}
-	stop := context.AfterFunc(ctx, m.wake)
 	go func() {
 		defer close(p.done)
-		defer stop()
 		p.res.status, p.res.lines, p.err = writeStatus(path, r.opts.Formats, func(add func(statusLine) error) error {
 			return r.pass(ctx, api, m, today, &p.res, add)
 		})
@@ -141,6 +139,11 @@ type slot struct {
 func (r *Runner) pass(ctx context.Context, api API, m *matcher, today Date, res *passResult, add func(statusLine) error) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
+	// The waits in await end when ctx does: the wake must come from this
+	// very ctx, whose Err is set before its AfterFunc runs (a wake from a
+	// parent could run before this ctx is cancelled, and be missed).
+	stop := context.AfterFunc(ctx, m.wake)
+	defer stop()
 	o := r.opts
 	slots, jobs := make(chan *slot, 4*o.Concurrency), make(chan *slot)
 	var fetchers sync.WaitGroup
