@@ -303,7 +303,7 @@ func structure(tx *bolt.Tx, limit int) []string {
 	return faults
 }
 
-// releaseMeanwhile calls release every 20 ms until the returned stop is
+// releaseMeanwhile calls release every 2 ms until the returned stop is
 // called, which waits for the last call: tx.Check reads the whole file in
 // a goroutine of bbolt's, with no hook to hint from. The caller's read
 // transaction must stay open until stop returns. The ticker only paces a
@@ -312,7 +312,7 @@ func releaseMeanwhile(release func()) (stop func()) {
 	done, finished := make(chan struct{}), make(chan struct{})
 	go func() {
 		defer close(finished)
-		t := time.NewTicker(20 * time.Millisecond)
+		t := time.NewTicker(2 * time.Millisecond) // the check reads a few MB in that time
 		defer t.Stop()
 		for {
 			select {
