@@ -8,6 +8,7 @@
 #
 #   tools/bench-reconcile.sh            # 100,000 checks (floor 4.995 s)
 #   ROWS=1000000 tools/bench-reconcile.sh
+#   SERIES=/tmp/rss.txt tools/bench-reconcile.sh   # also log every sample (time, RssAnon kB, RssFile kB)
 #
 # Creating 1,000,000 checks takes minutes; never part of `make test`.
 set -euo pipefail
@@ -48,6 +49,7 @@ sample() {
     f=$(awk '/^RssFile:/ {print $2}' "/proc/$1/status" 2>/dev/null || true)
     [ -n "$a" ] && [ "$a" -gt "$anon" ] && anon=$a
     [ -n "$f" ] && [ "$f" -gt "$file" ] && file=$f
+    [ -z "${SERIES:-}" ] || echo "$(date +%s.%N | cut -c1-14) $a $f" >>"$SERIES"
     sleep 0.05
   done
   echo "$anon $file"
