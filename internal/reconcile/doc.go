@@ -33,6 +33,20 @@
 // settlement report is computed from exactly those lines, so its totals
 // equal the status report's sums to the cent.
 //
+// # Memory and time
+//
+// A run holds no copy of the rows it reports, so its memory does not grow
+// with its window: a bit per row looked at, a 64-bit hash per check
+// listed, the exceptions, and a few pages in flight. The status report is
+// written while the list is walked, by a pass over the ledger in batch
+// and line order that takes each row once the walk has looked at its
+// check (or is over), fetches by GET the rows the list did not show, and
+// sums the settlement from the lines as it writes them. Pages are fetched
+// ahead of their matching, a few at most, so a run takes little more than
+// its pages at the service's rate. bbolt's mapped pages read on the way
+// are handed back to the kernel every few thousand rows
+// (kv.Tx.Release).
+//
 // # With webhooks
 //
 // When the service pushes status changes (Options.Webhooks), the ledger

@@ -89,15 +89,13 @@ func (m *matcher) recheckUnknown() error {
 }
 
 // finish turns what the run learnt into the exception list: unknown
-// checks, rows still in doubt, stuck checks and an incomplete walk, added
-// to the missing and mismatched ones found along the way.
-func (m *matcher) finish(today Date, loc *time.Location, calendar *Calendar, stuckAfter int, walk walkResult) ([]*exception, error) {
+// checks, rows still in doubt, account changes and an incomplete walk,
+// added to the missing, mismatched and stuck ones found along the way.
+// open names the batches with rows not final (passResult).
+func (m *matcher) finish(open map[uint64]bool, walk walkResult) ([]*exception, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	byIdentity := map[string]*record{}
-	for _, rec := range m.records {
-		byIdentity[rec.identity().Key()] = rec
-	}
+	byIdentity := m.twins // made by confirm's pass over the ledger
 	for _, c := range m.unknown {
 		e := checkException(KindUnknown, c)
 		e.detail, e.action = "created "+serviceStamp(c.Created)+" by the service's clock; no row of batchd owns it", actionUnknown
@@ -132,8 +130,7 @@ func (m *matcher) finish(today Date, loc *time.Location, calendar *Calendar, stu
 			m.excs[KindInDoubt+":"+d.Key.String()] = e
 		}
 	}
-	m.stuck(today, loc, calendar, stuckAfter)
-	if err := m.accountChanges(); err != nil {
+	if err := m.accountChanges(open); err != nil {
 		return nil, err
 	}
 	if !walk.consistent {
@@ -146,34 +143,6 @@ func (m *matcher) finish(today Date, loc *time.Location, calendar *Calendar, stu
 	}
 	slices.SortFunc(out, compareExceptions)
 	return out, nil
-}
-
-// stuck reports checks not final after stuckAfter whole business days,
-// except those already reported missing. Business days are counted once
-// per creation date.
-func (m *matcher) stuck(today Date, loc *time.Location, calendar *Calendar, stuckAfter int) {
-	days := map[Date]int{}
-	for _, rec := range m.records {
-		if rec.final() || m.excs[KindMissing+":"+rec.checkID] != nil {
-			continue
-		}
-		created := DateOf(rec.created.In(loc))
-		n, ok := days[created]
-		if !ok {
-			n = calendar.BusinessDaysBetween(created, today)
-			days[created] = n
-		}
-		if n < stuckAfter {
-			continue
-		}
-		e := rowException(KindStuck, rec, m.files[rec.key.Batch])
-		e.detail = fmt.Sprintf("%s for %d business days since it was created on %s", rec.status.String(), n, created)
-		if !rec.statusSeen.IsZero() {
-			e.detail += "; status last changed " + rec.statusSeen.In(loc).Format(time.DateTime)
-		}
-		e.action = actionStuck
-		m.excs[KindStuck+":"+rec.key.String()] = e
-	}
 }
 
 // serviceStamp writes a check's creation time as the service does, in

@@ -1,8 +1,6 @@
 package reconcile
 
 import (
-	"context"
-	"fmt"
 	"time"
 
 	"github.com/batchd/batchd/internal/money"
@@ -64,32 +62,4 @@ func (rec *record) depositDate(loc *time.Location) string {
 // identity is the check identity of the record's row.
 func (rec *record) identity() payment.Identity {
 	return payment.Identity{Label: rec.label, Number: rec.number, Amount: rec.amount}
-}
-
-// scanLedger puts a record of every submitted row that the reports may
-// need: not final, or created in the window. Final rows outside the window
-// are skipped; should the walk list one, the matcher records it itself.
-func (m *matcher) scanLedger(ctx context.Context, w Window) error {
-	for _, b := range m.batches {
-		if b.Status != payment.BatchReady {
-			continue
-		}
-		err := m.db.Rows(b.ID, func(r *payment.Row) (bool, error) {
-			if err := ctx.Err(); err != nil {
-				return false, err
-			}
-			if r.State != payment.Submitted || r.CheckID == "" {
-				return true, nil
-			}
-			if r.CheckStatus.Final() && !w.Contains(DateOf(r.CheckCreated.UTC())) {
-				return true, nil
-			}
-			m.put(recordOf(r))
-			return true, nil
-		})
-		if err != nil {
-			return fmt.Errorf("read rows of batch %d: %w", b.ID, err)
-		}
-	}
-	return nil
 }

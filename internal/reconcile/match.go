@@ -12,19 +12,31 @@ import (
 	"github.com/batchd/batchd/internal/resolve"
 )
 
-// matcher holds what one run learns: the records of the rows it reports,
-// the rows it has checked at the service, and the exceptions found. Its
+// matcher holds what one run learns: the rows it has checked at the
+// service (a bit each), the exceptions found, and the few rows and checks
+// that need a second look. It holds no copy of the rows it reports: the
+// status report is written by a pass over the ledger alongside the walk
+// (stream.go), so a run's memory does not grow with its window. Its
 // methods are safe for concurrent use by the walk's workers.
 type matcher struct {
 	db      payment.Ledger
 	now     func() time.Time
 	log     *slog.Logger
 	batches []payment.Batch
+	window  Window // the run's window: the reports show the rows created in it
 
-	mu            sync.Mutex
-	files         map[uint64]string          // batch id -> file name
-	records       map[payment.RowKey]*record // rows the reports may show
-	checked       map[payment.RowKey]bool    // rows whose check was listed or fetched in this run
+	mu      sync.Mutex
+	files   map[uint64]string  // batch id -> file name
+	checked rowSet             // rows whose check was listed or fetched in this run
+	twins   map[string]*record // identity key -> a reported row carrying an unknown check's identity (findTwins)
+
+	// The pass that writes the status report alongside the walk
+	// (stream.go) waits on cond for rows to settle.
+	cond          *sync.Cond
+	walked        bool                       // the walk is over
+	listedW       []Window                   // the date ranges it listed, once over
+	fresh         map[payment.RowKey]*record // rows looked at that the pass has not written yet (at most freshCap)
+	written       rowSet                     // rows the pass has taken
 	doubts        map[string][]*payment.Row  // Identity.Key -> rows in doubt when the run began
 	inFlight      map[string]payment.RowKey  // identity -> rows being created right now
 	resolved      map[payment.RowKey]bool
@@ -41,10 +53,12 @@ type matcher struct {
 func newMatcher(db payment.Ledger, now func() time.Time, log *slog.Logger) (*matcher, error) {
 	m := &matcher{
 		db: db, now: now, log: log,
-		files: map[uint64]string{}, records: map[payment.RowKey]*record{}, checked: map[payment.RowKey]bool{},
+		files: map[uint64]string{}, twins: map[string]*record{},
 		doubts: map[string][]*payment.Row{}, inFlight: map[string]payment.RowKey{}, resolved: map[payment.RowKey]bool{},
 		unknown: map[string]*payment.Check{}, heard: map[string]UnknownEvent{}, explained: map[string]bool{}, excs: map[string]*exception{}, observed: map[payment.RowKey]*payment.Row{},
+		fresh: map[payment.RowKey]*record{},
 	}
+	m.cond = sync.NewCond(&m.mu)
 	bs, err := db.Batches()
 	if err != nil {
 		return nil, fmt.Errorf("read batches: %w", err)
@@ -86,20 +100,6 @@ func (m *matcher) file(batch uint64) string {
 	return f
 }
 
-// put keeps rec unless a later version of the same row is already kept.
-func (m *matcher) put(rec *record) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	m.putLocked(rec)
-}
-
-func (m *matcher) putLocked(rec *record) {
-	if old, ok := m.records[rec.key]; ok && old.version > rec.version {
-		return
-	}
-	m.records[rec.key] = rec
-}
-
 // process matches one page of listed checks. The page's status changes
 // are written first, in one ledger transaction, so that a day on which
 // every check moves costs one commit per page rather than one per check.
@@ -112,23 +112,45 @@ func (m *matcher) process(ctx context.Context, checks []payment.Check) error {
 	if err != nil {
 		return fmt.Errorf("look up the owners of %d checks: %w", len(ids), err)
 	}
-	if err := m.observePage(checks, owners); err != nil {
+	recs, err := m.pageRecords(owners)
+	if err != nil {
+		return err
+	}
+	if err := m.observePage(checks, owners, recs); err != nil {
 		return err
 	}
 	for i := range checks {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		if err := m.one(ctx, &checks[i], owners); err != nil {
+		if err := m.one(ctx, &checks[i], owners, recs); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
+// pageRecords reads, once, the record of every row that owns a check of
+// the page: both the page's status commit and the matching compare with
+// it, and reading a row is most of what a page costs.
+func (m *matcher) pageRecords(owners map[string]payment.RowKey) (map[payment.RowKey]*record, error) {
+	recs := make(map[payment.RowKey]*record, len(owners))
+	for _, k := range owners {
+		if recs[k] != nil {
+			continue
+		}
+		rec, err := m.current(k)
+		if err != nil {
+			return nil, err
+		}
+		recs[k] = rec
+	}
+	return recs, nil
+}
+
 // observePage records, in one transaction, the new status of every listed
 // check that belongs to a row whose recorded status differs.
-func (m *matcher) observePage(checks []payment.Check, owners map[string]payment.RowKey) error {
+func (m *matcher) observePage(checks []payment.Check, owners map[string]payment.RowKey, recs map[payment.RowKey]*record) error {
 	var obs []payment.Observation
 	for i := range checks {
 		c := &checks[i]
@@ -139,11 +161,7 @@ func (m *matcher) observePage(checks []payment.Check, owners map[string]payment.
 		if !owned {
 			continue
 		}
-		rec, err := m.current(k)
-		if err != nil {
-			return err
-		}
-		if rec.status != c.Status && !rec.status.Final() {
+		if rec := recs[k]; rec.status != c.Status && !rec.status.Final() {
 			obs = append(obs, payment.Observation{Key: k, Status: c.Status})
 		}
 	}
@@ -162,18 +180,13 @@ func (m *matcher) observePage(checks []payment.Check, owners map[string]payment.
 
 // one matches a listed check: to the row that owns its check_id, else to a
 // row in doubt with its label, number and amount, else it is unknown.
-func (m *matcher) one(ctx context.Context, c *payment.Check, owners map[string]payment.RowKey) error {
+func (m *matcher) one(ctx context.Context, c *payment.Check, owners map[string]payment.RowKey, recs map[payment.RowKey]*record) error {
 	if c.ID == "" {
 		m.log.Warn("listed check without a check_id ignored", "label", c.Label, "number", c.Number)
 		return nil
 	}
-	k, owned := owners[c.ID]
-	if owned {
-		rec, err := m.current(k)
-		if err != nil {
-			return err
-		}
-		return m.matched(rec, c)
+	if k, owned := owners[c.ID]; owned {
+		return m.matched(recs[k], c)
 	}
 	row, err := m.resolve(ctx, c)
 	if err != nil || row != nil {
@@ -191,24 +204,15 @@ func (m *matcher) one(ctx context.Context, c *payment.Check, owners map[string]p
 	return nil
 }
 
-// current returns the record of row k: the one the ledger scan made, or,
-// when the scan has not reached the row yet, one read now. Comparing a
-// listed check with a record instead of the row saves decoding every row
-// twice; anything the match writes is decided on a fresh read (matched).
+// current returns the record of row k, read now. It is not kept: the
+// reports read the ledger again when they are written. Anything the match
+// writes is decided on a fresh read (matched).
 func (m *matcher) current(k payment.RowKey) (*record, error) {
-	m.mu.Lock()
-	rec := m.records[k]
-	m.mu.Unlock()
-	if rec != nil {
-		return rec, nil
-	}
 	row, err := m.db.Row(k)
 	if err != nil {
 		return nil, fmt.Errorf("read %s: %w", k, err)
 	}
-	rec = recordOf(row)
-	m.put(rec)
-	return rec, nil
+	return recordOf(row), nil
 }
 
 // matched records what the service says of a row's check: a new status
@@ -230,8 +234,7 @@ func (m *matcher) matched(rec *record, c *payment.Check) error {
 	file := m.file(rec.key.Batch)
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	m.putLocked(rec)
-	m.checked[rec.key] = true
+	m.settleLocked(rec)
 	delete(m.unknown, c.ID)
 	k := KindMismatch + ":" + c.ID
 	if len(diffs) == 0 {

@@ -23,9 +23,9 @@ const (
 )
 
 // accountChanges adds an exception for every held row and for every row
-// paid to a changed account whose check can still be voided. Called by
-// finish, with m.mu held.
-func (m *matcher) accountChanges() error {
+// paid to a changed account whose check can still be voided; open names
+// the batches that hold rows not final. Called by finish, with m.mu held.
+func (m *matcher) accountChanges(open map[uint64]bool) error {
 	var held []*payment.Row
 	err := m.db.OpenRows(func(r *payment.Row) (bool, error) {
 		if r.State == payment.Held {
@@ -40,10 +40,8 @@ func (m *matcher) accountChanges() error {
 	for _, r := range held {
 		batches[r.Key.Batch] = true
 	}
-	for _, rec := range m.records {
-		if !rec.final() {
-			batches[rec.key.Batch] = true
-		}
+	for b := range open {
+		batches[b] = true
 	}
 	heldAt := map[payment.RowKey]*payment.Row{}
 	for _, r := range held {
@@ -58,13 +56,31 @@ func (m *matcher) accountChanges() error {
 			k := payment.RowKey{Batch: b, Line: line}
 			if r := heldAt[k]; r != nil {
 				m.addHeld(r, &mark)
-			} else if rec := m.records[k]; rec != nil && !rec.final() && mark.Change != nil && mark.Change.Action == "warn" {
-				e := rowException(KindAccountChange, rec, m.files[b])
-				e.detail, e.action = "paid to a changed account: "+mark.Change.Describe(), actionAccountChange
-				m.excs[KindAccountChange+":"+k.String()] = e
+			} else if mark.Change != nil && mark.Change.Action == "warn" {
+				if err := m.accountChange(k, &mark); err != nil {
+					return err
+				}
 			}
 		}
 	}
+	return nil
+}
+
+// accountChange adds the exception of row k, paid to a changed account
+// (mark), when its check can still be voided: submitted and not final.
+// The row is read now: only the few rows a warning marks are.
+func (m *matcher) accountChange(k payment.RowKey, mark *payment.PayeeMark) error {
+	r, err := m.db.Row(k)
+	if err != nil {
+		return fmt.Errorf("read %s: %w", k, err)
+	}
+	rec := recordOf(r)
+	if r.State != payment.Submitted || r.CheckID == "" || rec.final() {
+		return nil
+	}
+	e := rowException(KindAccountChange, rec, m.files[k.Batch])
+	e.detail, e.action = "paid to a changed account: "+mark.Change.Describe(), actionAccountChange
+	m.excs[KindAccountChange+":"+k.String()] = e
 	return nil
 }
 

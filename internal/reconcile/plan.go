@@ -99,26 +99,6 @@ func (m *matcher) dayCounts(ctx context.Context) ([]dayCount, error) {
 	return slices.SortedFunc(maps.Values(byDate), func(a, b dayCount) int { return a.date.Compare(b.date) }), nil
 }
 
-// alongside runs f in the background, while the caller reads the ledger,
-// and returns the function that waits for its result: on two cores the
-// count by date then costs the scan of the ledger little time. Cancelling
-// ctx stops f.
-func alongside[T any](ctx context.Context, f func(context.Context) (T, error)) func() (T, error) {
-	type result struct {
-		v   T
-		err error
-	}
-	done := make(chan result, 1)
-	go func() {
-		v, err := f(ctx)
-		done <- result{v, err}
-	}()
-	return func() (T, error) {
-		r := <-done
-		return r.v, r.err
-	}
-}
-
 // countingAPI counts the requests a run sends. Reading is all reconcile
 // does at the service, so these two methods are all there is to count.
 type countingAPI struct {

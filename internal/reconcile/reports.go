@@ -1,13 +1,11 @@
 package reconcile
 
 import (
-	"cmp"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
-	"slices"
 	"time"
 
 	"github.com/batchd/batchd/internal/money"
@@ -63,27 +61,14 @@ var ExceptionsTable = report.Table{Sheet: "exceptions", Columns: []report.Column
 	{Name: "action", Kind: report.Text},
 }}
 
-// statusLines picks the rows of the status report: created in the window,
-// or not final, or looked at in this run; in batch and line order.
-func (m *matcher) statusLines(w Window, loc *time.Location) []statusLine {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	out := make([]statusLine, 0, len(m.records))
-	for k, rec := range m.records {
-		if !w.Contains(rec.serviceDate()) && rec.final() && !m.checked[k] {
-			continue
-		}
-		deposited, _ := ParseDate(rec.depositDate(loc)) // "" is the zero Date
-		out = append(out, statusLine{
-			batch: k.Batch, file: m.files[k.Batch], line: k.Line, checkID: rec.checkID, number: rec.number,
-			label: rec.label, name: rec.name, account: rec.account, amount: rec.amount, status: rec.status.String(),
-			created: local(rec.created, loc), lastChange: local(rec.statusSeen, loc), depositedOn: deposited,
-		})
+// statusLineOf is the status report's line of rec, times shown in loc.
+func statusLineOf(rec *record, file string, loc *time.Location) statusLine {
+	deposited, _ := ParseDate(rec.depositDate(loc)) // "" is the zero Date
+	return statusLine{
+		batch: rec.key.Batch, file: file, line: rec.key.Line, checkID: rec.checkID, number: rec.number,
+		label: rec.label, name: rec.name, account: rec.account, amount: rec.amount, status: rec.status.String(),
+		created: local(rec.created, loc), lastChange: local(rec.statusSeen, loc), depositedOn: deposited,
 	}
-	slices.SortFunc(out, func(a, b statusLine) int {
-		return cmp.Or(cmp.Compare(a.batch, b.batch), cmp.Compare(a.line, b.line))
-	})
-	return out
 }
 
 // local is t in loc, or the zero time (a blank cell) for the zero time.
@@ -103,16 +88,18 @@ func (d Date) cell() any {
 	return time.Date(d.Year, d.Month, d.Day, 0, 0, 0, 0, time.UTC)
 }
 
-func writeStatus(path string, formats []report.Format, lines []statusLine) ([]string, error) {
-	return StatusTable.Write(path, formats, func(r *report.Rows) error {
-		for _, l := range lines {
-			if err := r.Add(l.batch, l.file, l.line, l.checkID, l.number, l.label, l.name, l.account,
-				l.amount, l.status, l.created, l.lastChange, l.depositedOn.cell()); err != nil {
-				return err
-			}
-		}
-		return nil
+// writeStatus writes the status report with the lines each hands it, in
+// order, and returns its paths and how many lines it has.
+func writeStatus(path string, formats []report.Format, each func(func(statusLine) error) error) ([]string, int, error) {
+	n := 0
+	paths, err := StatusTable.Write(path, formats, func(r *report.Rows) error {
+		return each(func(l statusLine) error {
+			n++
+			return r.Add(l.batch, l.file, l.line, l.checkID, l.number, l.label, l.name, l.account,
+				l.amount, l.status, l.created, l.lastChange, l.depositedOn.cell())
+		})
 	})
+	return paths, n, err
 }
 
 func writeExceptions(path string, formats []report.Format, excs []*exception) ([]string, error) {

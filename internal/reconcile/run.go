@@ -43,32 +43,27 @@ func (r *Runner) Run(ctx context.Context, w Window) (*Summary, error) {
 	if err != nil {
 		return sum, fmt.Errorf("reconcile: %w", err)
 	}
+	m.window = w
 	why, err := r.fullWalkReason(now, explicit, m)
 	if err != nil {
 		return sum, fmt.Errorf("reconcile: %w", err)
 	}
-	wr, listed, err := r.read(ctx, api, m, w, why, sum)
-	sum.ChecksSeen, sum.PagesRead, sum.Passes, sum.Consistent = wr.distinct, wr.pages, wr.passes, wr.consistent
+	wr, pr, err := r.look(ctx, api, m, w, why, today, sum)
 	if err != nil {
 		r.fill(sum, m)
 		return sum, fmt.Errorf("reconcile: %w", err)
 	}
-	if err := m.recheckUnknown(); err != nil {
-		return sum, fmt.Errorf("reconcile: %w", err)
-	}
-	var unlisted int
-	sum.Confirmed, unlisted, err = m.confirm(ctx, api, o, listed)
-	sum.MinCalls += unlisted // the plan's GETs: read() counted its pages
-	if err != nil {
-		r.fill(sum, m)
-		return sum, fmt.Errorf("reconcile: confirm checks absent from the list: %w", err)
-	}
+	sum.Confirmed, sum.StatusRows = pr.confirmed, pr.lines
+	sum.MinCalls += pr.unlisted // the plan's GETs: read() counted its pages
 	if o.Webhooks && o.Events != nil {
 		if _, err := m.heardOf(o.Events, dayStart(w.From)); err != nil {
 			return sum, fmt.Errorf("reconcile: %w", err)
 		}
 	}
-	excs, err := m.finish(today, o.Location, o.Calendar, o.StuckAfterBusinessDays, wr)
+	if err := m.findTwins(ctx); err != nil {
+		return sum, fmt.Errorf("reconcile: %w", err)
+	}
+	excs, err := m.finish(pr.open, wr)
 	if err != nil {
 		return sum, fmt.Errorf("reconcile: %w", err)
 	}
@@ -87,9 +82,7 @@ func (r *Runner) Run(ctx context.Context, w Window) (*Summary, error) {
 			sum.InDoubt++
 		}
 	}
-	lines := m.statusLines(w, o.Location)
-	sum.StatusRows = len(lines)
-	if err := r.writeReports(ctx, sum, today, lines, excs); err != nil {
+	if err := r.writeReports(ctx, sum, today, pr, excs); err != nil {
 		return sum, fmt.Errorf("reconcile: %w", err)
 	}
 	// A full walk counts only once its unknown checks are in a delivered
@@ -105,6 +98,29 @@ func (r *Runner) Run(ctx context.Context, w Window) (*Summary, error) {
 		"pages_read", sum.PagesRead, "passes", sum.Passes, "consistent", sum.Consistent,
 		"plan", sum.Plan, "calls", api.calls(), "min_calls", sum.MinCalls)
 	return sum, nil
+}
+
+// look reads the service as planned (read) while the status report is
+// written alongside (startPass), and returns once both are done. The walk
+// is over for the pass only after recheckUnknown, which may still match a
+// check to a row.
+func (r *Runner) look(ctx context.Context, api API, m *matcher, w Window, why string, today Date, sum *Summary) (walkResult, passResult, error) {
+	pass := r.startPass(ctx, api, m, filepath.Join(r.opts.ReportsDir, reportName("status", today)), today)
+	wr, listedW, err := r.read(ctx, api, m, w, why, sum)
+	sum.ChecksSeen, sum.PagesRead, sum.Passes, sum.Consistent = wr.distinct, wr.pages, wr.passes, wr.consistent
+	if err == nil {
+		err = m.recheckUnknown()
+	}
+	if err != nil {
+		pass.abort()
+		return wr, passResult{}, err
+	}
+	m.walkOver(listedW)
+	pr, err := pass.wait()
+	if err != nil {
+		return wr, pr, fmt.Errorf("confirm checks absent from the list and write the status report: %w", err)
+	}
+	return wr, pr, nil
 }
 
 // read looks at the rows as planned: the whole window when why names a
@@ -123,13 +139,7 @@ func (r *Runner) read(ctx context.Context, api API, m *matcher, w Window, why st
 		sum.MinCalls = fullWalkPages(wr.total, r.opts.PageSize)
 		return wr, []Window{w}, err
 	}
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel() // a failed scan stops the count beside it too
-	counts := alongside(ctx, m.dayCounts)
-	if err := m.scanLedger(ctx, w); err != nil {
-		return walkResult{}, nil, err
-	}
-	days, err := counts()
+	days, err := m.dayCounts(ctx)
 	if err != nil {
 		return walkResult{}, nil, err
 	}
@@ -166,26 +176,11 @@ func (r *Runner) walkRanges(ctx context.Context, api API, m *matcher, ranges []W
 	return all, nil
 }
 
-// walkAndScan walks the list while, alongside, it reads the ledger rows the
-// reports need: the walk mostly waits on the rate limiter, so the ledger
-// read costs no time.
+// walkAndScan walks the whole window. The ledger rows the reports need
+// are read by the pass that writes the status report alongside the walk
+// (stream.go), so nothing else scans the ledger and no row is held.
 func (r *Runner) walkAndScan(ctx context.Context, api API, m *matcher, w Window) (walkResult, error) {
-	scanCtx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	scanned := make(chan error, 1)
-	go func() { scanned <- m.scanLedger(scanCtx, w) }()
-	wr, werr := r.walk(ctx, api, m, w)
-	if werr != nil {
-		cancel() // the reports will not be written: stop reading the ledger
-	}
-	serr := <-scanned
-	if werr != nil {
-		return wr, werr
-	}
-	if serr != nil {
-		return wr, serr
-	}
-	return wr, nil
+	return r.walk(ctx, api, m, w)
 }
 
 // walk lists the checks created in w, matching each page as it comes.
@@ -199,7 +194,7 @@ func (r *Runner) walk(ctx context.Context, api API, m *matcher, w Window) (walkR
 func (r *Runner) fill(sum *Summary, m *matcher) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	sum.Matched, sum.Resolved, sum.StatusChanges = len(m.checked), len(m.resolved), m.statusChanges
+	sum.Matched, sum.Resolved, sum.StatusChanges = m.checked.len(), len(m.resolved), m.statusChanges
 	for _, e := range m.excs {
 		if e.kind == KindMissing {
 			sum.Matched-- // looked at, but not matched
@@ -207,40 +202,20 @@ func (r *Runner) fill(sum *Summary, m *matcher) {
 	}
 }
 
-// writeSummaries writes the settlement and exceptions reports, returning
-// the paths of each.
-func (r *Runner) writeSummaries(settlementPath, exceptionsPath string, lines []statusLine, excs []*exception) ([]string, []string, error) {
-	st, err := settle(lines)
-	if err != nil {
-		return nil, nil, fmt.Errorf("settlement: %w", err)
-	}
-	se, err := writeSettlementFile(settlementPath, r.opts.Formats, st)
-	if err != nil {
-		return nil, nil, err
-	}
-	ex, err := writeExceptions(exceptionsPath, r.opts.Formats, excs)
-	return se, ex, err
-}
-
-// writeReports writes the three reports locally, in every format, prunes
-// old ones and uploads the new ones. sum.Reports lists the paths format by
-// format: status, settlement, exceptions as CSV, then as XLSX.
-func (r *Runner) writeReports(ctx context.Context, sum *Summary, today Date, lines []statusLine, excs []*exception) error {
+// writeReports writes the settlement and exceptions reports locally, in
+// every format, beside the status report the pass wrote (pr), prunes old
+// reports and uploads the new ones. sum.Reports lists the paths format by
+// format: status, settlement, exceptions as CSV, then as XLSX. The
+// settlement was summed from the very lines of the status report. Each
+// file is renamed into place only when whole.
+func (r *Runner) writeReports(ctx context.Context, sum *Summary, today Date, pr passResult, excs []*exception) error {
 	dir := r.opts.ReportsDir
-	// The status report is the long one (a line per check); the other two
-	// are written meanwhile. Each file is renamed into place only when whole.
-	var status []string
-	statusDone := make(chan error, 1)
-	go func() {
-		var err error
-		status, err = writeStatus(filepath.Join(dir, reportName("status", today)), r.opts.Formats, lines)
-		statusDone <- err
-	}()
-	settlement, exceptions, err := r.writeSummaries(filepath.Join(dir, reportName("settlement", today)),
-		filepath.Join(dir, reportName("exceptions", today)), lines, excs)
-	if serr := <-statusDone; serr != nil {
-		return serr
+	status := pr.status
+	settlement, err := writeSettlementFile(filepath.Join(dir, reportName("settlement", today)), r.opts.Formats, pr.settlement)
+	if err != nil {
+		return err
 	}
+	exceptions, err := writeExceptions(filepath.Join(dir, reportName("exceptions", today)), r.opts.Formats, excs)
 	if err != nil {
 		return err
 	}

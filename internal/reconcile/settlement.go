@@ -60,27 +60,31 @@ func get[K comparable](m map[K]*tally, k K) *tally {
 	return m[k]
 }
 
-func settle(lines []statusLine) (*settlement, error) {
-	s := &settlement{batches: map[uint64]string{}, batchStatus: map[uint64]map[string]*tally{},
+func newSettlement() *settlement {
+	return &settlement{batches: map[uint64]string{}, batchStatus: map[uint64]map[string]*tally{},
 		batch: map[uint64]*tally{}, status: map[string]*tally{}, deposited: map[Date]*tally{}}
-	for _, l := range lines {
-		st := l.status
-		s.batches[l.batch] = l.file
-		if s.batchStatus[l.batch] == nil {
-			s.batchStatus[l.batch] = map[string]*tally{}
-			s.batch[l.batch] = &tally{}
-		}
-		ts := []*tally{get(s.batchStatus[l.batch], st), s.batch[l.batch], get(s.status, st), &s.grand}
-		if st == "deposited" {
-			ts = append(ts, get(s.deposited, l.depositedOn))
-		}
-		for _, t := range ts {
-			if err := t.add(l.amount); err != nil {
-				return nil, err
-			}
+}
+
+// add counts one line of the status report, as it is written: the
+// settlement keeps a tally per batch, status and deposit day, never the
+// lines.
+func (s *settlement) add(l statusLine) error {
+	st := l.status
+	s.batches[l.batch] = l.file
+	if s.batchStatus[l.batch] == nil {
+		s.batchStatus[l.batch] = map[string]*tally{}
+		s.batch[l.batch] = &tally{}
+	}
+	ts := []*tally{get(s.batchStatus[l.batch], st), s.batch[l.batch], get(s.status, st), &s.grand}
+	if st == "deposited" {
+		ts = append(ts, get(s.deposited, l.depositedOn))
+	}
+	for _, t := range ts {
+		if err := t.add(l.amount); err != nil {
+			return err
 		}
 	}
-	return s, nil
+	return nil
 }
 
 // Settlement report sections, the first column of every line.

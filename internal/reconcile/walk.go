@@ -3,6 +3,7 @@ package reconcile
 import (
 	"context"
 	"fmt"
+	"hash/maphash"
 	"log/slog"
 	"slices"
 	"sync"
@@ -27,11 +28,20 @@ type walker struct {
 
 	seq atomic.Int64 // orders sends and arrivals of page reads
 
-	mu        sync.Mutex
-	seen      map[string]int // check_id -> the last pass that listed it
-	base      int            // first pass of the current base
-	baseCount int            // distinct checks listed since base
-	reads     []pageRead     // page reads of the current base
+	// seed hashes check ids for seen.
+	seed maphash.Seed
+
+	mu sync.Mutex
+	// seen maps the 64-bit hash of each check_id listed to the last pass
+	// that listed it: 1,000,000 checks cost some 20 MB instead of their
+	// id strings. Two ids that collide count as one, which can only make
+	// the walk look short of the total (a re-read, at worst an
+	// "incomplete" exception), never longer, and nothing binds a check to
+	// a row by this hash: matching reads the id itself (CheckOwners).
+	seen      map[uint64]int32
+	base      int        // first pass of the current base
+	baseCount int        // distinct checks listed since base
+	reads     []pageRead // page reads of the current base
 	pagesRead int
 	noTotal   bool // a page with entries came without a total
 }
@@ -61,7 +71,7 @@ func newWalker(api API, params payment.CheckQuery, o Options, log *slog.Logger,
 	process func(context.Context, []payment.Check) error) *walker {
 	return &walker{api: api, params: params, conc: o.Concurrency, maxPasses: o.MaxPasses,
 		retry: o.Retry, log: log, process: process,
-		seen: make(map[string]int), base: 1}
+		seed: maphash.MakeSeed(), seen: make(map[uint64]int32), base: 1}
 }
 
 // walk reads the list until a pass is consistent or MaxPasses is reached.
@@ -116,55 +126,93 @@ func (w *walker) result(passes int, consistent bool) walkResult {
 	return walkResult{distinct: len(w.seen), total: total, pages: w.pagesRead, passes: passes, consistent: consistent}
 }
 
-// pass reads pages first..last with up to conc requests in flight, and
-// goes on past last whenever an answer shows more pages.
+// pass reads pages first..last, and goes on past last whenever an answer
+// shows more pages. It is a bounded pipeline: up to conc requests are in
+// flight, each sent as soon as the client's limiter allows, while up to
+// conc pages already fetched are matched and recorded (process) by
+// workers of their own, so that the work on one page overlaps the wait
+// for the next instead of delaying it. At most 2 x conc pages are held,
+// fetched or queued, plus those being processed; the order in which they
+// arrive does not matter to the proof (judge).
 func (w *walker) pass(ctx context.Context, pass, first, last int) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	type outcome struct {
-		read pageRead
-		err  error
-	}
-	jobs, done := make(chan int), make(chan outcome)
-	var wg sync.WaitGroup
+	jobs, pages, done := make(chan int), make(chan fetchedPage, w.conc), make(chan outcome)
+	var fetchers, processors sync.WaitGroup
 	for range w.conc {
-		wg.Add(1)
+		fetchers.Add(1)
 		go func() {
-			defer wg.Done()
+			defer fetchers.Done()
 			for p := range jobs {
-				r, err := w.read(ctx, pass, p)
-				done <- outcome{r, err}
+				f, err := w.fetch(ctx, p)
+				done <- outcome{read: f.read, err: err, fetched: err == nil}
+				if err == nil {
+					pages <- f
+				}
+			}
+		}()
+		processors.Add(1)
+		go func() {
+			defer processors.Done()
+			for f := range pages {
+				done <- outcome{read: f.read, err: w.record(ctx, pass, f)}
 			}
 		}()
 	}
-	next, high, inflight := first, last, 0
+	err := w.steer(first, last, jobs, done, cancel)
+	close(jobs)
+	fetchers.Wait()
+	close(pages)
+	processors.Wait()
+	return err
+}
+
+// fetchedPage is one page read, waiting to be processed.
+type fetchedPage struct {
+	read   pageRead
+	checks []payment.Check
+}
+
+// outcome is what a fetcher or processor reports of one page: fetched
+// (an answer came: it may show more pages), or done with (processed, or
+// failed either way).
+type outcome struct {
+	read    pageRead
+	err     error
+	fetched bool
+}
+
+// steer hands out pages first..last to the fetchers, extends the pass to
+// the last page any answer shows, and returns when every page handed out
+// is done with, with the first error (after which it hands out no more
+// and cancels the rest).
+func (w *walker) steer(first, last int, jobs chan<- int, done <-chan outcome, cancel func()) error {
+	next, high, open := first, last, 0 // open: handed out, not yet done with
 	var firstErr error
 	for {
 		var send chan<- int
 		if firstErr == nil && next <= high {
 			send = jobs
 		}
-		if send == nil && inflight == 0 {
-			break
+		if send == nil && open == 0 {
+			return firstErr
 		}
 		select {
 		case send <- next:
 			next++
-			inflight++
+			open++
 		case o := <-done:
-			inflight--
 			switch {
+			case o.fetched:
+				high = max(high, w.lastOf(o.read))
+				continue // its processing reports again
 			case o.err != nil && firstErr == nil:
 				firstErr = o.err
 				cancel()
-			case o.err == nil:
-				high = max(high, w.lastOf(o.read))
 			}
+			open--
 		}
 	}
-	close(jobs)
-	wg.Wait()
-	return firstErr
 }
 
 // lastOf is the last page an answer implies: its last_page, or what its
@@ -177,9 +225,9 @@ func (w *walker) lastOf(r pageRead) int {
 	return last
 }
 
-// read fetches one page (with retries), processes it and notes what it
-// said.
-func (w *walker) read(ctx context.Context, pass, page int) (pageRead, error) {
+// fetch reads one page (with retries) and notes when it was sent and
+// when its answer arrived.
+func (w *walker) fetch(ctx context.Context, page int) (fetchedPage, error) {
 	p := w.params
 	p.Page = page
 	var (
@@ -194,27 +242,37 @@ func (w *walker) read(ctx context.Context, pass, page int) (pageRead, error) {
 	})
 	arrived := w.seq.Add(1)
 	if err != nil {
-		return pageRead{}, err
-	}
-	if err := w.process(ctx, pg.Checks); err != nil {
-		return pageRead{}, err
+		return fetchedPage{}, err
 	}
 	r := pageRead{page: page, count: len(pg.Checks), total: pg.Total, last: pg.LastPage, sent: sent, arrived: arrived}
+	return fetchedPage{read: r, checks: pg.Checks}, nil
+}
+
+// record processes a fetched page and notes what it said. A page counts
+// in the proof only once processed, so a pass that fails never counts a
+// check it did not match. A page fetched before the walk was cancelled is
+// still handed to process, which records its status changes before it
+// looks at ctx: what was read is not thrown away.
+func (w *walker) record(ctx context.Context, pass int, f fetchedPage) error {
+	if err := w.process(ctx, f.checks); err != nil {
+		return err
+	}
+	r := f.read
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	for i := range pg.Checks {
-		id := pg.Checks[i].ID
-		if prev, ok := w.seen[id]; !ok || prev < w.base {
+	for i := range f.checks {
+		h := maphash.String(w.seed, f.checks[i].ID)
+		if prev, ok := w.seen[h]; !ok || int(prev) < w.base {
 			w.baseCount++
 		}
-		w.seen[id] = pass
+		w.seen[h] = int32(pass)
 	}
 	if r.count > 0 && r.total == 0 {
 		w.noTotal = true
 	}
 	w.reads = append(w.reads, r)
 	w.pagesRead++
-	return r, nil
+	return nil
 }
 
 // judge weighs the reads of the current base. The walk is consistent when

@@ -330,3 +330,40 @@ func TestDeliverAllAndMove(t *testing.T) {
 		t.Error(got)
 	}
 }
+
+// TestXLSXColumnWidths: each column is as wide as its widest cell (the
+// header with room for its filter button included), two characters more,
+// at most 80, though the widths are only known after the last row and
+// the rows were written as they came.
+func TestXLSXColumnWidths(t *testing.T) {
+	dir := t.TempDir()
+	paths, err := sample.Write(filepath.Join(dir, "w.csv"), []report.Format{report.XLSX}, func(r *report.Rows) error {
+		for i := range 3000 {
+			memo := "m"
+			if i == 2999 {
+				memo = strings.Repeat("w", 40) // the widest memo comes last
+			}
+			if err := r.Add(i, "chk_"+strconv.Itoa(i), "1", "l", strings.Repeat("r", 200), memo, money.Cents(1), nil, nil); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := excelize.OpenFile(paths[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	for col, want := range map[string]float64{"A": 9, "B": 13, "E": 80, "F": 42, "I": 9} {
+		if got, err := f.GetColWidth("sample", col); err != nil || got != want {
+			t.Errorf("column %s width %v (%v), want %v", col, got, err, want)
+		}
+	}
+	rows, err := f.GetRows("sample")
+	if err != nil || len(rows) != 3001 || rows[3000][5] != strings.Repeat("w", 40) {
+		t.Fatalf("%d rows (%v)", len(rows), err)
+	}
+}

@@ -1,11 +1,11 @@
 package report
 
 import (
-	"bufio"
-	"encoding/binary"
+	"archive/zip"
+	"bytes"
+	"compress/flate"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -47,10 +47,15 @@ import (
 // No cell ever holds a formula: batchd never sets one. Sums such as the
 // settlement's totals are numbers computed from cents.
 //
-// The column widths must be written before the first row, so the rows are
-// spooled to an unlinked temporary file while the report is filled and
-// replayed into excelize's stream writer at Commit: a report is never held
-// in memory whole (only the compressed workbook is, once, by excelize).
+// Each row goes into excelize's stream writer as it is added (excelize
+// spills the sheet to a temporary file beside the report past 16 MB), so
+// that the work of a long report is done while it is filled, not after.
+// Column widths are only known once every row is in, but a worksheet must
+// list them before its rows: they are put in when the workbook is zipped,
+// into the worksheet's XML just before its <sheetData> (sheetZip), through
+// excelize's hook for the zip writer, which also writes the zip straight
+// into the report's file. No copy of a report, raw or compressed, is held
+// in memory whole.
 
 // The number formats of the XLSX copies' cells, by kind.
 const (
@@ -74,15 +79,17 @@ var (
 	sheetNameBad = strings.NewReplacer("[", "_", "]", "_", ":", "_", "*", "_", "?", "_", "/", "_", "\\", "_", "'", "_")
 )
 
-// xlsxBuilder collects the rows of one XLSX copy.
+// xlsxBuilder streams the rows of one XLSX copy into its workbook.
 type xlsxBuilder struct {
 	t      Table
-	out    *atomicFile   // the workbook, under its temporary name
-	spool  *os.File      // the rows, encoded; unlinked already
-	w      *bufio.Writer // on spool
+	out    *atomicFile // the workbook, under its temporary name
+	f      *excelize.File
+	sw     *excelize.StreamWriter
+	st     styles
+	sheet  string
 	widths []int
 	rows   int
-	buf    []byte
+	row    []any
 }
 
 func newXLSX(path string, t Table) (*xlsxBuilder, error) {
@@ -90,49 +97,56 @@ func newXLSX(path string, t Table) (*xlsxBuilder, error) {
 	if err != nil {
 		return nil, err
 	}
-	spool, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*.rows.tmp")
-	if err != nil {
-		out.discard()
-		return nil, err
-	}
-	os.Remove(spool.Name()) // the open file lives on; a crash leaves nothing behind
-	x := &xlsxBuilder{t: t, out: out, spool: spool, w: bufio.NewWriterSize(spool, 64<<10), widths: make([]int, len(t.Columns))}
+	x := &xlsxBuilder{t: t, out: out, f: excelize.NewFile(excelize.Options{TmpDir: filepath.Dir(path)}),
+		sheet: sheetName(t.Sheet), widths: make([]int, len(t.Columns)), row: make([]any, len(t.Columns))}
 	for i, c := range t.Columns {
 		x.widths[i] = textWidth(c.Name) + 3 // room for the filter button
+	}
+	if err := x.start(); err != nil {
+		x.discard()
+		return nil, err
 	}
 	return x, nil
 }
 
-const (
-	tagBlank byte = iota
-	tagText
-	tagNumber
-)
+// start names the sheet, makes the styles, freezes the header row and
+// writes it.
+func (x *xlsxBuilder) start() error {
+	f := x.f
+	if err := f.SetSheetName("Sheet1", x.sheet); err != nil {
+		return err
+	}
+	if err := f.SetDocProps(&excelize.DocProperties{Creator: "batchd", Title: x.sheet}); err != nil {
+		return err
+	}
+	var err error
+	if x.st, err = newStyles(f); err != nil {
+		return err
+	}
+	if x.sw, err = f.NewStreamWriter(x.sheet); err != nil {
+		return err
+	}
+	if err := x.sw.SetPanes(&excelize.Panes{Freeze: true, YSplit: 1, TopLeftCell: "A2", ActivePane: "bottomLeft",
+		Selection: []excelize.Selection{{SQRef: "A2", ActiveCell: "A2", Pane: "bottomLeft"}}}); err != nil {
+		return err
+	}
+	for i, c := range x.t.Columns {
+		x.row[i] = excelize.Cell{StyleID: x.st.header, Value: c.Name}
+	}
+	return x.sw.SetRow("A1", x.row)
+}
 
-// add spools one row and widens the columns to fit it.
+// add writes one row and widens the columns to fit it.
 func (x *xlsxBuilder) add(vals []value) error {
-	b := x.buf[:0]
 	for i, v := range vals {
 		k := x.t.Columns[i].Kind
-		switch {
-		case !v.set:
-			b = append(b, tagBlank)
-		case k == Text:
-			b = append(b, tagText)
-			b = binary.AppendUvarint(b, uint64(len(v.s)))
-			b = append(b, v.s...)
-		default:
-			b = append(b, tagNumber)
-			b = binary.AppendVarint(b, v.n)
-		}
+		x.row[i] = x.st.cell(k, v)
 		if w := cellWidth(k, v); w > x.widths[i] {
 			x.widths[i] = w
 		}
 	}
-	x.buf = b
 	x.rows++
-	_, err := x.w.Write(b)
-	return err
+	return x.sw.SetRow("A"+strconv.Itoa(x.rows+1), x.row)
 }
 
 // cellWidth is how many characters the cell shows.
@@ -314,114 +328,113 @@ func serialText(days, rest int64) string {
 	return whole + "." + strings.Repeat("0", places-len(digits)) + digits
 }
 
-// build writes the workbook to the temporary file and syncs it.
+// build finishes the sheet (autofilter over the whole table, widths),
+// zips the workbook into the temporary file and syncs it.
 func (x *xlsxBuilder) build() (err error) {
-	if err := x.w.Flush(); err != nil {
-		return err
-	}
-	if _, err := x.spool.Seek(0, io.SeekStart); err != nil {
-		return err
-	}
-	f := excelize.NewFile()
 	defer func() {
-		if cerr := f.Close(); cerr != nil && err == nil {
+		if cerr := x.f.Close(); cerr != nil && err == nil {
 			err = cerr
 		}
 	}()
-	sheet := sheetName(x.t.Sheet)
-	if err := f.SetSheetName("Sheet1", sheet); err != nil {
-		return err
-	}
-	if err := f.SetDocProps(&excelize.DocProperties{Creator: "batchd", Title: sheet}); err != nil {
-		return err
-	}
-	st, err := newStyles(f)
-	if err != nil {
-		return err
-	}
 	last, err := excelize.ColumnNumberToName(len(x.t.Columns))
 	if err != nil {
 		return err
 	}
-	// The autofilter is set on the worksheet before streaming, which
-	// writes it out after the rows.
-	if err := f.AutoFilter(sheet, "A1:"+last+strconv.Itoa(x.rows+1), nil); err != nil {
+	// The stream writer writes the worksheet's autofilter after the rows.
+	if err := x.f.AutoFilter(x.sheet, "A1:"+last+strconv.Itoa(x.rows+1), nil); err != nil {
 		return fmt.Errorf("autofilter: %w", err)
 	}
-	sw, err := f.NewStreamWriter(sheet)
-	if err != nil {
+	if err := x.sw.Flush(); err != nil {
 		return err
 	}
-	// Each width is put before the ones already set: from the last
-	// column back, they come out in the ascending order Excel requires.
-	for i := len(x.widths) - 1; i >= 0; i-- {
-		if err := sw.SetColWidth(i+1, i+1, float64(min(max(x.widths[i]+2, minColWidth), maxColWidth))); err != nil {
-			return err
-		}
-	}
-	if err := sw.SetPanes(&excelize.Panes{Freeze: true, YSplit: 1, TopLeftCell: "A2", ActivePane: "bottomLeft",
-		Selection: []excelize.Selection{{SQRef: "A2", ActiveCell: "A2", Pane: "bottomLeft"}}}); err != nil {
-		return err
-	}
-	row := make([]any, len(x.t.Columns))
-	for i, c := range x.t.Columns {
-		row[i] = excelize.Cell{StyleID: st.header, Value: c.Name}
-	}
-	if err := sw.SetRow("A1", row); err != nil {
-		return err
-	}
-	in := bufio.NewReaderSize(x.spool, 64<<10)
-	for n := range x.rows {
-		for i, c := range x.t.Columns {
-			v, err := readValue(in, c.Kind)
-			if err != nil {
-				return fmt.Errorf("read back row %d: %w", n+1, err)
-			}
-			row[i] = st.cell(c.Kind, v)
-		}
-		if err := sw.SetRow("A"+strconv.Itoa(n+2), row); err != nil {
-			return err
-		}
-	}
-	if err := sw.Flush(); err != nil {
-		return err
-	}
-	if _, err := f.WriteTo(x.out.f); err != nil {
+	x.f.SetZipWriter(func(io.Writer) excelize.ZipWriter { return newSheetZip(x.out.f, x.cols()) })
+	if err := x.f.Write(io.Discard); err != nil { // the bytes went to x.out.f (sheetZip)
 		return err
 	}
 	return x.out.sync()
 }
 
-func readValue(r *bufio.Reader, k Kind) (value, error) {
-	tag, err := r.ReadByte()
-	if err != nil {
-		return value{}, err
+// cols is the worksheet's <cols> element, as excelize writes it: each
+// column as wide as its widest cell, within minColWidth..maxColWidth.
+func (x *xlsxBuilder) cols() string {
+	var b strings.Builder
+	b.WriteString("<cols>")
+	for i, w := range x.widths {
+		width := float64(min(max(w+2, minColWidth), maxColWidth))
+		fmt.Fprintf(&b, `<col min="%d" max="%d" width="%s" customWidth="1"/>`, i+1, i+1, strconv.FormatFloat(width, 'f', -1, 64))
 	}
-	switch tag {
-	case tagBlank:
-		return value{}, nil
-	case tagText:
-		n, err := binary.ReadUvarint(r)
-		if err != nil {
-			return value{}, err
-		}
-		b := make([]byte, n)
-		if _, err := io.ReadFull(r, b); err != nil {
-			return value{}, err
-		}
-		return value{set: true, s: string(b)}, nil
-	case tagNumber:
-		n, err := binary.ReadVarint(r)
-		if err != nil {
-			return value{}, err
-		}
-		return value{set: true, n: n}, nil
-	}
-	return value{}, fmt.Errorf("bad tag %d in %s column", tag, k)
+	b.WriteString("</cols>")
+	return b.String()
 }
 
-// discard closes the spool and removes the temporary workbook.
+// sheetZip is the zip writer excelize saves the workbook through
+// (File.SetZipWriter). It writes straight into the report's file, where
+// excelize's own would first compress the whole workbook into a
+// bytes.Buffer (a hundred megabytes for a report of a million lines); the
+// buffer excelize passes in stays empty, and what it then copies from it
+// is nothing. It deflates at the fastest level: compressing the sheet is
+// most of what a run does after its last request. And it puts the column
+// widths into the worksheet (insertBefore). A sheet whose XML exceeds
+// 4 GiB (several million lines) would need the zip64 fix-up excelize
+// applies to its buffer; no report comes near it.
+type sheetZip struct {
+	*zip.Writer
+	cols string
+}
+
+func newSheetZip(out io.Writer, cols string) sheetZip {
+	zw := zip.NewWriter(out)
+	zw.RegisterCompressor(zip.Deflate, func(w io.Writer) (io.WriteCloser, error) { return flate.NewWriter(w, flate.BestSpeed) })
+	return sheetZip{Writer: zw, cols: cols}
+}
+
+// Create opens a part of the workbook; the worksheet's gets the widths.
+func (z sheetZip) Create(name string) (io.Writer, error) {
+	w, err := z.Writer.Create(name)
+	if err != nil || !strings.HasPrefix(name, "xl/worksheets/") || !strings.HasSuffix(name, ".xml") {
+		return w, err
+	}
+	return &insertBefore{w: w, mark: []byte("<sheetData>"), text: []byte(z.cols)}, nil
+}
+
+// insertBefore writes text into w just before the first mark. The mark
+// is in the worksheet's first few hundred bytes; until it is seen,
+// what comes is held back, up to maxHead bytes: a worksheet without it
+// there is an error, never written without its widths.
+type insertBefore struct {
+	w          io.Writer
+	mark, text []byte
+	head       []byte
+	done       bool
+}
+
+const maxHead = 1 << 20
+
+func (b *insertBefore) Write(p []byte) (int, error) {
+	if b.done {
+		return b.w.Write(p)
+	}
+	b.head = append(b.head, p...)
+	i := bytes.Index(b.head, b.mark)
+	if i < 0 {
+		if len(b.head) > maxHead {
+			return 0, fmt.Errorf("xlsx: no %s in the first %d bytes of the worksheet", b.mark, maxHead)
+		}
+		return len(p), nil
+	}
+	b.done = true
+	for _, part := range [][]byte{b.head[:i], b.text, b.head[i:]} {
+		if _, err := b.w.Write(part); err != nil {
+			return 0, err
+		}
+	}
+	b.head = nil
+	return len(p), nil
+}
+
+// discard drops the workbook, its temporary files and the temporary
+// report file.
 func (x *xlsxBuilder) discard() {
-	x.spool.Close()
+	x.f.Close()
 	x.out.discard()
 }

@@ -26,6 +26,7 @@ import (
 	"runtime/debug"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/batchd/batchd/internal/funding"
@@ -147,6 +148,10 @@ type DB struct {
 	mu      sync.Mutex // guards the commit counter and generation
 	lastTx  int
 	commits int64
+
+	// rowsRead counts rows read since the store was last told to release
+	// its mapped pages (release.go).
+	rowsRead atomic.Int64
 
 	// dir is the state directory when the DB was opened by Open, which
 	// keeps the marker there up to date; "" for a snapshot or a copy.

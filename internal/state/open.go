@@ -275,16 +275,25 @@ func boltOpen(path string, o bolt.Options) (*bolt.DB, error) {
 // that faults stops at the first fault: tx.Check runs in a goroutine of
 // its own, where a fault could not be caught. It returns the problems
 // found, at most limit of them.
+//
+// Both read the whole file through bbolt's memory map, so both hand the
+// pages back as they go (kv.Tx.Release): else the whole file is counted in
+// the RSS of every process that opens it, reconcile's among them.
 func structure(tx *bolt.Tx, limit int) []string {
+	release := boltkv.Tx(tx).Release
+	defer release()
 	var faults []string
+	n := 0
 	err := guarded(func() error {
 		return tx.ForEach(func(name []byte, b *bolt.Bucket) error {
-			return touch(b)
+			return touch(b, &n, release)
 		})
 	})
 	if err != nil {
 		return []string{"cannot read the file's tree: " + err.Error()}
 	}
+	stop := releaseMeanwhile(release)
+	defer stop()
 	for e := range tx.Check() {
 		if len(faults) < limit {
 			// bbolt reports a panic of its check as "panic: …".
@@ -294,14 +303,45 @@ func structure(tx *bolt.Tx, limit int) []string {
 	return faults
 }
 
-func touch(b *bolt.Bucket) error {
+// releaseMeanwhile calls release every 2 ms until the returned stop is
+// called, which waits for the last call: tx.Check reads the whole file in
+// a goroutine of bbolt's, with no hook to hint from. The caller's read
+// transaction must stay open until stop returns. The ticker only paces a
+// memory hint; nothing is decided on the clock.
+func releaseMeanwhile(release func()) (stop func()) {
+	done, finished := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(finished)
+		t := time.NewTicker(2 * time.Millisecond) // the check reads a few MB in that time
+		defer t.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-t.C:
+				release()
+			}
+		}
+	}()
+	return func() {
+		close(done)
+		<-finished
+	}
+}
+
+// touch reads every key and value of b and of the buckets in it, giving
+// the hint release every releaseEvery entries (n counts them).
+func touch(b *bolt.Bucket, n *int, release func()) error {
 	var sink byte
 	c := b.Cursor()
 	for k, v := c.First(); k != nil; k, v = c.Next() {
+		if *n++; *n%releaseEvery == 0 {
+			release()
+		}
 		sink ^= k[0] ^ k[len(k)-1]
 		if v == nil {
 			if child := b.Bucket(k); child != nil {
-				if err := touch(child); err != nil {
+				if err := touch(child, n, release); err != nil {
 					return err
 				}
 			}

@@ -11,7 +11,7 @@ import (
 // Row returns one row.
 func (d *DB) Row(k payment.RowKey) (*payment.Row, error) {
 	var r *payment.Row
-	err := d.view(func(tx kv.Tx) (err error) {
+	err := d.readRows(1, func(tx kv.Tx) (err error) {
 		r, err = getRow(tx, k)
 		return err
 	})
@@ -54,7 +54,7 @@ func (d *DB) CheckOwner(checkID string) (payment.RowKey, bool, error) {
 // Ids that no row owns are absent from the map.
 func (d *DB) CheckOwners(ids []string) (map[string]payment.RowKey, error) {
 	out := make(map[string]payment.RowKey, len(ids))
-	err := d.view(func(tx kv.Tx) error {
+	err := d.readRows(len(ids), func(tx kv.Tx) error {
 		b := tx.Bucket(bucketChecks)
 		for _, id := range ids {
 			if raw := b.Get([]byte(id)); raw != nil {
@@ -202,7 +202,7 @@ func scan[R any](d *DB, bucket, prefix []byte, load func(tx kv.Tx, k, v []byte) 
 	for {
 		var rows []*R
 		end := false
-		err := d.view(func(tx kv.Tx) error {
+		err := d.readRows(chunk, func(tx kv.Tx) error {
 			c := tx.Bucket(bucket).Cursor()
 			k, v := c.Seek(prefix)
 			if after != nil {

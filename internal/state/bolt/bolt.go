@@ -76,6 +76,18 @@ func (t tx) OnCommit(fn func()) { t.t.OnCommit(fn) }
 func (t tx) ID() int            { return t.t.ID() }
 func (t tx) Writable() bool     { return t.t.Writable() }
 
+// Release drops the resident pages of bbolt's memory map (see release).
+// Only in a read transaction: it holds bbolt's mmap read lock, so the
+// mapping cannot be replaced (a remap could reuse the address range)
+// while the hint runs. A write transaction takes no such lock, and its
+// commit may remap, so there it does nothing.
+func (t tx) Release() {
+	if t.t.Writable() {
+		return
+	}
+	release(t.t.DB().Info().Data, t.t.Size())
+}
+
 type bucket struct{ b *bbolt.Bucket }
 
 // Get answers a present key with a non-nil slice even when its value is

@@ -62,6 +62,15 @@ type Tx interface {
 	// the same ID.
 	ID() int
 	Writable() bool
+	// Release is a hint, for a long read, that the pages read so far
+	// need not stay in the process's memory: a store that maps its file
+	// (bbolt) lets the kernel drop the mapping's resident pages (the page
+	// cache keeps the data; the next read faults it back in), so that a
+	// scan of a large ledger does not leave the whole file counted in
+	// the process's RSS. It never changes what any transaction reads. In
+	// a write transaction, and on stores that map nothing (PostgreSQL),
+	// it does nothing. Callers hint every few thousand rows, not per row.
+	Release()
 }
 
 // Bucket is one bucket, inside one transaction.

@@ -60,6 +60,9 @@ func (t *tx) ID() int            { return t.id }
 func (t *tx) Writable() bool     { return t.writable }
 func (t *tx) OnCommit(fn func()) { t.onCommit = append(t.onCommit, fn) }
 
+// Release does nothing: rows come over a connection, not from a mapped file.
+func (t *tx) Release() {}
+
 // Bucket returns the named bucket, or nil when it does not exist. Its
 // existence and sequence are read once per transaction: write transactions
 // are serialised and reads see one snapshot, so they cannot change under

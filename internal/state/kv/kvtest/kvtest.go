@@ -36,6 +36,7 @@ func Run(t *testing.T, open func(t *testing.T) kv.Store) {
 		{"WritesSerialised", testSerialised},
 		{"Batch", testBatch},
 		{"UpdateUnfenced", testUnfenced},
+		{"ReleaseKeepsReads", testRelease},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
