@@ -32,13 +32,18 @@ type walker struct {
 	seed maphash.Seed
 
 	mu sync.Mutex
-	// seen maps the 64-bit hash of each check_id listed to the last pass
-	// that listed it: 1,000,000 checks cost some 20 MB instead of their
-	// id strings. Two ids that collide count as one, which can only make
-	// the walk look short of the total (a re-read, at worst an
-	// "incomplete" exception), never longer, and nothing binds a check to
-	// a row by this hash: matching reads the id itself (CheckOwners).
-	seen      map[uint64]int32
+	// seen holds the 64-bit hash of each check_id listed: 1,000,000
+	// checks cost some 10-20 MB instead of their id strings. Two ids that
+	// collide count as one, which can only make the walk look short of
+	// the total (a re-read, at worst an "incomplete" exception), never
+	// longer, and nothing binds a check to a row by this hash: matching
+	// reads the id itself (CheckOwners).
+	seen map[uint64]struct{}
+	// since holds the hashes listed since the current base, once a total
+	// shrank and the base moved on; until then (nil) seen is the base's.
+	// Keeping the set of the rare case apart, rather than a pass number
+	// beside every hash, halves what the common case holds.
+	since     map[uint64]struct{}
 	base      int        // first pass of the current base
 	baseCount int        // distinct checks listed since base
 	reads     []pageRead // page reads of the current base
@@ -71,7 +76,7 @@ func newWalker(api API, params payment.CheckQuery, o Options, log *slog.Logger,
 	process func(context.Context, []payment.Check) error) *walker {
 	return &walker{api: api, params: params, conc: o.Concurrency, maxPasses: o.MaxPasses,
 		retry: o.Retry, log: log, process: process,
-		seed: maphash.MakeSeed(), seen: make(map[uint64]int32), base: 1}
+		seed: maphash.MakeSeed(), seen: make(map[uint64]struct{}), base: 1}
 }
 
 // walk reads the list until a pass is consistent or MaxPasses is reached.
@@ -102,7 +107,7 @@ func (w *walker) walk(ctx context.Context) (walkResult, error) {
 		case v.shrank:
 			w.log.Info("check list shrank while it was read; re-reading every page", attrs...)
 			w.mu.Lock()
-			w.base, w.baseCount, w.reads = pass+1, 0, nil
+			w.base, w.baseCount, w.reads, w.since = pass+1, 0, nil, make(map[uint64]struct{})
 			w.mu.Unlock()
 			first, last, full = 1, max(v.last, 1), true
 		case !full && count == progress:
@@ -155,7 +160,7 @@ func (w *walker) pass(ctx context.Context, pass, first, last int) error {
 		go func() {
 			defer processors.Done()
 			for f := range pages {
-				done <- outcome{read: f.read, err: w.record(ctx, pass, f)}
+				done <- outcome{read: f.read, err: w.record(ctx, f)}
 			}
 		}()
 	}
@@ -248,12 +253,31 @@ func (w *walker) fetch(ctx context.Context, page int) (fetchedPage, error) {
 	return fetchedPage{read: r, checks: pg.Checks}, nil
 }
 
+// note counts hash h among the checks seen, and among those of the
+// current base. Called with w.mu held.
+func (w *walker) note(h uint64) {
+	_, old := w.seen[h]
+	if !old {
+		w.seen[h] = struct{}{}
+	}
+	if w.since == nil {
+		if !old {
+			w.baseCount++
+		}
+		return
+	}
+	if _, ok := w.since[h]; !ok {
+		w.since[h] = struct{}{}
+		w.baseCount++
+	}
+}
+
 // record processes a fetched page and notes what it said. A page counts
 // in the proof only once processed, so a pass that fails never counts a
 // check it did not match. A page fetched before the walk was cancelled is
 // still handed to process, which records its status changes before it
 // looks at ctx: what was read is not thrown away.
-func (w *walker) record(ctx context.Context, pass int, f fetchedPage) error {
+func (w *walker) record(ctx context.Context, f fetchedPage) error {
 	if err := w.process(ctx, f.checks); err != nil {
 		return err
 	}
@@ -261,11 +285,7 @@ func (w *walker) record(ctx context.Context, pass int, f fetchedPage) error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	for i := range f.checks {
-		h := maphash.String(w.seed, f.checks[i].ID)
-		if prev, ok := w.seen[h]; !ok || int(prev) < w.base {
-			w.baseCount++
-		}
-		w.seen[h] = int32(pass)
+		w.note(maphash.String(w.seed, f.checks[i].ID))
 	}
 	if r.count > 0 && r.total == 0 {
 		w.noTotal = true
