@@ -1,6 +1,8 @@
 package reconcile
 
 import (
+	"context"
+	"fmt"
 	"time"
 
 	"github.com/batchd/batchd/internal/money"
@@ -62,4 +64,31 @@ func (rec *record) depositDate(loc *time.Location) string {
 // identity is the check identity of the record's row.
 func (rec *record) identity() payment.Identity {
 	return payment.Identity{Label: rec.label, Number: rec.number, Amount: rec.amount}
+}
+
+// eachRow calls fn for every row of the Ready batches, in batch and line
+// order, until fn returns false or an error, or ctx ends: the one way the
+// run reads the whole ledger.
+func (m *matcher) eachRow(ctx context.Context, fn func(*payment.Row) (bool, error)) error {
+	for _, b := range m.batches {
+		if b.Status != payment.BatchReady {
+			continue
+		}
+		more := true
+		err := m.db.Rows(b.ID, func(r *payment.Row) (bool, error) {
+			if err := ctx.Err(); err != nil {
+				return false, err
+			}
+			var err error
+			more, err = fn(r)
+			return more, err
+		})
+		if err != nil {
+			return fmt.Errorf("read rows of batch %d: %w", b.ID, err)
+		}
+		if !more {
+			return nil
+		}
+	}
+	return nil
 }

@@ -71,30 +71,22 @@ func (r *Runner) fullWalkReason(now time.Time, explicit bool, m *matcher) (strin
 // planning costs no memory as the ledger grows.
 func (m *matcher) dayCounts(ctx context.Context) ([]dayCount, error) {
 	byDate := map[Date]dayCount{}
-	for _, b := range m.batches {
-		if b.Status != payment.BatchReady {
-			continue
-		}
-		err := m.db.Rows(b.ID, func(r *payment.Row) (bool, error) {
-			if err := ctx.Err(); err != nil {
-				return false, err
-			}
-			if r.State != payment.Submitted || r.CheckID == "" {
-				return true, nil
-			}
-			d := DateOf(r.CheckCreated.UTC())
-			c := byDate[d]
-			c.date = d
-			c.rows++
-			if !r.CheckStatus.Final() {
-				c.open++
-			}
-			byDate[d] = c
+	err := m.eachRow(ctx, func(r *payment.Row) (bool, error) {
+		if r.State != payment.Submitted || r.CheckID == "" {
 			return true, nil
-		})
-		if err != nil {
-			return nil, fmt.Errorf("count the rows of batch %d by date: %w", b.ID, err)
 		}
+		d := DateOf(r.CheckCreated.UTC())
+		c := byDate[d]
+		c.date = d
+		c.rows++
+		if !r.CheckStatus.Final() {
+			c.open++
+		}
+		byDate[d] = c
+		return true, nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("count the rows by date: %w", err)
 	}
 	return slices.SortedFunc(maps.Values(byDate), func(a, b dayCount) int { return a.date.Compare(b.date) }), nil
 }

@@ -181,39 +181,34 @@ func (r *Runner) pass(ctx context.Context, api API, m *matcher, today Date, res 
 // run's window) and that is final is left out at once; any other row is
 // awaited, so a row the walk will show is never written before.
 func (m *matcher) feed(ctx context.Context, slots, jobs chan<- *slot, res *passResult) error {
-	for _, b := range m.batches {
-		if b.Status != payment.BatchReady {
-			continue
+	err := m.eachRow(ctx, func(r *payment.Row) (bool, error) {
+		s, err := m.settled(ctx, r)
+		if err != nil || s == nil {
+			return err == nil, err
 		}
-		err := m.db.Rows(b.ID, func(r *payment.Row) (bool, error) {
-			s, err := m.settled(ctx, r)
-			if err != nil || s == nil {
-				return err == nil, err
+		if s.todo {
+			if res.confirmed == 0 {
+				m.log.Info("confirming checks absent from the list")
 			}
-			if s.todo {
-				if res.confirmed == 0 {
-					m.log.Info("confirming checks absent from the list")
-				}
-				res.confirmed++
-				if s.unlisted {
-					res.unlisted++
-				}
-				select {
-				case jobs <- s:
-				case <-ctx.Done():
-					return false, ctx.Err()
-				}
+			res.confirmed++
+			if s.unlisted {
+				res.unlisted++
 			}
 			select {
-			case slots <- s:
-				return true, nil
+			case jobs <- s:
 			case <-ctx.Done():
 				return false, ctx.Err()
 			}
-		})
-		if err != nil {
-			return fmt.Errorf("read rows of batch %d: %w", b.ID, err)
 		}
+		select {
+		case slots <- s:
+			return true, nil
+		case <-ctx.Done():
+			return false, ctx.Err()
+		}
+	})
+	if err != nil {
+		return err
 	}
 	return m.awaitWalk(ctx)
 }
@@ -373,31 +368,19 @@ func (m *matcher) findTwins(ctx context.Context) error {
 	if len(unknown) == 0 {
 		return nil
 	}
-	for _, b := range m.batches {
-		if b.Status != payment.BatchReady {
-			continue
-		}
-		err := m.db.Rows(b.ID, func(r *payment.Row) (bool, error) {
-			if err := ctx.Err(); err != nil {
-				return false, err
-			}
-			m.mu.Lock()
-			defer m.mu.Unlock()
-			checked := m.checked.has(r.Key)
-			if !checked && (r.State != payment.Submitted || r.CheckID == "") {
-				return true, nil
-			}
-			rec := recordOf(r)
-			if id := rec.identity().Key(); unknown[id] && m.reported(rec, checked) {
-				m.twins[id] = rec
-			}
+	return m.eachRow(ctx, func(r *payment.Row) (bool, error) {
+		m.mu.Lock()
+		defer m.mu.Unlock()
+		checked := m.checked.has(r.Key)
+		if !checked && (r.State != payment.Submitted || r.CheckID == "") {
 			return true, nil
-		})
-		if err != nil {
-			return fmt.Errorf("read rows of batch %d: %w", b.ID, err)
 		}
-	}
-	return nil
+		rec := recordOf(r)
+		if id := rec.identity().Key(); unknown[id] && m.reported(rec, checked) {
+			m.twins[id] = rec
+		}
+		return true, nil
+	})
 }
 
 // unknownIdentities are the identity keys of the listed checks no row
