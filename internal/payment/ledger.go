@@ -11,6 +11,11 @@ type RowReader interface {
 	Row(k RowKey) (*Row, error)
 	// CheckOwners says which rows own the given check ids, in one read.
 	CheckOwners(ids []string) (map[string]RowKey, error)
+	// OwnerRows returns the rows that own the given check ids, by id, in
+	// one read: a reconcile page compares 100 listed checks with their
+	// rows, and a read per row would cost 100 transactions (on PostgreSQL,
+	// 100 round trips) a page.
+	OwnerRows(ids []string) (map[string]*Row, error)
 	// Rows scans one batch's rows in line order.
 	Rows(batch uint64, fn func(*Row) (bool, error)) error
 	// OpenRows scans rows that have no check yet (pending, in flight, in

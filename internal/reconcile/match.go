@@ -108,14 +108,11 @@ func (m *matcher) process(ctx context.Context, checks []payment.Check) error {
 	for i := range checks {
 		ids = append(ids, checks[i].ID)
 	}
-	owners, err := m.db.CheckOwners(ids)
+	rows, err := m.db.OwnerRows(ids)
 	if err != nil {
 		return fmt.Errorf("look up the owners of %d checks: %w", len(ids), err)
 	}
-	recs, err := m.pageRecords(owners)
-	if err != nil {
-		return err
-	}
+	owners, recs := pageRecords(rows)
 	if err := m.observePage(checks, owners, recs); err != nil {
 		return err
 	}
@@ -130,22 +127,19 @@ func (m *matcher) process(ctx context.Context, checks []payment.Check) error {
 	return nil
 }
 
-// pageRecords reads, once, the record of every row that owns a check of
-// the page: both the page's status commit and the matching compare with
-// it, and reading a row is most of what a page costs.
-func (m *matcher) pageRecords(owners map[string]payment.RowKey) (map[payment.RowKey]*record, error) {
-	recs := make(map[payment.RowKey]*record, len(owners))
-	for _, k := range owners {
-		if recs[k] != nil {
-			continue
+// pageRecords is, for the rows owning a page's checks (read in one
+// transaction), the owner of each check id and the record of each row:
+// both the page's status commit and the matching compare with them.
+func pageRecords(rows map[string]*payment.Row) (map[string]payment.RowKey, map[payment.RowKey]*record) {
+	owners := make(map[string]payment.RowKey, len(rows))
+	recs := make(map[payment.RowKey]*record, len(rows))
+	for id, r := range rows {
+		owners[id] = r.Key
+		if recs[r.Key] == nil {
+			recs[r.Key] = recordOf(r)
 		}
-		rec, err := m.current(k)
-		if err != nil {
-			return nil, err
-		}
-		recs[k] = rec
 	}
-	return recs, nil
+	return owners, recs
 }
 
 // observePage records, in one transaction, the new status of every listed

@@ -66,6 +66,28 @@ func (d *DB) CheckOwners(ids []string) (map[string]payment.RowKey, error) {
 	return out, err
 }
 
+// OwnerRows returns the rows that own the given check ids, by id, in one
+// read transaction. Ids that no row owns are absent from the map.
+func (d *DB) OwnerRows(ids []string) (map[string]*payment.Row, error) {
+	out := make(map[string]*payment.Row, len(ids))
+	err := d.readRows(2*len(ids), func(tx kv.Tx) error {
+		b := tx.Bucket(bucketChecks)
+		for _, id := range ids {
+			raw := b.Get([]byte(id))
+			if raw == nil {
+				continue
+			}
+			r, err := getRow(tx, keyFrom(raw))
+			if err != nil {
+				return fmt.Errorf("the row of check %s: %w", id, err)
+			}
+			out[id] = r
+		}
+		return nil
+	})
+	return out, err
+}
+
 // Batch returns one batch.
 func (d *DB) Batch(id uint64) (*payment.Batch, error) {
 	var b *payment.Batch

@@ -285,6 +285,11 @@ func testCheckOwners(t *testing.T, be Backend) {
 	if owners, err := d.CheckOwners(nil); err != nil || len(owners) != 0 {
 		t.Fatalf("CheckOwners(nil) = %v %v", owners, err)
 	}
+	rows, err := d.OwnerRows([]string{"c2", "c3", "nobody's", "c2"})
+	if err != nil || len(rows) != 2 || rows["c2"].Key != key(b, 2) || rows["c2"].CheckID != "c2" ||
+		rows["c3"].Key != key(b, 3) || rows["c3"].CheckStatus != payment.StatusPrinted {
+		t.Fatalf("OwnerRows = %v %v", rows, err)
+	}
 	if _, ok, err := d.CheckOwner("nobody's"); ok || err != nil {
 		t.Fatalf("CheckOwner of an unknown check: %v %v", ok, err)
 	}
