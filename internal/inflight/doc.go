@@ -18,9 +18,12 @@
 // target or the ceiling, and halves, at most once per window of requests,
 // when a request is dropped (a 429, a 5xx, a timeout, a transport error).
 // Latency growth that is queueing at the service, not the service's
-// normal pace, does not buy more slots: the latency the target uses is
-// capped at LatencyTolerance times the long-run average (the gradient
-// rule of Netflix's concurrency-limits).
+// normal pace, shrinks the limit instead of buying more slots: while the
+// recent latency is above LatencyTolerance times the long-run average
+// (the gradient rule of Netflix's concurrency-limits), the target is
+// computed from the long-run average, so the limit falls back to what
+// the rate needs at the service's normal pace; the extra slots the
+// slower answers would have bought would only queue there too.
 //
 // Why not a library: github.com/platinummonkey/go-concurrency-limits, the
 // Go port of Netflix's, is not served by the module proxy this project

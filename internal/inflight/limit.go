@@ -15,15 +15,19 @@ const (
 	// DefaultHeadroom multiplies Little's law's figure: latency varies,
 	// and a slot also covers the ledger commits around its request.
 	DefaultHeadroom = 1.5
-	// LatencyTolerance caps the latency the target uses at this multiple
-	// of the long-run average: beyond it, latency is queueing at the
-	// service, which more requests in flight would only lengthen.
+	// LatencyTolerance is how far above its long-run average the recent
+	// latency may be and still be the service's pace: beyond it, latency
+	// is queueing at the service, which more requests in flight would
+	// only lengthen, and the target falls back to the long-run average.
 	LatencyTolerance = 2.0
 	// shortWeight and longWeight are the weights of a new sample in the
 	// short and long moving averages of the latency: the short one
-	// follows a few round trips, the long one about 500 requests.
+	// follows a few round trips, the long one about 500 requests. Until
+	// it has 1/longWeight samples, the long one is their plain mean, so
+	// that the first answer alone does not stand for the service's pace.
 	shortWeight = 0.2
 	longWeight  = 0.002
+	settled     = int(1 / longWeight)
 )
 
 // Outcome is what became of a slot's request, told to Slot.Release.
@@ -74,6 +78,7 @@ type Limit struct {
 	gen      uint64  // bumped by every decrease: one decrease per window
 	short    float64 // moving averages of the latency, in seconds; 0: no sample yet
 	long     float64
+	samples  int // latency samples so far, up to settled
 }
 
 // waiter is an Acquire waiting its turn; ready is closed with slot set
@@ -204,21 +209,40 @@ func (l *Limit) sampleLocked(d time.Duration) {
 		return
 	}
 	sec := d.Seconds()
+	if l.samples < settled {
+		l.samples++
+	}
 	if l.short == 0 {
 		l.short, l.long = sec, sec
 		return
 	}
 	l.short += shortWeight * (sec - l.short)
-	l.long += longWeight * (sec - l.long)
+	if l.samples < settled {
+		l.long += (sec - l.long) / float64(l.samples) // the mean so far
+		return
+	}
+	// Queueing must not become the pace it is measured against: once the
+	// average is settled, a sample counts in it for at most
+	// LatencyTolerance times it, so a lasting change of pace is learned
+	// within a few hundred answers and a burst of slow ones moves it
+	// little.
+	l.long += longWeight * (min(sec, LatencyTolerance*l.long) - l.long)
 }
 
 // targetLocked is Little's law: ceil(rate x latency x headroom), between
-// 1 and the ceiling; the ceiling without a rate or a latency sample.
+// 1 and the ceiling; the ceiling without a rate or a latency sample. The
+// latency is the recent one while it is within LatencyTolerance of the
+// long-run average, and the long-run average when it is above: queueing
+// at the service then shrinks the limit to what the rate needs at the
+// service's normal pace, instead of buying slots that would queue too.
 func (l *Limit) targetLocked(rate float64) int {
 	if rate <= 0 || math.IsInf(rate, 1) || l.short == 0 {
 		return l.opts.Ceiling
 	}
-	lat := min(l.short, LatencyTolerance*l.long)
+	lat := l.short
+	if lat > LatencyTolerance*l.long {
+		lat = l.long
+	}
 	t := math.Ceil(rate * lat * l.opts.Headroom)
 	if t >= float64(l.opts.Ceiling) {
 		return l.opts.Ceiling

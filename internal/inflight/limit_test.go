@@ -192,6 +192,49 @@ func TestLatencySpikeCapped(t *testing.T) {
 	}
 }
 
+// Latency that grows within the tolerance is the service's pace and buys
+// slots; a jump far above the long-run average is queueing, and the limit
+// shrinks back to what the rate needs at the long-run latency.
+func TestQueueingShrinksTheLimit(t *testing.T) {
+	r := newRig(t, 256, 100)
+	for i := 0; i < 40; i++ {
+		r.round(t, 100*time.Millisecond, Answered)
+	}
+	for i := 0; i < 3; i++ {
+		r.round(t, 180*time.Millisecond, Answered)
+	}
+	grown := r.l.Current()
+	if grown <= 15 {
+		t.Fatalf("limit %d after latency grew from 100 to 180 ms at 100/s, want above 15", grown)
+	}
+	r.round(t, 2*time.Second, Answered)
+	shrunk := r.l.Current()
+	if shrunk >= grown || shrunk > 20 {
+		t.Fatalf("limit %d after answers at 20x the long-run latency (was %d), want it back near 15", shrunk, grown)
+	}
+	// The service's pace again: the limit follows the recent latency.
+	for i := 0; i < 10; i++ {
+		r.round(t, 100*time.Millisecond, Answered)
+	}
+	if got := r.l.Current(); got < 15 || got > 17 {
+		t.Fatalf("limit %d back at 100 ms, want about 15", got)
+	}
+}
+
+// The long-run average of the first answers is their mean: one fast
+// first answer does not make the service's normal pace look like
+// queueing a moment later.
+func TestFirstAnswersAreTheLongRunPace(t *testing.T) {
+	r := newRig(t, 256, 100)
+	r.round(t, 10*time.Millisecond, Answered)
+	for i := 0; i < 6; i++ {
+		r.round(t, 200*time.Millisecond, Answered)
+	}
+	if got := r.l.Current(); got < 29 {
+		t.Fatalf("limit %d at 100/s x 200 ms after one 10 ms round, want 30", got)
+	}
+}
+
 // A frozen clock measures no latency: the limit grows as without a rate.
 func TestFrozenClockIsNoSample(t *testing.T) {
 	r := newRig(t, 16, 20)
