@@ -227,9 +227,10 @@ type ReconcileConfig struct {
 	// KeepDays is how long local copies of reports are kept under
 	// state_dir/reports; the SFTP outbox is never pruned.
 	KeepDays int `yaml:"keep_days"`
-	// FullWalkDays is how often, with webhooks on, reconcile still lists
-	// every check of its window: the pushes make the daily run read only
-	// the checks not final, and this catches what a dropped delivery hid.
+	// FullWalkDays is how often reconcile still lists every check of its
+	// window: the daily run reads only the checks not final (and, without
+	// webhooks, lists the dates since its last listing), and this catches
+	// what a dropped delivery or a list that once left a check out hid.
 	FullWalkDays int `yaml:"full_walk_days"`
 }
 

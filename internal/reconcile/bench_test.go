@@ -262,3 +262,46 @@ func cpuTime() time.Duration {
 	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
+
+// BenchmarkReconcileListed100k is BenchmarkReconcileRanges100k's ledger
+// without webhooks: 100,000 checks over 60 days, the last day's 1,000 and
+// one 30 days old not final. The first run without webhooks walks its
+// window in full and records the listing; the next day's run lists only
+// the dates since and fetches the old check by id. The baseline, in the
+// same run, is the walk every run made before: the same window named
+// explicitly, which is always walked in full.
+func BenchmarkReconcileListed100k(b *testing.B) {
+	const (
+		days, recent, older = 60, 1_000, 99_000
+		stray               = days - 1 - 30
+	)
+	perDay := func(d int) int {
+		if d == days-1 {
+			return recent
+		}
+		return older*(d+1)/(days-1) - older*d/(days-1)
+	}
+	e := newEnv(b, ledgertest.Bbolt, monday().AddDate(0, 0, -(days-1)), nil)
+	spreadLedger(b, e, days, perDay, stray, &fakeEvents{})
+	if first := e.run(Options{}); first.Plan != PlanFullWalk {
+		b.Fatalf("first run without webhooks: %+v", first)
+	}
+	e.advance(1)
+	var sum, full *Summary
+	for b.Loop() {
+		sum = e.run(Options{})
+		var err error
+		if full, err = e.runner(nil, Options{}).Run(context.Background(), sum.Window); err != nil {
+			b.Fatal(err)
+		}
+	}
+	if sum.Plan != PlanWalk || sum.Confirmed != 1 || !sum.Consistent || full.Plan != PlanFullWalk {
+		b.Fatalf("summary %+v\nfull walk %+v", sum, full)
+	}
+	b.ReportMetric(float64(sum.Calls), "calls")
+	b.ReportMetric(float64(sum.MinCalls), "calls-minimum")
+	b.ReportMetric(float64(full.Calls), "calls-full-walk")
+	b.ReportMetric(float64(full.Calls)/float64(sum.Calls), "x-fewer")
+	b.Logf("calls %d (minimum %d) against the full walk's %d; window %s; %s: %s",
+		sum.Calls, sum.MinCalls, full.Calls, sum.Window, sum.Plan, sum.PlanReason)
+}

@@ -7,6 +7,37 @@ type dayCount struct {
 	date Date
 	rows int // rows batchd holds whose check was created on date
 	open int // of those, the rows whose check is not final
+	// until, when set, makes the count stand for every date from date to
+	// until, dates without rows included, which the plan must list
+	// (mustList): checks made elsewhere may be there.
+	until Date
+}
+
+// last is the last date the count stands for.
+func (d dayCount) last() Date {
+	if d.until.IsZero() {
+		return d.date
+	}
+	return d.until
+}
+
+// mustList folds the counts of the dates of must, the last of the
+// window, into one count the plan has to list, and returns the counts
+// with it last; must's zero value leaves them as they are.
+func mustList(in []dayCount, must Window) []dayCount {
+	if must.From.IsZero() {
+		return in
+	}
+	k := len(in)
+	for k > 0 && !in[k-1].date.Before(must.From) {
+		k--
+	}
+	all := dayCount{date: must.From, until: must.To}
+	for _, d := range in[k:] {
+		all.rows += d.rows
+		all.open += d.open
+	}
+	return append(in[:k:k], all)
 }
 
 // splitWindow returns the counts of the dates in w, in the order given,

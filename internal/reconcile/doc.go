@@ -47,6 +47,20 @@
 // are handed back to the kernel every few thousand rows
 // (kv.Tx.Release).
 //
+// # Dates listed once
+//
+// Only a listed date shows the checks made outside batchd, but once a
+// date is past, no check is made on it any more: listed then, it need
+// not be listed again to find them. Without webhooks, a run lists the
+// dates since the last run that listed its window's last dates (ListedJob,
+// with listedSlack days for the service's clock), and reads the rows not
+// final on earlier dates the cheapest way, as with webhooks below: one
+// stuck check ten days old costs one GET, not ten days of pages. The
+// whole window is still listed by the first run, by a run over a window
+// the caller names, when rows are in doubt, when the recorded listing is
+// dated after now, and once every Options.FullWalkEvery (FullWalkJob),
+// which catches a check a list once left out.
+//
 // # With webhooks
 //
 // When the service pushes status changes (Options.Webhooks), the ledger
@@ -68,9 +82,9 @@
 // checks no row owns, and the run reports them (Options.Events) as
 // unknown.
 //
-// The run still lists the whole window, as without webhooks, when the
-// caller names the window, when rows are in doubt (only a listed check
-// can resolve one), when the ledger keeps no such events, and once every
+// The run still lists the whole window when the caller names the
+// window, when rows are in doubt (only a listed check can resolve one),
+// when the ledger keeps no such events, and once every
 // Options.FullWalkEvery, the ledger remembering the last full walk
 // (FullWalkJob): that catches any check a dropped event hid for good.
 //

@@ -13,12 +13,13 @@ import (
 
 // How a run reads the service (Summary.Plan).
 const (
-	// PlanFullWalk lists the whole window, as every run does without
-	// webhooks: the only read that finds every check at the service.
+	// PlanFullWalk lists the whole window: the only read that finds
+	// every check at the service.
 	PlanFullWalk = "full walk"
 	// PlanWalk lists one or more ranges of the dates of the rows not
 	// final, and fetches by id those on dates not listed: the cheapest
-	// way by the ledger's counts (cheapestRanges).
+	// way by the ledger's counts (cheapestRanges). Without webhooks the
+	// dates since the last listing are always among them.
 	PlanWalk = "walk"
 	// PlanFetch fetches each row not final by id (none, when every row is
 	// final), because no list is cheaper.
@@ -26,43 +27,109 @@ const (
 )
 
 // FullWalkJob is the name under which the ledger's JobLedger keeps the
-// start of the last full walk made with webhooks on, so that the next one
+// start of the last full walk of a default window, so that the next one
 // is due FullWalkEvery later whichever process runs it.
 const FullWalkJob = "reconcile-full"
+
+// ListedJob is the name under which the ledger's JobLedger keeps the
+// start of the last run without webhooks that listed its window's last
+// dates, to today, consistently. Every date listedSlack days before that
+// start has then been listed after its last check was made, checks made
+// elsewhere included, so a later run lists only the dates since and
+// reads the rows not final before them the cheapest way (cheapestRanges),
+// instead of walking every date since its oldest stuck check.
+const ListedJob = "reconcile-listed"
+
+// listedSlack is how many dates before a listing's start still count as
+// open: the day it ran, whose checks were still being made, and the one
+// before, which the service's clock, running behind batchd's, may still
+// have been dating checks on.
+const listedSlack = 2
 
 // fullWalkSlack lets a full walk that falls due within the hour count as
 // due: a daily schedule starts a few seconds early or late, and without
 // slack a seven-day period would slip to the eighth day half the time.
 const fullWalkSlack = time.Hour
 
-// fullWalkReason says why this run must list the whole window, or ""
-// when webhooks let it read less. explicit is a window the caller named.
-func (r *Runner) fullWalkReason(now time.Time, explicit bool, m *matcher) (string, error) {
+// readPlan is what a run must read before it chooses: the whole window
+// when why names the reason; otherwise the dates it must list whatever
+// they cost (must; the zero Window for none: with webhooks, events tell
+// of checks made elsewhere), and the cheapest reads of the rows not final
+// on the others.
+type readPlan struct {
+	why  string
+	must Window
+}
+
+// planRead says what this run must read of window w. explicit is a
+// window the caller named.
+func (r *Runner) planRead(now time.Time, w Window, explicit bool, m *matcher) (readPlan, error) {
 	o := r.opts
 	switch {
-	case !o.Webhooks:
-		return "webhooks are off", nil
 	case explicit:
-		return "the window was given", nil
-	case o.Events == nil:
-		return "the ledger lists no webhook events of unknown checks", nil
+		return readPlan{why: "the window was given"}, nil
 	case len(m.doubts) > 0:
 		// Only a listed check can resolve a row whose create answer was
 		// lost (by label, number and amount); no id is known to fetch.
-		return fmt.Sprintf("%d rows in doubt are resolved from the list", len(m.doubts)), nil
+		return readPlan{why: fmt.Sprintf("%d rows in doubt are resolved from the list", len(m.doubts))}, nil
+	case o.Webhooks && o.Events == nil:
+		return readPlan{why: "the ledger lists no webhook events of unknown checks"}, nil
 	}
-	last, ok, err := r.db.LastSuccess(FullWalkJob)
+	if _, why, err := r.due(FullWalkJob, now, "full walk"); why != "" || err != nil {
+		return readPlan{why: why}, err
+	}
+	if o.Webhooks {
+		return readPlan{}, nil
+	}
+	last, why, err := r.due(ListedJob, now, "listing of the recent dates")
+	if why != "" || err != nil {
+		return readPlan{why: why}, err
+	}
+	must := Window{From: DateOf(last.UTC()).AddDays(1 - listedSlack), To: w.To}
+	if must.From.Before(w.From) {
+		must.From = w.From
+	}
+	return readPlan{must: must}, nil
+}
+
+// due reads job's recorded start and says why it calls for a full walk:
+// none recorded, one dated after now (a clock set back: trust neither),
+// or, for FullWalkJob, one FullWalkEvery ago; "" when it does not.
+func (r *Runner) due(job string, now time.Time, what string) (time.Time, string, error) {
+	last, ok, err := r.db.LastSuccess(job)
 	switch {
 	case err != nil:
-		return "", fmt.Errorf("read the last full walk: %w", err)
+		return last, "", fmt.Errorf("read the last %s: %w", what, err)
 	case !ok:
-		return "no full walk recorded yet", nil
-	case last.After(now): // a clock set back: trust neither
-		return "the last full walk is dated " + last.UTC().Format(time.RFC3339) + ", after now", nil
-	case now.Sub(last) >= o.FullWalkEvery-fullWalkSlack:
-		return "the last full walk started " + last.UTC().Format(time.RFC3339), nil
+		return last, "no " + what + " recorded yet", nil
+	case last.After(now):
+		return last, "the last " + what + " is dated " + last.UTC().Format(time.RFC3339) + ", after now", nil
+	case job == FullWalkJob && now.Sub(last) >= r.opts.FullWalkEvery-fullWalkSlack:
+		return last, "the last full walk started " + last.UTC().Format(time.RFC3339), nil
 	}
-	return "", nil
+	return last, "", nil
+}
+
+// recordListing records, once the run's reports are delivered, a full
+// walk of a default window (FullWalkJob) and, without webhooks, a listing
+// of its last dates (ListedJob): the unknown checks a listing finds are
+// recorded nowhere but in those reports, and after this no run may list
+// their dates again for a week.
+func (r *Runner) recordListing(sum *Summary, plan readPlan, explicit, consistent bool, now time.Time) error {
+	if explicit || !consistent {
+		return nil
+	}
+	if sum.Plan == PlanFullWalk {
+		if err := r.db.RecordSuccess(FullWalkJob, now); err != nil {
+			return fmt.Errorf("record the full walk: %w", err)
+		}
+	}
+	if !r.opts.Webhooks && (sum.Plan == PlanFullWalk || !plan.must.From.IsZero()) {
+		if err := r.db.RecordSuccess(ListedJob, now); err != nil {
+			return fmt.Errorf("record the listing of the recent dates: %w", err)
+		}
+	}
+	return nil
 }
 
 // dayCounts reads from the ledger, per service date, the rows batchd

@@ -21,10 +21,10 @@ func (p listPlan) calls() int { return p.pages + p.gets }
 
 // String says what the plan does and what it costs, for PlanReason.
 func (p listPlan) String() string {
-	if p.open == 0 {
+	switch {
+	case len(p.ranges) == 0 && p.open == 0:
 		return "every row is final"
-	}
-	if len(p.ranges) == 0 {
+	case len(p.ranges) == 0:
 		return fmt.Sprintf("%d rows not final; fetching each by id takes %d requests", p.open, p.gets)
 	}
 	names := make([]string, len(p.ranges))
@@ -74,7 +74,8 @@ func rangeCost(rows, pageSize int) cost {
 // and for each of the outside rows (not final, created outside the
 // window). days are the window's dates holding rows, in order; a range
 // runs from one of them to a later one, and the dates between that hold
-// no row cost nothing to cross.
+// no row cost nothing to cross. A count that stands for several dates
+// (mustList; only the last may) is always listed, never fetched.
 //
 // It is exact: best[i] is the cheapest plan for days[:i], and the last
 // of those days is either fetched (best[i-1] plus its open rows) or
@@ -93,9 +94,11 @@ func cheapestRanges(days []dayCount, pageSize, outside int) listPlan {
 	best := make([]cost, n+1)
 	from := make([]int, n+1) // the first day of the range ending at day i-1, or -1: day i-1 is fetched
 	for i := 1; i <= n; i++ {
+		mustList := !days[i-1].until.IsZero() // never fetched instead
 		best[i], from[i] = best[i-1].plus(cost{calls: days[i-1].open}), -1
 		for j := 0; j < i; j++ {
-			if c := best[j].plus(rangeCost(rowsBefore[i]-rowsBefore[j], pageSize)); c.less(best[i]) {
+			c := best[j].plus(rangeCost(rowsBefore[i]-rowsBefore[j], pageSize))
+			if (mustList && from[i] < 0) || c.less(best[i]) {
 				best[i], from[i] = c, j
 			}
 		}
@@ -103,7 +106,7 @@ func cheapestRanges(days []dayCount, pageSize, outside int) listPlan {
 	p := listPlan{pages: best[n].pages, rows: best[n].rows, gets: best[n].calls - best[n].pages + outside, open: open}
 	for i := n; i > 0; {
 		if j := from[i]; j >= 0 {
-			p.ranges = append(p.ranges, Window{From: days[j].date, To: days[i-1].date})
+			p.ranges = append(p.ranges, Window{From: days[j].date, To: days[i-1].last()})
 			i = j
 			continue
 		}

@@ -44,7 +44,7 @@ func TestCheapestRanges(t *testing.T) {
 		// back, 1,000 open rows on the last date. A single range from
 		// the stuck date would list 30 dates.
 		{"recent dates listed, the old stray fetched",
-			append(days([2]int{1700, 1}), dayCount{Date{2026, 3, 30}, 1000, 1000}),
+			append(days([2]int{1700, 1}), dayCount{date: Date{2026, 3, 30}, rows: 1000, open: 1000}),
 			100, 0, []Window{march(30, 30)}, 10, 1},
 		{"final rows between the open dates split the list",
 			days([2]int{200, 150}, [2]int{5000, 0}, [2]int{300, 250}), 100, 0,

@@ -72,9 +72,9 @@ type Options struct {
 	// window then reads only what the pushes cannot vouch for (see the
 	// package doc, "With webhooks"); false reads everything every run.
 	Webhooks bool
-	// FullWalkEvery is how often, with Webhooks, a run still lists the
-	// whole window, to find what a dropped delivery or an unrecorded
-	// check left out (reconcile.full_walk_days); 0 means
+	// FullWalkEvery is how often a run still lists the whole window, to
+	// find what a dropped delivery, an unrecorded check or a list that
+	// once left a check out hid (reconcile.full_walk_days); 0 means
 	// DefaultFullWalkEvery.
 	FullWalkEvery time.Duration
 	// Events lists the webhook events about checks no row owns (jobs

@@ -44,11 +44,11 @@ func (r *Runner) Run(ctx context.Context, w Window) (*Summary, error) {
 		return sum, fmt.Errorf("reconcile: %w", err)
 	}
 	m.window = w
-	why, err := r.fullWalkReason(now, explicit, m)
+	plan, err := r.planRead(now, w, explicit, m)
 	if err != nil {
 		return sum, fmt.Errorf("reconcile: %w", err)
 	}
-	wr, pr, err := r.look(ctx, api, m, w, why, today, sum)
+	wr, pr, err := r.look(ctx, api, m, w, plan, today, sum)
 	if err != nil {
 		r.fill(sum, m)
 		return sum, fmt.Errorf("reconcile: %w", err)
@@ -85,12 +85,8 @@ func (r *Runner) Run(ctx context.Context, w Window) (*Summary, error) {
 	if err := r.writeReports(ctx, sum, today, pr, excs); err != nil {
 		return sum, fmt.Errorf("reconcile: %w", err)
 	}
-	// A full walk counts only once its unknown checks are in a delivered
-	// report: nothing else records them, and the next may be a week away.
-	if o.Webhooks && sum.Plan == PlanFullWalk && !explicit && wr.consistent {
-		if err := r.db.RecordSuccess(FullWalkJob, now); err != nil {
-			return sum, fmt.Errorf("reconcile: record the full walk: %w", err)
-		}
+	if err := r.recordListing(sum, plan, explicit, wr.consistent, now); err != nil {
+		return sum, fmt.Errorf("reconcile: %w", err)
 	}
 	r.log.Info("reconcile finished", "checks_seen", sum.ChecksSeen, "matched", sum.Matched,
 		"status_changes", sum.StatusChanges, "unknown", sum.Unknown, "missing", sum.Missing,
@@ -104,9 +100,9 @@ func (r *Runner) Run(ctx context.Context, w Window) (*Summary, error) {
 // written alongside (startPass), and returns once both are done. The walk
 // is over for the pass only after recheckUnknown, which may still match a
 // check to a row.
-func (r *Runner) look(ctx context.Context, api API, m *matcher, w Window, why string, today Date, sum *Summary) (walkResult, passResult, error) {
+func (r *Runner) look(ctx context.Context, api API, m *matcher, w Window, plan readPlan, today Date, sum *Summary) (walkResult, passResult, error) {
 	pass := r.startPass(ctx, api, m, filepath.Join(r.opts.ReportsDir, reportName("status", today)), today)
-	wr, listedW, err := r.read(ctx, api, m, w, why, sum)
+	wr, listedW, err := r.read(ctx, api, m, w, plan, sum)
 	sum.ChecksSeen, sum.PagesRead, sum.Passes, sum.Consistent = wr.distinct, wr.pages, wr.passes, wr.consistent
 	if err == nil {
 		err = m.recheckUnknown()
@@ -123,14 +119,14 @@ func (r *Runner) look(ctx context.Context, api API, m *matcher, w Window, why st
 	return wr, pr, nil
 }
 
-// read looks at the rows as planned: the whole window when why names a
-// reason to, else the cheapest mix of listing date ranges and fetching
-// rows by id (cheapestRanges). It returns the walks' result and the
+// read looks at the rows as planned: the whole window when plan.why
+// names a reason to, else plan.must and the cheapest mix of listing date
+// ranges and fetching rows by id (cheapestRanges). It returns the walks' result and the
 // ranges it listed, none when it listed nothing. sum gets the plan and
 // the fewest pages it could take (MinCalls, to which Run adds the GETs
 // confirm makes of rows not final outside the listed ranges).
-func (r *Runner) read(ctx context.Context, api API, m *matcher, w Window, why string, sum *Summary) (walkResult, []Window, error) {
-	if why != "" {
+func (r *Runner) read(ctx context.Context, api API, m *matcher, w Window, plan readPlan, sum *Summary) (walkResult, []Window, error) {
+	if why := plan.why; why != "" {
 		sum.Plan, sum.PlanReason = PlanFullWalk, why
 		if r.opts.Webhooks {
 			r.log.Info("listing the whole window despite webhooks", "reason", why)
@@ -144,15 +140,20 @@ func (r *Runner) read(ctx context.Context, api API, m *matcher, w Window, why st
 		return walkResult{}, nil, err
 	}
 	in, outside := splitWindow(days, w)
-	p := cheapestRanges(in, r.opts.PageSize, outside)
+	p := cheapestRanges(mustList(in, plan.must), r.opts.PageSize, outside)
 	sum.MinCalls, sum.PlanReason = p.pages, p.String()
+	why := "webhooks keep the ledger current"
+	if !plan.must.From.IsZero() {
+		why = "the dates before " + plan.must.From.String() + " were listed after their last check was made"
+		sum.PlanReason = "the dates since the last listing are listed for checks made elsewhere; " + sum.PlanReason
+	}
 	if len(p.ranges) == 0 {
 		sum.Plan = PlanFetch
-		r.log.Info("webhooks keep the ledger current: fetching the rows not final by id", "rows", p.open, "estimate", sum.PlanReason)
+		r.log.Info(why+": fetching the rows not final by id", "rows", p.open, "estimate", sum.PlanReason)
 		return walkResult{consistent: true}, nil, nil
 	}
 	sum.Plan = PlanWalk
-	r.log.Info("webhooks keep the ledger current: listing the cheapest date ranges", "ranges", len(p.ranges), "estimate", sum.PlanReason)
+	r.log.Info(why+": listing the cheapest date ranges", "ranges", len(p.ranges), "estimate", sum.PlanReason)
 	wr, err := r.walkRanges(ctx, api, m, p.ranges)
 	return wr, p.ranges, err
 }

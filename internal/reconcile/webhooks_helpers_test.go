@@ -79,6 +79,12 @@ func (e *env) fullWalked() {
 	}
 }
 
+// everyRunWalks makes a full walk due at every run of o.
+func everyRunWalks(o Options) Options {
+	o.FullWalkEvery = time.Nanosecond
+	return o
+}
+
 // settledLedger creates n checks in batches of up to 10,000, reconciles
 // them once with webhooks on (a full walk: none is recorded yet), then
 // delivers deposits for the first final of them, as the receiver would.

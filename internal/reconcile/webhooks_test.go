@@ -14,8 +14,9 @@ import (
 	"github.com/batchd/batchd/internal/retry"
 )
 
-// TestWebhooksOffReadsNoEvents: without webhooks every run is a full walk
-// that neither asks for events nor records itself.
+// TestWebhooksOffReadsNoEvents: without webhooks the first run is a full
+// walk that asks for no events and records itself and its listing of the
+// recent dates.
 func TestWebhooksOffReadsNoEvents(t *testing.T) {
 	ledgertest.Each(t, func(t *testing.T, backend string) {
 		e := newEnv(t, backend, monday(), nil)
@@ -28,8 +29,10 @@ func TestWebhooksOffReadsNoEvents(t *testing.T) {
 		if len(ev.asked()) != 0 {
 			t.Error("events were read with webhooks off")
 		}
-		if _, ok, _ := e.db.LastSuccess(FullWalkJob); ok {
-			t.Error("a full walk was recorded with webhooks off")
+		for _, job := range []string{FullWalkJob, ListedJob} {
+			if at, ok, _ := e.db.LastSuccess(job); !ok || !at.Equal(e.clock.Now()) {
+				t.Errorf("%s recorded %v %v, want the run's start", job, at, ok)
+			}
 		}
 	})
 }
@@ -229,7 +232,7 @@ func TestWebhooksReportsMatchFullWalk(t *testing.T) {
 				}
 				o := Options{LookbackDays: 2, PageSize: 5}
 				e.run(o) // the ledger catches up with the service
-				full := e.run(o)
+				full := e.run(everyRunWalks(o))
 				wantStatus, wantSettlement := e.reportBytes(full.RunDate)
 				ev := &fakeEvents{}
 				e.fullWalked()
@@ -344,7 +347,7 @@ func TestDayCounts(t *testing.T) {
 		e.deposit(mon[2], mon[3])
 		e.run(Options{}) // the ledger learns of the deposits
 		got := e.countDays()
-		want := []dayCount{{Date{2026, 3, 2}, 4, 2}, {Date{2026, 3, 3}, 2, 2}}
+		want := []dayCount{{date: Date{2026, 3, 2}, rows: 4, open: 2}, {date: Date{2026, 3, 3}, rows: 2, open: 2}}
 		if !slices.Equal(got, want) {
 			t.Fatalf("counts %+v, want %+v", got, want)
 		}
