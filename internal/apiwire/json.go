@@ -336,8 +336,8 @@ func Bool(b []byte) (v bool, err error) {
 }
 
 // BoolText reads the words of a boolean in any case (1/0, true/false,
-// yes/no, y/n, t/f, on/off; "" is false) and any number (non-zero is
-// true). ok is false for anything else.
+// yes/no, y/n, t/f, on/off; "" is false) and any number but NaN (non-zero
+// is true). ok is false for anything else.
 func BoolText(s string) (value, ok bool) {
 	switch strings.ToLower(strings.TrimSpace(s)) {
 	case "1", "true", "yes", "y", "t", "on":
@@ -346,7 +346,7 @@ func BoolText(s string) (value, ok bool) {
 		return false, true
 	}
 	f, err := strconv.ParseFloat(strings.TrimSpace(s), 64)
-	return f != 0, err == nil
+	return f != 0, err == nil && !math.IsNaN(f)
 }
 
 // Cents reads an amount exactly, never through a float (money.Cents's
