@@ -109,6 +109,19 @@ func (v *Val[T]) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
 	return v.UnmarshalJSON(b)
 }
 
+// Loose is a member whose unreadable value is simply zero: a Val
+// without the room for its error, which a list's hundred checks with
+// twenty such members each would carry for nothing.
+type Loose[T Scalar] struct{ V T }
+
+// UnmarshalJSONFrom reads the next value as Val does.
+func (l *Loose[T]) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
+	var v Val[T]
+	err := v.UnmarshalJSONFrom(dec)
+	l.V = v.V
+	return err
+}
+
 // Strict returns V, keeping in *first the error naming key if V was
 // unreadable and *first holds none yet.
 func (v Val[T]) Strict(key string, first *error) T {

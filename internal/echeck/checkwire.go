@@ -16,27 +16,27 @@ type checkWire struct {
 	Amount                apiwire.Val[money.Cents] `json:"amount"`
 	Label                 apiwire.Val[string]      `json:"label"`
 	Status                apiwire.Val[string]      `json:"status"`
-	Date                  apiwire.Val[string]      `json:"date"`
-	Memo                  apiwire.Val[string]      `json:"memo"`
-	Name                  apiwire.Val[string]      `json:"name"`
-	Email                 apiwire.Val[string]      `json:"email"`
-	Phone                 apiwire.Val[string]      `json:"phone"`
-	Address               apiwire.Val[string]      `json:"address"`
-	City                  apiwire.Val[string]      `json:"city"`
-	State                 apiwire.Val[string]      `json:"state"`
-	Zip                   apiwire.Val[string]      `json:"zip"`
-	AuthorizationDate     apiwire.Val[string]      `json:"authorization_date"`
-	BankAccount           apiwire.Val[string]      `json:"bank_account"`
-	BankRouting           apiwire.Val[string]      `json:"bank_routing"`
-	BankName              apiwire.Val[string]      `json:"bank_name"`
-	BankAddress           apiwire.Val[string]      `json:"bank_address"`
-	BankCity              apiwire.Val[string]      `json:"bank_city"`
-	BankState             apiwire.Val[string]      `json:"bank_state"`
-	BankZip               apiwire.Val[string]      `json:"bank_zip"`
-	Recurring             apiwire.Val[bool]        `json:"recurring"`
-	RecurringCycle        apiwire.Val[string]      `json:"recurring_cycle"`
-	RecurringStartDate    apiwire.Val[string]      `json:"recurring_start_date"`
-	RecurringInstallments apiwire.Val[int]         `json:"recurring_installments"`
+	Date                  apiwire.Loose[string]    `json:"date"`
+	Memo                  apiwire.Loose[string]    `json:"memo"`
+	Name                  apiwire.Loose[string]    `json:"name"`
+	Email                 apiwire.Loose[string]    `json:"email"`
+	Phone                 apiwire.Loose[string]    `json:"phone"`
+	Address               apiwire.Loose[string]    `json:"address"`
+	City                  apiwire.Loose[string]    `json:"city"`
+	State                 apiwire.Loose[string]    `json:"state"`
+	Zip                   apiwire.Loose[string]    `json:"zip"`
+	AuthorizationDate     apiwire.Loose[string]    `json:"authorization_date"`
+	BankAccount           apiwire.Loose[string]    `json:"bank_account"`
+	BankRouting           apiwire.Loose[string]    `json:"bank_routing"`
+	BankName              apiwire.Loose[string]    `json:"bank_name"`
+	BankAddress           apiwire.Loose[string]    `json:"bank_address"`
+	BankCity              apiwire.Loose[string]    `json:"bank_city"`
+	BankState             apiwire.Loose[string]    `json:"bank_state"`
+	BankZip               apiwire.Loose[string]    `json:"bank_zip"`
+	Recurring             apiwire.Loose[bool]      `json:"recurring"`
+	RecurringCycle        apiwire.Loose[string]    `json:"recurring_cycle"`
+	RecurringStartDate    apiwire.Loose[string]    `json:"recurring_start_date"`
+	RecurringInstallments apiwire.Loose[int]       `json:"recurring_installments"`
 	BasicVerification     apiwire.Obj[bvWire]      `json:"basic_verification"`
 	FundsConfirmation     apiwire.Obj[fcWire]      `json:"funds_confirmation"`
 	FundConfirmation      apiwire.Obj[fcWire]      `json:"fund_confirmation"` // a spelling some clients show
@@ -44,18 +44,18 @@ type checkWire struct {
 
 // bvWire is a basic verification as sent; every member is loose.
 type bvWire struct {
-	Risk         apiwire.Val[string] `json:"risk_bv"`
-	Pass         apiwire.Val[bool]   `json:"pass_bv"`
-	Code         apiwire.Val[string] `json:"code_bv"`
-	Description  apiwire.Val[string] `json:"description_bv"`
-	Verification apiwire.Val[string] `json:"verification_bv"`
+	Risk         apiwire.Loose[string] `json:"risk_bv"`
+	Pass         apiwire.Loose[bool]   `json:"pass_bv"`
+	Code         apiwire.Loose[string] `json:"code_bv"`
+	Description  apiwire.Loose[string] `json:"description_bv"`
+	Verification apiwire.Loose[string] `json:"verification_bv"`
 }
 
 // fcWire is a funds confirmation as sent; every member is loose.
 type fcWire struct {
-	Verification apiwire.Val[string] `json:"verification_fc"`
-	Pass         apiwire.Val[bool]   `json:"pass_fc"`
-	Description  apiwire.Val[string] `json:"description_fc"`
+	Verification apiwire.Loose[string] `json:"verification_fc"`
+	Pass         apiwire.Loose[bool]   `json:"pass_fc"`
+	Description  apiwire.Loose[string] `json:"description_fc"`
 }
 
 // numberWire is the check number's text, and whether it came as a JSON
