@@ -43,7 +43,7 @@ type Call struct {
 type Answer struct {
 	Status int
 	Object Object // the top-level JSON object; empty for an empty body
-	Body   []byte // the body, for a client that decodes it into a wire struct
+	Body   []byte // the body, for a client that decodes it into a wire struct; {} for an empty one
 }
 
 // Failure is a failed call, for the client to turn into its own error.
@@ -100,7 +100,7 @@ func (c *Core) Do(ctx context.Context, k Call) (Answer, *Failure) {
 		return Answer{}, c.BadAnswer(k, resp.StatusCode, fmt.Errorf("response body exceeds %d bytes", c.MaxBody))
 	}
 	if len(bytes.TrimSpace(body)) == 0 && !k.Effect {
-		return Answer{resp.StatusCode, Object{}, nil}, nil // a bare 200 or 204 to a delete is success
+		return Answer{resp.StatusCode, Object{}, []byte("{}")}, nil // a bare 200 or 204 to a delete is success
 	}
 	m, err := DecodeObject(body)
 	if err != nil {
