@@ -225,7 +225,7 @@ func apiMessage(body []byte, status int) (msg, code string, m object) {
 		}
 		if msg == "" {
 			if s := f.str("error"); s != "" {
-				if _, isBool := parseBoolText(s); !isBool {
+				if _, isBool := apiwire.BoolText(s); !isBool {
 					msg = s
 				}
 			}

@@ -1,11 +1,7 @@
 package ach
 
 import (
-	"bytes"
-	"errors"
-	"fmt"
-	"math"
-	"strconv"
+	"cmp"
 	"strings"
 	"time"
 
@@ -16,65 +12,14 @@ import (
 // The ACH answers are known only from the wire contract (docs/ach-wire.md)
 // and from public clients, which show numbers as strings, 0/1 for
 // booleans, ids under several names and statuses in any case. apiwire's
-// lenient readers read those; the helpers below are the ACH client's own
-// rules on top of them: text is trimmed, "NaN" is no boolean, integers
-// stay within 32 bits, and a field may have several names.
+// lenient rules read those (apiwire.Field); the helpers below add the ACH
+// client's own: a field may have several names, and ids and statuses
+// are strict where other fields are loose.
 
 // textOf is apiwire.Text with a string's text trimmed.
 func textOf(b []byte) (string, error) {
 	s, err := apiwire.Text(b)
 	return strings.TrimSpace(s), err
-}
-
-// boolOf reads true/false, a number (non-zero is true), and the strings
-// "1", "0", "true", "false", "yes", "no" in any case; null and "" are
-// false.
-func boolOf(b []byte) (bool, error) {
-	b = bytes.TrimSpace(b)
-	if len(b) == 0 {
-		return false, errors.New("empty value")
-	}
-	if apiwire.IsEmptyJSON(b) {
-		return false, nil
-	}
-	s, err := textOf(b)
-	if err != nil {
-		return false, err
-	}
-	v, ok := parseBoolText(s)
-	if !ok {
-		return false, fmt.Errorf("not a boolean: %.40q", s)
-	}
-	return v, nil
-}
-
-// parseBoolText is apiwire.BoolText, except that NaN is no boolean.
-func parseBoolText(s string) (value, ok bool) {
-	if f, err := strconv.ParseFloat(strings.TrimSpace(s), 64); err == nil && math.IsNaN(f) {
-		return false, false
-	}
-	return apiwire.BoolText(s)
-}
-
-// integerOf reads an integer given as a JSON number or a string holding
-// one ("15", "15.0"); null and "" read as 0. Anything else is an error: a
-// wrong page number silently read as 0 would end a listing early.
-func integerOf(b []byte) (int, error) {
-	s, err := textOf(b)
-	if err != nil {
-		return 0, err
-	}
-	if s == "" {
-		return 0, nil
-	}
-	if v, err := strconv.ParseInt(s, 10, 64); err == nil && v >= math.MinInt32 && v <= math.MaxInt32 {
-		return int(v), nil
-	}
-	f, err := strconv.ParseFloat(s, 64)
-	if err != nil || f != math.Trunc(f) || math.Abs(f) > math.MaxInt32 {
-		return 0, fmt.Errorf("not an integer: %.40q", s)
-	}
-	return int(f), nil
 }
 
 // fields reads the members of one object. The strict lookups are for the
@@ -87,19 +32,12 @@ type fields struct {
 	err error
 }
 
-func (f *fields) note(key string, err error) {
-	if f.err == nil && err != nil {
-		f.err = fmt.Errorf("field %q: %w", key, err)
-	}
-}
-
 // str returns the first non-empty readable text among keys.
 func (f *fields) str(keys ...string) string {
 	for _, k := range keys {
-		if raw := f.m[k]; raw != nil {
-			if s, err := textOf(raw); err == nil && s != "" {
-				return s
-			}
+		var bad error
+		if s := apiwire.Field[string](f.m, k, &bad); s != "" {
+			return s
 		}
 	}
 	return ""
@@ -109,16 +47,9 @@ func (f *fields) str(keys ...string) string {
 // whose value is not text (an object, an array) is an error.
 func (f *fields) strictStr(keys ...string) string {
 	for _, k := range keys {
-		raw := f.m[k]
-		if raw == nil {
-			continue
-		}
-		s, err := textOf(raw)
-		if err != nil {
-			f.note(k, err)
-			return ""
-		}
-		if s != "" {
+		var bad error
+		if s := apiwire.Field[string](f.m, k, &bad); s != "" || bad != nil {
+			f.err = cmp.Or(f.err, bad)
 			return s
 		}
 	}
@@ -128,35 +59,23 @@ func (f *fields) strictStr(keys ...string) string {
 // boolean returns the first present readable boolean among keys.
 func (f *fields) boolean(keys ...string) bool {
 	for _, k := range keys {
-		if raw := f.m[k]; raw != nil {
-			if v, err := boolOf(raw); err == nil {
-				return v
-			}
+		var bad error
+		if v := apiwire.Field[bool](f.m, k, &bad); f.m[k] != nil && bad == nil {
+			return v
 		}
 	}
 	return false
 }
 
-// strictBool is boolean with an error for an unreadable value.
+// strictBool is boolean of one key, with an error for an unreadable value.
 func (f *fields) strictBool(key string) (v, present bool) {
-	raw := f.m[key]
-	if raw == nil {
-		return false, false
-	}
-	v, err := boolOf(raw)
-	f.note(key, err)
-	return v, err == nil
+	var bad error
+	v = apiwire.Field[bool](f.m, key, &bad)
+	f.err = cmp.Or(f.err, bad)
+	return v, f.m[key] != nil && bad == nil
 }
 
-func (f *fields) strictInt(key string) int {
-	raw := f.m[key]
-	if raw == nil {
-		return 0
-	}
-	n, err := integerOf(raw)
-	f.note(key, err)
-	return n
-}
+func (f *fields) strictInt(key string) int { return apiwire.Field[int](f.m, key, &f.err) }
 
 // dateLayouts are the date forms seen in answers: the contract's
 // MM/DD/YYYY for funding sources and YYYY-MM-DD HH:MM:SS for customers,

@@ -12,12 +12,12 @@
 // Fatal), the service's message and code, a Retry-After, and every text
 // scrubbed of the key and of the call's secrets.
 //
-// The lenient readers (Text, Integer, Bool, Cents, ObjectOf, ListOf, ...)
-// read answers as public clients show them: numbers as strings, booleans
-// as 0/1 or "1", PHP's [] for an empty object. The lenient types (Str,
-// StrictStr, Int, Flag, Amount, Obj, List) are the same readers as
-// json.Unmarshaler, for decoding an answer into a struct with Unmarshal
-// (go-json-experiment/json, encoding/json/v2 outside the standard library).
+// The lenient rules (Text, Integer, Bool, Cents) read answers as public
+// clients show them: numbers as strings, booleans as 0/1 or "1", PHP's []
+// for an empty object. The lenient types (Val, Obj, List) apply them to
+// the members of a wire struct decoded with Unmarshal
+// (go-json-experiment/json, encoding/json/v2 outside the standard
+// library); Field applies them to a member of a decoded Object.
 //
 // What differs between the two APIs is a parameter: the path prefix, the
 // response cap, the client's name in its texts, how a refusal's message

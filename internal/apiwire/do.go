@@ -43,6 +43,7 @@ type Call struct {
 type Answer struct {
 	Status int
 	Object Object // the top-level JSON object; empty for an empty body
+	Body   []byte // the body, for a client that decodes it into a wire struct; {} for an empty one
 }
 
 // Failure is a failed call, for the client to turn into its own error.
@@ -99,7 +100,7 @@ func (c *Core) Do(ctx context.Context, k Call) (Answer, *Failure) {
 		return Answer{}, c.BadAnswer(k, resp.StatusCode, fmt.Errorf("response body exceeds %d bytes", c.MaxBody))
 	}
 	if len(bytes.TrimSpace(body)) == 0 && !k.Effect {
-		return Answer{resp.StatusCode, Object{}}, nil // a bare 200 or 204 to a delete is success
+		return Answer{resp.StatusCode, Object{}, []byte("{}")}, nil // a bare 200 or 204 to a delete is success
 	}
 	m, err := DecodeObject(body)
 	if err != nil {
@@ -112,7 +113,7 @@ func (c *Core) Do(ctx context.Context, k Call) (Answer, *Failure) {
 		}
 		return Answer{}, c.refusal(k, resp.StatusCode, cls, body)
 	}
-	return Answer{resp.StatusCode, m}, nil
+	return Answer{resp.StatusCode, m, body}, nil
 }
 
 func (c *Core) newRequest(ctx context.Context, k Call) (*http.Request, *sendTracker, error) {

@@ -90,3 +90,16 @@ func equalObjects(a, b Object) bool {
 	}
 	return true
 }
+
+// TestBoolTextNaN: "NaN" parses as a float but is no boolean, in either
+// client (the ACH client's rule, now apiwire's for both).
+func TestBoolTextNaN(t *testing.T) {
+	for _, s := range []string{"NaN", " nan ", "-NaN"} {
+		if v, ok := BoolText(s); ok {
+			t.Errorf("BoolText(%q) = %v, true; want not a boolean", s, v)
+		}
+		if _, err := Bool([]byte(`"` + s + `"`)); err == nil {
+			t.Errorf("Bool(%q): no error", s)
+		}
+	}
+}

@@ -42,15 +42,14 @@ func (c *Client) BankInfo(ctx context.Context, routing string) (*BankInfo, error
 			break
 		}
 	}
-	f := fields{m: m}
 	info := &BankInfo{
-		Routing: f.firstStr("bank_routing", "routing", "routing_number"),
-		Name:    f.firstStr("bank_name", "name", "bank"),
-		Address: f.firstStr("bank_address", "address"),
-		City:    f.firstStr("bank_city", "city"),
-		State:   f.firstStr("bank_state", "state"),
-		Zip:     f.firstStr("bank_zip", "zip"),
-		Raw:     raw(m),
+		Routing: firstText(m, "bank_routing", "routing", "routing_number"),
+		Name:    firstText(m, "bank_name", "name", "bank"),
+		Address: firstText(m, "bank_address", "address"),
+		City:    firstText(m, "bank_city", "city"),
+		State:   firstText(m, "bank_state", "state"),
+		Zip:     firstText(m, "bank_zip", "zip"),
+		Raw:     m,
 	}
 	if info.Routing == "" {
 		info.Routing = routing

@@ -1,7 +1,6 @@
 package echeck
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -251,7 +250,7 @@ func (c *Client) checkCall(ctx context.Context, k apiwire.Call, want string) (*C
 	if err != nil {
 		return nil, err
 	}
-	ch, err := checkFrom(envelopeOf(a.Object, "check", "check_id"))
+	ch, err := checkOf(envelopeOf(a, "check", "check_id"))
 	if err != nil {
 		return nil, c.badAnswer(k, a.Status, err)
 	}
@@ -265,30 +264,29 @@ func (c *Client) checkCall(ctx context.Context, k apiwire.Call, want string) (*C
 }
 
 // envelopeOf returns the object under key (the documented envelope), or,
-// when there is none, the top level itself if it has idField: some
-// services answer with the bare object.
-func envelopeOf(m object, key, idField string) object {
-	if v, ok := apiwire.ObjectOf(m[key]); ok {
-		return v
+// when there is none, the whole answer if it has idField (some services
+// answer with the bare object), or the object under "data".
+func envelopeOf(a apiwire.Answer, key, idField string) []byte {
+	if _, ok := a.Object[idField]; !apiwire.IsObject(a.Object[key]) && ok {
+		return a.Body
 	}
-	if _, ok := m[idField]; ok {
-		return m
+	for _, k := range []string{key, "data"} {
+		if apiwire.IsObject(a.Object[k]) {
+			return a.Object[k]
+		}
 	}
-	if v, ok := apiwire.ObjectOf(m["data"]); ok {
-		return v
-	}
-	return object{}
+	return []byte("{}")
 }
 
-// raw copies m for a Raw field, values included: the decoder's values are
-// slices of the whole answer, which a caller's Raw should neither share
-// nor keep in memory.
-func raw(m object) map[string]json.RawMessage {
-	out := make(map[string]json.RawMessage, len(m))
-	for k, v := range m {
-		out[k] = bytes.Clone(v)
+// firstText returns the first non-empty text among the spellings keys of
+// one member of m; an unreadable value counts as empty.
+func firstText(m object, keys ...string) string {
+	for _, k := range keys {
+		if s := apiwire.LooseText(m[k]); s != "" {
+			return s
+		}
 	}
-	return out
+	return ""
 }
 
 // maskAccount keeps a masked account number as the service wrote it, and

@@ -19,7 +19,7 @@ func decodeListAnswer(body []byte) (Paging, []Check, error) {
 	if errorFlagged(m) {
 		return Paging{}, nil, fmt.Errorf("flagged as an error")
 	}
-	return entries(m, (*checkWire).check)
+	return entries(apiwire.Answer{Object: m, Body: body}, (*checkWire).check)
 }
 
 // decoderSeeds are answers of every shape the tests know, odd ones
@@ -114,8 +114,9 @@ func compareDecoders(t *testing.T, body []byte) {
 	if m, err := apiwire.DecodeObject(body); err == nil {
 		rm, _ := refDecodeObject(body)
 		rc, rerr := refCheckFrom(rm)
-		if c, err := checkFrom(m); errText(err) != errText(rerr) || !reflect.DeepEqual(c, rc) {
-			t.Fatalf("checkFrom %q:\n got %+v %v\nwant %+v %v", body, c, err, rc, rerr)
+		if c, err := checkOf(body); errText(err) != errText(rerr) ||
+			!reflect.DeepEqual(c, rc) {
+			t.Fatalf("checkOf %q:\n got %+v %v\nwant %+v %v", body, c, err, rc, rerr)
 		}
 		if errorFlagged(m) != refErrorFlagged(rm) {
 			t.Fatalf("errorFlagged %q = %v", body, errorFlagged(m))

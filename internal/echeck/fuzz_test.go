@@ -49,9 +49,12 @@ func FuzzDecodeAnswer(f *testing.F) {
 			return
 		}
 		errorFlagged(m)
-		checkFrom(envelopeOf(m, "check", "check_id"))
-		paymentLinkFrom(envelopeOf(m, "checkout_link", "checkout_token"))
-		_, _, _ = entries(m, (*checkWire).check)
-		_, _, _ = entries(m, paymentLinkEntry)
+		a := apiwire.Answer{Object: m, Body: body}
+		_, _ = checkOf(envelopeOf(a, "check", "check_id"))
+		if m, err := apiwire.DecodeObject(envelopeOf(a, "checkout_link", "checkout_token")); err == nil {
+			_, _ = paymentLinkFrom(m)
+		}
+		_, _, _ = entries(a, (*checkWire).check)
+		_, _, _ = entries(a, paymentLinkEntry)
 	})
 }

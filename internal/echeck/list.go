@@ -92,7 +92,7 @@ func (c *Client) ListChecks(ctx context.Context, p ListParams) (*CheckPage, erro
 	if err != nil {
 		return nil, err
 	}
-	pg, checks, err := entries(a.Object, (*checkWire).check)
+	pg, checks, err := entries(a, (*checkWire).check)
 	if err != nil {
 		return nil, c.badAnswer(k, a.Status, err)
 	}
@@ -102,60 +102,45 @@ func (c *Client) ListChecks(ctx context.Context, p ListParams) (*CheckPage, erro
 // pageWire is a list answer's page: its paging numbers and entries, each
 // entry decoded into W when it is a non-empty object.
 type pageWire[W any] struct {
-	CurrentPage apiwire.Int                  `json:"current_page"`
-	LastPage    apiwire.Int                  `json:"last_page"`
-	PerPage     apiwire.Int                  `json:"per_page"`
-	Total       apiwire.Int                  `json:"total"`
+	CurrentPage apiwire.Val[int]             `json:"current_page"`
+	LastPage    apiwire.Val[int]             `json:"last_page"`
+	PerPage     apiwire.Val[int]             `json:"per_page"`
+	Total       apiwire.Val[int]             `json:"total"`
 	Data        apiwire.List[apiwire.Obj[W]] `json:"data"`
 }
 
 // entries decodes a list answer's paging numbers and each entry with
-// from. The paging numbers are strict, in their order, then the entry
-// list, then each entry: the first error found is returned.
-func entries[W, T any](m object, from func(*W) (T, error)) (Paging, []T, error) {
-	p, err := pageOf[W](m)
+// from. The documented shape is {"list": {"current_page": ..., "data":
+// [...]}}; the paging numbers and "data" are also read at the top level,
+// and "list" may itself be the list of entries. The paging numbers are
+// strict, in their order, then the entry list, then each entry: the
+// first error found is returned.
+func entries[W, T any](a apiwire.Answer, from func(*W) (T, error)) (Paging, []T, error) {
+	var p pageWire[W]
+	var err error
+	if raw := a.Object["list"]; apiwire.IsObject(raw) {
+		err = apiwire.Unmarshal(raw, &p)
+	} else if err = apiwire.Unmarshal(a.Body, &p); bytes.HasPrefix(bytes.TrimSpace(raw), []byte("[")) && err == nil {
+		err = apiwire.Unmarshal(raw, &p.Data)
+	}
+	pg := Paging{CurrentPage: p.CurrentPage.Strict("current_page", &err), LastPage: p.LastPage.Strict("last_page", &err),
+		PerPage: p.PerPage.Strict("per_page", &err), Total: p.Total.Strict("total", &err)}
 	if err != nil {
 		return Paging{}, nil, err
 	}
-	var e apiwire.FirstError
-	pg := Paging{CurrentPage: p.CurrentPage.Strict("current_page", &e), LastPage: p.LastPage.Strict("last_page", &e),
-		PerPage: p.PerPage.Strict("per_page", &e), Total: p.Total.Strict("total", &e)}
-	if e.Err != nil {
-		return Paging{}, nil, e.Err
-	}
 	if p.Data.Err != nil {
-		return Paging{}, nil, fmt.Errorf("field \"data\": %w", p.Data.Err)
+		return Paging{}, nil, apiwire.FieldError("data", p.Data.Err)
 	}
 	out := make([]T, 0, len(p.Data.V))
 	for i := range p.Data.V {
-		it := &p.Data.V[i]
-		if !it.OK {
+		if !p.Data.V[i].OK {
 			return pg, nil, fmt.Errorf("entry %d is not an object", i)
 		}
-		v, err := from(&it.V)
+		v, err := from(&p.Data.V[i].V)
 		if err != nil {
 			return pg, nil, fmt.Errorf("entry %d: %w", i, err)
 		}
 		out = append(out, v)
 	}
 	return pg, out, nil
-}
-
-// pageOf decodes the page of a list answer. The documented shape is
-// {"list": {"current_page": ..., "data": [...]}}; the paging fields and
-// "data" are also accepted at the top level, and "list" may itself be the
-// array of entries. An entry list that is a PHP object keyed "0", "1", ...
-// is read in key order.
-func pageOf[W any](m object) (pageWire[W], error) {
-	var p pageWire[W]
-	if raw := m["list"]; apiwire.IsObject(raw) {
-		return p, apiwire.Unmarshal(raw, &p)
-	}
-	if err := apiwire.FromObject(m, &p); err != nil {
-		return p, err
-	}
-	if raw := m["list"]; bytes.HasPrefix(bytes.TrimSpace(raw), []byte("[")) {
-		return p, apiwire.Unmarshal(raw, &p.Data)
-	}
-	return p, nil
 }

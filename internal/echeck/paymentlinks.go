@@ -1,6 +1,7 @@
 package echeck
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -68,18 +69,19 @@ type PaymentLinkPage struct {
 	Links []PaymentLink
 }
 
+// paymentLinkFrom reads a payment link; the token and amount are strict.
 func paymentLinkFrom(m object) (PaymentLink, error) {
-	f := fields{m: m}
+	var err error
 	l := PaymentLink{
-		CheckoutToken: f.strictStr("checkout_token"),
-		Amount:        f.strictCents("amount"),
-		Link:          f.firstStr("link", "url", "checkout_link"),
-		Memo:          f.str("memo"),
-		Status:        f.str("status"),
-		CreatedAt:     f.str("created_at"),
-		Raw:           raw(m),
+		CheckoutToken: apiwire.Field[string](m, "checkout_token", &err),
+		Amount:        apiwire.Field[money.Cents](m, "amount", &err),
+		Link:          firstText(m, "link", "url", "checkout_link"),
+		Memo:          firstText(m, "memo"),
+		Status:        firstText(m, "status"),
+		CreatedAt:     firstText(m, "created_at"),
+		Raw:           m,
 	}
-	return l, f.Err
+	return l, err
 }
 
 // paymentLinkEntry reads one entry of the payment link list.
@@ -103,8 +105,9 @@ func (c *Client) CreatePaymentLink(ctx context.Context, r PaymentLinkRequest) (*
 	if err != nil {
 		return nil, err
 	}
-	l, err := paymentLinkFrom(envelopeOf(a.Object, "checkout_link", "checkout_token"))
-	if err == nil && l.CheckoutToken == "" {
+	m, err := apiwire.DecodeObject(envelopeOf(a, "checkout_link", "checkout_token"))
+	l, err2 := paymentLinkFrom(m)
+	if err = cmp.Or(err, err2); err == nil && l.CheckoutToken == "" {
 		err = errors.New("no checkout_token in the answer")
 	}
 	if err != nil {
@@ -126,7 +129,7 @@ func (c *Client) ListPaymentLinks(ctx context.Context, p ListParams) (*PaymentLi
 	if err != nil {
 		return nil, err
 	}
-	pg, links, err := entries(a.Object, paymentLinkEntry)
+	pg, links, err := entries(a, paymentLinkEntry)
 	if err != nil {
 		return nil, c.badAnswer(k, a.Status, err)
 	}

@@ -42,19 +42,19 @@ func (c *Client) Tokenize(ctx context.Context, r TokenizeRequest) (*Tokenization
 	if err != nil {
 		return nil, err
 	}
-	f := fields{m: envelopeOf(a.Object, "tokenization", "token")}
+	m, err := apiwire.DecodeObject(envelopeOf(a, "tokenization", "token"))
 	t := &Tokenization{
-		Token:   f.strictStr("token"),
-		Bank:    f.firstStr("bank", "bank_name"),
-		Routing: f.firstStr("routing", "bank_routing"),
-		Last4:   f.str("last4"),
-		Name:    f.str("name"),
+		Token:   apiwire.Field[string](m, "token", &err),
+		Bank:    firstText(m, "bank", "bank_name"),
+		Routing: firstText(m, "routing", "bank_routing"),
+		Last4:   firstText(m, "last4"),
+		Name:    firstText(m, "name"),
 	}
-	if f.Err == nil && t.Token == "" {
-		f.Err = errors.New("no token in the answer")
+	if err == nil && t.Token == "" {
+		err = errors.New("no token in the answer")
 	}
-	if f.Err != nil {
-		return nil, c.badAnswer(k, a.Status, f.Err)
+	if err != nil {
+		return nil, c.badAnswer(k, a.Status, err)
 	}
 	if len(t.Last4) > 4 { // never keep more of an account than its last four
 		t.Last4 = redact.Last4(t.Last4)
