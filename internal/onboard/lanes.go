@@ -40,6 +40,7 @@ type laneRow struct {
 type lanes struct {
 	r     *Runner
 	rows  []*laneRow
+	first int // rows before it are finished: a finished row stays so
 	doubt map[string]bool
 }
 
@@ -158,7 +159,10 @@ func (p *lanes) next(room int) []*laneRow {
 	held := map[string]bool{}
 	unknownBefore := false
 	var out []*laneRow
-	for _, lr := range p.rows {
+	for p.first < len(p.rows) && p.rows[p.first].state == finished {
+		p.first++
+	}
+	for _, lr := range p.rows[p.first:] {
 		if lr.state == finished {
 			continue
 		}
