@@ -15,6 +15,8 @@ import (
 // the source, its micro-deposits); each marks its wait on the rate
 // limiter, which is the rate budget's and not the service's latency, and
 // what the service did with it, which the slot reports when released.
+// The slot's latency is the time per request (a lookup by email that
+// walks several pages counts as one, a little long).
 type paced struct {
 	slot *inflight.Slot
 
