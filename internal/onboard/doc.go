@@ -66,7 +66,10 @@
 // row's, so the row is released (as before) and sent back to the pass,
 // which sends it again in that customer's turn. Meanwhile every later row
 // named by user_id waits until each earlier such row has learned its
-// customer, so the customer's rows still go in line order. Two rows of
+// customer, so the customer's rows still go in line order (except after
+// a row that waits on a row of its email in doubt: it cannot learn its
+// customer before that row's lookup, and later rows are not held for it,
+// as when rows went one at a time). Two rows of
 // different emails are never one customer (email is a customer's
 // identity), so email-only rows never wait for each other's customer
 // steps. A customer is still created once per email: rows of one email

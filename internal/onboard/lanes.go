@@ -171,7 +171,12 @@ func (p *lanes) next(room int) []*laneRow {
 			if room == 0 {
 				break
 			}
-			if !p.blocked(keys, held) && !(unknownBefore && lr.byUserID) {
+			if p.inDoubt(keys) {
+				// It cannot start, nor learn its customer, before the
+				// lookup: later rows are not held for it (as when rows
+				// went one at a time).
+				unknown = false
+			} else if !p.held(keys, held) && !(unknownBefore && lr.byUserID) {
 				lr.state = running
 				out = append(out, lr)
 				room--
@@ -185,9 +190,22 @@ func (p *lanes) next(room int) []*laneRow {
 	return out
 }
 
-func (p *lanes) blocked(keys []string, held map[string]bool) bool {
+// inDoubt reports whether a name of keys is held by a row in doubt, for
+// the rest of the pass.
+func (p *lanes) inDoubt(keys []string) bool {
 	for _, k := range keys {
-		if held[k] || p.doubt[k] {
+		if p.doubt[k] {
+			return true
+		}
+	}
+	return false
+}
+
+// held reports whether a name of keys is held by a running row or an
+// earlier waiting one.
+func (p *lanes) held(keys []string, held map[string]bool) bool {
+	for _, k := range keys {
+		if held[k] {
 			return true
 		}
 	}

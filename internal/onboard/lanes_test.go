@@ -257,4 +257,12 @@ func TestLanesPolicy(t *testing.T) {
 	if got := lines(p.next(1)); !slices.Equal(got, []uint32{7}) {
 		t.Fatalf("fourth pass started lines %v, want 7 alone", got)
 	}
+	// An email-only row waiting on a row of its email in doubt cannot
+	// learn its customer in this pass: a later user_id row goes.
+	p.doubt["email:"+funding.EmailKey(customer("dee").Email)] = true
+	p.rows = append(p.rows, row(8, onDemand(customer("dee"), otherRouting, "7")), row(9, byUser("Z", "8")))
+	p.rows[5].state = finished // cy's row
+	if got := lines(p.next(8)); !slices.Equal(got, []uint32{9}) {
+		t.Fatalf("fifth pass started lines %v, want 9", got)
+	}
 }
