@@ -18,9 +18,9 @@ type runState struct {
 	tries     map[payment.RowKey]int  // sends per row in this run
 	initTried map[payment.RowKey]bool // micro-deposit initiations tried in this run
 	customers map[string]string       // funding.EmailKey -> user_id
-	custVer   int                     // bumped whenever customers changes
 }
 
+// newRunState is the state of a run about to start.
 func newRunState() *runState {
 	return &runState{skip: map[payment.RowKey]bool{}, tries: map[payment.RowKey]int{},
 		initTried: map[payment.RowKey]bool{}, customers: map[string]string{}}
@@ -56,24 +56,28 @@ func (s *runState) haltedBy() error {
 	return s.halted
 }
 
+// setLastErr notes the latest failure that left work undone.
 func (s *runState) setLastErr(err error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.lastErr = err
 }
 
+// last is the latest failure that left work undone, or nil.
 func (s *runState) last() error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.lastErr
 }
 
+// setSkip gives up on k for the rest of the run.
 func (s *runState) setSkip(k payment.RowKey) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.skip[k] = true
 }
 
+// skipped reports whether the run gave up on k.
 func (s *runState) skipped(k payment.RowKey) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -95,6 +99,8 @@ func (s *runState) tryInit(k payment.RowKey) {
 	s.initTried[k] = true
 }
 
+// initWasTried reports whether k's initiation was tried in this run: an
+// initiation whose answer was lost is not sent again in the same run.
 func (s *runState) initWasTried(k payment.RowKey) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -113,9 +119,7 @@ func (s *runState) customer(email string) (string, bool) {
 func (s *runState) setCustomer(email, userID string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if email == "" || s.customers[email] == userID {
-		return
+	if email != "" {
+		s.customers[email] = userID
 	}
-	s.customers[email] = userID
-	s.custVer++
 }
