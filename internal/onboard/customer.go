@@ -67,8 +67,8 @@ func (r *Runner) customerFound(k payment.RowKey, userID, note string) (*funding.
 // rows (by user_id) of this run, so the row is released and sent again
 // as one whose customer is known, in that customer's turn (sendPending):
 // a processor row then records the customer's sources before its token
-// leaves. A customer created here has
-// no source yet, so the row goes on in the same send.
+// leaves. A customer created here is new: no other row can name it, it
+// has no source yet, and the row goes on in the same send.
 func (r *Runner) newCustomer(ctx context.Context, row *funding.Row) error {
 	k := row.Key
 	id, err := r.svc.CreateCustomer(r.gated(ctx, row), row.Request.Customer)
