@@ -43,7 +43,7 @@ func TestOnboardingChaos(t *testing.T) {
 
 func onboardingChaos(t *testing.T, backend string, quirks bool, minKills int) {
 	const key, rows = "sk_test_onchaos_0123456789abcdef", 60
-	args := []string{"--key", key, "--latency", "15ms", "--drop-rate", "0.1", "--error-rate", "0.05", "--seed", "5"}
+	args := []string{"--key", key, "--latency", "100ms", "--drop-rate", "0.1", "--error-rate", "0.05", "--seed", "5"}
 	if quirks {
 		args = append(args, "--quirks")
 	}
@@ -123,10 +123,8 @@ submit: {resolve_after: 1ms, max_attempts: 20, backoff_max: 200ms}
 	total := 0
 	for _, u := range users {
 		emails[funding.EmailKey(u.Email)]++
-		list, err := api.ListFundingSources(context.Background(), u.ID)
-		if err != nil {
-			t.Fatal(err)
-		}
+		var list []ach.FundingSource
+		achRead(t, func() (err error) { list, err = api.ListFundingSources(context.Background(), u.ID); return err })
 		seen := map[string]bool{}
 		for _, s := range list {
 			if seen[s.Routing+s.Last4] {

@@ -289,14 +289,28 @@ func allUsers(t *testing.T, api *ach.Client) []ach.User {
 	t.Helper()
 	var out []ach.User
 	for page := 1; ; page++ {
-		p, err := api.ListUsers(context.Background(), page, 100)
-		if err != nil {
-			t.Fatal(err)
-		}
+		var p *ach.UserPage
+		achRead(t, func() (err error) { p, err = api.ListUsers(context.Background(), page, 100); return err })
 		out = append(out, p.Users...)
 		if page >= p.LastPage || len(p.Users) == 0 {
 			return out
 		}
+	}
+}
+
+// achRead runs a read of the test's own until the sandbox answers it:
+// with an ErrorRate, any read may meet an injected 500 or 503, and which
+// one does depends on how the runs' requests interleaved.
+func achRead(t *testing.T, read func() error) {
+	t.Helper()
+	var err error
+	for range 50 {
+		if err = read(); err == nil || ach.ClassOf(err) != ach.Retryable {
+			break
+		}
+	}
+	if err != nil {
+		t.Fatal(err)
 	}
 }
 

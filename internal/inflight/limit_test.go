@@ -132,6 +132,39 @@ func TestRateLimiterWaitIsNotLatency(t *testing.T) {
 	}
 }
 
+// A slot that carried two requests, one after the other, counts the time
+// per request: two of 300 ms (and a wait on the rate limiter before each)
+// are a 300 ms latency, and 20/s still needs 9 slots.
+func TestSlotOfSeveralRequests(t *testing.T) {
+	r := newRig(t, 64, 20)
+	for i := 0; i < 6; i++ {
+		slots := make([]*Slot, r.l.Current())
+		for j := range slots {
+			s, err := r.l.Acquire(context.Background())
+			if err != nil {
+				t.Fatal(err)
+			}
+			slots[j] = s
+		}
+		for range 2 {
+			for _, s := range slots {
+				s.Queued()
+			}
+			r.clock.Advance(time.Second)
+			for _, s := range slots {
+				s.Sent()
+			}
+			r.clock.Advance(300 * time.Millisecond)
+		}
+		for _, s := range slots {
+			s.Release(Answered)
+		}
+	}
+	if got := r.l.Current(); got != 9 {
+		t.Fatalf("limit %d, want 9: a slot's two requests counted as one of 600 ms", got)
+	}
+}
+
 // A drop halves the limit once per window: the other slots of the same
 // window dropping too do not halve it again. It never goes below 1.
 func TestDropHalvesOncePerWindow(t *testing.T) {

@@ -41,10 +41,11 @@ type Env struct {
 	ACH     *ach.Client     // the ACH API's wire client, on the same limiter
 	Funding funding.Service // the ACH client as onboarding sees it
 	Limiter *throttle.Limiter
-	// InFlight is the adaptive limit on creates in flight: it follows
-	// Limiter's rate by Little's law, under api.concurrency as a ceiling
-	// (internal/inflight). One for the Env, so that what it learned of
-	// the API's latency carries from one submit run to the next.
+	// InFlight is the adaptive limit on creates, and onboarding's rows, in
+	// flight: it follows Limiter's rate by Little's law, under
+	// api.concurrency as a ceiling (internal/inflight). One for the Env,
+	// so that what it learned of the API's latency carries from one run
+	// to the next.
 	InFlight *inflight.Limit
 	Log      *slog.Logger
 

@@ -16,13 +16,15 @@ import (
 func (e *Env) Sources() funding.Ledger { return e.DB }
 
 // Onboarder returns the onboarding runner over the shared ledger, ACH
-// client and limiter. reports receives its reconcile report.
+// client, limiter and in-flight limit (the one submit takes its slots
+// of). reports receives its reconcile report.
 func (e *Env) Onboarder(reports report.Destination) *onboard.Runner {
 	c := e.Cfg
 	return onboard.New(e.DB, e.Funding, onboard.Options{
 		Now: e.now, Logger: e.Log, Retry: e.retryPolicy(), ResolveAfter: c.Submit.ResolveAfter.Std(),
 		Location: c.Location(), StuckAfterBusinessDays: c.Reconcile.StuckAfterBusinessDays,
 		ReportsDir: filepath.Join(e.ReportsDir(), "daily"), Reports: reports, Formats: ReportFormats(c),
+		Limit: e.InFlight,
 	})
 }
 

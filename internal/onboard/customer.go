@@ -40,7 +40,9 @@ func (r *Runner) loadCustomers() error {
 	if err != nil {
 		return fmt.Errorf("read the customers of funding-source rows: %w", err)
 	}
-	r.run.customers = m
+	for e, id := range m {
+		r.run.setCustomer(e, id)
+	}
 	return nil
 }
 
@@ -61,10 +63,12 @@ func (r *Runner) customerFound(k payment.RowKey, userID, note string) (*funding.
 // A refused create is most often a customer that already has this email
 // (created outside batchd, or by a row since pruned): email is a
 // customer's identity, so it is looked for and, when found, used. Such a
-// customer may already have sources, so the row is released and sent
-// again as one whose customer is known: a processor row then records the
-// customer's sources before its token leaves. A customer created here has
-// no source yet, so the row goes on in the same send.
+// customer may already have sources, and may be the customer of other
+// rows (by user_id) of this run, so the row is released and sent again
+// as one whose customer is known, in that customer's turn (sendPending):
+// a processor row then records the customer's sources before its token
+// leaves. A customer created here is new: no other row can name it, it
+// has no source yet, and the row goes on in the same send.
 func (r *Runner) newCustomer(ctx context.Context, row *funding.Row) error {
 	k := row.Key
 	id, err := r.svc.CreateCustomer(r.gated(ctx, row), row.Request.Customer)
@@ -73,8 +77,8 @@ func (r *Runner) newCustomer(ctx context.Context, row *funding.Row) error {
 	}
 	if err == nil {
 		email := funding.EmailKey(row.Request.Customer.Email)
-		r.run.customers[email] = id
-		r.run.sum.Customers++
+		r.run.setCustomer(email, id)
+		r.run.count(func(s *Summary) { s.Customers++ })
 		if row, err = r.customerFound(k, id, noteCreated); err != nil {
 			return err
 		}
@@ -97,12 +101,12 @@ func (r *Runner) newCustomer(ctx context.Context, row *funding.Row) error {
 	case found == "":
 		return r.failed(k, "create the customer", err, nextStepFor(err))
 	}
-	r.run.customers[funding.EmailKey(row.Request.Customer.Email)] = found
+	r.run.setCustomer(funding.EmailKey(row.Request.Customer.Email), found)
 	if lerr := r.release(k, "a customer with this email exists; sending again as that customer's row"); lerr != nil {
 		return lerr
 	}
 	r.log.Info("customer found by email after its create was refused", "row", k.String(), "user_id", found)
-	return r.attempt(ctx, k)
+	return retry.Permanent(errSendAgain)
 }
 
 // findCustomer walks the customer list for email, retrying what may be

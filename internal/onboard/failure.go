@@ -58,7 +58,7 @@ func (r *Runner) failed(k payment.RowKey, what string, err error, step string) e
 		if _, lerr := r.led.RejectSource(k, msg, step); lerr != nil {
 			return r.ledgerFailed(fmt.Errorf("record the rejection of %s: %w", k, lerr))
 		}
-		r.run.sum.Rejected++
+		r.run.count(func(s *Summary) { s.Rejected++ })
 		r.log.Info("funding-source row refused by the service", "row", k.String(), "reason", msg)
 		return nil
 	case payment.FailKeyRefused:
@@ -95,7 +95,7 @@ func (r *Runner) readFailed(k payment.RowKey, what string, err error) error {
 		if _, lerr := r.led.RejectSource(k, msg, nextStepFor(err)); lerr != nil {
 			return r.ledgerFailed(fmt.Errorf("record the rejection of %s: %w", k, lerr))
 		}
-		r.run.sum.Rejected++
+		r.run.count(func(s *Summary) { s.Rejected++ })
 		r.log.Info("funding-source row refused by the service", "row", k.String(), "request", what, "reason", msg)
 		return nil
 	}

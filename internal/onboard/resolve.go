@@ -201,7 +201,7 @@ func (r *Runner) resolveDue(ctx context.Context) error {
 	now := r.opts.Now()
 	var due []*funding.Row
 	err := r.led.OpenSourceRows(func(row *funding.Row) (bool, error) {
-		if inDoubt(row) && !r.run.skip[row.Key] && !r.lookupAt(row).After(now) {
+		if inDoubt(row) && !r.run.skipped(row.Key) && !r.lookupAt(row).After(now) {
 			due = append(due, row)
 		}
 		return true, nil
@@ -229,15 +229,15 @@ func (r *Runner) resolveDue(ctx context.Context) error {
 		}
 		switch {
 		case res == Bound && row.Request.Method == funding.Verify:
-			r.run.sum.Verified++
+			r.run.count(func(s *Summary) { s.Verified++ })
 		case res == Bound:
-			r.run.sum.Created++
+			r.run.count(func(s *Summary) { s.Created++ })
 		case res == Released:
-			r.run.sum.Resent++
+			r.run.count(func(s *Summary) { s.Resent++ })
 		}
 	}
-	if r.run.halted != nil {
-		return r.run.halted
+	if err := r.run.haltedBy(); err != nil {
+		return err
 	}
 	return ctx.Err()
 }
@@ -247,7 +247,7 @@ func (r *Runner) resolveDue(ctx context.Context) error {
 func (r *Runner) nextDue() (time.Time, error) {
 	var next time.Time
 	err := r.led.OpenSourceRows(func(row *funding.Row) (bool, error) {
-		if row.State == payment.InDoubt && !r.run.skip[row.Key] {
+		if row.State == payment.InDoubt && !r.run.skipped(row.Key) {
 			if at := r.lookupAt(row); next.IsZero() || at.Before(next) {
 				next = at
 			}

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/batchd/batchd/internal/funding"
+	"github.com/batchd/batchd/internal/inflight"
 	"github.com/batchd/batchd/internal/payment"
 	"github.com/batchd/batchd/internal/reconcile"
 	"github.com/batchd/batchd/internal/report"
@@ -19,6 +20,9 @@ const (
 	DefaultResolveAfter           = 2 * time.Minute
 	DefaultMaxAttempts            = 10
 	DefaultStuckAfterBusinessDays = 5
+	// DefaultConcurrency is the ceiling of a Runner's own in-flight limit
+	// when Options.Limit is nil.
+	DefaultConcurrency = 8
 )
 
 // Options configures a Runner.
@@ -56,6 +60,11 @@ type Options struct {
 	Reports report.Destination
 	// Formats are the formats of Reconcile's report; none means CSV alone.
 	Formats []report.Format
+
+	// Limit is the adaptive in-flight limit a row's send takes a slot of
+	// before it goes in flight: the daemon's, which submit shares. Nil
+	// means a limit of its own with a ceiling of DefaultConcurrency.
+	Limit *inflight.Limit
 }
 
 // ErrIncomplete is wrapped by Run's error when the run ended, not
@@ -88,18 +97,10 @@ type Runner struct {
 	opts Options
 	log  *slog.Logger
 
-	run *runState // the run under way
-}
+	limit   *inflight.Limit
+	workers int // the limit's ceiling: rows started at once at most
 
-// runState is what one Run remembers of itself.
-type runState struct {
-	sum       Summary
-	halted    error                   // why the run must stop: key refused, ledger failed
-	lastErr   error                   // the last failure that left work undone
-	skip      map[payment.RowKey]bool // given up on for this run
-	tries     map[payment.RowKey]int  // sends per row in this run
-	initTried map[payment.RowKey]bool // micro-deposit initiations tried in this run
-	customers map[string]string       // funding.EmailKey -> user_id
+	run *runState // the run under way
 }
 
 // Ledger is what onboarding needs of the ledger (state.Ledger has it):
@@ -140,7 +141,11 @@ func New(led Ledger, svc funding.Service, opts Options) *Runner {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return &Runner{led: led, svc: &counted{Service: svc}, opts: opts, log: log}
+	lim := opts.Limit
+	if lim == nil {
+		lim = inflight.New(inflight.Options{Ceiling: DefaultConcurrency, Now: opts.Now})
+	}
+	return &Runner{led: led, svc: &counted{Service: svc}, opts: opts, log: log, limit: lim, workers: lim.Ceiling()}
 }
 
 // Run sends every pending row, after looking up the rows in doubt that
@@ -152,8 +157,7 @@ func New(led Ledger, svc funding.Service, opts Options) *Runner {
 // the run at once with that error. A run that ends otherwise with work
 // left returns an error wrapping ErrIncomplete.
 func (r *Runner) Run(ctx context.Context) (Summary, error) {
-	r.run = &runState{skip: map[payment.RowKey]bool{}, tries: map[payment.RowKey]int{},
-		initTried: map[payment.RowKey]bool{}}
+	r.run = newRunState()
 	calls := r.svc.n.Load()
 	sum, err := r.runLoop(ctx)
 	sum.Calls = int(r.svc.n.Load() - calls)
@@ -165,7 +169,7 @@ func (r *Runner) runLoop(ctx context.Context) (Summary, error) {
 	if err != nil {
 		return r.finish(fmt.Errorf("recover rows in flight: %w", err))
 	}
-	r.run.sum.Recovered = n
+	r.run.count(func(s *Summary) { s.Recovered = n })
 	if n > 0 {
 		r.log.Warn("funding-source rows were in flight when the last run stopped; they will be looked up before any resend", "rows", n)
 	}
@@ -204,10 +208,10 @@ func (r *Runner) runLoop(ctx context.Context) (Summary, error) {
 // undone.
 func (r *Runner) finish(err error) (Summary, error) {
 	st := r.run
-	if st.halted != nil {
-		err = st.halted
+	if h := st.haltedBy(); h != nil {
+		err = h
 	}
-	sum := st.sum
+	sum := st.summary()
 	cerr := r.led.OpenSourceRows(func(row *funding.Row) (bool, error) {
 		switch row.State {
 		case payment.InDoubt, payment.InFlight:
@@ -231,8 +235,8 @@ func (r *Runner) finish(err error) (Summary, error) {
 	if err == nil && (sum.Pending > 0 || sum.InDoubt > 0 || sum.NotInitiated > 0) {
 		err = fmt.Errorf("%w: %d funding-source rows left pending and %d in doubt after their attempts, %d micro-deposit verifications not initiated; the next onboarding run continues",
 			ErrIncomplete, sum.Pending, sum.InDoubt, sum.NotInitiated)
-		if st.lastErr != nil {
-			err = fmt.Errorf("%w; the last error: %w", err, st.lastErr)
+		if last := st.last(); last != nil {
+			err = fmt.Errorf("%w; the last error: %w", err, last)
 		}
 	}
 	return sum, err
@@ -240,23 +244,21 @@ func (r *Runner) finish(err error) (Summary, error) {
 
 // halt stops the run for err: no new row starts. The first cause wins.
 func (r *Runner) halt(err error) error {
-	if r.run.halted == nil {
-		r.run.halted = err
-	}
+	r.run.halt(err)
 	return retry.Permanent(err)
 }
 
 // undone notes err as the latest failure that left work undone, so that
 // the run's error names it (and /healthz files it under its source).
-func (r *Runner) undone(err error) { r.run.lastErr = err }
+func (r *Runner) undone(err error) { r.run.setLastErr(err) }
 
 func (r *Runner) stopping(ctx context.Context) bool {
-	return ctx.Err() != nil || r.run.halted != nil
+	return ctx.Err() != nil || r.run.haltedBy() != nil
 }
 
 // giveUp leaves a row as it is for the rest of the run.
 func (r *Runner) giveUp(k payment.RowKey, err error) {
-	r.run.skip[k] = true
+	r.run.setSkip(k)
 	r.undone(err)
 	r.log.Warn("giving up on the funding-source row for this run; the next run continues", "row", k.String(), "err", err)
 }

@@ -13,88 +13,10 @@ import (
 // errGaveUp stops a row's sends for this run.
 var errGaveUp = errors.New("gave up on the row for this run")
 
-// sendPending sends the pending rows one at a time, in batch and line
-// order, and returns how many it sent. A row whose customer (by user_id
-// or email) or, for a verification, whose source has another row in doubt
-// waits until that row is resolved: a lost answer is told from the
-// customer's other sources by what the row alone could have made, which
-// holds only while no other row of the customer is unsettled.
-func (r *Runner) sendPending(ctx context.Context) (int, error) {
-	var pending []*funding.Row
-	busy := map[string]bool{}
-	// Rows first, sends after: a row is never written while the scan
-	// that found it is still reading the ledger.
-	err := r.led.OpenSourceRows(func(row *funding.Row) (bool, error) {
-		switch {
-		case row.State != payment.Pending:
-			r.markBusy(busy, row)
-		case !r.run.skip[row.Key]:
-			pending = append(pending, row)
-		}
-		return true, nil
-	})
-	if err != nil {
-		return 0, fmt.Errorf("walk pending funding-source rows: %w", err)
-	}
-	sent := 0
-	for _, row := range pending {
-		if r.stopping(ctx) {
-			break
-		}
-		if r.waits(busy, row) {
-			continue
-		}
-		r.sendRow(ctx, row.Key)
-		sent++
-		now, err := r.led.SourceRow(row.Key)
-		if err != nil {
-			r.ledgerFailed(fmt.Errorf("read %s: %w", row.Key, err))
-			break
-		}
-		if now.State == payment.InDoubt || now.State == payment.InFlight {
-			r.markBusy(busy, now)
-		}
-	}
-	if r.run.halted != nil {
-		return sent, r.run.halted
-	}
-	return sent, ctx.Err()
-}
-
-// busyKeys are the names under which rows share a customer or a source.
-func (r *Runner) busyKeys(row *funding.Row) []string {
-	var ks []string
-	if u := userOf(row); u != "" {
-		ks = append(ks, "user:"+u)
-	}
-	if e := funding.EmailKey(row.Request.Customer.Email); e != "" {
-		ks = append(ks, "email:"+e)
-		if u := r.run.customers[e]; u != "" {
-			ks = append(ks, "user:"+u)
-		}
-	}
-	if row.Request.Method == funding.Verify && row.Request.SourceID != "" {
-		ks = append(ks, "source:"+row.Request.SourceID)
-	}
-	return ks
-}
-
-func (r *Runner) markBusy(busy map[string]bool, row *funding.Row) {
-	for _, k := range r.busyKeys(row) {
-		busy[k] = true
-	}
-}
-
-// waits reports whether row shares a customer or a source with a row in
-// doubt.
-func (r *Runner) waits(busy map[string]bool, row *funding.Row) bool {
-	for _, k := range r.busyKeys(row) {
-		if busy[k] {
-			return true
-		}
-	}
-	return false
-}
+// errSendAgain ends a row's send with the row pending again, to be sent
+// in its turn once its customer is known (sendPending sends it back to
+// its customer's lane).
+var errSendAgain = errors.New("the row's customer was found by email: sent again in its customer's turn")
 
 // sendRow takes one pending row as far as it goes: a source (or a
 // verification), a rejection, doubt, or pending again when the service
@@ -104,9 +26,23 @@ func (r *Runner) sendRow(ctx context.Context, k payment.RowKey) {
 		if r.stopping(ctx) {
 			return retry.Permanent(context.Canceled) // a stop: no new request starts
 		}
-		return r.attempt(ctx, k)
+		// A slot of the in-flight limit first, as submit takes one: a row
+		// waiting its turn stays pending, so that only what the rate
+		// budget needs is in flight (and in doubt after a crash).
+		slot, err := r.limit.Acquire(ctx)
+		if err != nil {
+			return retry.Permanent(context.Canceled) // a stop while waiting
+		}
+		p := &paced{slot: slot}
+		defer func() { slot.Release(p.outcome()) }()
+		if r.stopping(ctx) {
+			// The run halted (a refused key, a ledger failure) while
+			// this row waited for its slot: nothing more leaves.
+			return retry.Permanent(context.Canceled)
+		}
+		return r.attempt(withPace(ctx, p), k)
 	})
-	if err != nil && !r.stopping(ctx) {
+	if err != nil && !errors.Is(err, errSendAgain) && !r.stopping(ctx) {
 		r.giveUp(k, err)
 	}
 }
@@ -123,8 +59,7 @@ func (r *Runner) attempt(ctx context.Context, k payment.RowKey) error {
 	if row.State != payment.Pending {
 		return nil // settled since it was listed
 	}
-	r.run.tries[k]++
-	if n := r.run.tries[k]; n > r.opts.Retry.MaxAttempts {
+	if n := r.run.try(k); n > r.opts.Retry.MaxAttempts {
 		return retry.Permanent(fmt.Errorf("%w: %d sends", errGaveUp, n-1))
 	}
 	if row.Request.Method == funding.Verify {
@@ -132,7 +67,7 @@ func (r *Runner) attempt(ctx context.Context, k payment.RowKey) error {
 	}
 	user, how := userOf(row), noteRequestUser
 	if user == "" {
-		if id, ok := r.run.customers[funding.EmailKey(row.Request.Customer.Email)]; ok {
+		if id, ok := r.run.customer(funding.EmailKey(row.Request.Customer.Email)); ok {
 			user, how = id, noteSameEmail
 		}
 	}
@@ -172,7 +107,7 @@ func (r *Runner) send(k payment.RowKey, before []string) (*funding.Row, error) {
 	if err != nil {
 		return nil, r.ledgerFailed(fmt.Errorf("mark %s in flight: %w", k, err))
 	}
-	r.run.sum.Attempts++
+	r.run.count(func(s *Summary) { s.Attempts++ })
 	return row, nil
 }
 
@@ -196,7 +131,7 @@ func (r *Runner) createSource(ctx context.Context, row *funding.Row) error {
 	if err := r.sourceCreated(row.Key, res); err != nil {
 		return err
 	}
-	r.run.sum.Created++
+	r.run.count(func(s *Summary) { s.Created++ })
 	if row.Request.Method == funding.MicroDeposits && src.Status == funding.StatusPending {
 		return r.initiate(ctx, row.Key, src.ID)
 	}
@@ -213,7 +148,7 @@ func (r *Runner) sourceCreated(k payment.RowKey, res funding.Result) error {
 		if _, err := r.led.RejectSource(k, msg, StepAlreadyLinked); err != nil {
 			return r.ledgerFailed(fmt.Errorf("record the rejection of %s: %w", k, err))
 		}
-		r.run.sum.Rejected++
+		r.run.count(func(s *Summary) { s.Rejected++ })
 		return nil
 	}
 	if err != nil {

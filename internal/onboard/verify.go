@@ -38,14 +38,14 @@ func (r *Runner) sendVerify(ctx context.Context, row *funding.Row) error {
 		if err := r.sourceCreated(k, funding.ResultOf(src, "already verified at the service; not verified again")); err != nil {
 			return err
 		}
-		r.run.sum.Verified++
+		r.run.count(func(s *Summary) { s.Verified++ })
 		return nil
 	case funding.StatusVerificationFailed, funding.StatusDeleted:
 		msg := fmt.Sprintf("the funding source is %s at the service", src.Status)
 		if _, err := r.led.RejectSource(k, msg, StepVerificationEnded); err != nil {
 			return r.ledgerFailed(fmt.Errorf("record the rejection of %s: %w", k, err))
 		}
-		r.run.sum.Rejected++
+		r.run.count(func(s *Summary) { s.Rejected++ })
 		return nil
 	}
 	got, err := r.svc.Verify(context.WithoutCancel(ctx), id, row.Request.Amounts)
@@ -61,7 +61,7 @@ func (r *Runner) sendVerify(ctx context.Context, row *funding.Row) error {
 	if err := r.sourceCreated(k, res); err != nil {
 		return err
 	}
-	r.run.sum.Verified++
+	r.run.count(func(s *Summary) { s.Verified++ })
 	return nil
 }
 
@@ -95,7 +95,7 @@ func awaitingInitiation(row *funding.Row) bool {
 // the next run sends it (two pairs of cents at worst, where stopping here
 // could leave the customer with none).
 func (r *Runner) initiate(ctx context.Context, k payment.RowKey, sourceID string) error {
-	r.run.initTried[k] = true
+	r.run.tryInit(k)
 	if funding.Deprecated(r.opts.Now()) {
 		return r.initiated(k, time.Time{}, funding.BankLinkStep)
 	}
@@ -127,9 +127,9 @@ func (r *Runner) initiated(k payment.RowKey, at time.Time, nextStep string) erro
 		return r.ledgerFailed(fmt.Errorf("record the micro-deposit initiation of %s: %w", k, err))
 	}
 	if nextStep == "" {
-		r.run.sum.Initiated++
+		r.run.count(func(s *Summary) { s.Initiated++ })
 	} else {
-		r.run.sum.BankLink++
+		r.run.count(func(s *Summary) { s.BankLink++ })
 	}
 	return nil
 }
@@ -140,7 +140,7 @@ func (r *Runner) initiated(k payment.RowKey, at time.Time, nextStep string) erro
 func (r *Runner) initiateLeft(ctx context.Context) error {
 	var left []*funding.Row
 	err := r.led.TrackedSourceRows(func(row *funding.Row) (bool, error) {
-		if awaitingInitiation(row) && !r.run.initTried[row.Key] {
+		if awaitingInitiation(row) && !r.run.initWasTried(row.Key) {
 			left = append(left, row)
 		}
 		return true, nil
@@ -156,8 +156,8 @@ func (r *Runner) initiateLeft(ctx context.Context) error {
 			return err
 		}
 	}
-	if r.run.halted != nil {
-		return r.run.halted
+	if err := r.run.haltedBy(); err != nil {
+		return err
 	}
 	return nil
 }
