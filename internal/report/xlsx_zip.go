@@ -38,7 +38,13 @@ type sheetZip struct {
 
 func newSheetZip(out io.Writer, rows *sheetRows, csize int64) *sheetZip {
 	zw := zip.NewWriter(out)
-	zw.RegisterCompressor(zip.Deflate, func(w io.Writer) (io.WriteCloser, error) { return flate.NewWriter(w, flate.BestSpeed) })
+	// The parts are written one after another, each compressor closed
+	// before the next part: one compressor (about 1 MB), the rows', serves
+	// them all.
+	zw.RegisterCompressor(zip.Deflate, func(w io.Writer) (io.WriteCloser, error) {
+		rows.zw.Reset(w)
+		return rows.zw, nil
+	})
 	return &sheetZip{Writer: zw, rows: rows, csize: csize}
 }
 
@@ -90,11 +96,11 @@ func (z *sheetZip) splice() error {
 	}
 	head := append(x[:at:at], "<sheetData>"...)
 	tail := append([]byte("</sheetData>"), x[at+n:]...)
-	hz, err := deflated(head, false)
+	hz, err := deflated(z.rows.zw, head, false)
 	if err != nil {
 		return err
 	}
-	tz, err := deflated(tail, true)
+	tz, err := deflated(z.rows.zw, tail, true)
 	if err != nil {
 		return err
 	}
@@ -119,11 +125,11 @@ func (z *sheetZip) splice() error {
 	return nil
 }
 
-// deflated is p compressed: ending the stream when last, else with a sync
-// flush, so that more deflate data may follow.
-func deflated(p []byte, last bool) ([]byte, error) {
+// deflated is p compressed by fw: ending the stream when last, else with a
+// sync flush, so that more deflate data may follow.
+func deflated(fw *flate.Writer, p []byte, last bool) ([]byte, error) {
 	var b bytes.Buffer
-	fw, _ := flate.NewWriter(&b, flate.BestSpeed) // cannot fail at a valid level
+	fw.Reset(&b)
 	if _, err := fw.Write(p); err != nil {
 		return nil, err
 	}

@@ -39,8 +39,9 @@ func TestCRC32Combine(t *testing.T) {
 func TestDeflateStreamsConcatenate(t *testing.T) {
 	parts := [][]byte{[]byte("<head><sheetData>"), bytes.Repeat([]byte("<row r=\"1\"><c><v>1</v></c></row>"), 5000), {}, []byte("</sheetData></worksheet>")}
 	var all, want bytes.Buffer
+	fw, _ := flate.NewWriter(nil, flate.BestSpeed)
 	for i, p := range parts {
-		z, err := deflated(p, i == len(parts)-1)
+		z, err := deflated(fw, p, i == len(parts)-1)
 		if err != nil {
 			t.Fatal(err)
 		}
