@@ -105,7 +105,7 @@ func WriteFile(path string, fill func(*Writer) error) error {
 		return fmt.Errorf("write report %s: %w", path, err)
 	}
 	defer a.discard() // a no-op once committed
-	w := NewWriter(a.f)
+	w := NewWriter(a)
 	if err := fill(w); err != nil {
 		return fmt.Errorf("write report %s: %w", path, err)
 	}

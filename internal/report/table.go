@@ -291,7 +291,7 @@ func (t Table) Create(path string, formats []Format) (*Rows, error) {
 		switch f {
 		case CSV:
 			if r.csv, err = createAtomic(p); err == nil {
-				r.cw = NewWriter(r.csv.f)
+				r.cw = NewWriter(r.csv)
 				err = r.cw.Write(t.Names()...)
 			}
 		case XLSX:

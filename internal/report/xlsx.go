@@ -307,9 +307,9 @@ func (x *xlsxBuilder) build() (err error) {
 	if err != nil {
 		return err
 	}
-	z := newSheetZip(x.out.f, x.rows, csize)
+	z := newSheetZip(x.out, x.rows, csize)
 	x.f.SetZipWriter(func(io.Writer) excelize.ZipWriter { return z })
-	if err := x.f.Write(io.Discard); err != nil { // the bytes went to x.out.f (sheetZip)
+	if err := x.f.Write(io.Discard); err != nil { // the bytes went to x.out (sheetZip)
 		return err
 	}
 	if !z.spliced {
