@@ -34,10 +34,11 @@ type sheetRows struct {
 	bw   *bufio.Writer // the compressed rows, into tmp
 	cw   *countWriter
 	zw   *flate.Writer
-	crc  uint32 // of the uncompressed XML
-	size int64  // of the uncompressed XML
-	refs []string
+	crc  uint32   // of the uncompressed XML
+	size int64    // of the uncompressed XML
+	refs []string // the columns' letters
 	rows int
+	row  []byte // the current row's number, in decimal
 	buf  []byte // the row being built
 }
 
@@ -93,13 +94,23 @@ func (r *sheetRows) add(t Table, st styles, vals []value) error {
 
 func (r *sheetRows) start() {
 	r.rows++
+	r.row = strconv.AppendInt(r.row[:0], int64(r.rows), 10)
 	r.buf = append(r.buf[:0], `<row r="`...)
-	r.buf = strconv.AppendInt(r.buf, int64(r.rows), 10)
+	r.buf = append(r.buf, r.row...)
 	r.buf = append(r.buf, `">`...)
 }
 
 // ref is the reference of column i's cell in the current row.
-func (r *sheetRows) ref(i int) string { return r.refs[i] + strconv.Itoa(r.rows) }
+func (r *sheetRows) ref(i int) cellRef { return cellRef{r.refs[i], r.row} }
+
+// cellRef is a cell's reference, column letters and row number, appended
+// as it is written: a million-line report makes no string per cell.
+type cellRef struct {
+	col string
+	row []byte
+}
+
+func (c cellRef) appendTo(dst []byte) []byte { return append(append(dst, c.col...), c.row...) }
 
 func (r *sheetRows) end() error {
 	r.buf = append(r.buf, `</row>`...)
@@ -137,7 +148,7 @@ func (r *sheetRows) discard() {
 
 // appendCell appends the cell of v in column kind k; a blank is no cell.
 // It never writes a formula.
-func (s styles) appendCell(dst []byte, ref string, k Kind, v value) []byte {
+func (s styles) appendCell(dst []byte, ref cellRef, k Kind, v value) []byte {
 	if !v.set {
 		return dst
 	}
@@ -148,7 +159,7 @@ func (s styles) appendCell(dst []byte, ref string, k Kind, v value) []byte {
 		}
 		return appendText(dst, ref, s.kind[Text], XMLText(v.s))
 	case Int:
-		return appendNumber(dst, ref, s.kind[Int], strconv.FormatInt(v.n, 10))
+		return append(strconv.AppendInt(openNumber(dst, ref, s.kind[Int]), v.n, 10), closeNumber...)
 	case Money:
 		return appendNumber(dst, ref, s.kind[Money], moneyText(money.Cents(v.n)))
 	case Date, DateTime:
@@ -161,15 +172,20 @@ func (s styles) appendCell(dst []byte, ref string, k Kind, v value) []byte {
 	return dst
 }
 
-func appendNumber(dst []byte, ref string, style int, num string) []byte {
+func appendNumber(dst []byte, ref cellRef, style int, num string) []byte {
+	return append(append(openNumber(dst, ref, style), num...), closeNumber...)
+}
+
+// openNumber appends a number cell up to its value, closeNumber after it.
+func openNumber(dst []byte, ref cellRef, style int) []byte {
 	dst = append(dst, `<c r="`...)
-	dst = append(dst, ref...)
+	dst = ref.appendTo(dst)
 	dst = append(dst, `" s="`...)
 	dst = strconv.AppendInt(dst, int64(style), 10)
-	dst = append(dst, `"><v>`...)
-	dst = append(dst, num...)
-	return append(dst, `</v></c>`...)
+	return append(dst, `"><v>`...)
 }
+
+const closeNumber = `</v></c>`
 
 // escapeBstr escapes the underscore of every _xHHHH_ in s, overlapping
 // ones included, as _x005F_ (what excelize does): a reader takes
@@ -204,10 +220,10 @@ func isBstr(s string) bool {
 
 // appendText appends an inline string cell holding s, which must be valid
 // XML text (XMLText).
-func appendText(dst []byte, ref string, style int, s string) []byte {
+func appendText(dst []byte, ref cellRef, style int, s string) []byte {
 	s = cutUTF16(s, excelize.TotalCellChars)
 	dst = append(dst, `<c r="`...)
-	dst = append(dst, ref...)
+	dst = ref.appendTo(dst)
 	dst = append(dst, `" s="`...)
 	dst = strconv.AppendInt(dst, int64(style), 10)
 	dst = append(dst, `" t="inlineStr"><is><t`...)
