@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"compress/flate"
 	"hash/crc32"
+	"io"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -37,11 +38,13 @@ type sheetRows struct {
 	crc  uint32   // of the uncompressed XML
 	size int64    // of the uncompressed XML
 	refs []string // the columns' letters
-	rows int
+	rows int    // written so far, the header included
 	row  []byte // the current row's number, in decimal
 	buf  []byte // the row being built
 }
 
+// newSheetRows starts the rows of the report at name, with ncol columns,
+// compressed into a temporary file in dir.
 func newSheetRows(dir, name string, ncol int) (*sheetRows, error) {
 	tmp, err := os.CreateTemp(dir, "."+filepath.Base(name)+".*.tmp")
 	if err != nil {
@@ -64,7 +67,7 @@ func newSheetRows(dir, name string, ncol int) (*sheetRows, error) {
 
 // countWriter counts what goes through it.
 type countWriter struct {
-	w interface{ Write([]byte) (int, error) }
+	w io.Writer
 	n int64
 }
 
