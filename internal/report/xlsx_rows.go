@@ -38,9 +38,9 @@ type sheetRows struct {
 	crc  uint32   // of the uncompressed XML
 	size int64    // of the uncompressed XML
 	refs []string // the columns' letters
-	rows int    // written so far, the header included
-	row  []byte // the current row's number, in decimal
-	buf  []byte // the row being built
+	rows int      // written so far, the header included
+	row  []byte   // the current row's number, in decimal
+	buf  []byte   // the row being built
 }
 
 // newSheetRows starts the rows of the report at name, with ncol columns,
