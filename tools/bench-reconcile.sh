@@ -9,6 +9,9 @@
 #   tools/bench-reconcile.sh            # 100,000 checks (floor 4.995 s)
 #   ROWS=1000000 tools/bench-reconcile.sh
 #   SERIES=/tmp/rss.txt tools/bench-reconcile.sh   # also log every sample (time, RssAnon kB, RssFile kB)
+#   BASE=/tmp/batchd-old tools/bench-reconcile.sh  # each run: that binary, then this tree's, back to back
+#   FORMATS='[csv]' tools/bench-reconcile.sh       # report.formats (default: batchd's, csv and xlsx)
+#   LOGS=/tmp/logs tools/bench-reconcile.sh        # keep each run's stderr (LOG_LEVEL=debug for the pages)
 #
 # Creating 1,000,000 checks takes minutes; never part of `make test`.
 set -euo pipefail
@@ -32,7 +35,9 @@ state_dir: $work/state
 log: {format: json, level: warn}
 api: {base_url: "$url", mode: test, rate: 100000, burst: 1000, concurrency: 64}
 YAML
-sed -e 's/rate: 100000, burst: 1000, concurrency: 64/rate: 200, burst: 1, concurrency: 8/' "$work/submit.yaml" >"$work/reconcile.yaml"
+sed -e 's/rate: 100000, burst: 1000, concurrency: 64/rate: 200, burst: 1, concurrency: 8/' \
+  -e "s/level: warn/level: ${LOG_LEVEL:-warn}/" "$work/submit.yaml" >"$work/reconcile.yaml"
+[ -z "${FORMATS:-}" ] || echo "report: {formats: $FORMATS}" >>"$work/reconcile.yaml"
 
 # The output goes to a file: piping it into head would kill submit with
 # SIGPIPE, and pipefail would end the script.
@@ -54,8 +59,9 @@ sample() {
   done
   echo "$anon $file"
 }
-for i in $(seq "$runs"); do
-  BATCHD_API_KEY=$key /usr/bin/time -f "%e %M" -o "$work/time" "$work/batchd" reconcile --config "$work/reconcile.yaml" >"$work/out" 2>"$work/err" &
+# measure NAME BINARY RUN: one reconcile under /usr/bin/time.
+measure() {
+  BATCHD_API_KEY=$key /usr/bin/time -f "%e %M" -o "$work/time" "$2" reconcile --config "$work/reconcile.yaml" >"$work/out" 2>"$work/err" &
   tp=$!
   sleep 0.05
   rp=$(pgrep -P "$tp" || true)
@@ -63,7 +69,13 @@ for i in $(seq "$runs"); do
   wait "$tp"
   read -r secs kb <"$work/time"
   read -r anon file <<<"$peaks"
-  awk -v s="$secs" -v kb="$kb" -v i="$i" -v f="$floor" -v a="$anon" -v fb="$file" 'BEGIN { printf "reconcile run %d: %.2f s = %.3fx the %.3f s floor, peak RSS %.0f MB (sampled peaks: anonymous %.0f MB, file-backed %.0f MB)\n", i, s, s / f, f, kb / 1024, a / 1024, fb / 1024 }'
+  awk -v s="$secs" -v kb="$kb" -v i="$3" -v n="$1" -v f="$floor" -v a="$anon" -v fb="$file" -v l="$(cut -d' ' -f1 /proc/loadavg)" 'BEGIN { printf "%s: reconcile run %d: %.2f s = %.3fx the %.3f s floor, peak RSS %.0f MB (sampled peaks: anonymous %.0f MB, file-backed %.0f MB), load %s\n", n, i, s, s / f, f, kb / 1024, a / 1024, fb / 1024, l }'
   [ -z "${GODEBUG:-}" ] || grep '^gc ' "$work/err" | tail -3
+  [ -z "${LOGS:-}" ] || { mkdir -p "$LOGS"; cp "$work/err" "$LOGS/$1-run$3.log"; }
+  return 0
+}
+for i in $(seq "$runs"); do
+  [ -z "${BASE:-}" ] || measure base "$BASE" "$i"
+  measure this "$work/batchd" "$i"
 done
 head -2 "$work/out"

@@ -44,21 +44,22 @@ func (rec *record) final() bool { return rec.status.Final() }
 // it: the service writes dates in UTC.
 func (rec *record) serviceDate() Date { return DateOf(rec.created.UTC()) }
 
-// depositDate is the day, in loc, batchd first saw the check deposited:
+// depositDay is the day, in loc, batchd first saw the check deposited:
 // DepositedSeenAt, or for a check that was already deposited when batchd
-// first recorded it (a lookup after a lost answer), when it recorded it.
-func (rec *record) depositDate(loc *time.Location) string {
+// first recorded it (a lookup after a lost answer), when it recorded it;
+// the zero Date when it is not deposited.
+func (rec *record) depositDay(loc *time.Location) Date {
 	if rec.status != "deposited" {
-		return ""
+		return Date{}
 	}
 	t := rec.depositedSeen
 	if t.IsZero() {
 		t = rec.statusSeen
 	}
 	if t.IsZero() {
-		return ""
+		return Date{}
 	}
-	return DateOf(t.In(loc)).String()
+	return DateOf(t.In(loc))
 }
 
 // identity is the check identity of the record's row.

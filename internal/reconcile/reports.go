@@ -63,11 +63,10 @@ var ExceptionsTable = report.Table{Sheet: "exceptions", Columns: []report.Column
 
 // statusLineOf is the status report's line of rec, times shown in loc.
 func statusLineOf(rec *record, file string, loc *time.Location) statusLine {
-	deposited, _ := ParseDate(rec.depositDate(loc)) // "" is the zero Date
 	return statusLine{
 		batch: rec.key.Batch, file: file, line: rec.key.Line, checkID: rec.checkID, number: rec.number,
 		label: rec.label, name: rec.name, account: rec.account, amount: rec.amount, status: rec.status.String(),
-		created: local(rec.created, loc), lastChange: local(rec.statusSeen, loc), depositedOn: deposited,
+		created: local(rec.created, loc), lastChange: local(rec.statusSeen, loc), depositedOn: rec.depositDay(loc),
 	}
 }
 

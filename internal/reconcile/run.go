@@ -116,6 +116,7 @@ func (r *Runner) look(ctx context.Context, api API, m *matcher, w Window, plan r
 	if err != nil {
 		return wr, pr, fmt.Errorf("confirm checks absent from the list and write the status report: %w", err)
 	}
+	r.log.Debug("status report written", "lines", pr.lines)
 	return wr, pr, nil
 }
 

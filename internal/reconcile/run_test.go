@@ -280,18 +280,18 @@ func TestReportTimesAreLocal(t *testing.T) {
 	}
 	seen := time.Date(2026, 3, 3, 3, 30, 0, 0, time.UTC) // 22:30 on 2 March in New York
 	rec := &record{status: "deposited", created: monday(), statusSeen: seen, depositedSeen: seen}
-	if got := rec.depositDate(ny); got != "2026-03-02" {
+	if got := rec.depositDay(ny).String(); got != "2026-03-02" {
 		t.Errorf("deposit day %s", got)
 	}
 	if got := local(rec.created, ny).Format(time.DateTime); got != "2026-03-02 05:00:00" {
 		t.Errorf("created %s", got)
 	}
 	rec.depositedSeen = time.Time{} // deposited when batchd first recorded the check
-	if got := rec.depositDate(ny); got != "2026-03-02" {
+	if got := rec.depositDay(ny).String(); got != "2026-03-02" {
 		t.Errorf("deposit day without DepositedSeenAt: %s", got)
 	}
-	if got := (&record{status: "printed", statusSeen: seen}).depositDate(ny); got != "" {
-		t.Errorf("deposit day of a printed check: %q", got)
+	if got := (&record{status: "printed", statusSeen: seen}).depositDay(ny); !got.IsZero() {
+		t.Errorf("deposit day of a printed check: %s", got)
 	}
 }
 

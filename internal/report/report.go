@@ -38,21 +38,31 @@ func NewWriter(w io.Writer) *Writer {
 }
 
 // Write writes one record. Each cell is neutralised with Safe and quoted.
+// It writes straight into the buffer: a report of a million lines makes
+// no string per line.
 func (w *Writer) Write(cells ...string) error {
 	if w.err != nil {
 		return w.err
 	}
-	var b strings.Builder
 	for i, c := range cells {
 		if i > 0 {
-			b.WriteByte(',')
+			w.w.WriteByte(',')
 		}
-		b.WriteByte('"')
-		b.WriteString(strings.ReplaceAll(Safe(c), `"`, `""`))
-		b.WriteByte('"')
+		w.w.WriteByte('"')
+		s := Safe(c)
+		for {
+			q := strings.IndexByte(s, '"')
+			if q < 0 {
+				break
+			}
+			w.w.WriteString(s[:q+1])
+			w.w.WriteByte('"')
+			s = s[q+1:]
+		}
+		w.w.WriteString(s)
+		w.w.WriteByte('"')
 	}
-	b.WriteString("\r\n")
-	_, w.err = w.w.WriteString(b.String())
+	_, w.err = w.w.WriteString("\r\n")
 	return w.err
 }
 
@@ -95,7 +105,7 @@ func WriteFile(path string, fill func(*Writer) error) error {
 		return fmt.Errorf("write report %s: %w", path, err)
 	}
 	defer a.discard() // a no-op once committed
-	w := NewWriter(a.f)
+	w := NewWriter(a)
 	if err := fill(w); err != nil {
 		return fmt.Errorf("write report %s: %w", path, err)
 	}

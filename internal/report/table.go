@@ -269,6 +269,7 @@ type Rows struct {
 	cw      *Writer
 	xlsx    *xlsxBuilder
 	vals    []value
+	rec     []string // the CSV's record of the row being added
 	done    bool
 }
 
@@ -283,14 +284,14 @@ func (t Table) Create(path string, formats []Format) (*Rows, error) {
 	if len(t.Columns) == 0 {
 		return nil, fmt.Errorf("write report %s: no columns", path)
 	}
-	r := &Rows{t: t, formats: fs, vals: make([]value, len(t.Columns))}
+	r := &Rows{t: t, formats: fs, vals: make([]value, len(t.Columns)), rec: make([]string, len(t.Columns))}
 	for _, f := range fs {
 		p := PathAs(path, f)
 		r.paths = append(r.paths, p)
 		switch f {
 		case CSV:
 			if r.csv, err = createAtomic(p); err == nil {
-				r.cw = NewWriter(r.csv.f)
+				r.cw = NewWriter(r.csv)
 				err = r.cw.Write(t.Names()...)
 			}
 		case XLSX:
@@ -320,11 +321,10 @@ func (r *Rows) Add(cells ...any) error {
 		r.vals[i] = v
 	}
 	if r.cw != nil {
-		rec := make([]string, len(r.vals))
 		for i, v := range r.vals {
-			rec[i] = v.csv(r.t.Columns[i].Kind)
+			r.rec[i] = v.csv(r.t.Columns[i].Kind)
 		}
-		if err := r.cw.Write(rec...); err != nil {
+		if err := r.cw.Write(r.rec...); err != nil {
 			return err
 		}
 	}

@@ -330,12 +330,15 @@ func releaseMeanwhile(release func()) (stop func()) {
 }
 
 // touch reads every key and value of b and of the buckets in it, giving
-// the hint release every releaseEvery entries (n counts them).
+// the hint release every touchRelease bytes of keys and values read (n
+// counts them). The walk reads the file in key order, page after page, so
+// the bytes it read are about the pages it brought into the mapping.
 func touch(b *bolt.Bucket, n *int, release func()) error {
 	var sink byte
 	c := b.Cursor()
 	for k, v := c.First(); k != nil; k, v = c.Next() {
-		if *n++; *n%releaseEvery == 0 {
+		if *n += len(k) + len(v); *n >= touchRelease {
+			*n = 0
 			release()
 		}
 		sink ^= k[0] ^ k[len(k)-1]

@@ -33,6 +33,23 @@ type pageWalker struct {
 	ps   int64
 	hwm  uint64
 	seen map[uint64]bool
+	bufs [][]byte // a buffer per depth: a node's page is in use while its subtree is walked
+}
+
+// read reads n pages from page id into the buffer of depth.
+func (w *pageWalker) read(id, n uint64, depth int) ([]byte, error) {
+	for len(w.bufs) <= depth {
+		w.bufs = append(w.bufs, nil)
+	}
+	size := int64(n) * w.ps
+	if int64(cap(w.bufs[depth])) < size {
+		w.bufs[depth] = make([]byte, size)
+	}
+	buf := w.bufs[depth][:size]
+	if _, err := w.r.ReadAt(buf, int64(id)*w.ps); err != nil {
+		return nil, fmt.Errorf("page %d cannot be read: %w", id, err)
+	}
+	return buf, nil
 }
 
 // walkPages walks the tree of the file at path, as its header m
@@ -55,19 +72,21 @@ func (w *pageWalker) node(id uint64, depth int, from string) error {
 	if id < 2 || id >= w.hwm {
 		return fmt.Errorf("%s points to page %d, outside the file's pages 2..%d", from, id, w.hwm-1)
 	}
-	head := make([]byte, pageHeader)
-	if _, err := w.r.ReadAt(head, int64(id)*w.ps); err != nil {
-		return fmt.Errorf("page %d cannot be read: %w", id, err)
+	// One read for a page without overflow, the common case: its header
+	// is checked from the page read.
+	buf, err := w.read(id, 1, depth)
+	if err != nil {
+		return err
 	}
 	ne := binary.NativeEndian
-	if got := ne.Uint64(head); got != id {
+	if got := ne.Uint64(buf); got != id {
 		return fmt.Errorf("page %d (reached from %s) says it is page %d", id, from, got)
 	}
-	flags := ne.Uint16(head[8:])
+	flags := ne.Uint16(buf[8:])
 	if flags != flagBranch && flags != flagLeaf {
 		return fmt.Errorf("page %d (reached from %s) has the type %#x, neither branch nor leaf", id, from, flags)
 	}
-	overflow := uint64(ne.Uint32(head[12:]))
+	overflow := uint64(ne.Uint32(buf[12:]))
 	if id+overflow >= w.hwm {
 		return fmt.Errorf("page %d runs %d pages past itself, beyond the file's end", id, overflow)
 	}
@@ -77,9 +96,10 @@ func (w *pageWalker) node(id uint64, depth int, from string) error {
 		}
 		w.seen[p] = true
 	}
-	buf := make([]byte, int64(overflow+1)*w.ps)
-	if _, err := w.r.ReadAt(buf, int64(id)*w.ps); err != nil {
-		return fmt.Errorf("page %d cannot be read: %w", id, err)
+	if overflow > 0 {
+		if buf, err = w.read(id, overflow+1, depth); err != nil {
+			return err
+		}
 	}
 	return w.elements(buf, fmt.Sprintf("page %d", id), depth)
 }
