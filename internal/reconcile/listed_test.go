@@ -113,3 +113,23 @@ func TestMustListFoldsTheLastDates(t *testing.T) {
 		t.Fatalf("plan %+v", p)
 	}
 }
+
+// TestDailyRunWalksItsWindow: run every day with nothing stuck, the
+// window (yesterday and today) holds only dates since the last listing:
+// it is walked whole, without first counting the ledger's rows by date.
+func TestDailyRunWalksItsWindow(t *testing.T) {
+	e := newEnv(t, ledgertest.Bbolt, monday(), nil)
+	ids := e.submitBatch(e.load("a.csv", manyPayments(3)...), 2)
+	if first := e.run(Options{}); first.Plan != PlanFullWalk {
+		t.Fatalf("first run: %+v", first)
+	}
+	e.advance(1)
+	for _, id := range ids {
+		e.deposit(id)
+	}
+	sum := e.run(Options{})
+	if sum.Plan != PlanFullWalk || sum.PlanReason != "every date of the window is since the last listing" ||
+		sum.Window.From != DateOf(monday()) || sum.StatusChanges != 3 || sum.Calls != 1 {
+		t.Fatalf("next day: %+v", sum)
+	}
+}
