@@ -31,10 +31,15 @@ var known = map[Status]bool{
 // kept as written, lower-cased, so that a report can still show it; Known
 // tells it apart.
 func ParseStatus(s string) Status {
-	s = strings.ToLower(strings.TrimSpace(s))
-	s = strings.NewReplacer(" ", "_", "-", "_").Replace(s)
-	return Status(s)
+	if known[Status(s)] {
+		return Status(s) // the usual answer, already in its canonical form
+	}
+	return Status(statusSeparators.Replace(strings.ToLower(strings.TrimSpace(s))))
 }
+
+// statusSeparators turns the separators a status may be written with
+// into the underscore; a Replacer is safe for concurrent use.
+var statusSeparators = strings.NewReplacer(" ", "_", "-", "_")
 
 // Known reports whether s is one of the statuses the service documents.
 func (s Status) Known() bool { return known[s] }
