@@ -146,20 +146,11 @@ func BenchmarkReconcileWebhooks100k(b *testing.B) {
 // (singleRangeCalls). Counts are exact; the times logged are not the
 // point.
 func BenchmarkReconcileRanges100k(b *testing.B) {
-	const (
-		days, recent, older = 60, 1_000, 99_000
-		stray               = days - 1 - 30
-	)
-	perDay := func(d int) int {
-		if d == days-1 {
-			return recent
-		}
-		return older*(d+1)/(days-1) - older*d/(days-1)
-	}
+	const days, recent, older, stray = stuckDays, stuckRecent, stuckOlder, stuckStray
 	e := newEnv(b, ledgertest.Bbolt, monday().AddDate(0, 0, -(days-1)), nil)
 	ev := &fakeEvents{}
 	start := time.Now()
-	open := spreadLedger(b, e, days, perDay, stray, ev)
+	open := spreadLedger(b, e, days, stuckPerDay, stray, ev)
 	counts := e.countDays()
 	b.Logf("setup: %d checks over %d days, %d left open, in %s", recent+older, days, len(open), time.Since(start).Round(time.Second))
 	var sum *Summary
@@ -263,6 +254,23 @@ func cpuTime() time.Duration {
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
+// The ledger a stuck check makes costly: 100,000 checks over 60 days,
+// the last day's 1,000 and one check 30 days old (day stuckStray) left
+// not final by spreadLedger.
+const (
+	stuckDays, stuckRecent, stuckOlder = 60, 1_000, 99_000
+	stuckStray                         = stuckDays - 1 - 30
+)
+
+// stuckPerDay is how many checks day d of stuckDays gets: the older ones
+// spread evenly, the last day stuckRecent.
+func stuckPerDay(d int) int {
+	if d == stuckDays-1 {
+		return stuckRecent
+	}
+	return stuckOlder*(d+1)/(stuckDays-1) - stuckOlder*d/(stuckDays-1)
+}
+
 // BenchmarkReconcileListed100k is BenchmarkReconcileRanges100k's ledger
 // without webhooks: 100,000 checks over 60 days, the last day's 1,000 and
 // one 30 days old not final. The first run without webhooks walks its
@@ -271,18 +279,8 @@ func cpuTime() time.Duration {
 // same run, is the walk every run made before: the same window named
 // explicitly, which is always walked in full.
 func BenchmarkReconcileListed100k(b *testing.B) {
-	const (
-		days, recent, older = 60, 1_000, 99_000
-		stray               = days - 1 - 30
-	)
-	perDay := func(d int) int {
-		if d == days-1 {
-			return recent
-		}
-		return older*(d+1)/(days-1) - older*d/(days-1)
-	}
-	e := newEnv(b, ledgertest.Bbolt, monday().AddDate(0, 0, -(days-1)), nil)
-	spreadLedger(b, e, days, perDay, stray, &fakeEvents{})
+	e := newEnv(b, ledgertest.Bbolt, monday().AddDate(0, 0, -(stuckDays-1)), nil)
+	spreadLedger(b, e, stuckDays, stuckPerDay, stuckStray, &fakeEvents{})
 	if first := e.run(Options{}); first.Plan != PlanFullWalk {
 		b.Fatalf("first run without webhooks: %+v", first)
 	}
