@@ -368,3 +368,21 @@ func TestClassOf(t *testing.T) {
 		t.Errorf("String = %q", s)
 	}
 }
+
+// TestListWithoutAList: a 2xx answer to the list that holds no list (an
+// empty body, or another call's answer) is an error naming it, not an
+// empty page that would end the walk with every check unseen.
+func TestListWithoutAList(t *testing.T) {
+	for name, body := range map[string]string{"empty": ``, "empty object": `{}`, "a check": `{"success":true,"check":{"check_id":"a"}}`} {
+		srv, _ := fakeService(t, reply(200, body))
+		c := newTestClient(t, srv.URL)
+		_, err := c.ListChecks(context.Background(), ListParams{Page: 1})
+		if err == nil || !strings.Contains(err.Error(), `holds no list (neither "list" nor "data")`) {
+			t.Errorf("%s: %v, want an error saying the answer holds no list", name, err)
+		}
+	}
+	srv, _ := fakeService(t, reply(200, `{"list":{"current_page":1,"last_page":1,"per_page":100,"total":0,"data":[]}}`))
+	if pg, err := newTestClient(t, srv.URL).ListChecks(context.Background(), ListParams{Page: 1}); err != nil || len(pg.Checks) != 0 {
+		t.Errorf("an empty list: %+v %v, want an empty page", pg, err)
+	}
+}

@@ -118,6 +118,14 @@ type pageWire[W any] struct {
 func entries[W, T any](a apiwire.Answer, from func(*W) (T, error)) (Paging, []T, error) {
 	var p pageWire[W]
 	var err error
+	if _, hasList := a.Object["list"]; !hasList {
+		if _, hasData := a.Object["data"]; !hasData {
+			// An empty answer, or one of another call: read as an empty
+			// page it would end a listing, and a walk would take every
+			// check as absent from the list.
+			return Paging{}, nil, errors.New(`the answer holds no list (neither "list" nor "data")`)
+		}
+	}
 	if raw := a.Object["list"]; apiwire.IsObject(raw) {
 		err = apiwire.Unmarshal(raw, &p)
 	} else if err = apiwire.Unmarshal(a.Body, &p); bytes.HasPrefix(bytes.TrimSpace(raw), []byte("[")) && err == nil {

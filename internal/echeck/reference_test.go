@@ -295,6 +295,10 @@ func refCheckUnmarshal(b []byte) (Check, error) {
 }
 
 func refPageOf(m object) (Paging, []json.RawMessage, error) {
+	_, hasList := m["list"]
+	if _, hasData := m["data"]; !hasList && !hasData {
+		return Paging{}, nil, errors.New(`the answer holds no list (neither "list" nor "data")`)
+	}
 	src, data := m, m["data"]
 	if l, ok := refObjectOf(m["list"]); ok {
 		src, data = l, l["data"]
