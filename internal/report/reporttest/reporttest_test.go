@@ -85,3 +85,20 @@ func TestCheckCatches(t *testing.T) {
 		}
 	}
 }
+
+// TestCheckNegativeAmount: a negative amount is text in the CSV ('-0.05,
+// quoted against formula injection) and a number in the XLSX; Check
+// takes them as the same amount.
+func TestCheckNegativeAmount(t *testing.T) {
+	dir := t.TempDir()
+	paths, err := table.Write(filepath.Join(dir, "r.csv"), []report.Format{report.CSV, report.XLSX}, func(r *report.Rows) error {
+		return r.Add("0001", money.Cents(-5), time.Date(2026, 1, 2, 0, 0, 0, 0, time.UTC))
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec := &recorder{TB: t}
+	if msgs := rec.check(report.PathAs(paths[0], report.XLSX), table); msgs != "" {
+		t.Fatalf("a negative amount: %s", msgs)
+	}
+}
