@@ -55,7 +55,9 @@
 // dates since the last run that listed its window's last dates (ListedJob,
 // with listedSlack days for the service's clock), and reads the rows not
 // final on earlier dates the cheapest way, as with webhooks below: one
-// stuck check ten days old costs one GET, not ten days of pages. The
+// stuck check ten days old costs one GET, not ten days of pages. After
+// days without a run, the default window reaches back to the day of the
+// last listing (within the lookback), so that no date stays unlisted. The
 // whole window is still listed by the first run, by a run over a window
 // the caller names, when rows are in doubt, when the recorded listing is
 // dated after now, and once every Options.FullWalkEvery (FullWalkJob),

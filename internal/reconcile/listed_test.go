@@ -133,3 +133,30 @@ func TestDailyRunWalksItsWindow(t *testing.T) {
 		t.Fatalf("next day: %+v", sum)
 	}
 }
+
+// TestListingCatchesUpAfterAnOutage: without webhooks, when no run listed
+// the last days (batchd was stopped), the next run lists every date since
+// the last listing, not only yesterday and today: a check made elsewhere
+// on a day no run saw is still reported.
+func TestListingCatchesUpAfterAnOutage(t *testing.T) {
+	e := newEnv(t, ledgertest.Bbolt, monday(), nil)
+	ids := e.submitBatch(e.load("a.csv", manyPayments(3)...), 2)
+	if first := e.run(Options{}); first.Plan != PlanFullWalk {
+		t.Fatalf("first run: %+v", first)
+	}
+	for _, id := range ids {
+		e.deposit(id)
+	}
+	e.advance(2)
+	e.outside("OUT-1", "9001", money.Cents(4200)) // Wednesday: no run
+	e.advance(3)
+	sum := e.run(Options{})
+	if sum.Window.From != DateOf(monday()) || sum.Plan != PlanFullWalk || sum.Unknown != 1 || sum.StatusChanges != 3 {
+		t.Fatalf("after five days without a run: %+v", sum)
+	}
+	// With a listing since, the window is the usual one again.
+	e.advance(1)
+	if next := e.run(Options{}); next.Window.From != DateOf(e.clock.Now()).AddDays(-1) {
+		t.Errorf("the day after: window %s", next.Window)
+	}
+}

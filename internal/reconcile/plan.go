@@ -112,6 +112,36 @@ func (r *Runner) due(job string, now time.Time, what string) (time.Time, string,
 	return last, "", nil
 }
 
+// sinceListing widens a default window back to the dates since the last
+// listing (ListedJob), within the lookback, when webhooks are off: a run
+// that did not happen (batchd stopped for days) must not leave its dates
+// unlisted for good, and without webhooks only a listing shows the checks
+// made elsewhere on them. With webhooks, or with no listing recorded (the
+// run is then a full walk), w is returned as it is.
+func (r *Runner) sinceListing(w Window, now time.Time) (Window, error) {
+	if r.opts.Webhooks {
+		return w, nil
+	}
+	last, ok, err := r.db.LastSuccess(ListedJob)
+	if err != nil {
+		return w, fmt.Errorf("read the last listing of the recent dates: %w", err)
+	}
+	if !ok || last.After(now) {
+		return w, nil
+	}
+	// From the day the last listing ran: the dates before it were listed
+	// after they ended (the service's clock aside, which the plan's must
+	// range allows for within the window).
+	from := DateOf(last.UTC())
+	if floor := DateOf(now.In(r.opts.Location)).AddDays(-r.opts.LookbackDays); from.Before(floor) {
+		from = floor
+	}
+	if from.Before(w.From) {
+		w.From = from
+	}
+	return w, nil
+}
+
 // recordListing records, once the run's reports are delivered, a full
 // walk of a default window (FullWalkJob) and, without webhooks, a listing
 // of its last dates (ListedJob): the unknown checks a listing finds are

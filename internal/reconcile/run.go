@@ -29,6 +29,9 @@ func (r *Runner) Run(ctx context.Context, w Window) (*Summary, error) {
 		if w, err = DefaultWindow(r.db, now, o.Location, o.LookbackDays); err != nil {
 			return nil, fmt.Errorf("reconcile: %w", err)
 		}
+		if w, err = r.sinceListing(w, now); err != nil {
+			return nil, fmt.Errorf("reconcile: %w", err)
+		}
 	}
 	if w.From.IsZero() || w.To.IsZero() || w.To.Before(w.From) {
 		return nil, fmt.Errorf("reconcile: window %s is not a range of dates", w)
