@@ -61,9 +61,26 @@ type readPlan struct {
 	must Window
 }
 
+// listing is the last listing of the recent dates (ListedJob) as a run
+// may use it: its start, or why it may not (webhooks on, none recorded,
+// or one dated after now).
+type listing struct {
+	at  time.Time
+	why string
+}
+
+// lastListing reads the last listing of the recent dates, once a run.
+func (r *Runner) lastListing(now time.Time) (listing, error) {
+	if r.opts.Webhooks {
+		return listing{why: "webhooks are on"}, nil
+	}
+	at, why, err := r.due(ListedJob, now, "listing of the recent dates")
+	return listing{at: at, why: why}, err
+}
+
 // planRead says what this run must read of window w. explicit is a
-// window the caller named.
-func (r *Runner) planRead(now time.Time, w Window, explicit bool, m *matcher) (readPlan, error) {
+// window the caller named; listed is the last listing (lastListing).
+func (r *Runner) planRead(now time.Time, w Window, explicit bool, m *matcher, listed listing) (readPlan, error) {
 	o := r.opts
 	switch {
 	case explicit:
@@ -81,11 +98,10 @@ func (r *Runner) planRead(now time.Time, w Window, explicit bool, m *matcher) (r
 	if o.Webhooks {
 		return readPlan{}, nil
 	}
-	last, why, err := r.due(ListedJob, now, "listing of the recent dates")
-	if why != "" || err != nil {
-		return readPlan{why: why}, err
+	if listed.why != "" {
+		return readPlan{why: listed.why}, nil
 	}
-	must := Window{From: DateOf(last.UTC()).AddDays(1 - listedSlack), To: w.To}
+	must := Window{From: DateOf(listed.at.UTC()).AddDays(1 - listedSlack), To: w.To}
 	if !w.From.Before(must.From) {
 		// The usual daily run: nothing to choose, and counting the rows
 		// by date would only delay the first page.
@@ -112,34 +128,25 @@ func (r *Runner) due(job string, now time.Time, what string) (time.Time, string,
 	return last, "", nil
 }
 
-// sinceListing widens a default window back to the dates since the last
-// listing (ListedJob), within the lookback, when webhooks are off: a run
-// that did not happen (batchd stopped for days) must not leave its dates
-// unlisted for good, and without webhooks only a listing shows the checks
-// made elsewhere on them. With webhooks, or with no listing recorded (the
-// run is then a full walk), w is returned as it is.
-func (r *Runner) sinceListing(w Window, now time.Time) (Window, error) {
-	if r.opts.Webhooks {
-		return w, nil
+// sinceListing widens a default window back to the day of the last
+// listing, within lookbackDays of now in loc, when there is one a run may
+// use (without webhooks): a run that did not happen (batchd stopped for
+// days) must not leave its dates unlisted for good, and without webhooks
+// only a listing shows the checks made elsewhere on them. The dates
+// before that day were listed after they ended (the service's clock
+// aside, which the plan's must range allows for within the window).
+func sinceListing(w Window, listed listing, now time.Time, loc *time.Location, lookbackDays int) Window {
+	if listed.why != "" {
+		return w
 	}
-	last, ok, err := r.db.LastSuccess(ListedJob)
-	if err != nil {
-		return w, fmt.Errorf("read the last listing of the recent dates: %w", err)
-	}
-	if !ok || last.After(now) {
-		return w, nil
-	}
-	// From the day the last listing ran: the dates before it were listed
-	// after they ended (the service's clock aside, which the plan's must
-	// range allows for within the window).
-	from := DateOf(last.UTC())
-	if floor := DateOf(now.In(r.opts.Location)).AddDays(-r.opts.LookbackDays); from.Before(floor) {
+	from := DateOf(listed.at.UTC())
+	if floor := DateOf(now.In(loc)).AddDays(-lookbackDays); from.Before(floor) {
 		from = floor
 	}
 	if from.Before(w.From) {
 		w.From = from
 	}
-	return w, nil
+	return w
 }
 
 // recordListing records, once the run's reports are delivered, a full

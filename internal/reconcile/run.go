@@ -24,14 +24,15 @@ func (r *Runner) Run(ctx context.Context, w Window) (*Summary, error) {
 	o := r.opts
 	now := o.Now()
 	explicit := w != (Window{})
+	listed, err := r.lastListing(now)
+	if err != nil {
+		return nil, fmt.Errorf("reconcile: %w", err)
+	}
 	if !explicit {
-		var err error
 		if w, err = DefaultWindow(r.db, now, o.Location, o.LookbackDays); err != nil {
 			return nil, fmt.Errorf("reconcile: %w", err)
 		}
-		if w, err = r.sinceListing(w, now); err != nil {
-			return nil, fmt.Errorf("reconcile: %w", err)
-		}
+		w = sinceListing(w, listed, now, o.Location, o.LookbackDays)
 	}
 	if w.From.IsZero() || w.To.IsZero() || w.To.Before(w.From) {
 		return nil, fmt.Errorf("reconcile: window %s is not a range of dates", w)
@@ -47,7 +48,7 @@ func (r *Runner) Run(ctx context.Context, w Window) (*Summary, error) {
 		return sum, fmt.Errorf("reconcile: %w", err)
 	}
 	m.window = w
-	plan, err := r.planRead(now, w, explicit, m)
+	plan, err := r.planRead(now, w, explicit, m, listed)
 	if err != nil {
 		return sum, fmt.Errorf("reconcile: %w", err)
 	}
