@@ -27,6 +27,10 @@ type Health struct {
 	// Role is this instance's part in the leader election; nil without
 	// one (Options.Leadership).
 	Role *Role `json:"role,omitempty"`
+	// Rewind is the last time this instance found the shared ledger's
+	// database gone back in time and applied the restore rules (rewind.go);
+	// nil when it never did.
+	Rewind *RewindHealth `json:"rewind,omitempty"`
 }
 
 // JobHealth describes one job. Times are in the scheduler's Location;
@@ -112,6 +116,10 @@ func (s *Scheduler) Health() Health {
 	h := Health{Alive: s.state == started, Jobs: make([]JobHealth, 0, len(s.order)), Role: s.roleLocked(now)}
 	if f := s.noLeaderFailure(h.Role, now); f != nil {
 		h.Failures = append(h.Failures, *f)
+	}
+	var rf *Failure
+	if rf, h.Rewind = s.rewindHealthLocked(); rf != nil {
+		h.Failures = append(h.Failures, *rf)
 	}
 	leading := s.leadingLocked()
 	if s.lastErr != nil {

@@ -240,16 +240,19 @@ func (s *Scheduler) becomeLeader(ctx context.Context, info, prev state.LeaderInf
 	}
 	doubt := 0
 	if s.opts.TakeOver != nil {
-		n, err := s.opts.TakeOver()
+		rep, err := s.opts.TakeOver()
 		s.mu.Lock()
 		s.role.blocked = err
 		s.mu.Unlock()
+		if rep.Rewind != nil {
+			s.rewound(rep.Rewind)
+		}
 		if err != nil {
 			s.log.Error("leader lease taken, but the ledger could not be readied for this leader; no job runs until it can (next try in lease_ttl/3)",
 				"epoch", info.Epoch, "error", err.Error())
 			return
 		}
-		doubt = n
+		doubt = rep.InDoubt
 		if !s.stillHeld(ctx, info) {
 			return
 		}

@@ -33,6 +33,9 @@ type fakeLease struct {
 	err    error
 	events []string
 	doubt  int
+	// rewind, when set, is what the next TakeOver reports (and clears):
+	// the ledger's database went back in time.
+	rewind *state.Rewind
 	// during, when set, runs inside TakeOver (the lease changing hands
 	// while the ledger is readied).
 	during func(*fakeLease)
@@ -71,7 +74,7 @@ func (f *fakeLease) Resign(context.Context) error {
 	return nil
 }
 
-func (f *fakeLease) takeOver() (int, error) {
+func (f *fakeLease) takeOver() (state.TakeOverReport, error) {
 	f.note("takeover")
 	f.mu.Lock()
 	during := f.during
@@ -81,7 +84,9 @@ func (f *fakeLease) takeOver() (int, error) {
 	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	return f.doubt, nil
+	rw := f.rewind
+	f.rewind = nil
+	return state.TakeOverReport{InDoubt: f.doubt, Rewind: rw}, nil
 }
 
 // count returns how many events equal e.

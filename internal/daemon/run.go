@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/batchd/batchd/internal/payment"
+	"github.com/batchd/batchd/internal/state"
 	"github.com/batchd/batchd/internal/state/kv"
 )
 
@@ -100,6 +101,11 @@ func (s *Scheduler) run(ctx context.Context, st *jobState, job Job, cause Cause,
 	stuckCounted := watch.stop()
 	lr := &lastRun{cause: cause, start: start, end: s.now(), summary: res.summary, outcome: outcomeOf(ctx, res)}
 	switch {
+	case errors.Is(res.err, state.ErrRewound):
+		// The ledger's database went back in time: this run's write was
+		// refused and recorded nothing. Every job stops; the takeover
+		// that follows applies the restore rules (rewind.go).
+		lr.outcome, lr.err, lr.source = OutcomeFailed, res.err.Error(), sourceRewind
 	case errors.Is(res.err, kv.ErrFenced):
 		// Another instance took the lease: this run's write was refused
 		// and recorded nothing. Failed, filed apart from a broken ledger.
@@ -130,8 +136,11 @@ func (s *Scheduler) run(ctx context.Context, st *jobState, job Job, cause Cause,
 	for _, next := range s.finish(st, job.Name, lr) {
 		s.request(next, job.Name)
 	}
-	if lr.source == sourceFenced {
+	switch lr.source {
+	case sourceFenced:
 		s.stepDown(fmt.Sprintf("a write of job %s was fenced: another instance holds the lease", job.Name))
+	case sourceRewind:
+		s.rewindSeen(job.Name, res.err)
 	}
 	s.updateStatus()
 }

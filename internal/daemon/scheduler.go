@@ -66,8 +66,9 @@ type Options struct {
 	Leadership state.Leadership
 	// TakeOver readies the ledger for this instance's term, each time it
 	// becomes leader and before any job runs (state.Ledger's TakeOver),
-	// and returns how many rows it put in doubt. Nil does nothing.
-	TakeOver func() (int, error)
+	// and says what it did; also after a job's write found the ledger's
+	// database gone back in time (rewind.go). Nil does nothing.
+	TakeOver func() (state.TakeOverReport, error)
 	// OnLead names jobs to run at once each time this instance becomes
 	// leader, after the catch-up: work a standby could not do and that
 	// must not wait for its schedule (the webhook URL's registration,
@@ -132,6 +133,8 @@ type Scheduler struct {
 	// standbyLogged says the current standby term was logged.
 	role          role
 	standbyLogged bool
+	// rewind is the last rewind of the ledger's database (rewind.go).
+	rewind rewindNote
 }
 
 // jobState is the scheduler's record of one job. Guarded by Scheduler.mu.
@@ -211,7 +214,7 @@ const sourceTimeout payment.Source = "timeout"
 // failureSources are the values of batchd_job_failures_total{source}, as
 // sourceName gives them.
 var failureSources = []string{string(payment.SourceSFTP), string(payment.SourceAPI),
-	string(payment.SourceLedger), string(payment.SourceOther), string(sourceTimeout), sourceFenced}
+	string(payment.SourceLedger), string(payment.SourceOther), string(sourceTimeout), sourceFenced, sourceRewind}
 
 // outcomes are the values of batchd_job_runs_total{outcome}.
 var outcomes = []string{string(OutcomeOK), string(OutcomeFailed), string(OutcomeCanceled), string(OutcomePanic)}

@@ -48,13 +48,16 @@ func HoldLease(ctx context.Context, db state.Ledger, ttl time.Duration, log *slo
 	if !li.Shared {
 		return func() {}, nil
 	}
-	n, err := db.TakeOver()
+	rep, err := db.TakeOver()
 	if err != nil {
 		h.resign()
 		return nil, err
 	}
-	if n > 0 {
-		log.Info("took the ledger's lease for this command", "epoch", li.Epoch, "rows_put_in_doubt", n)
+	if rep.Rewind != nil {
+		log.Error(state.LogMessage, rep.Rewind.LogAttrs()...)
+	}
+	if rep.InDoubt > 0 {
+		log.Info("took the ledger's lease for this command", "epoch", li.Epoch, "rows_put_in_doubt", rep.InDoubt)
 	}
 	renewCtx, stop := context.WithCancel(context.WithoutCancel(ctx))
 	var wg sync.WaitGroup

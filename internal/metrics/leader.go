@@ -9,6 +9,7 @@ type leaderMetrics struct {
 	leader  prometheus.Gauge
 	epoch   prometheus.Gauge
 	changes prometheus.Counter
+	rewinds prometheus.Counter
 }
 
 func newLeaderMetrics(f factory) leaderMetrics {
@@ -19,6 +20,8 @@ func newLeaderMetrics(f factory) leaderMetrics {
 			"The lease epoch this instance last read: it rises with every change of leader; 0 until the first read."),
 		changes: f.counter("leader_changes_total",
 			"Changes of leader this instance has seen since it started: each rise of the lease's epoch, and each time it stopped leading."),
+		rewinds: f.counter("ledger_rewinds_total",
+			"Times this instance found the shared ledger's database gone back in time (a promotion, a point-in-time recovery, a restored dump, lost writes) and applied the restore rules: every row without a check put in doubt and looked up before any send."),
 	}
 }
 
@@ -41,4 +44,13 @@ func (m *Metrics) LeaderChanged() {
 		return
 	}
 	m.leader.changes.Inc()
+}
+
+// LedgerRewound counts one rewind of the ledger's database that this
+// instance applied the restore rules for.
+func (m *Metrics) LedgerRewound() {
+	if m == nil {
+		return
+	}
+	m.leader.rewinds.Inc()
 }

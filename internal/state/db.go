@@ -118,8 +118,10 @@ type Options struct {
 	// host:pid).
 	Holder string
 	// Watermark is the file where an instance of a shared ledger keeps
-	// the highest write count it saw (watermark.go); "" keeps none, and
-	// then a database put back in time is not detected.
+	// the highest write count it saw (watermark.go); "" keeps it in
+	// memory only, and then a copy of the database rolled back in place
+	// (which keeps its origin: rewind.go) is noticed only by an instance
+	// that saw the lost writes since it started.
 	Watermark string
 }
 
@@ -142,7 +144,7 @@ type DB struct {
 	elector Elector
 	holder  string
 	// mark is the watermark of a shared ledger (watermark.go); nil on a
-	// file.
+	// file, which has no write count.
 	mark *watermark
 
 	mu      sync.Mutex // guards the commit counter and generation
@@ -384,22 +386,24 @@ func u64(v uint64) []byte {
 }
 
 // update runs fn in a write transaction and counts the commit.
-func (d *DB) update(fn func(kv.Tx) error) error { return d.write(d.store.Update, fn) }
+func (d *DB) update(fn func(kv.Tx) error) error { return d.writeWith(d.store.Update, fn, false) }
 
 // updateUnfenced is update without the leader lease's check (see
 // kv.Store.UpdateUnfenced): only for writes a standby instance may make.
 func (d *DB) updateUnfenced(fn func(kv.Tx) error) error {
-	return d.write(d.store.UpdateUnfenced, fn)
+	return d.writeWith(d.store.UpdateUnfenced, fn, false)
 }
 
 // batch runs fn through the store's group commit and counts the commit
 // once per transaction, however many callers shared it.
-func (d *DB) batch(fn func(kv.Tx) error) error { return d.write(d.store.Batch, fn) }
+func (d *DB) batch(fn func(kv.Tx) error) error { return d.writeWith(d.store.Batch, fn, false) }
 
-// write runs fn through one of the store's write paths (run): it counts
-// the commit and, on a shared ledger, raises the write count the
-// watermark follows (watermark.go).
-func (d *DB) write(run func(func(kv.Tx) error) error, fn func(kv.Tx) error) (err error) {
+// writeWith runs fn through one of the store's write paths (run): it
+// counts the commit and, on a shared ledger, first proves that the
+// database has not gone back in time and raises the write count the
+// watermark follows (rewind.go's guard; recovering: the restore rules'
+// own writes, which skip the proof).
+func (d *DB) writeWith(run func(func(kv.Tx) error) error, fn func(kv.Tx) error, recovering bool) (err error) {
 	defer d.recoverDamage("write", &err)
 	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
 	return d.fail("write", run(func(tx kv.Tx) error {
@@ -408,8 +412,8 @@ func (d *DB) write(run func(func(kv.Tx) error) error, fn func(kv.Tx) error) (err
 		// recovers and returns as an error.
 		defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
 		tx.OnCommit(d.counter(tx))
-		if d.mark != nil {
-			if err := d.bumpWrites(tx); err != nil {
+		if d.bolt == nil {
+			if err := d.guard(tx, recovering); err != nil {
 				return err
 			}
 		}

@@ -39,9 +39,11 @@ type Ledger interface {
 	Snapshotter
 	// Leadership elects the instance that runs jobs (leader.go).
 	Leadership
-	// TakeOver readies the ledger for a new leader: half-loaded batches
-	// discarded, rows left in flight (payment and funding) put in doubt (store.go).
-	TakeOver() (int, error)
+	// TakeOver readies the ledger for a new leader: the restore rules
+	// when its database went back in time (rewind.go), half-loaded
+	// batches discarded, rows left in flight (payment and funding) put in
+	// doubt (store.go).
+	TakeOver() (TakeOverReport, error)
 	// Instance is this ledger's identity: it names the instance's claim
 	// folder on the SFTP server and is part of every batch label
 	// (batchd-<instance>-<batch>). A restore gives the ledger a new one.

@@ -67,6 +67,12 @@ func (d *DB) CopyTo(ctx context.Context, dst kv.Store) (*CopyReport, error) {
 	if err := d.view(func(src kv.Tx) error { return sameStores(src, dst) }); err != nil {
 		return rep, fmt.Errorf("copy %s to %s: verify: %w", d.path, dst.Name(), err)
 	}
+	// The copy is not the source's database gone back in time: its first
+	// write records its own origin (rewind.go).
+	err = dst.UpdateUnfenced(func(tx kv.Tx) error { return tx.Bucket(bucketMeta).Delete(keyOrigin) })
+	if err != nil {
+		return rep, fmt.Errorf("copy %s to %s: forget the source's origin: %w", d.path, dst.Name(), err)
+	}
 	return rep, nil
 }
 

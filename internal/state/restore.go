@@ -190,13 +190,15 @@ func Restore(dir, from string, opts RestoreOptions) (*Restoral, error) {
 		return nil, fmt.Errorf("restore: open the copy: %w", err)
 	}
 	mark := RestoreMark{SnapshotAt: rep.SnapshotAt, RestoredAt: now, From: from, PreviousInstance: rep.id.instance}
-	n, err := d.suspectAll(rep.SnapshotAt)
+	// No process holds the file: no create can still leave, and the
+	// rows need no send-by deadline.
+	n, err := d.suspectAll(d.update, rep.SnapshotAt, time.Time{}, "restored from a snapshot taken at "+rep.SnapshotAt.UTC().Format(time.RFC3339))
 	if err == nil {
 		mark.RowsInDoubt = n
 		if _, statErr := os.Lstat(ledger); statErr == nil {
 			mark.Replaced = ledger + ".replaced-" + now.Format("20060102T150405Z")
 		}
-		err = d.finishRestore(&mark, mk.Generation)
+		err = d.finishRestore(d.update, &mark, mk.Generation)
 	}
 	if cerr := d.store.Close(); err == nil {
 		err = cerr
@@ -308,10 +310,14 @@ func CopyFile(from, to string) error {
 }
 
 // suspectAll puts every row without a check in doubt, and every funding
-// row without a result, as of the snapshot time at: its attempt time
-// becomes at, or stays earlier when it was (a create sent before the
-// snapshot must stay inside the lookup's window).
-func (d *DB) suspectAll(at time.Time) (int, error) {
+// row without a result, through write (the ledger's update, or the
+// restore rules' own writes): the ledger is as of time at, and why says
+// how it came to be. Each row's attempt time becomes at, or stays earlier
+// when it was (a create sent before at must stay inside the lookup's
+// window), and its send-by deadline becomes sendBy unless later: a
+// create an intent the ledger lost allowed may leave until then, so no
+// lookup may release the row before (zero: no process can still send).
+func (d *DB) suspectAll(write func(func(kv.Tx) error) error, at, sendBy time.Time, why string) (int, error) {
 	var keys, srcKeys []payment.RowKey
 	err := d.view(func(tx kv.Tx) error {
 		err := tx.Bucket(bucketOpen).ForEach(func(k, _ []byte) error {
@@ -329,18 +335,38 @@ func (d *DB) suspectAll(at time.Time) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	note := "restored from a snapshot taken at " + at.UTC().Format(time.RFC3339) + ": a create may have left after it; looked up before any send"
-	if err := d.suspectSources(srcKeys, at, note); err != nil {
-		return 0, err
+	note := why + ": a create may have left after " + at.UTC().Format(time.RFC3339) + "; looked up before any send"
+	suspect := func(attemptAt, rowSendBy *time.Time, rowErr *string) {
+		if attemptAt.IsZero() || attemptAt.After(at) {
+			*attemptAt = at.UTC()
+		}
+		if sendBy.After(*rowSendBy) {
+			*rowSendBy = sendBy.UTC()
+		}
+		*rowErr = note
+	}
+	for chunk := range slices.Chunk(srcKeys, d.chunk) {
+		err := write(func(tx kv.Tx) error {
+			for _, k := range chunk {
+				_, err := d.applySource(tx, k, payment.Suspect, note, func(r *funding.Row) error {
+					suspect(&r.AttemptAt, &r.SendBy, &r.Error)
+					return nil
+				})
+				if err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			return 0, fmt.Errorf("put funding rows in doubt: %w", err)
+		}
 	}
 	for chunk := range slices.Chunk(keys, d.chunk) {
-		err := d.update(func(tx kv.Tx) error {
+		err := write(func(tx kv.Tx) error {
 			for _, k := range chunk {
 				_, err := d.apply(tx, k, payment.Suspect, note, func(r *payment.Row) error {
-					if r.AttemptAt.IsZero() || r.AttemptAt.After(at) {
-						r.AttemptAt = at.UTC()
-					}
-					r.Error = note
+					suspect(&r.AttemptAt, &r.SendBy, &r.Error)
 					return nil
 				})
 				if err != nil {
@@ -356,42 +382,16 @@ func (d *DB) suspectAll(at time.Time) (int, error) {
 	return len(keys) + len(srcKeys), nil
 }
 
-// suspectSources is suspectAll for funding rows: the customer or the
-// source may have been made after the snapshot.
-func (d *DB) suspectSources(keys []payment.RowKey, at time.Time, note string) error {
-	for chunk := range slices.Chunk(keys, d.chunk) {
-		err := d.update(func(tx kv.Tx) error {
-			for _, k := range chunk {
-				_, err := d.applySource(tx, k, payment.Suspect, note, func(r *funding.Row) error {
-					if r.AttemptAt.IsZero() || r.AttemptAt.After(at) {
-						r.AttemptAt = at.UTC()
-					}
-					r.Error = note
-					return nil
-				})
-				if err != nil {
-					return err
-				}
-			}
-			return nil
-		})
-		if err != nil {
-			return fmt.Errorf("put funding rows in doubt: %w", err)
-		}
-	}
-	return nil
-}
-
 // finishRestore turns the snapshot into a ledger: a new instance (the old
 // one kept in the previous list), a generation ahead of the marker's, no
 // snapshot stamp, and the restored mark.
-func (d *DB) finishRestore(m *RestoreMark, markerGen uint64) error {
+func (d *DB) finishRestore(write func(func(kv.Tx) error) error, m *RestoreMark, markerGen uint64) error {
 	var b [3]byte
 	if _, err := rand.Read(b[:]); err != nil {
 		return err
 	}
 	m.Instance = hex.EncodeToString(b[:])
-	return d.update(func(tx kv.Tx) error {
+	return write(func(tx kv.Tx) error {
 		meta := tx.Bucket(bucketMeta)
 		var prev []string
 		if raw := meta.Get(keyPrevious); raw != nil {
@@ -416,9 +416,11 @@ func (d *DB) finishRestore(m *RestoreMark, markerGen uint64) error {
 				return err
 			}
 		}
-		if err := meta.Delete(keySnapshotAt); err != nil {
-			return err
+		for _, k := range [][]byte{keySnapshotAt, keySnapshotOf, keyRewinding} {
+			if err := meta.Delete(k); err != nil {
+				return err
+			}
 		}
-		return meta.Delete(keySnapshotOf)
+		return nil
 	})
 }

@@ -2,7 +2,6 @@ package state
 
 import (
 	"fmt"
-	"time"
 
 	"github.com/batchd/batchd/internal/state/kv"
 )
@@ -24,22 +23,30 @@ func OpenStore(store kv.Store, elector Elector, opts Options) (*DB, error) {
 	opts.defaults()
 	d := &DB{store: store, path: store.Name(), now: opts.Now, chunk: opts.LoadChunk, sendWindow: opts.SendWindow,
 		elector: elector, holder: opts.Holder}
-	if opts.Watermark != "" {
-		// The file's count is the floor: opening the ledger writes (the
-		// schema's transaction), and that write must not lower the
-		// evidence TakeOver compares against.
-		d.mark = &watermark{path: opts.Watermark, now: opts.Now}
-		f, _, err := d.mark.read()
-		if err != nil {
-			return nil, fmt.Errorf("open state %s: this host's watermark cannot be read (%w); if the file is damaged, remove it: "+
-				"batchd then starts a new one, and cannot tell whether the database went back in time before now", store.Name(), err)
-		}
-		d.mark.last = f
+	// The file's count is the floor every write is compared with
+	// (rewind.go), from the first.
+	d.mark = &watermark{path: opts.Watermark, now: opts.Now}
+	f, _, err := d.mark.read()
+	if err != nil {
+		return nil, fmt.Errorf("open state %s: this host's watermark cannot be read (%w); if the file is damaged, remove it: "+
+			"batchd then starts a new one; a database promoted, recovered or restored is still noticed by its origin, "+
+			"a copy rolled back in place only if it lost writes this instance sees from now on", store.Name(), err)
 	}
+	d.mark.last = f
 	if err := guarded(func() error { return d.store.UpdateUnfenced(d.initSchema) }); err != nil {
 		return nil, fmt.Errorf("open state %s: %w", d.path, err)
 	}
 	return d, nil
+}
+
+// TakeOverReport is what TakeOver did.
+type TakeOverReport struct {
+	// InDoubt counts the rows an earlier leader left in flight, put in
+	// doubt.
+	InDoubt int
+	// Rewind says how the ledger's database went back in time and how
+	// many rows the restore rules put in doubt; nil when it did not.
+	Rewind *Rewind
 }
 
 // TakeOver is what an instance does when it becomes the leader of a
@@ -47,43 +54,37 @@ func OpenStore(store kv.Store, elector Elector, opts Options) (*DB, error) {
 // leader left half loaded (their files are still in the inbox, and are
 // ingested again), and puts the rows it left in flight, payment and
 // funding-source rows alike, in doubt, for the resolvers to settle after
-// their send-by deadline. It returns how many rows it put in doubt.
+// their send-by deadline.
 //
-// On a shared ledger it first compares the ledger with this instance's
-// watermark (watermark.go): a database put back in time gets the restore
-// rules before anything else.
-func (d *DB) TakeOver() (int, error) {
-	back, err := d.wentBack()
+// First, when the ledger's database went back in time (rewind.go), it
+// applies the restore rules: every row without a check is put in doubt
+// and looked up before any send. The scheduler also calls it after a
+// write was refused for that reason, once every job has stopped.
+func (d *DB) TakeOver() (TakeOverReport, error) {
+	var rep TakeOverReport
+	rw, err := d.recoverRewind()
 	if err != nil {
-		return 0, fmt.Errorf("take over %s: read the watermark: %w", d.path, err)
+		return rep, fmt.Errorf("take over %s: %w", d.path, err)
 	}
-	if back != nil {
-		_, n, err := d.writes()
-		if err != nil {
-			return 0, fmt.Errorf("take over %s: %w", d.path, err)
-		}
-		from := fmt.Sprintf("the database went back in time: its write count %d is below the %d this instance saw at %s", n, back.Writes, back.At.Format(time.RFC3339))
-		if _, err := d.MarkRestored(back.At, from); err != nil {
-			return 0, fmt.Errorf("take over %s: %w", d.path, err)
-		}
-	}
+	rep.Rewind = rw
 	// Another instance may have restored the ledger, and so renamed it,
 	// since this one opened it.
 	inst, _, err := d.writes()
 	if err != nil {
-		return 0, fmt.Errorf("take over %s: %w", d.path, err)
+		return rep, fmt.Errorf("take over %s: %w", d.path, err)
 	}
 	d.setInstance(inst)
 	if err := d.discardLoading(); err != nil {
-		return 0, fmt.Errorf("take over %s: discard half-loaded batches: %w", d.path, err)
+		return rep, fmt.Errorf("take over %s: discard half-loaded batches: %w", d.path, err)
 	}
 	n, err := d.RecoverInFlight()
 	if err != nil {
-		return 0, fmt.Errorf("take over %s: %w", d.path, err)
+		return rep, fmt.Errorf("take over %s: %w", d.path, err)
 	}
 	k, err := d.RecoverSourcesInFlight()
+	rep.InDoubt = n + k
 	if err != nil {
-		return n, fmt.Errorf("take over %s: %w", d.path, err)
+		return rep, fmt.Errorf("take over %s: %w", d.path, err)
 	}
-	return n + k, nil
+	return rep, nil
 }

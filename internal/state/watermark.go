@@ -2,7 +2,6 @@ package state
 
 import (
 	"bytes"
-	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -14,22 +13,19 @@ import (
 	"github.com/batchd/batchd/internal/state/kv"
 )
 
-// A shared ledger (PostgreSQL) is backed up and restored by the operator's
-// tools (pg_dump, point-in-time recovery), which batchd does not see. A
-// database put back in time forgets rows sent since, and a batchd that
-// trusted it would send them again. So on a shared ledger every write
-// transaction raises a counter in the ledger (meta "writes"), and every
-// instance keeps, in its state directory, the highest count it has seen
-// committed (the watermark). The leader writes it after each commit and
+// The watermark: what one instance of a shared ledger has seen of the
+// ledger's write count (meta "writes", raised by every write transaction:
+// rewind.go's guard). It is kept in memory, and in a file in the
+// instance's state directory, so that a restarted instance still knows
+// it. The leader records it after each commit, and the file is synced
 // before the call returns, so no create leaves before its intent's count
-// is in the file; a standby refreshes it each time it reads the lease.
-// When an instance takes over and finds the ledger's counter below its
-// watermark, the database went back in time: it applies the restore rules
-// (every row without a check, and every funding row without a result,
-// in doubt and looked up before any send; a new instance id) before any
-// job runs. A restore to a point after the last watermark an instance
-// saw is not detected this way; the operator then says it with `batchd
-// mark-restored` (README, Operating guide).
+// is on this host's disk; a standby refreshes it each time it reads the
+// lease. A write that finds the ledger's count below it is refused
+// (rewind.go). The file is one defence among others: a database that was
+// promoted, recovered to a point in time or restored from a dump is known
+// by its origin whatever the file says, so a missing or stale file only
+// weakens the defence against a copy rolled back in place, which keeps
+// its origin (docs/ops-ha.md).
 
 var keyWrites = []byte("writes")
 
@@ -40,10 +36,10 @@ type watermarkFile struct {
 	At       time.Time `json:"at"` // when this instance last saw Writes
 }
 
-// watermark writes the file after commits. Its methods are safe for
-// concurrent use.
+// watermark keeps the highest count seen, and writes the file after
+// commits when it has one. Its methods are safe for concurrent use.
 type watermark struct {
-	path string
+	path string // "" keeps no file
 	now  func() time.Time
 	mu   sync.Mutex
 	last watermarkFile
@@ -51,41 +47,32 @@ type watermark struct {
 }
 
 // watermarkSize is the file's fixed size: the JSON, padded with spaces,
-// rewritten in place so that a commit costs one small write to the page
-// cache, not an fsync and a rename. A process that dies keeps what it
-// wrote; a host that loses its page cache may come back with an older
-// count, which only makes detection later, never wrong.
+// rewritten in place and synced (fdatasync of one block), not renamed,
+// so that a commit costs one small write and no directory update. A host
+// that loses its page cache comes back with the last count synced, which
+// is at least the count of every intent whose create left.
 const watermarkSize = 256
 
-// bumpWrites raises the ledger's write counter in tx and, after the
-// commit, the watermark.
-func (d *DB) bumpWrites(tx kv.Tx) error {
-	meta := tx.Bucket(bucketMeta)
-	n := uint64(0)
-	if raw := meta.Get(keyWrites); len(raw) == 8 {
-		n = binary.BigEndian.Uint64(raw)
-	}
-	n++
-	if err := meta.Put(keyWrites, u64(n)); err != nil {
-		return err
-	}
-	tx.OnCommit(func() { d.mark.record(d.Instance(), n) })
-	return nil
+// seen is the highest count this instance has seen.
+func (w *watermark) seen() watermarkFile {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.last
 }
 
 // record keeps n as the watermark when it is higher. A file that cannot
-// be written is left as it was: detection then works from an older
-// count, which is never unsafe, only later.
+// be written is left as it was: the count in memory still guards this
+// process, and the next instance on this host starts from an older one.
 func (w *watermark) record(instance string, n uint64) {
-	if w == nil {
-		return
-	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if w.last.Instance == instance && n <= w.last.Writes {
 		return
 	}
 	w.last = watermarkFile{Instance: instance, Writes: n, At: w.now().UTC()}
+	if w.path == "" {
+		return
+	}
 	raw, _ := json.Marshal(w.last)
 	if len(raw) >= watermarkSize {
 		return // an instance id is six hex digits; this never happens
@@ -97,13 +84,15 @@ func (w *watermark) record(instance string, n uint64) {
 		}
 		w.f = f
 	}
-	_, _ = w.f.WriteAt(append(raw, bytes.Repeat([]byte{' '}, watermarkSize-len(raw))...), 0)
+	if _, err := w.f.WriteAt(append(raw, bytes.Repeat([]byte{' '}, watermarkSize-len(raw))...), 0); err == nil {
+		_ = w.f.Sync()
+	}
 }
 
 // close releases the file.
 func (w *watermark) close() {
 	if w == nil {
-		return
+		return // a file's ledger keeps no watermark
 	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
@@ -115,6 +104,9 @@ func (w *watermark) close() {
 
 // read returns the file's content; ok is false when there is none.
 func (w *watermark) read() (watermarkFile, bool, error) {
+	if w.path == "" {
+		return watermarkFile{}, false, nil
+	}
 	raw, err := os.ReadFile(w.path)
 	if errors.Is(err, os.ErrNotExist) {
 		return watermarkFile{}, false, nil
@@ -132,7 +124,7 @@ func (w *watermark) read() (watermarkFile, bool, error) {
 // Refresh raises this instance's watermark to the ledger's write count;
 // a standby calls it each time it reads the lease.
 func (d *DB) Refresh() error {
-	if d.mark == nil {
+	if d.bolt != nil {
 		return nil
 	}
 	inst, n, err := d.writes()
@@ -146,39 +138,10 @@ func (d *DB) Refresh() error {
 func (d *DB) writes() (instance string, n uint64, err error) {
 	err = d.view(func(tx kv.Tx) error {
 		meta := tx.Bucket(bucketMeta)
-		instance = string(meta.Get(keyInstance))
-		if raw := meta.Get(keyWrites); len(raw) == 8 {
-			n = binary.BigEndian.Uint64(raw)
-		}
+		instance, n = string(meta.Get(keyInstance)), writeCount(meta)
 		return nil
 	})
 	return instance, n, err
-}
-
-// wentBack compares the ledger with this instance's watermark: it returns
-// the watermark when the ledger's write count is below it, so the
-// database was put back in time, and nil otherwise.
-func (d *DB) wentBack() (*watermarkFile, error) {
-	if d.mark == nil {
-		return nil, nil
-	}
-	f, ok, err := d.mark.read()
-	if err != nil || !ok {
-		return nil, err
-	}
-	inst, n, err := d.writes()
-	if err != nil {
-		return nil, err
-	}
-	if f.Instance != inst {
-		// Another ledger, or this one restored since (its old instance
-		// in the previous list): the file says nothing of it.
-		return nil, nil
-	}
-	if n < f.Writes {
-		return &f, nil
-	}
-	return nil, nil
 }
 
 // MarkRestored applies the restore rules to a shared ledger that the
@@ -193,18 +156,34 @@ func (d *DB) MarkRestored(at time.Time, from string) (*RestoreMark, error) {
 	if d.bolt != nil {
 		return nil, Unsupported("mark restored", "the ledger is a file: restore it with `batchd restore --from SNAPSHOT`, which applies the same rules")
 	}
-	mark := RestoreMark{SnapshotAt: at.UTC(), RestoredAt: d.now().UTC(), From: from, PreviousInstance: d.Instance()}
-	n, err := d.suspectAll(at)
+	now := d.now().UTC()
+	mark := RestoreMark{SnapshotAt: at.UTC(), RestoredAt: now, From: from, PreviousInstance: d.Instance()}
+	// The restore rules' own writes: the database restored has another
+	// origin, or lost writes, which the guard would refuse.
+	n, err := d.suspectAll(d.recovery, at, now.Add(d.sendWindow), "restored from a snapshot taken at "+at.UTC().Format(time.RFC3339))
 	if err != nil {
 		return nil, fmt.Errorf("mark %s restored: %w", d.path, err)
 	}
 	mark.RowsInDoubt = n
-	if err := d.finishRestore(&mark, 0); err != nil {
+	if err := d.finishRestore(d.recovery, &mark, 0); err != nil {
 		return nil, fmt.Errorf("mark %s restored: %w", d.path, err)
 	}
+	d.replaced(mark)
+	return &mark, nil
+}
+
+// replaced notes, after a restore of a shared ledger, its new instance
+// id and the one it replaced.
+func (d *DB) replaced(mark RestoreMark) {
 	d.mu.Lock()
 	d.previous = slices.Clone(append(d.previous, mark.PreviousInstance))
+	d.instance = mark.Instance
 	d.mu.Unlock()
-	d.setInstance(mark.Instance)
-	return &mark, nil
+}
+
+// previousInstances are the instance ids restores replaced.
+func (d *DB) previousInstances() []string {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.previous
 }

@@ -6,6 +6,7 @@
 package bolt
 
 import (
+	"errors"
 	"github.com/batchd/batchd/internal/state/kv"
 	bbolt "go.etcd.io/bbolt"
 )
@@ -75,6 +76,16 @@ func (t tx) ForEachBucket(fn func(name []byte) error) error {
 func (t tx) OnCommit(fn func()) { t.t.OnCommit(fn) }
 func (t tx) ID() int            { return t.t.ID() }
 func (t tx) Writable() bool     { return t.t.Writable() }
+
+// Origin is the zero Origin: a file has no server. An older copy of the
+// file put in its place is refused when the ledger is opened, by the
+// state directory's marker (internal/state's open.go).
+func (t tx) Origin() (kv.Origin, error) {
+	if !t.t.Writable() {
+		return kv.Origin{}, errors.New("origin: read in a read-only transaction")
+	}
+	return kv.Origin{}, nil
+}
 
 // Release drops the resident pages of bbolt's memory map (see release).
 // Only in a read transaction: it holds bbolt's mmap read lock, so the

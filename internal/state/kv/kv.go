@@ -22,7 +22,10 @@
 //     transaction.
 package kv
 
-import "errors"
+import (
+	"errors"
+	"fmt"
+)
 
 // Store is one ledger's storage.
 type Store interface {
@@ -71,6 +74,38 @@ type Tx interface {
 	// a write transaction, and on stores that map nothing (PostgreSQL),
 	// it does nothing. Callers hint every few thousand rows, not per row.
 	Release()
+	// Origin says which database this write transaction runs on, read
+	// from the live server inside the transaction (see Origin). A store
+	// that is one file answers the zero Origin: a file has no server,
+	// and its older copies are told apart by the state directory's
+	// marker when it is opened. In a read-only transaction it fails.
+	Origin() (Origin, error)
+}
+
+// Origin identifies a database server's copy of a ledger, so that a
+// ledger can tell when it is no longer on the database it last wrote to:
+// a standby promoted in its place (a new timeline), a point-in-time
+// recovery (a new timeline), a dump restored into another cluster or
+// database (another system identifier or database OID). A copy that keeps
+// all three (a storage snapshot rolled back in place) is not told apart
+// by its Origin; the ledger's write count is the defence there.
+type Origin struct {
+	// System is the cluster's system identifier (pg_control_system()),
+	// shared by a primary and the standbys made from it.
+	System uint64 `json:"system"`
+	// Timeline is the server's current WAL timeline, raised by every
+	// promotion and point-in-time recovery.
+	Timeline uint64 `json:"timeline"`
+	// Database is the OID of the ledger's database in that cluster.
+	Database uint64 `json:"database"`
+}
+
+// IsZero reports whether o names no server (a file's store).
+func (o Origin) IsZero() bool { return o == Origin{} }
+
+// String says it for messages: "system 7301… timeline 2 database 16384".
+func (o Origin) String() string {
+	return fmt.Sprintf("system %d timeline %d database %d", o.System, o.Timeline, o.Database)
 }
 
 // Bucket is one bucket, inside one transaction.

@@ -86,7 +86,7 @@ func (s *Store) TryLead(ctx context.Context, holder string, ttl time.Duration) (
 		// The outcome is unknown (the commit may have landed): hold no
 		// epoch until a TryLead succeeds.
 		s.forget()
-		return LeaderInfo{}, fmt.Errorf("%s: try lead as %q: %w", s.name, holder, err)
+		return LeaderInfo{}, fmt.Errorf("%s: try lead as %q: %w", s.Name(), holder, err)
 	}
 	if info.Self {
 		s.mu.Lock()
@@ -117,7 +117,7 @@ func (s *Store) Resign(ctx context.Context) error {
 	_, err := s.pool.Exec(ctx, `UPDATE leader SET expires_at = clock_timestamp()
 		WHERE id = 1 AND holder = $1 AND epoch = $2 AND expires_at > clock_timestamp()`, holder, int64(epoch))
 	if err != nil {
-		return fmt.Errorf("%s: resign as %q: %w", s.name, holder, err)
+		return fmt.Errorf("%s: resign as %q: %w", s.Name(), holder, err)
 	}
 	return nil
 }
@@ -127,7 +127,7 @@ func (s *Store) Resign(ctx context.Context) error {
 func (s *Store) Leader(ctx context.Context) (LeaderInfo, error) {
 	l, err := readLease(ctx, s.pool, "")
 	if err != nil {
-		return LeaderInfo{}, fmt.Errorf("%s: read the leader: %w", s.name, err)
+		return LeaderInfo{}, fmt.Errorf("%s: read the leader: %w", s.Name(), err)
 	}
 	info := LeaderInfo{Epoch: uint64(l.epoch), Expires: l.expires}
 	if l.live() {

@@ -82,11 +82,13 @@ type Options struct {
 // Store is a ledger in one PostgreSQL database. It is safe for concurrent
 // use.
 type Store struct {
-	pool    *pgxpool.Pool
-	name    string
-	lockKey int64
-	fencing atomic.Bool
-	txSeq   atomic.Int64
+	pool     *pgxpool.Pool
+	name     string // the DSN's hosts and database (describe)
+	database string
+	server   atomic.Pointer[server] // the server last reached (server.go)
+	lockKey  int64
+	fencing  atomic.Bool
+	txSeq    atomic.Int64
 
 	batches batcher
 
@@ -118,7 +120,7 @@ func Open(ctx context.Context, dsn string, opts Options) (*Store, error) {
 	if idle > 0 {
 		cfg.ConnConfig.RuntimeParams["idle_in_transaction_session_timeout"] = fmt.Sprint(max(idle.Milliseconds(), 1))
 	}
-	s := &Store{name: describe(cfg.ConnConfig.Config), lockKey: opts.LockKey}
+	s := &Store{name: describe(cfg.ConnConfig.Config), database: cfg.ConnConfig.Database, lockKey: opts.LockKey}
 	if s.lockKey == 0 {
 		s.lockKey = DefaultLockKey
 	}
@@ -148,12 +150,14 @@ func RedactDSN(dsn string) string {
 	return describe(*cfg)
 }
 
-func describe(c pgconn.Config) string {
-	return fmt.Sprintf("postgres %s:%d/%s", c.Host, c.Port, c.Database)
+// Name names the store for messages: the server its last transaction
+// reached (host, port and database), or before any, every host of the DSN.
+func (s *Store) Name() string {
+	if cur := s.server.Load(); cur != nil {
+		return cur.name
+	}
+	return s.name
 }
-
-// Name names the store for messages: host, port and database.
-func (s *Store) Name() string { return s.name }
 
 // Close closes the pool. It does not resign a lease (call Resign first):
 // a crashed instance cannot either, and the lease then simply expires.
@@ -204,8 +208,8 @@ func (s *Store) UpdateUnfenced(fn func(kv.Tx) error) error {
 	return s.run(readWrite, false, asTx(fn))
 }
 
-// run begins a transaction, prepares a write one (lock, fence), runs fn
-// and commits a write one when fn and every statement succeeded.
+// run begins a transaction, prepares a write one (lock, origin, fence),
+// runs fn and commits a write one when fn and every statement succeeded.
 func (s *Store) run(opts pgx.TxOptions, fenced bool, fn func(*tx) error) error {
 	ctx := context.Background()
 	pg, err := s.pool.BeginTx(ctx, opts)
@@ -215,8 +219,9 @@ func (s *Store) run(opts pgx.TxOptions, fenced bool, fn func(*tx) error) error {
 	defer pg.Rollback(context.Background()) // no-op once committed
 	t := &tx{s: s, pg: pg, ctx: ctx, writable: opts.AccessMode != pgx.ReadOnly,
 		id: int(s.txSeq.Add(1)), buckets: map[string]*bucket{}}
+	s.noteServer(pg)
 	if t.writable {
-		if err := s.prepareWrite(ctx, pg, fenced); err != nil {
+		if t.origin, err = s.prepareWrite(ctx, pg, fenced); err != nil {
 			return err
 		}
 	}
@@ -231,7 +236,7 @@ func (s *Store) run(opts pgx.TxOptions, fenced bool, fn func(*tx) error) error {
 		return ferr
 	}
 	if err := pg.Commit(ctx); err != nil {
-		return fmt.Errorf("%s: commit: %w", s.name, err)
+		return fmt.Errorf("%s: commit: %w", s.Name(), err)
 	}
 	for _, f := range t.onCommit {
 		f()
@@ -239,24 +244,37 @@ func (s *Store) run(opts pgx.TxOptions, fenced bool, fn func(*tx) error) error {
 	return nil
 }
 
-// prepareWrite takes the ledger's write lock and, when fenced, checks the
-// lease epoch with the lease row locked FOR SHARE until commit.
-func (s *Store) prepareWrite(ctx context.Context, pg pgx.Tx, fenced bool) error {
-	if _, err := pg.Exec(ctx, "SELECT pg_advisory_xact_lock($1)", s.lockKey); err != nil {
-		return fmt.Errorf("%s: take the write lock: %w", s.name, err)
+// originSQL takes the ledger's write lock and reads, in the same round
+// trip, which server and database the transaction runs on (kv.Origin).
+// The timeline is read from the name of the WAL file being written, not
+// from the last checkpoint (pg_control_checkpoint), which still names the
+// old timeline for a while after a promotion. pg_current_wal_lsn fails on
+// a standby, where no write may run anyway.
+const originSQL = `SELECT pg_advisory_xact_lock($1), s.system_identifier,
+	('x' || substr(pg_walfile_name(pg_current_wal_lsn()), 1, 8))::bit(32)::bigint, d.oid::bigint
+	FROM pg_control_system() s, pg_database d WHERE d.datname = current_database()`
+
+// prepareWrite takes the ledger's write lock, reads the transaction's
+// origin and, when fenced, checks the lease epoch with the lease row
+// locked FOR SHARE until commit.
+func (s *Store) prepareWrite(ctx context.Context, pg pgx.Tx, fenced bool) (kv.Origin, error) {
+	var system, timeline, db int64
+	if err := pg.QueryRow(ctx, originSQL, s.lockKey).Scan(nil, &system, &timeline, &db); err != nil {
+		return kv.Origin{}, fmt.Errorf("%s: take the write lock: %w", s.Name(), err)
 	}
+	origin := kv.Origin{System: uint64(system), Timeline: uint64(timeline), Database: uint64(db)}
 	if !fenced {
-		return nil
+		return origin, nil
 	}
 	var epoch int64
 	if err := pg.QueryRow(ctx, "SELECT epoch FROM leader WHERE id = 1 FOR SHARE").Scan(&epoch); err != nil {
-		return fmt.Errorf("%s: read the lease: %w", s.name, err)
+		return kv.Origin{}, fmt.Errorf("%s: read the lease: %w", s.Name(), err)
 	}
 	s.mu.Lock()
 	held := s.epoch
 	s.mu.Unlock()
 	if held == 0 || uint64(epoch) != held {
-		return fmt.Errorf("%s: %w (lease epoch %d, this instance holds %d)", s.name, kv.ErrFenced, epoch, held)
+		return kv.Origin{}, fmt.Errorf("%s: %w (lease epoch %d, this instance holds %d)", s.Name(), kv.ErrFenced, epoch, held)
 	}
-	return nil
+	return origin, nil
 }

@@ -30,7 +30,8 @@ type tx struct {
 	err      error
 	buckets  map[string]*bucket // known buckets; a nil entry: known absent
 	onCommit []func()
-	pending  writes // buffered Puts and Deletes (writes.go)
+	origin   kv.Origin // read by prepareWrite in a write transaction
+	pending  writes    // buffered Puts and Deletes (writes.go)
 }
 
 var _ kv.Tx = (*tx)(nil)
@@ -39,7 +40,7 @@ var _ kv.Tx = (*tx)(nil)
 // the sticky one.
 func (t *tx) fail(op string, name []byte, err error) error {
 	if t.err == nil {
-		t.err = fmt.Errorf("%s: %s %q: %w", t.s.name, op, name, err)
+		t.err = fmt.Errorf("%s: %s %q: %w", t.s.Name(), op, name, err)
 	}
 	return t.err
 }
@@ -59,6 +60,15 @@ func (t *tx) check() error {
 func (t *tx) ID() int            { return t.id }
 func (t *tx) Writable() bool     { return t.writable }
 func (t *tx) OnCommit(fn func()) { t.onCommit = append(t.onCommit, fn) }
+
+// Origin is the server and database the write transaction runs on, read
+// with its write lock (Store.prepareWrite).
+func (t *tx) Origin() (kv.Origin, error) {
+	if !t.writable {
+		return kv.Origin{}, errReadOnly
+	}
+	return t.origin, nil
+}
 
 // Release does nothing: rows come over a connection, not from a mapped file.
 func (t *tx) Release() {}

@@ -158,9 +158,9 @@ func testTakeOver(t *testing.T, be Backend) {
 		l.Add(i+2, pay("1111000001", 1))
 	}
 	d.reopen()
-	n, err := d.TakeOver()
-	if err != nil || n != 2 {
-		t.Fatalf("TakeOver = %d, %v; want 2 rows put in doubt", n, err)
+	rep, err := d.TakeOver()
+	if err != nil || rep.InDoubt != 2 || rep.Rewind != nil {
+		t.Fatalf("TakeOver = %+v, %v; want 2 rows put in doubt and no rewind", rep, err)
 	}
 	for _, k := range []payment.RowKey{key(b, 2), key(b, 3)} {
 		if r := row(t, d.DB, k); r.State != payment.InDoubt {
@@ -170,8 +170,8 @@ func testTakeOver(t *testing.T, be Backend) {
 	if bs, _ := d.Batches(); len(bs) != 1 {
 		t.Fatalf("batches after a take-over %+v", bs)
 	}
-	if n, err := d.TakeOver(); err != nil || n != 0 {
-		t.Fatalf("a second TakeOver = %d, %v", n, err)
+	if rep, err := d.TakeOver(); err != nil || rep.InDoubt != 0 || rep.Rewind != nil {
+		t.Fatalf("a second TakeOver = %+v, %v", rep, err)
 	}
 	d.invariants()
 }

@@ -318,8 +318,8 @@ func testCrashMidLoadIsDiscarded(t *testing.T, be Backend) {
 		l.Add(i+2, pay("1111000016", 1)) // flushes two chunks
 	}
 	d.reopen() // the crash: never committed
-	if n, err := d.TakeOver(); err != nil || n != 0 {
-		t.Fatalf("TakeOver = %d, %v", n, err)
+	if rep, err := d.TakeOver(); err != nil || rep.InDoubt != 0 || rep.Rewind != nil {
+		t.Fatalf("TakeOver = %+v, %v", rep, err)
 	}
 	if bs, _ := d.Batches(); len(bs) != 1 || bs[0].ID != ready.ID {
 		t.Fatalf("half-loaded batch survived: %+v", bs)

@@ -87,9 +87,13 @@ func TestDatabaseBackInTimeIsNoticed(t *testing.T) {
 	// The database put back to the backup: rows 2 and 3 show unsent.
 	clock.Advance(time.Minute)
 	d = open(backup)
-	n, err := d.TakeOver()
+	rep, err := d.TakeOver()
 	if err != nil {
 		t.Fatal(err)
+	}
+	n := rep.InDoubt
+	if rep.Rewind == nil || rep.Rewind.InDoubt != 3 {
+		t.Fatalf("TakeOver = %+v; want the rewind reported with its 3 rows put in doubt", rep)
 	}
 	m, err := d.Restored()
 	if err != nil || m == nil {
