@@ -416,6 +416,15 @@ func (d *DB) finishRestore(write func(func(kv.Tx) error) error, m *RestoreMark, 
 				return err
 			}
 		}
+		// A shared ledger now trusts the database it is on (rewind.go);
+		// a file has no origin.
+		if live, err := tx.Origin(); err != nil {
+			return err
+		} else if !live.IsZero() {
+			if err := putOrigin(meta, live); err != nil {
+				return err
+			}
+		}
 		for _, k := range [][]byte{keySnapshotAt, keySnapshotOf, keyRewinding} {
 			if err := meta.Delete(k); err != nil {
 				return err

@@ -120,12 +120,11 @@ func (d *DB) guard(tx kv.Tx, recovering bool) error {
 			return e
 		}
 	}
-	if was, _ := storedOrigin(meta); was != live {
+	if _, ok := storedOrigin(meta); !ok && !recovering {
 		// The first write of a ledger (or of one written before origins
-		// were kept, or just copied by migrate-state), or the restore
-		// rules recording the database they now trust.
-		raw, _ := json.Marshal(live)
-		if err := meta.Put(keyOrigin, raw); err != nil {
+		// were kept, or just copied by migrate-state). The restore rules
+		// record the origin they trust themselves (putOrigin).
+		if err := putOrigin(meta, live); err != nil {
 			return err
 		}
 	}
@@ -201,7 +200,10 @@ func (d *DB) recoverRewind() (*Rewind, error) {
 			rw.DetectedAt = now
 		}
 		raw, _ := json.Marshal(rw)
-		return meta.Put(keyRewinding, raw)
+		if err := meta.Put(keyRewinding, raw); err != nil {
+			return err
+		}
+		return putOrigin(meta, live)
 	})
 	if err != nil || rw == nil {
 		return nil, err
@@ -229,6 +231,12 @@ func (d *DB) recoverRewind() (*Rewind, error) {
 // without the guard's proof, which they are there to satisfy.
 func (d *DB) recovery(fn func(kv.Tx) error) error {
 	return d.writeWith(d.store.Update, fn, true)
+}
+
+// putOrigin records the origin the ledger now trusts.
+func putOrigin(meta kv.Bucket, o kv.Origin) error {
+	raw, _ := json.Marshal(o)
+	return meta.Put(keyOrigin, raw)
 }
 
 func writeCount(meta kv.Bucket) uint64 {

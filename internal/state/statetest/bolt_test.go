@@ -58,3 +58,39 @@ func (l *boltLedger) Restore(t testing.TB, snap statetest.Snapshot, at time.Time
 	}
 	return &res.Mark
 }
+
+// Older copies the ledger file as it is now (no write is in progress, and
+// bbolt's file is whole after each commit), as a copy kept aside would.
+func (l *boltLedger) Older(t testing.TB, d *state.DB) statetest.Snapshot {
+	t.Helper()
+	raw, err := os.ReadFile(filepath.Join(l.dir, state.FileName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "older.db")
+	if err := os.WriteFile(path, raw, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// PutBack closes d and copies the older file over the ledger: the open
+// file is locked, so there is no rewind in place under a running batchd.
+func (l *boltLedger) PutBack(t testing.TB, d *state.DB, older statetest.Snapshot, _ bool, opts state.Options) (*state.DB, error) {
+	t.Helper()
+	if err := d.Close(); err != nil {
+		t.Fatal(err)
+	}
+	raw, err := os.ReadFile(older.(string))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(l.dir, state.FileName), raw, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	db, err := state.Open(l.dir, opts)
+	if err == nil {
+		t.Cleanup(func() { db.Close() })
+	}
+	return db, err
+}

@@ -1,12 +1,14 @@
 package statetest_test
 
 import (
+	"bytes"
 	"context"
 	"testing"
 	"time"
 
 	"github.com/batchd/batchd/internal/pgtest"
 	"github.com/batchd/batchd/internal/state"
+	"github.com/batchd/batchd/internal/state/kv"
 	"github.com/batchd/batchd/internal/state/postgres"
 	"github.com/batchd/batchd/internal/state/statetest"
 )
@@ -106,4 +108,105 @@ func (l *postgresLedger) Restore(t testing.TB, s statetest.Snapshot, at time.Tim
 		t.Fatal(err)
 	}
 	return m
+}
+
+// postgresOlder is an older copy of a ledger's database: a copy in a
+// database of its own, and the origin the ledger had then, which the
+// database's own copies (a standby, a dump, a storage snapshot) carry.
+type postgresOlder struct {
+	dsn    string
+	origin []byte
+}
+
+// Older copies the ledger into a fresh database, keeping its origin.
+func (l *postgresLedger) Older(t testing.TB, d *state.DB) statetest.Snapshot {
+	t.Helper()
+	o := postgresOlder{dsn: pgtest.NewDatabase(t)}
+	withStore(t, l.dsn, func(s *postgres.Store) {
+		s.View(func(tx kv.Tx) error {
+			o.origin = bytes.Clone(tx.Bucket([]byte("meta")).Get([]byte("origin")))
+			return nil
+		})
+	})
+	if o.origin == nil {
+		t.Fatal("the ledger keeps no origin after its writes")
+	}
+	withStore(t, o.dsn, func(dst *postgres.Store) {
+		if _, err := d.CopyTo(context.Background(), dst); err != nil {
+			t.Fatalf("older copy: %v", err)
+		}
+	})
+	return o
+}
+
+// PutBack puts the older copy in the ledger's place. Not in place: the
+// copy's database becomes the ledger's, with the origin the ledger had
+// (as a restored dump carries it), and the ledger is opened there. In
+// place: the ledger's database gets the copy's keys back under the open
+// d, origin included: a storage snapshot rolled back.
+func (l *postgresLedger) PutBack(t testing.TB, d *state.DB, older statetest.Snapshot, inPlace bool, opts state.Options) (*state.DB, error) {
+	t.Helper()
+	o := older.(postgresOlder)
+	putOrigin := func(tx kv.Tx) error { return tx.Bucket([]byte("meta")).Put([]byte("origin"), o.origin) }
+	if !inPlace {
+		if err := d.Close(); err != nil {
+			t.Fatal(err)
+		}
+		withStore(t, o.dsn, func(s *postgres.Store) {
+			if err := s.UpdateUnfenced(putOrigin); err != nil {
+				t.Fatal(err)
+			}
+		})
+		l.dsn = o.dsn
+		return l.Open(t, opts), nil
+	}
+	withStore(t, o.dsn, func(src *postgres.Store) {
+		withStore(t, l.dsn, func(dst *postgres.Store) {
+			err := src.View(func(from kv.Tx) error {
+				return dst.UpdateUnfenced(func(to kv.Tx) error { return replaceKeys(from, to) })
+			})
+			if err == nil {
+				err = dst.UpdateUnfenced(putOrigin)
+			}
+			if err != nil {
+				t.Fatalf("roll the ledger back in place: %v", err)
+			}
+		})
+	})
+	return d, nil
+}
+
+// replaceKeys makes to's buckets and keys those of from.
+func replaceKeys(from, to kv.Tx) error {
+	var names [][]byte
+	to.ForEachBucket(func(name []byte) error { names = append(names, bytes.Clone(name)); return nil })
+	for _, n := range names {
+		if err := to.DeleteBucket(n); err != nil {
+			return err
+		}
+	}
+	return from.ForEachBucket(func(name []byte) error {
+		src := from.Bucket(name)
+		dst, err := to.CreateBucketIfNotExists(name)
+		if err != nil {
+			return err
+		}
+		if err := dst.SetSequence(src.Sequence()); err != nil {
+			return err
+		}
+		return src.ForEach(func(k, v []byte) error { return dst.Put(k, v) })
+	})
+}
+
+// withStore opens the database of dsn as a bare store for fn.
+func withStore(t testing.TB, dsn string, fn func(*postgres.Store)) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	s, err := postgres.Open(ctx, dsn, postgres.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	fn(s)
 }

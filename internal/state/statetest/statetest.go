@@ -52,6 +52,21 @@ type Ledger interface {
 	// rules: every row without a result in doubt, a new instance, the
 	// restored mark), and returns the mark. The test opens it again.
 	Restore(t testing.TB, snap Snapshot, at time.Time) *state.RestoreMark
+	// Older copies the ledger d holds open as it is now, the way the
+	// backend's own failures keep an older copy (a file copied aside; a
+	// standby, a dump or a storage snapshot of the database).
+	Older(t testing.TB, d *state.DB) Snapshot
+	// PutBack puts an Older copy in the ledger's place behind batchd's
+	// back, applying no restore rule, and returns the ledger as batchd
+	// then finds it. Not in place: d is closed, the copy becomes the
+	// ledger as a promoted standby or a restored dump would (PostgreSQL:
+	// another database, so another origin; bbolt: the file replaced),
+	// and the ledger is opened again with opts: its DB, or Open's error.
+	// In place: the contents go back under the open d, keeping the
+	// database's origin (a storage snapshot rolled back), and d is
+	// returned; a backend that cannot (bbolt: the open file is locked)
+	// does as not in place.
+	PutBack(t testing.TB, d *state.DB, older Snapshot, inPlace bool, opts state.Options) (*state.DB, error)
 }
 
 // Snapshot is a backend's copy of a ledger, opaque to the suite.
@@ -95,6 +110,7 @@ var groups = []struct {
 	{"Payees", payeeCases},
 	{"Retention", retentionCases},
 	{"Restore", restoreCases},
+	{"Rewind", rewindCases},
 	{"Invariants", invariantCases},
 	{"Jobs", jobCases},
 }
