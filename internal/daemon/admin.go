@@ -83,6 +83,9 @@ type healthzBody struct {
 	// Notes is information that is not a failure (AdminOptions.Notes),
 	// such as "restored": the ledger was restored from a snapshot.
 	Notes map[string]any `json:"notes,omitempty"`
+	// Rewind is the last time this instance found the shared ledger's
+	// database gone back in time and applied the restore rules.
+	Rewind *RewindHealth `json:"rewind,omitempty"`
 }
 
 // AdminHandler returns the admin API:
@@ -144,7 +147,7 @@ func (s *Scheduler) AdminHandler(opts AdminOptions) http.Handler {
 
 func (s *Scheduler) serveHealthz(w http.ResponseWriter, opts AdminOptions) {
 	h := s.Health()
-	body := healthzBody{State: "open", Alive: h.Alive, Jobs: h.Jobs, LastError: h.LastError, Errors: opts.Errors.Last(), Role: h.Role}
+	body := healthzBody{State: "open", Alive: h.Alive, Jobs: h.Jobs, LastError: h.LastError, Errors: opts.Errors.Last(), Role: h.Role, Rewind: h.Rewind}
 	if opts.Notes != nil {
 		body.Notes = opts.Notes()
 	}
