@@ -253,6 +253,9 @@ func (s *Scheduler) becomeLeader(ctx context.Context, info, prev state.LeaderInf
 			return
 		}
 		doubt = rep.InDoubt
+		if rep.Rewind != nil {
+			doubt += rep.Rewind.InDoubt
+		}
 		if !s.stillHeld(ctx, info) {
 			return
 		}
