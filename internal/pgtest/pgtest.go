@@ -4,12 +4,16 @@
 // non-root user when the tests run as root (initdb and postgres refuse
 // root), stopped at cleanup so no process outlives the test binary.
 //
-// Two ways in:
+// Three ways in:
 //
 //   - Start(t) runs one server for one test: simple, about a second.
 //   - NewDatabase(t) hands each test a fresh database on one server shared
 //     by the whole test binary, which a suite needs for speed; the package's
 //     TestMain must call Main(m), which stops the server after the tests.
+//   - StartCluster(t, opts) runs a primary and a streaming standby, for
+//     failover tests: kill the primary, promote the standby, follow it
+//     with a multi-host DSN, and with an asynchronous standby lose the
+//     last writes on purpose (replica.go). A few seconds.
 //
 // A machine without PostgreSQL fails the test (it never skips): .ci/run
 // installs Debian's postgresql package.

@@ -33,15 +33,21 @@ var errMissing = errors.New("PostgreSQL server binaries (initdb, postgres) not f
 type Server struct {
 	dir  string // temporary directory holding data/ and the socket
 	port int    // names the socket file (.s.PGSQL.<port>); no TCP listener
-	cmd  *exec.Cmd
-	out  *syncBuffer
-	done chan struct{} // closed when the postmaster exited
-	once sync.Once
-	err  error
+	// extra are more -c settings, after the defaults so that they win (a
+	// replicating server's, replica.go).
+	extra []string
+	cmd   *exec.Cmd
+	out   *syncBuffer
+	done  chan struct{} // closed when the postmaster exited
+	once  sync.Once
+	err   error
 }
 
 // NewServer initialises and starts a server. Close stops it.
-func NewServer() (*Server, error) {
+func NewServer() (*Server, error) { return newServer(nil) }
+
+// newServer is NewServer with more settings (-c name=value).
+func newServer(extra []string) (*Server, error) {
 	bin, err := BinDir()
 	if err != nil {
 		return nil, err
@@ -54,7 +60,7 @@ func NewServer() (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Server{dir: dir, port: 5432, out: &syncBuffer{}, done: make(chan struct{})}
+	s := &Server{dir: dir, port: 5432, extra: extra, out: &syncBuffer{}, done: make(chan struct{})}
 	if err := s.initdb(bin, cred); err != nil {
 		os.RemoveAll(dir)
 		return nil, err
@@ -189,6 +195,9 @@ func (s *Server) start(bin string, cred *syscall.Credential) error {
 		"-c", "fsync=off", "-c", "synchronous_commit=off", "-c", "full_page_writes=off",
 		"-c", "max_connections=200", "-c", "shared_buffers=32MB",
 		"-c", "logging_collector=off", "-c", "log_min_messages=warning")
+	for _, kv := range s.extra {
+		s.cmd.Args = append(s.cmd.Args, "-c", kv)
+	}
 	s.cmd.Dir = s.dir
 	s.cmd.SysProcAttr = &syscall.SysProcAttr{Credential: cred, Setpgid: true, Pdeathsig: syscall.SIGQUIT}
 	s.cmd.Stdout, s.cmd.Stderr = s.out, s.out
