@@ -281,6 +281,8 @@ func rowsPutInDoubt(logs string) (int, []string) {
 			lines = append(lines, fmt.Sprintf("%s (%v)", msg, rec["cause"]))
 		} else if strings.Contains(msg, "took over as leader") {
 			lines = append(lines, msg)
+		} else if msg == "rows in doubt resolved" {
+			lines = append(lines, fmt.Sprintf("%s: looked up %v, found %v, sent again %v", msg, rec["looked_up"], rec["found"], rec["sent_again"]))
 		}
 	}
 	return sum, lines

@@ -61,7 +61,9 @@ func (r *Runner) resolveDue(ctx context.Context) (doubtWait, error) {
 		return next, err
 	}
 	if out.Found+out.Released > 0 {
-		r.log.Info("rows in doubt resolved", "found", out.Found, "sent_again", out.Released)
+		// After a rewind of the ledger's database this is the line that
+		// says what the lookups of the rows put in doubt found.
+		r.log.Info("rows in doubt resolved", "looked_up", len(due), "found", out.Found, "sent_again", out.Released)
 	}
 	return next, nil // risky checks found here are voided by the sweep at the end of the run
 }
