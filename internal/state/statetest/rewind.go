@@ -28,6 +28,10 @@ func testRewind(t *testing.T, be Backend, inPlace bool) {
 	k := func(line uint32) payment.RowKey { return key(b, line) }
 	submit(t, d.DB, k(2), "chk-2", payment.StatusInProcess)
 	d.Send(k(3)) // in flight in the older copy
+	// Onboarding's rows call the service too: a customer and source to
+	// create, and micro-deposits to verify.
+	sb := loadSources(t, d.DB, "src.csv", payment.KindSources, srcReq(1))
+	vb := loadSources(t, d.DB, "v.csv", payment.KindVerifications, verifyReq("src-9"))
 	older := d.l.Older(t, d.DB)
 
 	// Lost with the rewind: row 4 paid, row 5 sent.
@@ -67,13 +71,16 @@ func testRewind(t *testing.T, be Backend, inPlace bool) {
 	if _, err := d.Doubt(k(3), "timeout"); !errors.Is(err, state.ErrRewound) {
 		t.Fatalf("a second write before the takeover: %v; want it refused too", err)
 	}
+	if _, err := d.SendSource(key(sb, 2), nil); !errors.Is(err, state.ErrRewound) {
+		t.Fatalf("an onboarding row's intent before the takeover: %v; want it refused too", err)
+	}
 
 	rep, err := d.TakeOver()
 	if err != nil {
 		t.Fatal(err)
 	}
-	if rep.Rewind == nil || rep.Rewind.InDoubt != 4 || rep.Rewind.PreviousInstance != oldInstance {
-		t.Fatalf("TakeOver = %+v (rewind %+v); want the rewind with its 4 rows without a check put in doubt", rep, rep.Rewind)
+	if rep.Rewind == nil || rep.Rewind.InDoubt != 6 || rep.Rewind.PreviousInstance != oldInstance {
+		t.Fatalf("TakeOver = %+v (rewind %+v); want the rewind with its 6 rows without (4 payments, 2 onboarding rows) a check put in doubt", rep, rep.Rewind)
 	}
 	now := d.clock.Now()
 	for line := uint32(3); line <= 6; line++ {
@@ -81,6 +88,11 @@ func testRewind(t *testing.T, be Backend, inPlace bool) {
 		if r.State != payment.InDoubt || r.SendBy.Before(now.Add(sendWindow)) {
 			t.Fatalf("row %d after the takeover: %s, send by %v; want in doubt, not released before %v (a create its lost intent allowed may still leave)",
 				line, r.State, r.SendBy, now.Add(sendWindow))
+		}
+	}
+	for _, kk := range []payment.RowKey{key(sb, 2), key(vb, 2)} {
+		if r := sourceRow(t, d.DB, kk); r.State != payment.InDoubt || r.SendBy.Before(now.Add(sendWindow)) {
+			t.Fatalf("onboarding row %s after the takeover: %s, send by %v; want in doubt, not released before %v", kk, r.State, r.SendBy, now.Add(sendWindow))
 		}
 	}
 	if r := row(t, d.DB, k(2)); r.State != payment.Submitted || r.CheckID != "chk-2" {
