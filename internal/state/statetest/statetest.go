@@ -95,6 +95,7 @@ var groups = []struct {
 	{"Payees", payeeCases},
 	{"Retention", retentionCases},
 	{"Restore", restoreCases},
+	{"LostBatches", lostCases},
 	{"Invariants", invariantCases},
 	{"Jobs", jobCases},
 }
