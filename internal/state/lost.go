@@ -90,6 +90,8 @@ func filedBatches(tx kv.Tx) (map[uint64]bool, error) {
 
 // RecordLost records checks of lost batches, in one transaction. A check
 // recorded before keeps its first Recorded time; its status is updated.
+// A check without an id or a batch label, or one a row owns, is refused,
+// and nothing is recorded.
 func (d *DB) RecordLost(cs []payment.LostCheck) error {
 	if len(cs) == 0 {
 		return nil
@@ -102,6 +104,12 @@ func (d *DB) RecordLost(cs []payment.LostCheck) error {
 		for _, c := range cs {
 			if c.ID == "" {
 				return fmt.Errorf("a lost check without a check id (label %q)", c.Label)
+			}
+			if _, _, ok := payment.ParseBatchLabel(c.Label); !ok {
+				return fmt.Errorf("check %s: %q is not a batch label of batchd, so it is no lost batch's", c.ID, c.Label)
+			}
+			if owner := tx.Bucket(bucketChecks).Get([]byte(c.ID)); owner != nil {
+				return fmt.Errorf("check %s is %s's, so it is no lost batch's", c.ID, keyFrom(owner))
 			}
 			if raw := b.Get([]byte(c.ID)); raw != nil {
 				var old payment.LostCheck
@@ -147,4 +155,33 @@ func (d *DB) LostChecks() ([]payment.LostCheck, error) {
 		return nil, fmt.Errorf("read the checks of lost batches: %w", err)
 	}
 	return out, nil
+}
+
+// lostInvariants checks the recorded checks of lost batches for `batchd
+// check`: each decodes under its own id, carries a batch label, and is
+// owned by no row (a check a row owns is that row's, not a lost one).
+func (r *Report) lostInvariants(tx kv.Tx) {
+	b := tx.Bucket(bucketLostChecks)
+	if b == nil {
+		return
+	}
+	owners := tx.Bucket(bucketChecks)
+	_ = b.ForEach(func(id, raw []byte) error {
+		where := "lost check " + string(id)
+		var c payment.LostCheck
+		if err := json.Unmarshal(raw, &c); err != nil {
+			r.add(where, "does not decode: %v", err)
+			return nil
+		}
+		if c.ID != string(id) {
+			r.add(where, "is recorded as check %q", c.ID)
+		}
+		if _, _, ok := payment.ParseBatchLabel(c.Label); !ok {
+			r.add(where, "carries %q, which is not a batch label of batchd", c.Label)
+		}
+		if owners.Get(id) != nil {
+			r.add(where, "is owned by a row of the ledger")
+		}
+		return nil
+	})
 }

@@ -62,11 +62,19 @@ func testRecordLost(t *testing.T, be Backend) {
 	later := c
 	later.Status, later.Recorded = "deposited", d.clock.Add(24*time.Hour)
 	other := payment.LostCheck{ID: "chk-2", Label: "batchd-0a0b0c-7", Number: "13", Amount: 99, Instance: "0a0b0c", Batch: 7, Recorded: later.Recorded}
+	b := load(t, d.DB, "pay.csv", 1)
+	submit(t, d.DB, key(b, 2), "chk-owned", payment.StatusInProcess)
+	owned := payment.LostCheck{ID: "chk-owned", Label: b.Label, Amount: 1}
+	for _, bad := range []payment.LostCheck{{Label: "batchd-0a0b0c-7"}, {ID: "chk-3", Label: "Payroll-Nov"}, owned} {
+		if err := d.RecordLost([]payment.LostCheck{other, bad}); err == nil {
+			t.Fatalf("%+v was recorded", bad)
+		}
+	}
+	if cs, err := d.LostChecks(); err != nil || len(cs) != 1 {
+		t.Fatalf("a refused record left %+v %v", cs, err)
+	}
 	if err := d.RecordLost([]payment.LostCheck{later, other}); err != nil {
 		t.Fatal(err)
-	}
-	if err := d.RecordLost([]payment.LostCheck{{Label: "no id"}}); err == nil {
-		t.Fatal("a lost check without an id was recorded")
 	}
 	d.reopen()
 	cs, err := d.LostChecks()
