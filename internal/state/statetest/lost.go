@@ -1,6 +1,8 @@
 package statetest
 
 import (
+	"context"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -14,6 +16,7 @@ import (
 var lostCases = []testCase{
 	{"LabelsOfALostBatch", testLostLabels},
 	{"RecordedChecks", testRecordLost},
+	{"PrunedIsNotLost", testPrunedIsNotLost},
 }
 
 func testLostLabels(t *testing.T, be Backend) {
@@ -89,4 +92,38 @@ func testRecordLost(t *testing.T, be Backend) {
 		t.Fatalf("chk-2: %+v", cs[1])
 	}
 	d.invariants()
+}
+
+// testPrunedIsNotLost: a batch that prune removed was not lost, under the
+// current instance or, after a restore, a previous one (the files bucket
+// still names it): its checks, listed by a reconcile over old dates, are
+// not a lost batch's.
+func testPrunedIsNotLost(t *testing.T, be Backend) {
+	d := openPrune(t, be)
+	old := load(t, d.DB, "old.csv", 2)
+	settle(t, d, old, 0, payment.StatusDeposited, true)
+	d.clock.Add(48 * time.Hour)
+	var a archiveLog
+	sum, err := d.Prune(context.Background(), d.clock.Now(), a.archive)
+	if err != nil || !slices.Contains(prunedIDs(sum), old.ID) {
+		t.Fatalf("prune: %+v %v", sum, err)
+	}
+	lostOf := func() bool {
+		t.Helper()
+		got, err := d.LostLabels([]string{old.Label})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return got[old.Label]
+	}
+	if lostOf() {
+		t.Fatalf("pruned batch %s is called lost", old.Label)
+	}
+	if be.NoRestore != "" {
+		return
+	}
+	d.restore(nil, d.clock.Add(time.Hour))
+	if lostOf() {
+		t.Fatalf("pruned batch %s of the previous instance is called lost", old.Label)
+	}
 }
