@@ -39,6 +39,9 @@ func runReconcile(ctx context.Context, env *environ, args []string) error {
 			sum.Window, sum.ChecksSeen, sum.PagesRead, sum.Passes, sum.Consistent)
 		fmt.Fprintf(env.stdout, "matched %d, status changes %d, resolved %d, unknown %d, missing %d, mismatched %d, stuck %d, in doubt %d\n",
 			sum.Matched, sum.StatusChanges, sum.Resolved, sum.Unknown, sum.Missing, sum.Mismatched, sum.Stuck, sum.InDoubt)
+		if sum.LostBatch > 0 {
+			fmt.Fprintf(env.stdout, "lost batch %d: checks batchd made for batches the ledger lost when its database went back in time; do not void them, see the exceptions report\n", sum.LostBatch)
+		}
 		fmt.Fprintln(env.stdout, jobs.CallsLine(sum))
 		for _, r := range sum.Reports {
 			fmt.Fprintf(env.stdout, "report: %s\n", r)

@@ -180,7 +180,8 @@ type Outcome struct {
 // files by content, so that a content is ingested once; the batches, for
 // an outcome's kind, a rejection to finish, and the outbox names that
 // batches still waiting for their results report hold; and the instance
-// id that names this instance's claim folder.
+// id that names this instance's claim folder; and the checks of batches
+// it lost.
 type Ledger interface {
 	payment.FileLedger
 	// BeginSourceBatch starts a funding-source or verification file's
@@ -189,6 +190,9 @@ type Ledger interface {
 	Batch(id uint64) (*payment.Batch, error)
 	Batches() ([]payment.Batch, error)
 	Instance() string
+	// LostChecks lists the checks reconcile recorded for batches the
+	// ledger lost (lost.go), which a payment file must not pay again.
+	LostChecks() ([]payment.LostCheck, error)
 }
 
 // Job is the pickup job. It remembers, between runs, what it has seen of

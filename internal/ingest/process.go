@@ -166,7 +166,10 @@ func (j *Job) finishRejection(ctx context.Context, rem Remote, o Outcome, h *hel
 	o.Batch, o.Rows, o.Rejected, o.Valid = b.ID, b.Rows, b.Invalid, b.Rows-b.Invalid
 	o.Kind = b.Kind
 	outcome, reason := Rejected, b.Note
-	if b.Invalid == 0 {
+	switch {
+	case strings.HasPrefix(b.Note, lostPrefix):
+		outcome = LostBatch
+	case b.Invalid == 0:
 		outcome, reason = Unreadable, "the file cannot be read as "+fileWord(b.Kind)+": "+b.Note
 	}
 	o, err = j.fail(ctx, rem, o, outcome, h, reason, settleAs{name: path.Base(f.Moved), sha: f.SHA256, batch: b.ID, reports: b.Invalid > 0})
@@ -201,7 +204,10 @@ func (j *Job) load(ctx context.Context, rem Remote, o Outcome, h *held, local st
 	if err != nil {
 		return j.errored(o, abortWith(loader, err))
 	}
-	loader = marked
+	loader, lost, err := j.watchLost(marked, meta)
+	if err != nil {
+		return j.errored(o, abortWith(marked, err))
+	}
 	rej, sum, perr := j.parseFile(local, meta.Name, loader, sources, meta.Kind)
 	defer os.Remove(rej)
 	o.Rows, o.Valid, o.Rejected = sum.Rows, sum.Valid, sum.Invalid
@@ -215,8 +221,14 @@ func (j *Job) load(ctx context.Context, rem Remote, o Outcome, h *held, local st
 		return j.errored(o, fmt.Errorf("read %s: %w", o.File, perr))
 	}
 	rejected := unreadable || sum.Invalid > 0 && (j.opts.OnInvalid != SkipRows || sum.Valid == 0)
+	paid := ""
+	if !unreadable {
+		if paid, err = j.lostRefusal(ctx, rem, lost, meta.SHA256, meta.Size); err != nil {
+			return j.errored(o, abortWith(loader, err))
+		}
+	}
 	dir := j.dayDir()
-	if rejected {
+	if rejected || paid != "" {
 		dir = j.opts.Failed
 	}
 
@@ -255,6 +267,13 @@ func (j *Job) load(ctx context.Context, rem Remote, o Outcome, h *held, local st
 			return j.errored(o, err)
 		}
 		return j.fail(ctx, rem, o, "unreadable", h, "the file cannot be read as "+fileWord(meta.Kind)+": "+ferr.Error(), as)
+	case paid != "":
+		if _, err := loader.Reject(sum.Rows, sum.Invalid, paid); err != nil {
+			return j.errored(o, err)
+		}
+		o, err := j.fail(ctx, rem, o, LostBatch, h, paid, as)
+		redeliver(o)
+		return o, err
 	case rejected:
 		reason := fmt.Sprintf("%d of %d rows are invalid, so nothing in this file was submitted (ingest.on_invalid: %s). "+
 			"Every problem is listed in %s. Fix the file and upload it again.",

@@ -15,6 +15,7 @@ const (
 	Unreadable          Result = "unreadable"            // not a payment file: failed
 	Empty               Result = "empty"                 // stayed at 0 bytes: failed
 	Duplicate           Result = "duplicate"             // content accepted before: failed
+	LostBatch           Result = "lost-batch"            // its payments were made for a batch the ledger lost: failed (lost.go)
 	TooLarge            Result = "too-large"             // over max_file_bytes: failed
 	Waiting             Result = "waiting"               // still arriving, or no .done yet: left for a later run
 	Ignored             Result = "ignored"               // not a regular file: left where it is, never read

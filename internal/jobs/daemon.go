@@ -133,6 +133,9 @@ func (s Scheduled) Reconcile(ctx context.Context) (string, error) {
 	if sum != nil {
 		line = fmt.Sprintf("window %s: %d checks seen, %d status changes, %d unknown, %d missing, %d mismatched, %d stuck, %d in doubt; %s",
 			sum.Window, sum.ChecksSeen, sum.StatusChanges, sum.Unknown, sum.Missing, sum.Mismatched, sum.Stuck, sum.InDoubt, CallsLine(sum))
+		if sum.LostBatch > 0 {
+			line += fmt.Sprintf("; %d checks of batches the ledger lost (lost_batch: real payments, not to void)", sum.LostBatch)
+		}
 		// A failed run's requests count too: they were sent.
 		s.Metrics.ReconcileCalls(sum.Calls)
 		s.Metrics.ReconcileMinCalls(sum.MinCalls)

@@ -95,6 +95,10 @@ type Ledger interface {
 	FileLedger
 	JobLedger
 	PayeeLedger
+	// LostLedger: the checks of batches the ledger lost when its
+	// database went back in time, which reconcile records and ingest
+	// reads.
+	LostLedger
 	// Ping proves the ledger can be read, for /healthz.
 	Ping() error
 	// Path names the ledger for messages (a file, or a database).

@@ -20,7 +20,7 @@ const (
 	KindIncomplete = "incomplete" // the walk could not prove it saw the whole list
 )
 
-var kindOrder = []string{KindMissing, KindUnknown, KindMismatch, KindInDoubt, KindStuck, KindIncomplete, KindHeld, KindAccountChange}
+var kindOrder = []string{KindMissing, KindLostBatch, KindUnknown, KindMismatch, KindInDoubt, KindStuck, KindIncomplete, KindHeld, KindAccountChange}
 
 // What a person should do about each kind, in plain words.
 const (
@@ -88,15 +88,24 @@ func (m *matcher) recheckUnknown() error {
 	return nil
 }
 
-// finish turns what the run learnt into the exception list: unknown
-// checks, rows still in doubt, account changes and an incomplete walk,
+// finish turns what the run learnt into the exception list: checks of a
+// lost batch (recorded in the ledger: lost.go), unknown checks, rows
+// still in doubt, account changes and an incomplete walk,
 // added to the missing, mismatched and stuck ones found along the way.
 // open names the batches with rows not final (passResult).
 func (m *matcher) finish(open map[uint64]bool, walk walkResult) ([]*exception, error) {
+	lost, err := m.lostChecks()
+	if err != nil {
+		return nil, err
+	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	byIdentity := m.twins // made by confirm's pass over the ledger
 	for _, c := range m.unknown {
+		if e, ok := lost[c.ID]; ok {
+			m.excs[KindLostBatch+":"+c.ID] = e
+			continue
+		}
 		e := checkException(KindUnknown, c)
 		e.detail, e.action = "created "+serviceStamp(c.Created)+" by the service's clock; no row of batchd owns it", actionUnknown
 		if ev, ok := m.heard[c.ID]; ok {

@@ -147,6 +147,7 @@ type Summary struct {
 	Resolved      int  // rows in doubt resolved by a listed check
 	StatusChanges int  // status changes recorded in the ledger
 	Unknown       int  // checks batchd did not create
+	LostBatch     int  // checks batchd made for a batch its ledger lost (KindLostBatch)
 	Missing       int  // expected checks the service does not have (404)
 	Mismatched    int  // checks whose amount, number, label or status disagrees with the row
 	Stuck         int  // checks not final after the configured business days

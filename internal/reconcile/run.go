@@ -76,6 +76,8 @@ func (r *Runner) Run(ctx context.Context, w Window) (*Summary, error) {
 		switch e.kind {
 		case KindUnknown:
 			sum.Unknown++
+		case KindLostBatch:
+			sum.LostBatch++
 		case KindMissing:
 			sum.Missing++
 		case KindMismatch:
@@ -93,7 +95,7 @@ func (r *Runner) Run(ctx context.Context, w Window) (*Summary, error) {
 		return sum, fmt.Errorf("reconcile: %w", err)
 	}
 	r.log.Info("reconcile finished", "checks_seen", sum.ChecksSeen, "matched", sum.Matched,
-		"status_changes", sum.StatusChanges, "unknown", sum.Unknown, "missing", sum.Missing,
+		"status_changes", sum.StatusChanges, "unknown", sum.Unknown, "lost_batch", sum.LostBatch, "missing", sum.Missing,
 		"mismatched", sum.Mismatched, "stuck", sum.Stuck, "in_doubt", sum.InDoubt,
 		"pages_read", sum.PagesRead, "passes", sum.Passes, "consistent", sum.Consistent,
 		"plan", sum.Plan, "calls", api.calls(), "min_calls", sum.MinCalls)

@@ -81,7 +81,7 @@ func (d *DB) beginBatch(m payment.FileMeta) (*Loader, error) {
 		inst := string(tx.Bucket(bucketMeta).Get(keyInstance))
 		l.batch = payment.Batch{
 			ID: id, Kind: m.Kind, File: m.Name, SHA256: m.SHA256, Status: payment.BatchLoading,
-			Label:   "batchd-" + inst + "-" + strconv.FormatUint(id, 10),
+			Label:   payment.BatchLabel(inst, id),
 			Created: d.now().UTC(), Counts: map[payment.RowState]int{},
 		}
 		return putBatch(tx, &l.batch)

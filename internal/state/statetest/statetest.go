@@ -111,6 +111,7 @@ var groups = []struct {
 	{"Retention", retentionCases},
 	{"Restore", restoreCases},
 	{"Rewind", rewindCases},
+	{"LostBatches", lostCases},
 	{"Invariants", invariantCases},
 	{"Jobs", jobCases},
 }
