@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -16,6 +17,7 @@ import (
 	"github.com/batchd/batchd/internal/echeck"
 	"github.com/batchd/batchd/internal/money"
 	"github.com/batchd/batchd/internal/payment"
+	"github.com/batchd/batchd/internal/pgtest"
 	"github.com/batchd/batchd/internal/state"
 	"github.com/batchd/batchd/internal/testsshd"
 )
@@ -40,14 +42,48 @@ import (
 // accounts under a longer label that contains the first's, so that only
 // the label tells a check of one file from the same check of the other.
 //
-// Replay a failure with BATCHD_CHAOS_SEED=<seed from the log> (both runs
-// use the seed; -run 'TestChaos/quirks' replays one).
+// Both run on each backend of the ledger (issue 27): bbolt, and
+// PostgreSQL, where each one-shot submit takes the leader lease (a
+// SIGKILLed one leaves it held until it runs out) and the next puts the
+// rows its predecessor left in flight in doubt through the takeover. The
+// two backends run side by side, each mostly waiting on the sandbox's
+// rate and on leases.
+//
+// Replay a failure with BATCHD_CHAOS_SEED=<seed from the log> (every run
+// uses the seed; -run 'TestChaos/postgres/quirks' replays one).
 func TestChaos(t *testing.T) {
 	seed := chaosSeed(t)
-	t.Run("exact", func(t *testing.T) { runChaos(t, seed, chaosRun{rows: chaosRows, minKills: chaosMinKills}) })
-	t.Run("quirks", func(t *testing.T) {
-		runChaos(t, seed, chaosRun{quirks: true, rows: chaosRows, minKills: chaosMinKills})
-	})
+	for _, backend := range []string{"bbolt", "postgres"} {
+		t.Run(backend, func(t *testing.T) {
+			t.Parallel()
+			var pg *pgtest.Server
+			if backend == "postgres" {
+				pg = pgServer(t)
+			}
+			// A PostgreSQL run waits out the killed command's lease
+			// after each kill, mostly idle: its two variants run side by
+			// side, started together rather than through t.Parallel,
+			// whose slots (GOMAXPROCS) bbolt's run already shares.
+			var wg sync.WaitGroup
+			for _, quirks := range []bool{false, true} {
+				run := chaosRun{quirks: quirks, rows: chaosRows, minKills: chaosMinKills}
+				variant := func() {
+					t.Run(map[bool]string{false: "exact", true: "quirks"}[quirks], func(t *testing.T) {
+						if pg != nil {
+							run.dsn = pg.NewDatabase(t)
+						}
+						runChaos(t, seed, run)
+					})
+				}
+				if pg == nil {
+					variant()
+				} else {
+					wg.Go(variant)
+				}
+			}
+			wg.Wait()
+		})
+	}
 }
 
 // TestChaosClocks is TestChaos (issue 17) against a service whose clock
@@ -96,13 +132,15 @@ const (
 
 // chaosRun is one chaos run's set-up: the sandbox's mode, its clock's
 // distance in days from batchd's (--date +N/-N) and time zone (--tz,
-// UTC when empty), and the run's size.
+// UTC when empty), the run's size, and the ledger: bbolt, or the
+// PostgreSQL database dsn names.
 type chaosRun struct {
 	name           string
 	quirks         bool
 	skewDays       int
 	tz             string
 	rows, minKills int
+	dsn            string
 }
 
 func runChaos(t *testing.T, seed uint64, run chaosRun) {
@@ -124,10 +162,11 @@ func runChaos(t *testing.T, seed uint64, run chaosRun) {
 	url := startSandbox(t, args...)
 	dir := t.TempDir()
 	stateDir := filepath.Join(dir, "state")
-	ingestCSV(t, stateDir, chaosFiles(chaosRows, quirks))
+	ledger := chaosLedger{stateDir: stateDir, dsn: run.dsn}
+	ingestInto(t, ledger, chaosFiles(chaosRows, quirks))
 	cfg := writeConfig(t, dir, fmt.Sprintf(`
 state_dir: %s
-log: {format: json}
+%slog: {format: json}
 api:
   base_url: %s
   mode: test
@@ -140,7 +179,7 @@ submit:
   max_attempts: 20
   backoff_max: 500ms
   progress_interval: 1s
-`, stateDir, url))
+`, stateDir, ledger.config(), url))
 
 	// The kills are spread over the whole run, whatever the machine's
 	// speed: each round aims to submit a random share of about
@@ -155,7 +194,7 @@ submit:
 	step := chaosRows / (chaosMinKills + 1)
 	for round := 0; ; round++ {
 		cmd := exec.Command(binary, "submit", "--config", cfg)
-		cmd.Env = append(os.Environ(), "BATCHD_API_KEY="+key)
+		cmd.Env = append(append(os.Environ(), "BATCHD_API_KEY="+key), ledger.env()...)
 		var logs strings.Builder
 		cmd.Stdout, cmd.Stderr = &logs, &logs
 		if err := cmd.Start(); err != nil {
@@ -185,7 +224,7 @@ submit:
 				cmd.Process.Signal(syscall.SIGKILL)
 				<-done
 				kills++
-				inFlight, submitted := rowCounts(t, stateDir)
+				inFlight, submitted := ledger.afterKill(t)
 				if inFlight > 0 {
 					midRequest++
 				}
@@ -232,7 +271,7 @@ submit:
 			return r.Identity().Same(payment.Identity{Label: ch.Label, Number: ch.Number, Amount: ch.Amount})
 		}
 	}
-	assertOneCheckPerRow(t, stateDir, client(t, url, key), chaosRows, same)
+	assertOneCheckPerRowIn(t, ledger, client(t, url, key), chaosRows, same)
 	if asSent > 0 {
 		t.Fatalf("%d checks echo their number with its leading zeros: the sandbox's --quirks did not apply", asSent)
 	}
@@ -295,24 +334,13 @@ func assertServiceSkew(t *testing.T, stateDir string, run chaosRun) {
 	}
 }
 
-// rowCounts opens the ledger (no batchd may be running) and counts the
-// rows in flight and the rows submitted.
+// rowCounts opens the bbolt ledger in stateDir (no batchd may be
+// running) and counts the rows in flight and the rows submitted.
 func rowCounts(t *testing.T, stateDir string) (inFlight, submitted int) {
 	t.Helper()
-	db, err := state.Open(stateDir, state.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	db := chaosLedger{stateDir: stateDir}.open(t)
 	defer db.Close()
-	bs, err := db.Batches()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, b := range bs {
-		inFlight += b.Counts[payment.InFlight]
-		submitted += b.Counts[payment.Submitted]
-	}
-	return inFlight, submitted
+	return ledgerCounts(t, db)
 }
 
 // chaosFiles returns two payment files of n/2 rows each. The second
@@ -370,11 +398,17 @@ func chaosFiles(n int, quirks bool) map[string]string {
 	return files
 }
 
-// ingestCSV loads payment files into the ledger in stateDir as production
-// does: each file is dropped, with its .done marker, into the inbox of a
-// real sshd, and one `batchd ingest` process picks them up. Every file
-// must be accepted whole.
+// ingestCSV loads payment files into the bbolt ledger in stateDir as
+// production does: each file is dropped, with its .done marker, into the
+// inbox of a real sshd, and one `batchd ingest` process picks them up.
+// Every file must be accepted whole.
 func ingestCSV(t *testing.T, stateDir string, files map[string]string) {
+	t.Helper()
+	ingestInto(t, chaosLedger{stateDir: stateDir}, files)
+}
+
+// ingestInto is ingestCSV into either backend's ledger.
+func ingestInto(t *testing.T, ledger chaosLedger, files map[string]string) {
 	t.Helper()
 	sshd := testsshd.Start(t)
 	for name, body := range files {
@@ -386,14 +420,14 @@ func ingestCSV(t *testing.T, stateDir string, files map[string]string) {
 	}
 	cfg := writeConfig(t, t.TempDir(), fmt.Sprintf(`
 state_dir: %s
-api: {base_url: "http://127.0.0.1:1", mode: test}
+%sapi: {base_url: "http://127.0.0.1:1", mode: test}
 sftp: {address: %s, user: %s, identity_file: %s, known_hosts: %s,
        inbox: %s/inbox, archive: %s/archive, failed: %s/failed, outbox: %s/outbox}
 ingest: {done_marker: true, stable_for: 0s}
-`, stateDir, sshd.Addr, sshd.User, sshd.IdentityFile, sshd.KnownHosts,
+`, ledger.stateDir, ledger.config(), sshd.Addr, sshd.User, sshd.IdentityFile, sshd.KnownHosts,
 		sshd.Root, sshd.Root, sshd.Root, sshd.Root))
 	cmd := exec.Command(binary, "ingest", "--config", cfg)
-	cmd.Env = append(os.Environ(), "BATCHD_API_KEY=sk_test_ingest_0123456789abcdef")
+	cmd.Env = append(append(os.Environ(), "BATCHD_API_KEY=sk_test_ingest_0123456789abcdef"), ledger.env()...)
 	var stdout, stderr strings.Builder
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	if err := cmd.Run(); err != nil {
@@ -437,9 +471,15 @@ func loadRows(t *testing.T, stateDir string, n int) {
 }
 
 // assertOneCheckPerRow checks exactly-once: the service holds exactly n
-// checks, each row maps to a distinct one that is the row's by same, and
-// no row is in doubt or pending.
+// checks, each row of the bbolt ledger in stateDir maps to a distinct one
+// that is the row's by same, and no row is in doubt or pending.
 func assertOneCheckPerRow(t *testing.T, stateDir string, c *echeck.Client, n int, same func(*payment.Row, echeck.Check) bool) {
+	t.Helper()
+	assertOneCheckPerRowIn(t, chaosLedger{stateDir: stateDir}, c, n, same)
+}
+
+// assertOneCheckPerRowIn is assertOneCheckPerRow on either backend.
+func assertOneCheckPerRowIn(t *testing.T, ledger chaosLedger, c *echeck.Client, n int, same func(*payment.Row, echeck.Check) bool) {
 	t.Helper()
 	checks := allChecks(t, c)
 	byID := map[string]echeck.Check{}
@@ -449,10 +489,7 @@ func assertOneCheckPerRow(t *testing.T, stateDir string, c *echeck.Client, n int
 	if len(checks) != n || len(byID) != n {
 		t.Fatalf("the service holds %d checks (%d distinct); want exactly %d", len(checks), len(byID), n)
 	}
-	db, err := state.Open(stateDir, state.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	db := ledger.open(t)
 	defer db.Close()
 	assertRowsOwnChecks(t, db, byID, n, same)
 }

@@ -283,6 +283,11 @@ func (d *DB) pruneTx(b *payment.Batch, before time.Time, digest uint64, kind row
 		if cur.Status != b.Status || cur.OpenRows() > 0 {
 			return errPruneChanged
 		}
+		// Only a declared prune may remove a check or source id: the
+		// database refuses it elsewhere (kv.Tx DeclarePrune).
+		if err := tx.DeclarePrune(); err != nil {
+			return err
+		}
 		rows, owners := tx.Bucket(kind.rows), tx.Bucket(kind.owners)
 		open, track := tx.Bucket(kind.open), tx.Bucket(kind.track)
 		dg := newPruneDigest()

@@ -69,6 +69,19 @@ func (t tx) CreateBucketIfNotExists(name []byte) (kv.Bucket, error) {
 
 func (t tx) DeleteBucket(name []byte) error { return t.t.DeleteBucket(name) }
 
+// DeclarePrune does nothing in a write transaction: a bbolt file has one
+// writer, batchd, whose rules (internal/state index and indexSource)
+// already refuse a check or funding-source id taken by another row; the
+// database-side guard the declaration lifts exists only on PostgreSQL,
+// where other code may write the tables. It fails in a read transaction,
+// as kv requires.
+func (t tx) DeclarePrune() error {
+	if !t.t.Writable() {
+		return bbolt.ErrTxNotWritable
+	}
+	return nil
+}
+
 func (t tx) ForEachBucket(fn func(name []byte) error) error {
 	return t.t.ForEach(func(name []byte, _ *bbolt.Bucket) error { return fn(name) })
 }

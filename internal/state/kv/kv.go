@@ -56,6 +56,14 @@ type Tx interface {
 	Bucket(name []byte) Bucket
 	CreateBucketIfNotExists(name []byte) (Bucket, error)
 	DeleteBucket(name []byte) error
+	// DeclarePrune declares this write transaction a prune: it may remove
+	// the keys that name a check's or a funding source's owner (buckets
+	// checks and src_ids). A store that guards ownership itself
+	// (PostgreSQL) refuses such a removal in any other transaction, so
+	// that a delete and a new insert cannot move an id to another row; a
+	// store with no such guard (bbolt) accepts the call and does nothing.
+	// It fails in a read-only transaction.
+	DeclarePrune() error
 	// ForEachBucket calls fn with every bucket's name, in order.
 	ForEachBucket(fn func(name []byte) error) error
 	// OnCommit runs fn after the transaction commits (never after a

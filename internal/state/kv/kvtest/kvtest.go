@@ -37,6 +37,7 @@ func Run(t *testing.T, open func(t *testing.T) kv.Store) {
 		{"Batch", testBatch},
 		{"UpdateUnfenced", testUnfenced},
 		{"ReleaseKeepsReads", testRelease},
+		{"DeclarePrune", testDeclarePrune},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
