@@ -300,8 +300,16 @@ func (d *DB) initSchema(tx kv.Tx) error {
 	return nil
 }
 
-// Path is the database file's path.
-func (d *DB) Path() string { return d.path }
+// Path names the ledger for messages: the database file's path, or the
+// server a shared ledger is on.
+func (d *DB) Path() string {
+	if d.bolt == nil && d.store != nil {
+		// A shared store names the server its last transaction reached:
+		// after a failover, not the one the ledger was opened on.
+		return d.store.Name()
+	}
+	return d.path
+}
 
 // Instance is a short random identifier of this ledger, made when it was
 // created. It goes into the labels batchd assigns, so that two
@@ -449,7 +457,7 @@ func (d *DB) fail(op string, err error) error {
 	if pe, ok := err.(*fs.PathError); ok && pe.Path == d.path {
 		err = fmt.Errorf("%s: %w", pe.Op, pe.Err)
 	}
-	return &payment.LedgerError{Op: op, Path: d.path, Err: err}
+	return &payment.LedgerError{Op: op, Path: d.Path(), Err: err}
 }
 
 // recoverDamage turns a panic inside bbolt, which is how it meets a
@@ -458,7 +466,7 @@ func (d *DB) fail(op string, err error) error {
 // transaction back on its way out.
 func (d *DB) recoverDamage(op string, err *error) {
 	if r := recover(); r != nil {
-		*err = &payment.LedgerError{Op: op, Path: d.path, Err: damagedErr(fmt.Sprint(r))}
+		*err = &payment.LedgerError{Op: op, Path: d.Path(), Err: damagedErr(fmt.Sprint(r))}
 	}
 }
 

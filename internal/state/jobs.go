@@ -55,7 +55,7 @@ func (d *DB) RecordSuccess(job string, at time.Time) error {
 func (d *DB) Ping() error {
 	return d.view(func(tx kv.Tx) error {
 		if tx.Bucket(bucketMeta) == nil {
-			return fmt.Errorf("state %s: meta bucket missing", d.path)
+			return fmt.Errorf("state %s: meta bucket missing", d.Path())
 		}
 		return nil
 	})

@@ -76,11 +76,11 @@ func (f fileLeader) Resign(context.Context) error               { return nil }
 func (d *DB) Lead(ctx context.Context, ttl time.Duration) (LeaderInfo, error) {
 	li, err := d.elector.TryLead(ctx, d.holder, ttl)
 	if err != nil {
-		return LeaderInfo{}, fmt.Errorf("take the leader lease of %s: %w", d.path, err)
+		return LeaderInfo{}, fmt.Errorf("take the leader lease of %s: %w", d.Path(), err)
 	}
 	if !li.Self {
 		if err := d.Refresh(); err != nil {
-			return li, fmt.Errorf("read the write count of %s: %w", d.path, err)
+			return li, fmt.Errorf("read the write count of %s: %w", d.Path(), err)
 		}
 	}
 	return li, nil
@@ -90,7 +90,7 @@ func (d *DB) Lead(ctx context.Context, ttl time.Duration) (LeaderInfo, error) {
 func (d *DB) Leader(ctx context.Context) (LeaderInfo, error) {
 	li, err := d.elector.Leader(ctx)
 	if err != nil {
-		return LeaderInfo{}, fmt.Errorf("read the leader lease of %s: %w", d.path, err)
+		return LeaderInfo{}, fmt.Errorf("read the leader lease of %s: %w", d.Path(), err)
 	}
 	return li, nil
 }
@@ -98,7 +98,7 @@ func (d *DB) Leader(ctx context.Context) (LeaderInfo, error) {
 // Resign implements Leadership.
 func (d *DB) Resign(ctx context.Context) error {
 	if err := d.elector.Resign(ctx); err != nil {
-		return fmt.Errorf("resign the leader lease of %s: %w", d.path, err)
+		return fmt.Errorf("resign the leader lease of %s: %w", d.Path(), err)
 	}
 	return nil
 }

@@ -17,15 +17,15 @@ import (
 // marker. Faults are in the report; an error means the ledger could not
 // be read at all.
 func (d *DB) Check() (*Report, error) {
-	r := &Report{Path: d.path, ByState: map[payment.RowState]int{}}
+	r := &Report{Path: d.Path(), ByState: map[payment.RowState]int{}}
 	err := d.view(func(tx kv.Tx) error {
 		return guarded(func() error { return r.invariants(tx) })
 	})
 	if err != nil {
-		return nil, fmt.Errorf("check %s: %w", d.path, err)
+		return nil, fmt.Errorf("check %s: %w", d.Path(), err)
 	}
 	if r.Restored, err = d.Restored(); err != nil {
-		return nil, fmt.Errorf("check %s: %w", d.path, err)
+		return nil, fmt.Errorf("check %s: %w", d.Path(), err)
 	}
 	return r, nil
 }
@@ -49,7 +49,7 @@ const copyChunk = 2000
 // after the copy (`batchd migrate-state` says so). It writes through
 // dst's unfenced path: no instance leads a ledger being made.
 func (d *DB) CopyTo(ctx context.Context, dst kv.Store) (*CopyReport, error) {
-	rep := &CopyReport{From: d.path, To: dst.Name(), Buckets: map[string]int{}}
+	rep := &CopyReport{From: d.Path(), To: dst.Name(), Buckets: map[string]int{}}
 	if err := refuseNonEmpty(dst); err != nil {
 		return nil, err
 	}
@@ -62,16 +62,16 @@ func (d *DB) CopyTo(ctx context.Context, dst kv.Store) (*CopyReport, error) {
 		})
 	})
 	if err != nil {
-		return rep, fmt.Errorf("copy %s to %s: %w", d.path, dst.Name(), err)
+		return rep, fmt.Errorf("copy %s to %s: %w", d.Path(), dst.Name(), err)
 	}
 	if err := d.view(func(src kv.Tx) error { return sameStores(src, dst) }); err != nil {
-		return rep, fmt.Errorf("copy %s to %s: verify: %w", d.path, dst.Name(), err)
+		return rep, fmt.Errorf("copy %s to %s: verify: %w", d.Path(), dst.Name(), err)
 	}
 	// The copy is not the source's database gone back in time: its first
 	// write records its own origin (rewind.go).
 	err = dst.UpdateUnfenced(func(tx kv.Tx) error { return tx.Bucket(bucketMeta).Delete(keyOrigin) })
 	if err != nil {
-		return rep, fmt.Errorf("copy %s to %s: forget the source's origin: %w", d.path, dst.Name(), err)
+		return rep, fmt.Errorf("copy %s to %s: forget the source's origin: %w", d.Path(), dst.Name(), err)
 	}
 	return rep, nil
 }

@@ -34,7 +34,7 @@ func OpenStore(store kv.Store, elector Elector, opts Options) (*DB, error) {
 	}
 	d.mark.last = f
 	if err := guarded(func() error { return d.store.UpdateUnfenced(d.initSchema) }); err != nil {
-		return nil, fmt.Errorf("open state %s: %w", d.path, err)
+		return nil, fmt.Errorf("open state %s: %w", d.Path(), err)
 	}
 	return d, nil
 }
@@ -64,27 +64,27 @@ func (d *DB) TakeOver() (TakeOverReport, error) {
 	var rep TakeOverReport
 	rw, err := d.recoverRewind()
 	if err != nil {
-		return rep, fmt.Errorf("take over %s: %w", d.path, err)
+		return rep, fmt.Errorf("take over %s: %w", d.Path(), err)
 	}
 	rep.Rewind = rw
 	// Another instance may have restored the ledger, and so renamed it,
 	// since this one opened it.
 	inst, _, err := d.writes()
 	if err != nil {
-		return rep, fmt.Errorf("take over %s: %w", d.path, err)
+		return rep, fmt.Errorf("take over %s: %w", d.Path(), err)
 	}
 	d.setInstance(inst)
 	if err := d.discardLoading(); err != nil {
-		return rep, fmt.Errorf("take over %s: discard half-loaded batches: %w", d.path, err)
+		return rep, fmt.Errorf("take over %s: discard half-loaded batches: %w", d.Path(), err)
 	}
 	n, err := d.RecoverInFlight()
 	if err != nil {
-		return rep, fmt.Errorf("take over %s: %w", d.path, err)
+		return rep, fmt.Errorf("take over %s: %w", d.Path(), err)
 	}
 	k, err := d.RecoverSourcesInFlight()
 	rep.InDoubt = n + k
 	if err != nil {
-		return rep, fmt.Errorf("take over %s: %w", d.path, err)
+		return rep, fmt.Errorf("take over %s: %w", d.Path(), err)
 	}
 	return rep, nil
 }

@@ -162,11 +162,11 @@ func (d *DB) MarkRestored(at time.Time, from string) (*RestoreMark, error) {
 	// origin, or lost writes, which the guard would refuse.
 	n, err := d.suspectAll(d.recovery, at, now.Add(d.sendWindow), "restored from a snapshot taken at "+at.UTC().Format(time.RFC3339))
 	if err != nil {
-		return nil, fmt.Errorf("mark %s restored: %w", d.path, err)
+		return nil, fmt.Errorf("mark %s restored: %w", d.Path(), err)
 	}
 	mark.RowsInDoubt = n
 	if err := d.finishRestore(d.recovery, &mark, 0); err != nil {
-		return nil, fmt.Errorf("mark %s restored: %w", d.path, err)
+		return nil, fmt.Errorf("mark %s restored: %w", d.Path(), err)
 	}
 	d.replaced(mark)
 	return &mark, nil
