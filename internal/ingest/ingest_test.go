@@ -131,7 +131,10 @@ func TestSameFileTwiceIsNotIngestedAgain(t *testing.T) {
 		if r.pendingRows() != 2 || len(r.batches()) != 1 {
 			t.Fatalf("duplicate ingested: %d pending rows, %d batches", r.pendingRows(), len(r.batches()))
 		}
-		mustContain(t, r.read("failed/tuesday.csv.error.txt"), `already ingested as "monday.csv"`, "batch 1")
+		// It names the earlier file and its date, and the way forward for
+		// a file sent again on purpose.
+		mustContain(t, r.read("failed/tuesday.csv.error.txt"), `already ingested as "monday.csv" on 20`, "batch 1",
+			"nothing in it was sent", "give every row a new check number")
 		// The second monday.csv did not overwrite anything: it sits in failed.
 		if got := r.files("failed"); !contains(got, "monday.csv") || len(r.files("archive")) != 1 {
 			t.Fatalf("failed %v", got)

@@ -130,9 +130,21 @@ func (j *Job) known(ctx context.Context, rem Remote, o Outcome, h *held, f *paym
 		j.log.Info("finished an interrupted pickup", "file", o.File, "batch", f.BatchID, "from", h.path, "moved_to", to)
 		return o, nil
 	}
-	reason := fmt.Sprintf("duplicate: the same content was already ingested as %q on %s (batch %d); it was not ingested again",
-		f.Name, f.Seen.In(j.opts.Location).Format("2006-01-02 15:04 MST"), f.BatchID)
+	reason := fmt.Sprintf("duplicate: the same content was already ingested as %q on %s (batch %d); it was not ingested again, and nothing in it was sent. %s",
+		f.Name, f.Seen.In(j.opts.Location).Format("2006-01-02 15:04 MST"), f.BatchID, sendAgainAdvice(j.batchKind(f.BatchID)))
 	return j.fail(ctx, rem, o, Duplicate, h, reason, settleAs{})
+}
+
+// sendAgainAdvice says how a file sent again on purpose (a monthly
+// payroll with the same rows) can be made to go through: batchd refuses
+// the same content twice, and the same check number twice, so a copy is
+// paid only once it is changed where it must be.
+func sendAgainAdvice(kind payment.BatchKind) string {
+	if kind == payment.KindPayments {
+		return "If these payments must really be made again (next month's run of the same file), give every row a new check number " +
+			"(the number column; or leave it empty for batchd to number the checks, and change the memo) and upload the file again"
+	}
+	return "If these rows must really be sent again, change the file (the rows to send again, only) and upload it again"
 }
 
 // batchKind is the kind of a batch the ledger has, for an Outcome; a
