@@ -67,7 +67,7 @@ func TestRejectFilePolicy(t *testing.T) {
 		}
 		mustContain(t, r.read("failed/pay.csv.error.txt"), "1 of 2 rows are invalid", "pay.csv.rejects.csv")
 		rep := r.read("outbox/pay.csv.rejects.csv")
-		mustContain(t, rep, `"line","column","value","message"`, `"3","amount","'-5"`)
+		mustContain(t, rep, `"line","column","value","message"`, `"3","amount","-5"`)
 		if local, _ := filepath.Glob(filepath.Join(r.opts.ReportsDir, "rejects", "*pay.csv.rejects.csv")); len(local) != 1 {
 			t.Fatal("no local copy of the rejects report")
 		}

@@ -64,6 +64,6 @@ func TestWarningsInRejects(t *testing.T) {
 		}
 		mustContain(t, r.read("outbox/pay.csv.rejects.csv"),
 			`"2","name","?ukasz Nowak","has a ""?"" where a letter should be`, `"CSV UTF-8"" so that names keep their letters","warning"`,
-			`"3","amount","'-5","must be greater than 0","error"`)
+			`"3","amount","-5","must be greater than 0","error"`)
 	})
 }

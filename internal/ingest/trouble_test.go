@@ -153,7 +153,7 @@ func TestRefusedFilesOfOneNameKeepTheirReports(t *testing.T) {
 			t.Fatalf("failed %v, want %v", got, want)
 		}
 		mustContain(t, r.read("failed/pay-1.csv.error.txt"), "pay-1.csv.rejects.csv")
-		if n := strings.Count(r.read("outbox/pay-1.csv.rejects.csv"), "'-5"); n != 2 {
+		if n := strings.Count(r.read("outbox/pay-1.csv.rejects.csv"), `"amount","-5"`); n != 2 {
 			t.Fatalf("pay-1.csv.rejects.csv lists %d bad rows, want the second file's 2", n)
 		}
 		// Fixed, the file is accepted under a name no report bears.

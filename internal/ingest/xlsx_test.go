@@ -49,7 +49,7 @@ func TestXLSXFiles(t *testing.T) {
 		}
 		// The rejects report names the cell; its line is the sheet's row.
 		mustContain(t, r.read("outbox/rows.xlsx.rejects.csv"), `"line","column","value","message","severity","cell"`,
-			`"3","amount","'-5","must be greater than 0","error","A3"`)
+			`"3","amount","-5","must be greater than 0","error","A3"`)
 		mustContain(t, r.read("failed/numbers.xlsx.error.txt"), "cell C2, column bank_account: is a number cell",
 			"Format the column as Text")
 		mustContain(t, r.read("failed/misnamed.csv.error.txt"), "rename it to .xlsx")

@@ -84,7 +84,7 @@ func Safe(s string) string {
 		s = strings.ToValidUTF8(s, "\uFFFD")
 	}
 	t := strings.TrimLeft(s, " ")
-	if t == "" {
+	if t == "" || plainNumber(s) {
 		return s
 	}
 	r, _ := utf8.DecodeRuneInString(t)
@@ -93,6 +93,30 @@ func Safe(s string) string {
 		return "'" + s
 	}
 	return s
+}
+
+// plainNumber reports whether s is a plain decimal number with a sign
+// (-50.00, +3): a spreadsheet reads it as that number, never as a
+// formula, so it is shown as it was typed. Anything more (-2+3, 1e5, a
+// space) is not one, and is guarded.
+func plainNumber(s string) bool {
+	if len(s) < 2 || s[0] != '-' && s[0] != '+' {
+		return false
+	}
+	whole, frac, dot := strings.Cut(s[1:], ".")
+	return digits(whole) && (!dot || digits(frac))
+}
+
+func digits(s string) bool {
+	if s == "" {
+		return false
+	}
+	for _, c := range []byte(s) {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	return true
 }
 
 // WriteFile writes a report to path atomically: it writes a temporary file

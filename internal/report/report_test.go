@@ -5,6 +5,7 @@ import (
 	"encoding/csv"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -14,6 +15,13 @@ func TestSafe(t *testing.T) {
 		"=1+1":                 "'=1+1",
 		"+SUM(A1)":             "'+SUM(A1)",
 		"-2+3":                 "'-2+3",
+		"-50.00":               "-50.00",
+		"+3":                   "+3",
+		"-":                    "'-",
+		"-.5":                  "'-.5",
+		"-5.":                  "'-5.",
+		"-1e5":                 "'-1e5",
+		" -5":                  "' -5",
 		"@cmd":                 "'@cmd",
 		"\t=1":                 "'\t=1",
 		"\r=1":                 "'\r=1",
@@ -96,8 +104,13 @@ func FuzzSafe(f *testing.F) {
 	f.Fuzz(func(t *testing.T, s string) {
 		out := Safe(s)
 		trim := strings.TrimLeft(out, " ")
-		if trim != "" && strings.ContainsRune("=+-@\t\r\n＝＋－＠", []rune(trim)[0]) {
-			t.Fatalf("Safe(%q) = %q still starts with a formula character", s, out)
+		if trim != "" && strings.ContainsRune("=+-@\t\r\n＝＋－＠", []rune(trim)[0]) && !plainNumber(out) {
+			t.Fatalf("Safe(%q) = %q still starts with a formula character and is no plain number", s, out)
+		}
+		if plainNumber(out) {
+			if _, err := strconv.ParseFloat(out, 64); err != nil || out != s {
+				t.Fatalf("Safe(%q) = %q passed as a plain number, which it is not", s, out)
+			}
 		}
 	})
 }

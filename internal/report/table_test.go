@@ -111,7 +111,9 @@ func TestCSVIsUnchanged(t *testing.T) {
 	if !bytes.Equal(a, b) {
 		t.Fatalf("CSV differs:\n%q\n%q", a, b)
 	}
-	if !strings.Contains(string(b), `"'=HYPERLINK(""http://evil"",""x"")"`) || !strings.Contains(string(b), `"'+1"`) {
+	// Formulas are guarded; a plain signed number (+1) is a number, not a
+	// formula, and is shown as typed.
+	if !strings.Contains(string(b), `"'=HYPERLINK(""http://evil"",""x"")"`) || !strings.Contains(string(b), `"'-2+3"`) || !strings.Contains(string(b), `,"+1",`) {
 		t.Fatalf("formula protection lost: %s", b)
 	}
 	rec, err := sample.CSVRecord(sampleRows[0]...)

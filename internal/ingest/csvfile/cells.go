@@ -78,9 +78,21 @@ func LostLetters(s string, name bool) bool { return lossyText(s, name) }
 // LostLettersMessage is the Warning on a cell for which LostLetters holds.
 const LostLettersMessage = lossyMessage
 
-// MaskAccount is an account or routing number as a Finding shows it:
-// "****6789" (redact.Account), valid UTF-8.
+// MaskAccount is an account number as a Finding shows it: "****6789"
+// (redact.Account), valid UTF-8.
 func MaskAccount(s string) string { return strings.ToValidUTF8(redact.Account(s), "") }
+
+// ShowRouting is a routing-number cell as a Finding shows it. A routing
+// number is public (it names a bank, and is printed on every check), so
+// one with a routing number's shape, nine digits, is shown as typed, for
+// the person fixing the file to see the typo; anything else in that
+// column may be an account number in the wrong column, and is masked.
+func ShowRouting(s string) string {
+	if len(s) == 9 && strings.Trim(s, "0123456789") == "" {
+		return s
+	}
+	return MaskAccount(s)
+}
 
 // Clip cuts a cell to the 64 characters a Finding repeats, marking the cut
 // with "…".

@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"hash/maphash"
+	"slices"
 
 	"github.com/batchd/batchd/internal/money"
 	"github.com/batchd/batchd/internal/payment"
@@ -82,7 +83,7 @@ func (v *validator) duplicates() {
 	case c[colNumber] == "" && formed && !bad[colAuthorizationDate]:
 		key := v.dup.sum(amount, src, a, b, c[colAuthorizationDate])
 		if first, seen := v.dup.payments[key]; seen {
-			v.addRow(v.paymentValue(), fmt.Sprintf("same payment as line %d (same %s, amount and authorization_date, and no check number)", first, src))
+			v.addRow(v.paymentValue(), fmt.Sprintf("same payment as line %d (same %s, %s, and no check number)", first, src, v.dupSame()))
 		} else {
 			v.dup.payments[key] = line32(v.line)
 		}
@@ -117,4 +118,14 @@ func (v *validator) paymentValue() string {
 	}
 	amount, _ := money.Parse(c[colAmount])
 	return src + " " + amount.String()
+}
+
+// dupSame names what else two rows without a check number share when one
+// repeats the other: the authorization_date too only when the file has
+// that column, so that the message names only columns the file has.
+func (v *validator) dupSame() string {
+	if slices.Contains(v.fields, colAuthorizationDate) {
+		return "amount and authorization_date"
+	}
+	return "amount"
 }

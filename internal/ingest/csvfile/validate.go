@@ -249,7 +249,9 @@ func shownValue(col int, s string) string {
 	switch {
 	case s == "":
 		return EmptyValue
-	case col == colBankAccount, col == colBankRouting:
+	case col == colBankRouting:
+		return ShowRouting(s)
+	case col == colBankAccount:
 		return MaskAccount(s)
 	case col == colToken:
 		return redact.Secret(s)

@@ -96,7 +96,7 @@ func TestSourceRules(t *testing.T) {
 		{name: "long phone", row: src(map[string]string{"phone": strings.Repeat("5", 21)}),
 			where: []string{"2:phone"}, msg: "must be at most 20 characters (has 21)"},
 		{name: "routing checksum", row: src(map[string]string{"routing_number": "121000359"}),
-			where: []string{"2:routing_number"}, msg: "is not a valid ABA routing number (checksum or first two digits)", value: "****0359"},
+			where: []string{"2:routing_number"}, msg: "is not a valid ABA routing number (checksum or first two digits)", value: "121000359"},
 		{name: "routing letters", row: src(map[string]string{"routing_number": "12100035x"}),
 			where: []string{"2:routing_number"}, msg: "must be exactly 9 digits", value: "****035x"},
 		{name: "routing scientific", row: src(map[string]string{"routing_number": "1.21E+08"}),

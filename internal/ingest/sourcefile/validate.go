@@ -145,13 +145,16 @@ func (v *validator) addRow(value, msg string) {
 }
 
 // shown is a cell as a Finding may repeat it: csvfile.EmptyValue for an
-// empty cell, the account and routing numbers masked as a payment file's
-// are, the processor token never shown (redact.Secret: its length only).
+// empty cell, the account number masked and the routing number shown as
+// a payment file's are, the processor token never shown (redact.Secret:
+// its length only).
 func shown(c column, s string) string {
 	switch {
 	case s == "":
 		return csvfile.EmptyValue
-	case c == colRouting, c == colAccount:
+	case c == colRouting:
+		return csvfile.ShowRouting(s)
+	case c == colAccount:
 		return csvfile.MaskAccount(s)
 	case c == colToken:
 		return redact.Secret(s)

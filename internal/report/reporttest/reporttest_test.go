@@ -86,8 +86,8 @@ func TestCheckCatches(t *testing.T) {
 	}
 }
 
-// TestCheckNegativeAmount: a negative amount is text in the CSV ('-0.05,
-// quoted against formula injection) and a number in the XLSX; Check
+// TestCheckNegativeAmount: a negative amount is the plain number in the
+// CSV (-0.05: a number, never a formula) and a number in the XLSX; Check
 // takes them as the same amount.
 func TestCheckNegativeAmount(t *testing.T) {
 	dir := t.TempDir()
