@@ -258,7 +258,7 @@ func CanDeliver(err error) bool {
 // the SFTP outbox when one is configured.
 func (e *Env) DeliverResults(ctx context.Context) ([]string, error) {
 	dir, formats := filepath.Join(e.ReportsDir(), "results"), ReportFormats(e.Cfg)
-	return e.deliver(ctx, "results", func(ctx context.Context, out report.Destination) ([]string, error) {
+	return e.deliver(ctx, func(ctx context.Context, out report.Destination) ([]string, error) {
 		return submit.DeliverResults(ctx, e.DB, dir, out, formats)
 	})
 }
