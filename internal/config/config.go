@@ -144,7 +144,8 @@ type SFTPConfig struct {
 	// Claim is the parent of the claim folders: a file is renamed into
 	// <claim>/<instance>/ (instance is the ledger's id) before it is
 	// downloaded, so that no other batchd takes it. Empty means
-	// <inbox>/.batchd.
+	// <inbox>/.batchd (<inbox>/batchd-claims unless TempUpload is dot:
+	// ingest.Options.NoDotNames).
 	Claim string `yaml:"claim"`
 	// Backups is the folder snapshots are uploaded to when
 	// backup.upload is true.
