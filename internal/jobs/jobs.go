@@ -151,9 +151,10 @@ func (e *Env) ingestOptions() ingest.Options {
 	c := e.Cfg
 	return ingest.Options{
 		Inbox: c.SFTP.Inbox, Archive: c.SFTP.Archive, Failed: c.SFTP.Failed, Outbox: c.SFTP.Outbox,
-		Claim: c.SFTP.Claim, Instance: e.DB.Instance(), // the ledger's id names this instance's claim folder ClaimTimeout: c.Ingest.ClaimTimeout.Std(),
-		NoDotNames: c.SFTP.TempUpload != config.TempUploadDot,
-		Pattern:    c.Ingest.Pattern, StableFor: c.Ingest.StableFor.Std(), MaxWait: c.Ingest.MaxWait.Std(), DoneMarker: c.Ingest.DoneMarker,
+		Claim: c.SFTP.Claim, Instance: e.DB.Instance(), // the ledger's id names this instance's claim folder
+		ClaimTimeout: c.Ingest.ClaimTimeout.Std(),
+		NoDotNames:   c.SFTP.TempUpload != config.TempUploadDot,
+		Pattern:      c.Ingest.Pattern, StableFor: c.Ingest.StableFor.Std(), MaxWait: c.Ingest.MaxWait.Std(), DoneMarker: c.Ingest.DoneMarker,
 		OnInvalid: c.Ingest.OnInvalid, IgnoreColumns: c.Ingest.IgnoreColumns, MaxFileBytes: c.Ingest.MaxFileBytes,
 		Delimiter: c.Ingest.Delimiter, Sheet: c.Ingest.Sheet, TestMode: c.API.Mode == config.ModeTest, Location: c.Location(),
 		SpoolDir: filepath.Join(c.StateDir, "spool"), ReportsDir: e.ReportsDir(), Logger: e.Log,
