@@ -122,6 +122,18 @@ func templateStyles(f *excelize.File) (templateStyle, error) {
 	return s, nil
 }
 
+// TemplateKind is the kind a name typed on the command line means, and
+// that kind's name as TemplateKinds spells it: the plural ("payments") or
+// the singular ("payment"), as a person types either.
+func TemplateKind(name string) (kind payment.BatchKind, canonical string, ok bool) {
+	for _, n := range []string{name, name + "s"} {
+		if k, ok := TemplateKinds[n]; ok {
+			return k, n, true
+		}
+	}
+	return kind, "", false
+}
+
 // TemplateKindNames lists the kinds, for messages: "payments,
 // funding-sources, verifications".
 func TemplateKindNames() string {
