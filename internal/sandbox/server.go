@@ -318,6 +318,9 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if !ep.sandbox && !s.admit(sw, ks, r) {
 		return
 	}
+	if ep.sandbox {
+		r = controlRequest(r)
+	}
 	if aerr := ep.handler(sw, r, ks, arg); aerr != nil {
 		writeError(sw, aerr)
 	}
