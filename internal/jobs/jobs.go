@@ -54,6 +54,9 @@ type Env struct {
 	hooks  Hooks
 	ingest *ingest.Job // keeps what it has seen of inbox files between runs
 	now    func() time.Time
+	// sftp is shared by every run's SFTP client, so that "sftp connected"
+	// is at info only on a change (remote.Presence).
+	sftp remote.Presence
 }
 
 // Hooks are optional observers the daemon attaches.
@@ -186,6 +189,7 @@ func (e *Env) Dial(ctx context.Context) (*remote.Client, error) {
 	return remote.Dial(ctx, remote.Options{
 		Address: c.Address, User: c.User, IdentityFile: c.IdentityFile, KnownHosts: c.KnownHosts,
 		DialTimeout: c.DialTimeout.Std(), Keepalive: c.Keepalive.Std(), TempUpload: c.TempUpload, Logger: e.Log,
+		Presence: &e.sftp,
 	})
 }
 

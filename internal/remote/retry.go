@@ -192,6 +192,7 @@ func (c *Client) redial(ctx context.Context) (*conn, error) {
 		cn    *conn
 		tries int
 	)
+	c.opts.Presence.failed() // the connection was lost: its successor is news
 	p := c.redials
 	p.Notify = func(err error, wait time.Duration) {
 		c.log.Warn("sftp reconnect failed", "attempt", tries, "retry_in", wait, "error", err)
