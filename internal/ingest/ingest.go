@@ -111,6 +111,13 @@ type Options struct {
 	// with NoDotNames). It must be on the inbox's file system (claims are
 	// renames) and hold nothing else.
 	Claim string
+	// SubmitRate (api.rate, rows a second) and SubmitTimeout
+	// (schedule.submit_timeout) tell how many submit runs a payment
+	// file's rows take: an accepted file that needs more than one is
+	// warned of (slowFileNote). Zero: no warning.
+	SubmitRate    float64
+	SubmitTimeout time.Duration
+
 	// NoDotNames: the server refuses names starting with a dot
 	// (sftp.temp_upload is not dot), so no folder batchd creates there
 	// has one (claimnames.go).

@@ -10,8 +10,8 @@ import (
 	"github.com/batchd/batchd/internal/ledgertest"
 )
 
-// TestIngestOptionsFromConfig: ingest.claim_timeout and sftp.temp_upload
-// reach the ingest job. claim_timeout once sat in a comment, and every
+// TestIngestOptionsFromConfig: ingest.claim_timeout, sftp.temp_upload,
+// api.rate and schedule.submit_timeout reach the ingest job. claim_timeout once sat in a comment, and every
 // instance took stale claims back after the default hour whatever it said.
 func TestIngestOptionsFromConfig(t *testing.T) {
 	c := config.Default()
@@ -24,5 +24,9 @@ func TestIngestOptionsFromConfig(t *testing.T) {
 	o := env.ingestOptions()
 	if o.ClaimTimeout != 3*time.Hour || !o.NoDotNames {
 		t.Fatalf("claim timeout %s, no dot names %v; want 3h and true", o.ClaimTimeout, o.NoDotNames)
+	}
+	if o.SubmitRate != c.API.Rate || o.SubmitTimeout != c.Schedule.SubmitTimeout.Std() {
+		t.Fatalf("submit rate %g, timeout %s; want api.rate %g and schedule.submit_timeout %s",
+			o.SubmitRate, o.SubmitTimeout, c.API.Rate, c.Schedule.SubmitTimeout)
 	}
 }

@@ -157,7 +157,8 @@ func (e *Env) ingestOptions() ingest.Options {
 		Claim: c.SFTP.Claim, Instance: e.DB.Instance(), // the ledger's id names this instance's claim folder
 		ClaimTimeout: c.Ingest.ClaimTimeout.Std(),
 		NoDotNames:   c.SFTP.TempUpload != config.TempUploadDot,
-		Pattern:      c.Ingest.Pattern, StableFor: c.Ingest.StableFor.Std(), MaxWait: c.Ingest.MaxWait.Std(), DoneMarker: c.Ingest.DoneMarker,
+		SubmitRate:   c.API.Rate, SubmitTimeout: c.Schedule.SubmitTimeout.Std(),
+		Pattern: c.Ingest.Pattern, StableFor: c.Ingest.StableFor.Std(), MaxWait: c.Ingest.MaxWait.Std(), DoneMarker: c.Ingest.DoneMarker,
 		OnInvalid: c.Ingest.OnInvalid, IgnoreColumns: c.Ingest.IgnoreColumns, MaxFileBytes: c.Ingest.MaxFileBytes,
 		Delimiter: c.Ingest.Delimiter, Sheet: c.Ingest.Sheet, TestMode: c.API.Mode == config.ModeTest, Location: c.Location(),
 		SpoolDir: filepath.Join(c.StateDir, "spool"), ReportsDir: e.ReportsDir(), Logger: e.Log,
