@@ -13,6 +13,9 @@ func TestHelpCommand(t *testing.T) {
 		strings.Contains(out, "commands:") || errOut != "" {
 		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, out, errOut)
 	}
+	if code, out, _ := runMain(t, nil, "help", "help"); code != exitOK || !strings.Contains(out, "commands:") {
+		t.Fatalf("help help: exit %d, stdout %q", code, out)
+	}
 	if code, _, errOut := runMain(t, nil, "help", "satus"); code != exitUsage || !strings.Contains(errOut, `did you mean "status"?`) {
 		t.Fatalf("help of an unknown command: exit %d, stderr %q", code, errOut)
 	}

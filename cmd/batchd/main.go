@@ -155,6 +155,10 @@ func unknownCommand(env *environ, name string) int {
 // Every command parses its flags before it does anything, so -h only
 // prints.
 func help(ctx context.Context, env *environ, name string) int {
+	if name == "help" {
+		usage(env.stdout)
+		return exitOK
+	}
 	for _, c := range commands() {
 		if c.name == name {
 			fmt.Fprintf(env.stdout, "batchd %s: %s\n\n", c.name, c.summary)
