@@ -3,6 +3,7 @@ package jobs
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
@@ -16,9 +17,9 @@ import (
 
 // TestResultsDeliveryDialsOnlyWhenDue: with the SFTP server down, a
 // submit's results delivery with no report due succeeds (it never
-// connects); with one due, it fails on SFTP but leaves the report written
-// locally and its batch unstamped, and the next run, the server back,
-// delivers it.
+// connects); with two due, it fails on SFTP but leaves both reports
+// written locally and their batches unstamped, and the next run, the
+// server back, delivers them.
 func TestResultsDeliveryDialsOnlyWhenDue(t *testing.T) {
 	down, err := sftpd.Start(context.Background(), t.TempDir())
 	if err != nil {
@@ -37,17 +38,22 @@ func TestResultsDeliveryDialsOnlyWhenDue(t *testing.T) {
 		t.Fatalf("nothing due, SFTP down: delivered %q, err %v; want nothing and no error", names, err)
 	}
 
-	id := sentBatch(t, env.DB, "payroll.csv")
+	files := []string{"payroll.csv", "second.csv"}
+	for _, f := range files {
+		sentBatch(t, env.DB, f)
+	}
 	names, err := env.DeliverResults(ctx)
 	if !errors.Is(err, payment.ErrRemote) || len(names) != 0 {
-		t.Fatalf("report due, SFTP down: delivered %q, err %v; want an SFTP error", names, err)
+		t.Fatalf("reports due, SFTP down: delivered %q, err %v; want an SFTP error", names, err)
 	}
-	local := filepath.Join(env.ReportsDir(), "results", "batch-000001-payroll.csv.results.csv")
-	if _, err := os.Stat(local); err != nil {
-		t.Fatalf("the undelivered report is not written locally: %v", err)
-	}
-	if b, err := env.DB.Batch(id); err != nil || !b.ResultsReported.IsZero() {
-		t.Fatalf("batch stamped as delivered (%v, %v)", b.ResultsReported, err)
+	for i, f := range files {
+		local := filepath.Join(env.ReportsDir(), "results", fmt.Sprintf("batch-%06d-%s.results.csv", i+1, f))
+		if _, err := os.Stat(local); err != nil {
+			t.Fatalf("the undelivered report of %s is not written locally: %v", f, err)
+		}
+		if b, err := env.DB.Batch(uint64(i + 1)); err != nil || !b.ResultsReported.IsZero() {
+			t.Fatalf("batch %d stamped as delivered (%v, %v)", i+1, b.ResultsReported, err)
+		}
 	}
 
 	up, err := sftpd.Start(ctx, t.TempDir())
@@ -56,11 +62,13 @@ func TestResultsDeliveryDialsOnlyWhenDue(t *testing.T) {
 	}
 	t.Cleanup(func() { up.Close() })
 	useServer(c, up)
-	if names, err := env.DeliverResults(ctx); err != nil || len(names) != 1 {
+	if names, err := env.DeliverResults(ctx); err != nil || len(names) != 2 {
 		t.Fatalf("next run, SFTP back: delivered %q, err %v", names, err)
 	}
-	if _, err := os.Stat(filepath.Join(up.Root, "outbox", "payroll.csv.results.csv")); err != nil {
-		t.Fatalf("not in the outbox: %v", err)
+	for _, f := range files {
+		if _, err := os.Stat(filepath.Join(up.Root, "outbox", f+".results.csv")); err != nil {
+			t.Fatalf("not in the outbox: %v", err)
+		}
 	}
 }
 
@@ -91,7 +99,7 @@ func sentBatch(t *testing.T, db payment.Ledger, name string) uint64 {
 	if _, err := db.Send(k); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := db.Created(k, payment.CheckResult{CheckID: "chk-1", Status: payment.StatusInProcess}); err != nil {
+	if _, err := db.Created(k, payment.CheckResult{CheckID: "chk-" + name, Status: payment.StatusInProcess}); err != nil {
 		t.Fatal(err)
 	}
 	return b.ID
