@@ -39,6 +39,11 @@ NFPM    := github.com/goreleaser/nfpm/v2/cmd/nfpm@v2.45.2
 # the package install the same unit, each with its own binary's path.
 render_unit = sed -E 's|^ExecStart=[^ ]*/batchd |ExecStart=$(1)/bin/batchd |' systemd/batchd.service
 
+# batchd(1), batchd.bash and _batchd from the help of the binary $(1),
+# written into the folder $(2), naming version $(3) and the commit's date:
+# make install and the package ship the same pages (tools/genman).
+genman = $(GO) run ./tools/genman -bin $(1) -out $(2) -version '$(3)' -date "$$(date -u -d '$(DEB_DATE)' +%F)"
+
 .PHONY: build test bench fuzz vet install deb clean
 
 build:
@@ -79,13 +84,19 @@ fuzz:
 	  done; \
 	done
 
-## install: the binary in $(PREFIX)/bin, the unit (its ExecStart= set to
+## install: the binary in $(PREFIX)/bin, its man page and bash and zsh
+## completions under $(PREFIX)/share, the unit (its ExecStart= set to
 ## that binary) in /etc/systemd/system, the example configuration as
 ## /etc/batchd/batchd.yaml only when there is none: an existing (edited)
 ## one is never overwritten, and the shipped one goes beside it as
 ## batchd.yaml.dist to compare with. internal/deploycheck tests this.
 install: build
 	install -D -m 0755 $(BIN) $(DESTDIR)$(PREFIX)/bin/batchd
+	rm -rf bin/man && mkdir -p bin/man
+	$(call genman,$(BIN),bin/man,$(VERSION))
+	install -D -m 0644 bin/man/batchd.1 $(DESTDIR)$(PREFIX)/share/man/man1/batchd.1
+	install -D -m 0644 bin/man/batchd.bash $(DESTDIR)$(PREFIX)/share/bash-completion/completions/batchd
+	install -D -m 0644 bin/man/_batchd $(DESTDIR)$(PREFIX)/share/zsh/site-functions/_batchd
 	install -d -m 0755 $(DESTDIR)/etc/systemd/system
 	$(call render_unit,$(PREFIX)) >$(DESTDIR)/etc/systemd/system/batchd.service
 	chmod 0644 $(DESTDIR)/etc/systemd/system/batchd.service
@@ -109,7 +120,7 @@ deb:
 	rm -rf dist/pkg && mkdir -p dist/pkg
 	GOOS=linux GOARCH=amd64 $(GOBUILD) -o dist/pkg/batchd ./cmd/batchd
 	$(call render_unit,/usr) >dist/pkg/batchd.service
-	$(GO) run ./tools/genman -bin dist/pkg/batchd -out dist/pkg -version '$(DEB_VERSION)' -date "$$(date -u -d '$(DEB_DATE)' +%F)"
+	$(call genman,dist/pkg/batchd,dist/pkg,$(DEB_VERSION))
 	gzip -9n dist/pkg/batchd.1
 	deploy/deb/changelog '$(DEB_VERSION)' '$(MAINTAINER)' '$(DEB_DATE)' | gzip -9n >dist/pkg/changelog.gz
 	rm -f dist/batchd_*_amd64.deb

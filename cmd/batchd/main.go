@@ -16,6 +16,8 @@ import (
 	"syscall"
 
 	"golang.org/x/term"
+
+	"github.com/batchd/batchd/internal/suggest"
 )
 
 // Exit codes, documented in the README.
@@ -96,12 +98,18 @@ func main() {
 
 // Main runs one command line and returns the exit code.
 func Main(ctx context.Context, env *environ, args []string) int {
+	if len(args) == 2 && args[0] == "help" {
+		return help(ctx, env, args[1])
+	}
 	if len(args) == 0 || args[0] == "help" || args[0] == "-h" || args[0] == "--help" {
 		usage(env.stdout)
 		if len(args) == 0 {
 			return exitUsage
 		}
 		return exitOK
+	}
+	if args[0] == "--version" || args[0] == "-version" {
+		args = []string{"version"}
 	}
 	for _, c := range commands() {
 		if c.name != args[0] {
@@ -123,9 +131,47 @@ func Main(ctx context.Context, env *environ, args []string) int {
 			return exitFailure
 		}
 	}
-	fmt.Fprintf(env.stderr, "batchd: unknown command %q\n\n", args[0])
+	return unknownCommand(env, args[0])
+}
+
+// unknownCommand says so, with the command the person most likely meant
+// ("satus": status), and the list.
+func unknownCommand(env *environ, name string) int {
+	var names []string
+	for _, c := range commands() {
+		names = append(names, c.name)
+	}
+	fmt.Fprintf(env.stderr, "batchd: unknown command %q", name)
+	if s := suggest.Closest(name, names, 2); s != "" {
+		fmt.Fprintf(env.stderr, "; did you mean %q?", s)
+	}
+	fmt.Fprint(env.stderr, "\n\n")
 	usage(env.stderr)
 	return exitUsage
+}
+
+// help prints one command's help, its usage line and flags, on stdout:
+// "batchd help run" is "batchd run -h", asked for rather than a mistake.
+// Every command parses its flags before it does anything, so -h only
+// prints.
+func help(ctx context.Context, env *environ, name string) int {
+	if name == "help" {
+		usage(env.stdout)
+		return exitOK
+	}
+	for _, c := range commands() {
+		if c.name == name {
+			fmt.Fprintf(env.stdout, "batchd %s: %s\n\n", c.name, c.summary)
+			out := *env
+			out.stderr = env.stdout
+			if err := runCommand(ctx, &out, c, []string{"-h"}); err != nil && !errors.Is(err, flag.ErrHelp) {
+				fmt.Fprintf(env.stderr, "batchd help %s: %v\n", name, err)
+				return exitFailure
+			}
+			return exitOK
+		}
+	}
+	return unknownCommand(env, name)
 }
 
 // runCommand runs c and turns a panic, which would end the process with
@@ -147,7 +193,7 @@ func usage(w io.Writer) {
 	for _, c := range commands() {
 		fmt.Fprintf(w, "  %-13s %s\n", c.name, c.summary)
 	}
-	fmt.Fprintln(w, "\nRun \"batchd <command> -h\" for a command's flags.")
+	fmt.Fprintln(w, "\nRun \"batchd help <command>\" (or \"batchd <command> -h\") for a command's flags; \"batchd --version\" for the version.")
 }
 
 // newFlags returns a FlagSet that reports errors to env.stderr and returns

@@ -299,7 +299,7 @@ func printMigration(env *environ, path string, m *migration, orig stamp) {
 	fmt.Fprintf(w, "instance %s, kept: the labels of the checks already made stay this ledger's\n", m.instance)
 	fmt.Fprintf(w, "the bbolt file is unchanged (%s)\n", orig)
 	fmt.Fprintln(w, "next:")
-	fmt.Fprintln(w, "  1. in the config, set state.backend: postgres, state.postgres_dsn_file (or $"+config.EnvPostgresDSN+"), and backup.schedule: \"\"")
+	fmt.Fprintln(w, "  1. in the config, set state.backend: postgres, state.postgres_dsn_file (or $"+config.EnvPostgresDSN+"), and leave backup.schedule unset or \"\" (no snapshots: its default with postgres)")
 	fmt.Fprintln(w, "     (back the database up with pg_dump or point-in-time recovery; after restoring one, run batchd mark-restored)")
 	fmt.Fprintln(w, "  2. run `batchd check` and `batchd status`, then start batchd on every host that shares the database")
 	fmt.Fprintln(w, "  3. never start batchd on the bbolt ledger again: the copy carries its instance and labels, and two live ledgers would pay twice;")

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/batchd/batchd/internal/logattr"
 	"github.com/batchd/batchd/internal/sandbox"
 )
 
@@ -126,7 +127,7 @@ func runSandbox(ctx context.Context, env *environ, args []string) error {
 	// the port when --listen asked for port 0.
 	fmt.Fprintf(env.stdout, "http://%s\n", ln.Addr())
 	log.Info("sandbox serving the eCheck API (/v1) and ACH API (/ach/v2) test mode", "url", "http://"+ln.Addr().String(),
-		"keys", len(keys), "rate_limit", *rateLimit, "latency", *latency, "error_rate", *errorRate,
+		"keys", len(keys), "rate_limit", *rateLimit, logattr.Duration("latency", *latency), "error_rate", *errorRate,
 		"drop_rate", *dropRate, "seed", *seed, "quirks", *quirks, "date", *date, "tz", loc.String(),
 		"legacy_processor", *legacy, "max_funding_sources", *maxSources,
 		"webhook_form", *hookForm, "webhook_max_failures", *hookFailures,

@@ -26,7 +26,7 @@ func runTemplate(_ context.Context, env *environ, args []string) error {
 	if err := parseFlags(flags, args); err != nil {
 		return err
 	}
-	kind, ok := sheet.TemplateKinds[name]
+	kind, name, ok := sheet.TemplateKind(name)
 	if !ok {
 		fmt.Fprintf(env.stderr, "batchd template: give the kind of file: %s\n", sheet.TemplateKindNames())
 		return errUsage

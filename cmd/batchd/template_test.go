@@ -100,3 +100,26 @@ func TestValidateXLSX(t *testing.T) {
 		t.Errorf("misnamed: exit %d\n%s", code, out)
 	}
 }
+
+// TestTemplateSingularKind: "template payment" is "template payments",
+// and likewise for every kind.
+func TestTemplateSingularKind(t *testing.T) {
+	dir := t.TempDir()
+	for name, kind := range sheet.TemplateKinds {
+		out := filepath.Join(dir, name+".xlsx")
+		singular := strings.TrimSuffix(name, "s")
+		if code, stdout, stderr := runMain(t, nil, "template", singular, "--out", out); code != exitOK ||
+			!strings.Contains(stdout, "the "+name+" template") {
+			t.Fatalf("template %s: exit %d\n%s%s", singular, code, stdout, stderr)
+		}
+		f, err := excelize.OpenFile(out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rows, _ := f.GetRows(sheet.TemplateSheet)
+		f.Close()
+		if len(rows) != 1 || strings.Join(rows[0], ",") != strings.Join(sheet.TemplateColumns(kind), ",") {
+			t.Errorf("template %s: header %q", singular, rows)
+		}
+	}
+}

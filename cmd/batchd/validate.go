@@ -16,7 +16,7 @@ import (
 func runValidate(_ context.Context, env *environ, args []string) error {
 	fs := newFlags(env, "validate", "[--config F] [--test-mode] [--ignore-columns a,b] [--delimiter D] [--sheet NAME] [--date YYYY-MM-DD] FILE.csv|FILE.xlsx")
 	cfgPath := fs.String("config", "", "judge the file as ingest would with this configuration: its schedule.timezone, "+
-		"ingest.delimiter, ingest.ignore_columns and api.mode (default: no configuration)")
+		"ingest.delimiter, ingest.ignore_columns and api.mode (default $"+config.EnvConfig+", else no configuration)")
 	testMode := fs.Bool("test-mode", false, "accept the sandbox's test routing number 999900001 (as api.mode: test does)")
 	ignore := fs.String("ignore-columns", "", "comma-separated columns to accept and ignore (as ingest.ignore_columns), added to the configuration's")
 	delimiter := fs.String("delimiter", "", `cell separator: "," ";" or "tab" (as ingest.delimiter; default the configuration's, else ",")`)
@@ -37,7 +37,10 @@ func runValidate(_ context.Context, env *environ, args []string) error {
 	// with one it is today in schedule.timezone, as for ingest, so that a
 	// row cannot pass validate and fail ingest over the date.
 	loc := time.Local
-	if *cfgPath != "" {
+	// $BATCHD_CONFIG counts as --config, as for every other command; but
+	// validate is offline, and without either reads no configuration
+	// rather than the default path's.
+	if *cfgPath != "" || env.getenv(config.EnvConfig) != "" {
 		cfg, err := loadConfig(env, *cfgPath)
 		if err != nil {
 			return err

@@ -331,3 +331,24 @@ func TestValidateApprovalsFile(t *testing.T) {
 	}
 	mustContainAll(t, "stderr", errOut, "approve.csv is an approvals file", "checked against the ledger when it is ingested")
 }
+
+// TestValidateHonoursBatchdConfig: $BATCHD_CONFIG is validate's
+// configuration when --config is not given, as for every other command:
+// its api.mode test accepts the sandbox's routing number.
+func TestValidateHonoursBatchdConfig(t *testing.T) {
+	dir := t.TempDir()
+	cfg := writeConfig(t, dir, fmt.Sprintf("state_dir: %s\napi: {base_url: http://127.0.0.1:1, mode: test}\n", dir))
+	file := csvTestdata("valid.csv")
+	env := map[string]string{"BATCHD_API_KEY": "sk_test_x1234567890"}
+	if code, out, errOut := runMain(t, env, "validate", file); code != exitFailure {
+		t.Fatalf("without a configuration: exit %d\n%s%s", code, out, errOut)
+	}
+	env["BATCHD_CONFIG"] = cfg
+	if code, out, errOut := runMain(t, env, "validate", file); code != exitOK || !strings.Contains(out, "0 invalid") {
+		t.Fatalf("with $BATCHD_CONFIG: exit %d\n%s%s", code, out, errOut)
+	}
+	env["BATCHD_CONFIG"] = filepath.Join(dir, "missing.yaml")
+	if code, _, errOut := runMain(t, env, "validate", file); code != exitFailure || !strings.Contains(errOut, "missing.yaml") {
+		t.Fatalf("a $BATCHD_CONFIG that is not there: exit %d, stderr %q", code, errOut)
+	}
+}

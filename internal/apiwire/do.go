@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/batchd/batchd/internal/logattr"
 	"github.com/batchd/batchd/internal/redact"
 	"github.com/batchd/batchd/internal/sendgate"
 )
@@ -148,7 +149,7 @@ func (c *Core) newRequest(ctx context.Context, k Call) (*http.Request, *sendTrac
 func (c *Core) done(ctx context.Context, k Call, status int, d time.Duration) {
 	c.observe(k.Op, status, d)
 	c.log.LogAttrs(ctx, slog.LevelDebug, c.name+" request",
-		slog.String("op", k.Op), slog.Int("status", status), slog.Duration("duration", d))
+		slog.String("op", k.Op), slog.Int("status", status), logattr.Duration("duration", d))
 }
 
 // lost builds the failure of a request whose answer did not arrive whole:

@@ -144,7 +144,8 @@ type SFTPConfig struct {
 	// Claim is the parent of the claim folders: a file is renamed into
 	// <claim>/<instance>/ (instance is the ledger's id) before it is
 	// downloaded, so that no other batchd takes it. Empty means
-	// <inbox>/.batchd.
+	// <inbox>/.batchd (<inbox>/batchd-claims unless TempUpload is dot:
+	// ingest.Options.NoDotNames).
 	Claim string `yaml:"claim"`
 	// Backups is the folder snapshots are uploaded to when
 	// backup.upload is true.
@@ -361,11 +362,23 @@ func Default() *Config {
 			WebhookTimeout:   Duration(5 * time.Minute),
 		},
 		Admin:     AdminConfig{Listen: "127.0.0.1:9464", Hosts: []string{}},
-		Backup:    BackupConfig{Schedule: "30 5 * * *", Keep: 7},
+		Backup:    BackupConfig{Schedule: "30 5 * * *", Keep: 7}, // "" with postgres: followBackend
 		Retention: RetentionConfig{KeepDays: 0},
 		Report:    ReportConfig{Formats: []string{"csv", "xlsx"}},
 		Webhook:   WebhookConfig{Path: "/webhook", Rate: 20},
 		Health:    HealthConfig{FailingAfter: Duration(DefaultFailingAfter)},
+	}
+}
+
+// followBackend applies the defaults that depend on state.backend to the
+// keys the file did not set (set reports whether it did): batchd's
+// snapshots are of the bbolt file, so with postgres backup.schedule
+// defaults to "" (none; the database is backed up with its own tools),
+// rather than to a schedule that Validate then refuses until the
+// administrator writes backup.schedule: "" by hand.
+func (c *Config) followBackend(set func(key string) bool) {
+	if c.State.Backend == BackendPostgres && !set("backup.schedule") {
+		c.Backup.Schedule = ""
 	}
 }
 

@@ -43,6 +43,7 @@ func Parse(data []byte, name string, env Env) (*Config, error) {
 	if root != nil {
 		d.mapping(root, reflect.ValueOf(cfg).Elem(), "")
 	}
+	cfg.followBackend(func(key string) bool { _, ok := d.lines[key]; return ok })
 	all := d.errs
 	keyOK := false
 	// A key_file that failed to decode, is relative or holds a key itself

@@ -13,7 +13,8 @@ const password = "hunter2-Zq9"
 
 var testDSN = "postgres://batchd:" + password + "@db.internal:5432/batchd"
 
-// pgOff is the backup line a postgres configuration needs.
+// pgOff is the backup line a postgres configuration needed before
+// backup.schedule's default followed the backend: still accepted.
 const pgOff = "backup:\n  schedule: \"\"\n"
 
 func TestStateDefaults(t *testing.T) {
@@ -72,7 +73,7 @@ func TestStateFindings(t *testing.T) {
 			"state.postgres_dsn_file", "$BATCHD_POSTGRES_DSN: it holds several lines"},
 		{"DSN file with bbolt", "state:\n  postgres_dsn_file: /etc/batchd/dsn\n", keyEnv(),
 			"state.postgres_dsn_file", "only with state.backend: postgres"},
-		{"snapshots on postgres", "state:\n  backend: postgres\n", envOf(EnvAPIKey, testKey, EnvPostgresDSN, testDSN),
+		{"snapshots on postgres", "state:\n  backend: postgres\nbackup:\n  schedule: \"30 5 * * *\"\n", envOf(EnvAPIKey, testKey, EnvPostgresDSN, testDSN),
 			"backup.schedule", "pg_dump"},
 	}
 	for _, tc := range cases {
@@ -84,6 +85,29 @@ func TestStateFindings(t *testing.T) {
 			}
 			assertNoSecret(t, "the error", err.Error(), password, testDSN)
 		})
+	}
+}
+
+// TestBackupScheduleFollowsBackend: backup.schedule defaults to daily
+// snapshots on bbolt and to none on postgres (batchd's snapshots are of
+// the bbolt file), so a postgres configuration without a backup section
+// starts; one the file sets is kept, and refused on postgres.
+func TestBackupScheduleFollowsBackend(t *testing.T) {
+	env := envOf(EnvAPIKey, testKey, EnvPostgresDSN, testDSN)
+	for _, tc := range []struct{ name, yaml, want string }{
+		{"bbolt", "", "30 5 * * *"},
+		{"postgres", "state:\n  backend: postgres\n", ""},
+		{"postgres, backup section without a schedule", "state:\n  backend: postgres\nbackup:\n  keep: 3\n", ""},
+		{"postgres, schedule off", "state:\n  backend: postgres\n" + pgOff, ""},
+		{"bbolt, schedule set", "backup:\n  schedule: \"0 4 * * *\"\n", "0 4 * * *"},
+	} {
+		cfg, err := Parse([]byte(minimal+tc.yaml), "batchd.yaml", env)
+		if err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		if cfg.Backup.Schedule != tc.want {
+			t.Errorf("%s: backup.schedule %q, want %q", tc.name, cfg.Backup.Schedule, tc.want)
+		}
 	}
 }
 

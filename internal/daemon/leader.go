@@ -276,7 +276,13 @@ func (s *Scheduler) becomeLeader(ctx context.Context, info, prev state.LeaderInf
 	if seen && prev.Holder != "" && !prev.Self {
 		previous = prev.Holder
 	}
-	s.log.Info(fmt.Sprintf("took over as leader (epoch %d; previous holder %s; %d rows put in doubt)", info.Epoch, previous, doubt),
+	// A file ledger's one instance always leads (not Shared): its term
+	// is no news, unless it put rows in doubt.
+	logf := s.log.Info
+	if !info.Shared && doubt == 0 {
+		logf = s.log.Debug
+	}
+	logf(fmt.Sprintf("took over as leader (epoch %d; previous holder %s; %d rows put in doubt)", info.Epoch, previous, doubt),
 		"epoch", info.Epoch, "previous_holder", previous, "in_doubt", doubt)
 	s.updateStatus()
 	s.catchUp()

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"strings"
 	"sync"
@@ -289,7 +290,8 @@ func TestBecomingLeaderTakesOverBeforeAnyJob(t *testing.T) {
 
 // TestFileLedgerLeadsAsToday: a ledger that always answers "this
 // instance, epoch 1" (bbolt) leads from Start: catch-up at Start as
-// without election, no change of leader counted.
+// without election, no change of leader counted, and its term logged at
+// debug only (a single host has no leader to tell of).
 func TestFileLedgerLeadsAsToday(t *testing.T) {
 	t.Parallel()
 	missed := func(string) (time.Time, bool) { return t0.Add(-48 * time.Hour), true }
@@ -307,12 +309,32 @@ func TestFileLedgerLeadsAsToday(t *testing.T) {
 	if ev := lease.list(); indexOf(ev, "takeover") < 0 || indexOf(ev, "takeover") > indexOf(ev, "run:reconcile") {
 		t.Errorf("events %v: want the takeover first", ev)
 	}
-	logs.waitFor(t, 1, "took over as leader (epoch 1; previous holder none; 0 rows put in doubt)", nil)
+	rec := logs.waitFor(t, 1, "took over as leader (epoch 1; previous holder none; 0 rows put in doubt)", nil)
+	if rec[0].level != slog.LevelDebug {
+		t.Errorf("a file ledger's term logged at %s, want DEBUG", rec[0].level)
+	}
 	if v := gather(t, m, "batchd_leader_changes_total", nil); v != 0 {
 		t.Errorf("batchd_leader_changes_total = %v for a file ledger's one term, want 0", v)
 	}
 	if v := gather(t, m, "batchd_leader", nil); v != 1 {
 		t.Errorf("batchd_leader = %v, want 1", v)
+	}
+}
+
+// TestSharedLedgerTermLoggedAtInfo: on a ledger several instances share,
+// taking over is logged at info even with no row put in doubt.
+func TestSharedLedgerTermLoggedAtInfo(t *testing.T) {
+	t.Parallel()
+	shared := self(2)
+	shared.Shared = true
+	lease := &fakeLease{answer: shared}
+	logs := newLogSink()
+	newStarted(t, []Job{{Name: "submit", Spec: yearly, Run: func(context.Context) (string, error) { return "", nil }}},
+		Options{Logger: logs.logger(), Metrics: metrics.New(), Now: clocktest.New(t0).Now,
+			Leadership: lease, TakeOver: lease.takeOver, LeaseTTL: testTTL})
+	rec := logs.waitFor(t, 1, "took over as leader (epoch 2; previous holder none; 0 rows put in doubt)", nil)
+	if rec[0].level != slog.LevelInfo {
+		t.Errorf("a shared ledger's term logged at %s, want INFO", rec[0].level)
 	}
 }
 

@@ -9,14 +9,24 @@ import (
 	"testing"
 )
 
+// standIn prints help as batchd does, for the man page and completions
+// make install generates from it (tools/genman).
+const standIn = `#!/bin/sh
+case "$1" in
+help) printf 'usage: batchd <command> [flags]\n\ncommands:\n  version       print the version\n\n' ;;
+*) printf 'usage: batchd version \n' >&2 ;;
+esac
+`
+
 // makeInstall runs the Makefile's install target into destdir, as
 // `make install DESTDIR=...` does, with build taken as done (-o build) and
-// a stand-in binary, so that it takes milliseconds and tests the recipe,
-// not the compiler. The caller's MAKEFLAGS (under `make test`) are dropped.
+// a stand-in binary, so that it tests the recipe, not the compiler (it
+// compiles tools/genman, once). The caller's MAKEFLAGS (under `make
+// test`) are dropped.
 func makeInstall(t *testing.T, destdir string) string {
 	t.Helper()
 	bin := filepath.Join(t.TempDir(), "batchd")
-	if err := os.WriteFile(bin, []byte("#!/bin/sh\n"), 0o755); err != nil {
+	if err := os.WriteFile(bin, []byte(standIn), 0o755); err != nil {
 		t.Fatal(err)
 	}
 	cmd := exec.Command("make", "--no-print-directory", "-C", filepath.Join("..", ".."), "-o", "build",
@@ -57,6 +67,16 @@ func TestMakeInstallKeepsEditedConfig(t *testing.T) {
 	}
 	if !bytes.Contains(unit, []byte("\nExecStart=/usr/local/bin/batchd run ")) {
 		t.Errorf("installed unit's ExecStart= is not /usr/local/bin/batchd")
+	}
+	for path, want := range map[string]string{
+		"share/man/man1/batchd.1":                  ".SS version\n",
+		"share/bash-completion/completions/batchd": "version",
+		"share/zsh/site-functions/_batchd":         "#compdef batchd",
+	} {
+		b, err := os.ReadFile(filepath.Join(dest, "usr", "local", path))
+		if err != nil || !bytes.Contains(b, []byte(want)) {
+			t.Errorf("make install: /usr/local/%s lacks %q (%v)", path, want, err)
+		}
 	}
 
 	edited := []byte("# edited by the administrator\nstate_dir: /srv/batchd\n")

@@ -19,6 +19,9 @@ import (
 //	<Claim>/<Instance>/<name>            claimed: being read and validated
 //	<Claim>/<Instance>/.commit/<name>    past the fence: being committed
 //
+// (<Claim>/<Instance>/committing/ on a server that refuses names starting
+// with a dot: claimnames.go)
+//
 // with a rename that never replaces (remote.Client.Rename): of several
 // processes renaming one file, exactly one succeeds. The folder's name is
 // the instance id, so an administrator can tell who holds a file.
@@ -33,9 +36,6 @@ import (
 // Files under .commit are never taken back: their owner may have committed
 // them, and taking them would pay twice; an administrator releases them by
 // hand (docs/ops-claims.md).
-
-// commitFolder is the sub-folder of a claim folder past the fence.
-const commitFolder = ".commit"
 
 // errClaimLost means another instance took the file back: it is not this
 // run's any more, and nothing final about it was written here.
@@ -56,9 +56,6 @@ func (h *held) moved(to string) {
 	h.trail = append(h.trail, to)
 }
 
-func (j *Job) claimDir() string  { return path.Join(j.opts.Claim, j.opts.Instance) }
-func (j *Job) commitDir() string { return path.Join(j.claimDir(), commitFolder) }
-
 // prepareClaims checks the claim settings and creates this instance's
 // claim folder (and its .commit) on the server if missing.
 func (j *Job) prepareClaims(ctx context.Context, rem Remote) error {
@@ -69,7 +66,7 @@ func (j *Job) prepareClaims(ctx context.Context, rem Remote) error {
 	claim := path.Clean(j.opts.Claim)
 	for _, d := range []string{j.opts.Inbox, j.opts.Archive, j.opts.Failed, j.opts.Outbox} {
 		if d != "" && path.Clean(d) == claim {
-			return fmt.Errorf("ingest: the claim folder %s must not be the inbox, archive, failed or outbox folder; leave sftp.claim empty for %s", claim, path.Join(j.opts.Inbox, ".batchd"))
+			return fmt.Errorf("ingest: the claim folder %s must not be the inbox, archive, failed or outbox folder; leave sftp.claim empty for %s", claim, defaultClaim(j.opts.Inbox, j.opts.NoDotNames))
 		}
 	}
 	if err := rem.MkdirAll(ctx, j.commitDir()); err != nil {
@@ -113,11 +110,12 @@ func (j *Job) ownClaims(ctx context.Context, rem Remote) ([]*held, []Outcome, er
 		out, unmarked []*held
 		ignored       []Outcome
 	)
-	for _, dir := range []string{j.commitDir(), j.claimDir()} {
-		list, err := rem.List(ctx, dir)
-		if err != nil {
-			return nil, nil, fmt.Errorf("list claim folder %s: %w", dir, err)
-		}
+	folders, err := j.ownFolders(ctx, rem)
+	if err != nil {
+		return nil, nil, err
+	}
+	for _, c := range folders {
+		dir, list := c.dir, c.list
 		names := map[string]bool{}
 		for _, f := range list {
 			names[f.Name] = true
@@ -132,7 +130,7 @@ func (j *Job) ownClaims(ctx context.Context, rem Remote) ([]*held, []Outcome, er
 				ignored = append(ignored, Outcome{File: f.Name, Outcome: Ignored, Detail: p + " (left there): " + notRegularNote(f.Kind())})
 				continue
 			}
-			h := &held{name: f.Name, path: p, claimed: p, size: f.Size, committing: dir == j.commitDir()}
+			h := &held{name: f.Name, path: p, claimed: p, size: f.Size, committing: c.committing}
 			if h.committing {
 				h.trail = []string{p + " (left by an earlier run while committing)"}
 			} else {
@@ -237,7 +235,12 @@ func (j *Job) takeBack(ctx context.Context, rem Remote, other, dir string, f rem
 // fence for ClaimTimeout: they may be committed in its ledger, so batchd
 // never takes them back; a person must.
 func (j *Job) reportCommitting(ctx context.Context, rem Remote, other, dir string) {
-	cdir := path.Join(dir, commitFolder)
+	for _, commit := range []string{dotCommit, plainCommit} { // the other's sftp.temp_upload may not be ours
+		j.reportCommittingIn(ctx, rem, other, path.Join(dir, commit))
+	}
+}
+
+func (j *Job) reportCommittingIn(ctx context.Context, rem Remote, other, cdir string) {
 	list, err := rem.List(ctx, cdir)
 	if err != nil {
 		return // usually: no such folder

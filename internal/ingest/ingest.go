@@ -107,9 +107,21 @@ type Options struct {
 	Sheet string
 
 	// Claim is the folder holding each instance's claim folder,
-	// <Claim>/<Instance>/ (default <Inbox>/.batchd). It must be on the
-	// inbox's file system (claims are renames) and hold nothing else.
+	// <Claim>/<Instance>/ (default <Inbox>/.batchd, or <Inbox>/batchd-claims
+	// with NoDotNames). It must be on the inbox's file system (claims are
+	// renames) and hold nothing else.
 	Claim string
+	// SubmitRate (api.rate, rows a second) and SubmitTimeout
+	// (schedule.submit_timeout) tell how many submit runs a payment
+	// file's rows take: an accepted file that needs more than one is
+	// warned of (slowFileNote). Zero: no warning.
+	SubmitRate    float64
+	SubmitTimeout time.Duration
+
+	// NoDotNames: the server refuses names starting with a dot
+	// (sftp.temp_upload is not dot), so no folder batchd creates there
+	// has one (claimnames.go).
+	NoDotNames bool
 	// Instance names this instance's claim folder: the ledger's id
 	// (state.DB.Instance). Default: db's Instance().
 	Instance string
@@ -240,7 +252,7 @@ func New(db Ledger, opts Options) *Job {
 		opts.Now = time.Now
 	}
 	if opts.Claim == "" && opts.Inbox != "" {
-		opts.Claim = path.Join(opts.Inbox, ".batchd")
+		opts.Claim = defaultClaim(opts.Inbox, opts.NoDotNames)
 	}
 	if opts.Instance == "" && db != nil {
 		opts.Instance = db.Instance()

@@ -315,6 +315,10 @@ func (j *Job) load(ctx context.Context, rem Remote, o Outcome, h *held, local st
 	o.MovedTo = to
 	redeliver(o)
 	j.log.Info("file accepted", "file", o.File, "kind", meta.Kind.String(), "batch", o.Batch, "rows", o.Valid, "from", h.path, "moved_to", to)
+	if note := j.slowFileNote(o.Valid); note != "" && meta.Kind.Payments() {
+		j.log.Warn("file accepted, but it takes several submit runs: "+note, "file", o.File, "batch", o.Batch, "rows", o.Valid)
+		o.Detail = joinNotes(o.Detail, note)
+	}
 	return o, nil
 }
 

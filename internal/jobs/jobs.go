@@ -54,6 +54,9 @@ type Env struct {
 	hooks  Hooks
 	ingest *ingest.Job // keeps what it has seen of inbox files between runs
 	now    func() time.Time
+	// sftp is shared by every run's SFTP client, so that "sftp connected"
+	// is at info only on a change (remote.Presence).
+	sftp remote.Presence
 }
 
 // Hooks are optional observers the daemon attaches.
@@ -151,7 +154,10 @@ func (e *Env) ingestOptions() ingest.Options {
 	c := e.Cfg
 	return ingest.Options{
 		Inbox: c.SFTP.Inbox, Archive: c.SFTP.Archive, Failed: c.SFTP.Failed, Outbox: c.SFTP.Outbox,
-		Claim: c.SFTP.Claim, Instance: e.DB.Instance(), // the ledger's id names this instance's claim folder ClaimTimeout: c.Ingest.ClaimTimeout.Std(),
+		Claim: c.SFTP.Claim, Instance: e.DB.Instance(), // the ledger's id names this instance's claim folder
+		ClaimTimeout: c.Ingest.ClaimTimeout.Std(),
+		NoDotNames:   c.SFTP.TempUpload != config.TempUploadDot,
+		SubmitRate:   c.API.Rate, SubmitTimeout: c.Schedule.SubmitTimeout.Std(),
 		Pattern: c.Ingest.Pattern, StableFor: c.Ingest.StableFor.Std(), MaxWait: c.Ingest.MaxWait.Std(), DoneMarker: c.Ingest.DoneMarker,
 		OnInvalid: c.Ingest.OnInvalid, IgnoreColumns: c.Ingest.IgnoreColumns, MaxFileBytes: c.Ingest.MaxFileBytes,
 		Delimiter: c.Ingest.Delimiter, Sheet: c.Ingest.Sheet, TestMode: c.API.Mode == config.ModeTest, Location: c.Location(),
@@ -184,6 +190,7 @@ func (e *Env) Dial(ctx context.Context) (*remote.Client, error) {
 	return remote.Dial(ctx, remote.Options{
 		Address: c.Address, User: c.User, IdentityFile: c.IdentityFile, KnownHosts: c.KnownHosts,
 		DialTimeout: c.DialTimeout.Std(), Keepalive: c.Keepalive.Std(), TempUpload: c.TempUpload, Logger: e.Log,
+		Presence: &e.sftp,
 	})
 }
 
@@ -258,7 +265,7 @@ func CanDeliver(err error) bool {
 // the SFTP outbox when one is configured.
 func (e *Env) DeliverResults(ctx context.Context) ([]string, error) {
 	dir, formats := filepath.Join(e.ReportsDir(), "results"), ReportFormats(e.Cfg)
-	return e.deliver(ctx, "results", func(ctx context.Context, out report.Destination) ([]string, error) {
+	return e.deliver(ctx, func(ctx context.Context, out report.Destination) ([]string, error) {
 		return submit.DeliverResults(ctx, e.DB, dir, out, formats)
 	})
 }

@@ -3,7 +3,6 @@ package jobs
 import (
 	"context"
 	"errors"
-	"fmt"
 	"path/filepath"
 
 	"github.com/batchd/batchd/internal/funding"
@@ -36,7 +35,7 @@ func (e *Env) Onboard(ctx context.Context) (onboard.Summary, []string, error) {
 	if !CanDeliver(err) {
 		return sum, nil, err
 	}
-	delivered, derr := e.deliver(context.WithoutCancel(ctx), "funding results", func(ctx context.Context, out report.Destination) ([]string, error) {
+	delivered, derr := e.deliver(context.WithoutCancel(ctx), func(ctx context.Context, out report.Destination) ([]string, error) {
 		return onboard.DeliverResults(ctx, e.DB, filepath.Join(e.ReportsDir(), "results"), out, ReportFormats(e.Cfg))
 	})
 	return sum, delivered, errors.Join(err, derr)
@@ -47,24 +46,10 @@ func (e *Env) Onboard(ctx context.Context) (onboard.Summary, []string, error) {
 // with the ones stuck past reconcile.stuck_after_business_days.
 func (e *Env) ReconcileSources(ctx context.Context) (onboard.ReconcileSummary, error) {
 	var sum onboard.ReconcileSummary
-	_, err := e.deliver(ctx, "funding-sources report", func(ctx context.Context, out report.Destination) ([]string, error) {
+	_, err := e.deliver(ctx, func(ctx context.Context, out report.Destination) ([]string, error) {
 		var err error
 		sum, err = e.Onboarder(out).Reconcile(ctx, e.now())
 		return nil, err
 	})
 	return sum, err
-}
-
-// deliver runs fn with the outbox as its destination when SFTP is
-// configured (connected for the call), or with local copies only.
-func (e *Env) deliver(ctx context.Context, what string, fn func(context.Context, report.Destination) ([]string, error)) ([]string, error) {
-	if e.Cfg.SFTP.Address == "" {
-		return fn(ctx, report.Destination{})
-	}
-	rem, err := e.Dial(ctx)
-	if err != nil {
-		return nil, fmt.Errorf("deliver %s: %w", what, err)
-	}
-	defer rem.Close()
-	return fn(ctx, report.Destination{Outbox: rem, Dir: e.Cfg.SFTP.Outbox})
 }

@@ -2,6 +2,7 @@ package onboard
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/batchd/batchd/internal/funding"
@@ -103,14 +104,16 @@ func settled(row *funding.Row) bool {
 // been delivered, in each of formats (none: CSV alone): locally under
 // dir, then to out, named like a payment file's (submit.ResultsName of
 // payment.OutboxName). A batch is stamped (ResultsReported) only after
-// every copy is delivered, so a failed upload is retried by the next run.
+// every copy is delivered, so a failed upload is retried by the next run;
+// it does not stop the other batches' reports being written locally
+// (submit.Delivered).
 // It returns, for each batch delivered, the names of its copies.
 func DeliverResults(ctx context.Context, led ResultsLedger, dir string, out report.Destination, formats []report.Format) ([]string, error) {
 	batches, err := led.Batches()
 	if err != nil {
 		return nil, err
 	}
-	var done []string
+	var d submit.Delivered
 	for _, b := range batches {
 		if b.Kind != payment.KindSources && b.Kind != payment.KindVerifications {
 			continue
@@ -120,19 +123,17 @@ func DeliverResults(ctx context.Context, led ResultsLedger, dir string, out repo
 		}
 		ready, err := allSettled(led, b.ID)
 		if err != nil {
-			return done, fmt.Errorf("results of batch %d (%s): %w", b.ID, b.File, err)
+			return d.Names, errors.Join(d.Err(), fmt.Errorf("results of batch %d (%s): %w", b.ID, b.File, err))
 		}
 		if !ready {
 			continue
 		}
-		names, err := submit.DeliverBatch(ctx, led, &b, dir, out, formats, ResultsTable,
-			func(r *report.Rows) error { return WriteResults(led, b.ID, r) })
-		if err != nil {
-			return done, err
+		if err := d.Add(submit.DeliverBatch(ctx, led, &b, dir, out, formats, ResultsTable,
+			func(r *report.Rows) error { return WriteResults(led, b.ID, r) })); err != nil {
+			return d.Names, err
 		}
-		done = append(done, names)
 	}
-	return done, nil
+	return d.Names, d.Err()
 }
 
 // allSettled reads the batch's rows: the batch's counts know states, not

@@ -67,6 +67,10 @@ type Options struct {
 	TempUpload string
 	// Logger receives connection events; nil discards them.
 	Logger *slog.Logger
+	// Presence, shared by the Clients of one process, sets the level of
+	// "sftp connected": info on a change, debug otherwise (see Presence).
+	// nil logs every connect at info.
+	Presence *Presence
 }
 
 // FileInfo describes a remote file as the server reports it. SFTP version 3

@@ -105,7 +105,12 @@ func (cn *conn) keepalive(interval time.Duration) {
 }
 
 // dial makes one connection attempt with the Client's settings.
-func (c *Client) dial(ctx context.Context) (*conn, error) {
+func (c *Client) dial(ctx context.Context) (_ *conn, err error) {
+	defer func() {
+		if err != nil {
+			c.opts.Presence.failed()
+		}
+	}()
 	hk, err := loadHostKeys(c.opts.KnownHosts, c.opts.Address)
 	if err != nil {
 		return nil, permanent(err)
@@ -127,7 +132,7 @@ func (c *Client) dial(ctx context.Context) (*conn, error) {
 	if p := hk.seen.Load(); p != nil {
 		fp = *p
 	}
-	c.log.Info("sftp connected", "user", c.opts.User, "host_key", fp,
+	c.log.Log(ctx, c.opts.Presence.connected(), "sftp connected", "user", c.opts.User, "host_key", fp,
 		"posix_rename", cn.posixRename, "fsync", cn.fsync)
 	return cn, nil
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/pkg/sftp"
 
+	"github.com/batchd/batchd/internal/logattr"
 	"github.com/batchd/batchd/internal/retry"
 )
 
@@ -192,9 +193,10 @@ func (c *Client) redial(ctx context.Context) (*conn, error) {
 		cn    *conn
 		tries int
 	)
+	c.opts.Presence.failed() // the connection was lost: its successor is news
 	p := c.redials
 	p.Notify = func(err error, wait time.Duration) {
-		c.log.Warn("sftp reconnect failed", "attempt", tries, "retry_in", wait, "error", err)
+		c.log.Warn("sftp reconnect failed", "attempt", tries, logattr.Duration("retry_in", wait), "error", err)
 	}
 	err := retry.Do(ctx, p, func(ctx context.Context) error {
 		tries++

@@ -95,6 +95,9 @@ func (s *Server) serveACH(w *statusWriter, r *http.Request) string {
 	if !ep.sandbox && !s.admitAs(w, ks, r, achFaults) {
 		return redactKey(ks)
 	}
+	if ep.sandbox {
+		r = controlRequest(r)
+	}
 	if aerr := ep.handler(w, r, ks, arg); aerr != nil {
 		writeACHError(w, aerr)
 	}

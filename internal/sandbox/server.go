@@ -8,6 +8,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/batchd/batchd/internal/logattr"
 	"github.com/batchd/batchd/internal/redact"
 )
 
@@ -291,7 +292,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			}
 		}
 		s.log.Debug("sandbox request", "method", r.Method, "path", r.URL.Path, "status", sw.status,
-			"key", key, "duration", time.Since(start))
+			"key", key, logattr.Duration("duration", time.Since(start)))
 	}()
 	preloadBody(w, r, s.opts.MaxBodyBytes)
 	if !s.wait(r) {
@@ -317,6 +318,9 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	key = redact.Secret(ks.key.Value)
 	if !ep.sandbox && !s.admit(sw, ks, r) {
 		return
+	}
+	if ep.sandbox {
+		r = controlRequest(r)
 	}
 	if aerr := ep.handler(sw, r, ks, arg); aerr != nil {
 		writeError(sw, aerr)

@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/cenkalti/backoff/v5"
+
+	"github.com/batchd/batchd/internal/logattr"
 )
 
 // webhookUserAgent names the sandbox in its deliveries.
@@ -94,7 +96,7 @@ func (s *Server) deliver(ks *keyState, u string, ev *hookEvent) error {
 		backoff.WithMaxTries(uint(h.tries)),
 		backoff.WithMaxElapsedTime(0),
 		backoff.WithNotify(func(err error, wait time.Duration) {
-			s.log.Debug("sandbox webhook try failed", "event", ev.name, "key", redactKey(ks), "error", err, "retry_in", wait)
+			s.log.Debug("sandbox webhook try failed", "event", ev.name, "key", redactKey(ks), "error", err, logattr.Duration("retry_in", wait))
 		}))
 	return err
 }

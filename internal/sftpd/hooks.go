@@ -31,6 +31,8 @@ type Hooks struct {
 	Remove func(path string) error
 	// Rename is asked before a rename, plain or posix-rename@openssh.com.
 	Rename func(from, to string) error
+	// Mkdir is asked before a folder is created.
+	Mkdir func(path string) error
 }
 
 // ErrDropConnection, returned by a hook, closes the client's connection
@@ -56,6 +58,7 @@ const (
 	fxpClose    = 4
 	fxpWrite    = 6
 	fxpRemove   = 13
+	fxpMkdir    = 14
 	fxpRmdir    = 15
 	fxpRename   = 18
 	fxpStatus   = 101
@@ -214,6 +217,10 @@ func (f *filter) check(pkt []byte) error {
 	case fxpRemove, fxpRmdir: // pkg/sftp's client retries a refused remove as rmdir, which its server serves with os.Remove
 		if p, _, ok := cutString(body); ok && h.Remove != nil {
 			return h.Remove(f.abs(p))
+		}
+	case fxpMkdir:
+		if p, _, ok := cutString(body); ok && h.Mkdir != nil {
+			return h.Mkdir(f.abs(p))
 		}
 	case fxpRename:
 		return f.rename(h, body)

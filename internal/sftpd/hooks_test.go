@@ -56,7 +56,19 @@ func TestHooksRefuseRequests(t *testing.T) {
 			}
 			return nil
 		},
+		Mkdir: func(path string) error {
+			if strings.HasPrefix(filepath.Base(path), ".") {
+				return errors.New("no dot folders")
+			}
+			return nil
+		},
 	})
+	if err := sc.Mkdir(p(".commit")); !errors.Is(err, os.ErrPermission) {
+		t.Fatalf("create a dot folder: %v", err)
+	}
+	if err := sc.Mkdir(p("commit")); err != nil {
+		t.Fatalf("an allowed folder: %v", err)
+	}
 	if _, err := sc.Create(p(".hidden")); !errors.Is(err, os.ErrPermission) {
 		t.Fatalf("create a dotfile: %v", err)
 	}

@@ -8,7 +8,7 @@
 // the server's plain rename replaces an existing target (pkg/sftp calls
 // os.Rename), and it offers no fsync@openssh.com extension. Hooks make it
 // refuse requests as partners' servers do (no deletes, no renames, no
-// dotfiles, a quota), or drop the connection mid-transfer.
+// dotfiles or dot folders, a quota), or drop the connection mid-transfer.
 package sftpd
 
 import (

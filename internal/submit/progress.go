@@ -8,6 +8,7 @@ import (
 
 	"time"
 
+	"github.com/batchd/batchd/internal/logattr"
 	"github.com/batchd/batchd/internal/payment"
 )
 
@@ -40,7 +41,7 @@ func (r *Runner) ShowProgress(ctx context.Context, w io.Writer, terminal bool, i
 			fmt.Fprintf(w, "\r\033[K%s", line.text)
 		} else {
 			r.log.Info("submit progress", slog.Int64("done", done), slog.Int64("remaining", line.remaining),
-				slog.Float64("rows_per_second", line.rate), slog.Duration("eta", line.eta))
+				slog.Float64("rows_per_second", line.rate), logattr.Duration("eta", line.eta))
 		}
 	}
 }

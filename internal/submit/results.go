@@ -2,6 +2,7 @@ package submit
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"path/filepath"
 	"strings"
@@ -97,27 +98,57 @@ type ResultsLedger interface {
 // again), and whose report has not been delivered, in
 // each of formats (none: CSV alone): locally under dir, then to out. A
 // batch is stamped only after every copy is delivered, so a failed upload
-// is retried by the next run. It returns, for each batch delivered, the
-// names of its copies ("payroll.csv.results.csv, payroll.csv.results.xlsx").
+// is retried by the next run; it does not stop the other batches' reports
+// being written locally (Delivered). It returns, for each batch
+// delivered, the names of its copies ("payroll.csv.results.csv,
+// payroll.csv.results.xlsx").
 func DeliverResults(ctx context.Context, db ResultsLedger, dir string, out report.Destination, formats []report.Format) ([]string, error) {
 	batches, err := db.Batches()
 	if err != nil {
 		return nil, err
 	}
-	var done []string
+	var d Delivered
 	for _, b := range batches {
 		if !b.Kind.Payments() || b.Status != payment.BatchReady || b.Busy() > 0 || !b.ResultsReported.IsZero() {
 			continue
 		}
-		names, err := DeliverBatch(ctx, db, &b, dir, out, formats, ResultsTable,
-			func(r *report.Rows) error { return WriteResults(db, b.ID, r) })
-		if err != nil {
-			return done, err
+		if err := d.Add(DeliverBatch(ctx, db, &b, dir, out, formats, ResultsTable,
+			func(r *report.Rows) error { return WriteResults(db, b.ID, r) })); err != nil {
+			return d.Names, err
 		}
-		done = append(done, names)
 	}
-	return done, nil
+	return d.Names, d.Err()
 }
+
+// Delivered collects what DeliverBatch did for each batch of one run. A
+// batch whose report was written but not uploaded (payment.ErrRemote: the
+// SFTP server down) does not stop the run: every due report is then
+// written locally, each batch stays unstamped for the next run to
+// deliver, and the run ends with the first such error (the others are
+// the same outage). Any other error stops it.
+type Delivered struct {
+	Names  []string // for each batch delivered, the names of its copies
+	remote error
+}
+
+// Add records one batch's delivery, and returns the error that must stop
+// the run, if any.
+func (d *Delivered) Add(names string, err error) error {
+	switch {
+	case err == nil:
+		d.Names = append(d.Names, names)
+		return nil
+	case errors.Is(err, payment.ErrRemote):
+		if d.remote == nil {
+			d.remote = err
+		}
+		return nil
+	}
+	return errors.Join(d.remote, err)
+}
+
+// Err is the run's delivery error: the first upload that failed.
+func (d *Delivered) Err() error { return d.remote }
 
 // Stamper records that a batch's results report was delivered
 // (payment.RowWriter.ResultsReported), and reads the batch's file record,

@@ -17,6 +17,7 @@ import (
 
 	"golang.org/x/time/rate"
 
+	"github.com/batchd/batchd/internal/logattr"
 	"github.com/batchd/batchd/internal/logevery"
 )
 
@@ -242,7 +243,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	// One line per delivery at debug: a busy day brings thousands, and
 	// the counts by outcome are in the metrics.
-	log.Debug("webhook: delivery", "outcome", outcome, "took", time.Since(start))
+	log.Debug("webhook: delivery", "outcome", outcome, logattr.Duration("took", time.Since(start)))
 	h.answer(w, http.StatusOK, outcome, outcome)
 }
 

@@ -74,7 +74,10 @@ func TestManPageHasEveryCommandAndFlag(t *testing.T) {
 		".TP\n\\fB\\-\\-other\\-instance\\fR\ninstall another ledger's snapshot\n",
 		".TP\n\\fB\\-\\-x\\fR\none letter\n",
 		".TP\n\\fB\\-\\-at\\fR \\fIYYYY\\-MM\\-DD\\fR\nthe moment: RFC 3339 \\e [x] (default \"now\")\n",
-		".SS version\nprint the version\n.PP\n.B batchd version\n.SH FILES",
+		".SS version\nprint the version\n.PP\n.B batchd version\n.SH EXIT STATUS\n",
+		// What a script, an administrator or systemd needs of every command.
+		".SH SIGNALS\n", ".B SIGHUP\n", ".SH ENVIRONMENT\n", ".B BATCHD_CONFIG\n", ".B BATCHD_API_KEY\n",
+		".SH FILES\n", ".I /etc/batchd/batchd.yaml\n", ".I /var/lib/batchd\n",
 	} {
 		if !strings.Contains(man, want) {
 			t.Errorf("batchd.1 lacks %q; it is:\n%s", want, man)

@@ -1,7 +1,6 @@
 package sheet
 
 import (
-	"fmt"
 	"io"
 	"strings"
 
@@ -51,14 +50,12 @@ const (
 // TemplateSheet is the name of a template's sheet.
 const TemplateSheet = "rows"
 
-// templateRows is how far down a template's column formats reach: a
-// format set on a whole column is not kept by every spreadsheet, so each
-// cell of these rows carries it too.
-const templateRows = 1000
-
 // WriteTemplate writes an XLSX workbook for kind's rows to w: a bold
 // header row of kind's columns (TemplateColumns), frozen, and below it
-// columns formatted for what they hold: identifier columns (accounts,
+// whole columns formatted for what they hold (the column's style, with no
+// empty cells below the header: a program that appends rows after the
+// last one writes at row 2, not after a thousand styled blanks):
+// identifier columns (accounts,
 // routing numbers, check numbers, ZIP codes, ids; csvfile.IdentifierCell)
 // as Text, so that a typed 0012 stays 0012; amounts as 0.00; dates as
 // yyyy-mm-dd; everything else as Text.
@@ -83,9 +80,6 @@ func WriteTemplate(w io.Writer, kind payment.BatchKind) error {
 		}
 		st := styles.byKind[cellKindOf(kind, name)]
 		if err := f.SetColStyle(TemplateSheet, col, st); err != nil {
-			return err
-		}
-		if err := f.SetCellStyle(TemplateSheet, col+"2", fmt.Sprintf("%s%d", col, templateRows+1), st); err != nil {
 			return err
 		}
 		if err := f.SetColWidth(TemplateSheet, col, col, float64(max(12, len(name)+2))); err != nil {
@@ -126,6 +120,18 @@ func templateStyles(f *excelize.File) (templateStyle, error) {
 		}
 	}
 	return s, nil
+}
+
+// TemplateKind is the kind a name typed on the command line means, and
+// that kind's name as TemplateKinds spells it: the plural ("payments") or
+// the singular ("payment"), as a person types either.
+func TemplateKind(name string) (kind payment.BatchKind, canonical string, ok bool) {
+	for _, n := range []string{name, name + "s"} {
+		if k, ok := TemplateKinds[n]; ok {
+			return k, n, true
+		}
+	}
+	return kind, "", false
 }
 
 // TemplateKindNames lists the kinds, for messages: "payments,

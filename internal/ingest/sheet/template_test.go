@@ -92,6 +92,36 @@ func TestTemplatesCommitted(t *testing.T) {
 	}
 }
 
+// TestTemplateHasNoRowsBelowItsHeader: the template formats whole
+// columns and holds no cell below its header, so a program that appends
+// after the last row (openpyxl's append, excelize's dimension) writes at
+// row 2; before, 1,000 styled blank rows sent it to row 1,002.
+func TestTemplateHasNoRowsBelowItsHeader(t *testing.T) {
+	for name, kind := range sheet.TemplateKinds {
+		var b bytes.Buffer
+		if err := sheet.WriteTemplate(&b, kind); err != nil {
+			t.Fatal(err)
+		}
+		f, err := excelize.OpenReader(&b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rows, err := f.Rows(sheet.TemplateSheet) // every <row> the sheet holds, empty or not
+		if err != nil {
+			t.Fatal(err)
+		}
+		n := 0
+		for rows.Next() {
+			n++
+		}
+		rows.Close()
+		f.Close()
+		if n != 1 {
+			t.Errorf("%s: the sheet holds %d rows, want the header row alone", name, n)
+		}
+	}
+}
+
 // TestTemplateFilledIn: a template filled in as a person would, every
 // identifier typed as text with its leading zeros and the amount typed as
 // a number, is paid exactly as typed.
