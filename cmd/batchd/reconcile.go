@@ -8,6 +8,7 @@ import (
 	"github.com/batchd/batchd/internal/jobs"
 	"github.com/batchd/batchd/internal/payment"
 	"github.com/batchd/batchd/internal/reconcile"
+	"github.com/batchd/batchd/internal/state"
 )
 
 func runReconcile(ctx context.Context, env *environ, args []string) error {
@@ -18,21 +19,26 @@ func runReconcile(ctx context.Context, env *environ, args []string) error {
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
+	window, err := reconcile.ParseWindow(*from, *to)
+	if err != nil {
+		fmt.Fprintf(env.stderr, "batchd reconcile: --%v\n", err)
+		return errUsage
+	}
+	ctx, cancel := stopOnSignal(ctx, env, nil)
+	defer cancel()
 	_, _, je, err := openJobs(env, *cfgPath, jobs.Hooks{})
+	if errors.Is(err, state.ErrLocked) || errors.Is(err, jobs.ErrNotLeader) {
+		// batchd run holds the ledger: its own reconcile job does the run.
+		cfg, cerr := loadConfig(env, *cfgPath)
+		if cerr != nil {
+			return cerr
+		}
+		return reconcileThroughAdmin(ctx, env, cfg, window)
+	}
 	if err != nil {
 		return err
 	}
 	defer je.Close()
-	var window *reconcile.Window
-	if *from != "" || *to != "" {
-		w, err := parseWindow(env, *from, *to)
-		if err != nil {
-			return err
-		}
-		window = &w
-	}
-	ctx, cancel := stopOnSignal(ctx, env, nil)
-	defer cancel()
 	sum, err := je.Reconcile(ctx, window)
 	if sum != nil {
 		fmt.Fprintf(env.stdout, "window %s: %d checks seen in %d pages (%d passes, consistent: %v)\n",
@@ -58,19 +64,4 @@ func runReconcile(ctx context.Context, env *environ, args []string) error {
 		}
 	}
 	return errors.Join(err, oerr)
-}
-
-// parseWindow reads --from/--to; both are needed when either is given.
-func parseWindow(env *environ, from, to string) (reconcile.Window, error) {
-	f, err := reconcile.ParseDate(from)
-	if err != nil {
-		fmt.Fprintf(env.stderr, "batchd reconcile: --from: %v\n", err)
-		return reconcile.Window{}, errUsage
-	}
-	t, err := reconcile.ParseDate(to)
-	if err != nil {
-		fmt.Fprintf(env.stderr, "batchd reconcile: --to: %v\n", err)
-		return reconcile.Window{}, errUsage
-	}
-	return reconcile.Window{From: f, To: t}, nil
 }

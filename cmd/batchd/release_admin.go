@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net"
 	"net/http"
 	"time"
@@ -47,46 +46,25 @@ func adminRelease(db jobs.ReleaseLedger, sched *daemon.Scheduler) func(context.C
 // (POST /v1/release at admin.listen, with admin.token_file's token), for
 // when that batchd holds the ledger.
 func releaseThroughAdmin(ctx context.Context, cfg *config.Config, req jobs.ReleaseRequest) (string, error) {
-	if cfg.Admin.Listen == "" {
-		return "", errors.New("a running batchd holds the ledger and admin.listen is empty, so batchd release cannot ask it: " +
-			"set admin.listen and admin.token_file and restart batchd, or stop batchd, release, and start it again")
+	c, err := newAdminClient(cfg, "release", "or stop batchd, release, and start it again")
+	if err != nil {
+		return "", err
 	}
-	addr := adminDialAddr(cfg.Admin.Listen)
 	body, err := json.Marshal(req)
 	if err != nil {
 		return "", fmt.Errorf("release through the admin API: %w", err)
 	}
 	ctx, cancel := context.WithTimeout(ctx, releaseTimeout)
 	defer cancel()
-	hr, err := http.NewRequestWithContext(ctx, http.MethodPost, "http://"+addr+"/v1/release", bytes.NewReader(body))
-	if err != nil {
-		return "", fmt.Errorf("release through the admin API at %s: %w", addr, err)
+	var out struct{ Result string }
+	if _, err := c.do(ctx, http.MethodPost, "/v1/release", bytes.NewReader(body), &out); err != nil {
+		var r *adminRefusal
+		if errors.As(err, &r) {
+			return "", fmt.Errorf("the running batchd did not release: %s", r.msg)
+		}
+		return "", err
 	}
-	hr.Header.Set("Content-Type", "application/json")
-	if tok := cfg.AdminToken(); tok != "" {
-		hr.Header.Set("Authorization", "Bearer "+tok)
-	}
-	// No proxy: the token goes to batchd itself, never through a proxy
-	// named by HTTP_PROXY. One request: no connection is kept.
-	client := &http.Client{Transport: &http.Transport{Proxy: nil, DisableKeepAlives: true}}
-	resp, err := client.Do(hr)
-	if err != nil {
-		return "", fmt.Errorf("a running batchd holds the ledger, and its admin server at %s (admin.listen) does not answer: %w; "+
-			"check that batchd run is up and admin.listen is its address, or stop batchd, release, and start it again", addr, err)
-	}
-	defer resp.Body.Close()
-	var out struct{ Result, Error string }
-	if err := json.NewDecoder(io.LimitReader(resp.Body, 64<<10)).Decode(&out); err != nil {
-		return "", fmt.Errorf("release through the admin API at %s: %s, and the answer is not batchd's JSON: %w", addr, resp.Status, err)
-	}
-	switch resp.StatusCode {
-	case http.StatusOK:
-		return out.Result, nil
-	case http.StatusUnauthorized:
-		return "", fmt.Errorf("the running batchd refused the token (%s): admin.token_file must hold the token batchd read when it started "+
-			"(restart batchd after changing the file), and you must be able to read it", out.Error)
-	}
-	return "", fmt.Errorf("the running batchd did not release: %s", out.Error)
+	return out.Result, nil
 }
 
 // adminDialAddr is where to reach admin.listen from this host: a wildcard

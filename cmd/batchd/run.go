@@ -73,7 +73,7 @@ func runDaemon(ctx context.Context, env *environ, args []string) error {
 		js := []daemon.Job{
 			{Name: "ingest", Spec: sc.Ingest, Run: s.Ingest, Timeout: sc.IngestTimeout.Std()},
 			{Name: "submit", Spec: sc.Submit, Run: s.Submit, Timeout: sc.SubmitTimeout.Std()},
-			{Name: "reconcile", Spec: sc.Reconcile, Run: s.Reconcile, Timeout: sc.ReconcileTimeout.Std()},
+			{Name: "reconcile", Spec: sc.Reconcile, Run: reconcileRun(s), Timeout: sc.ReconcileTimeout.Std(), Args: []string{"from", "to"}},
 		}
 		if c.Backup.Schedule != "" { // "" takes no snapshots
 			js = append(js, daemon.Job{Name: "backup", Spec: c.Backup.Schedule, Run: s.Backup, Timeout: sc.BackupTimeout.Std()})

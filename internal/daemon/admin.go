@@ -103,9 +103,13 @@ type healthzBody struct {
 //	                      is failing from a failed run to its next success.
 //	GET  /metrics         Prometheus metrics from Options.Metrics.
 //	GET  /v1/status       JSON from Options.Status (`batchd status --json`).
-//	POST /v1/jobs/{name}  start a run now: 202 started, 409 already running,
-//	                      404 unknown job, 503 stopping or standby (another
-//	                      instance leads); other methods 405.
+//	POST /v1/jobs/{name}  start a run now: 202 started, with the run's
+//	                      number ("run"; /healthz's job "last_run" says
+//	                      when it finished); query parameters are the
+//	                      run's arguments (Job.Args: 400 for one the job
+//	                      does not take); 409 already running, 404 unknown
+//	                      job, 503 stopping or standby (another instance
+//	                      leads); other methods 405.
 //	POST /v1/release      AdminOptions.Release (admin_release.go): 200,
 //	                      409 refused with the reason, 403 with no Token.
 //
@@ -196,11 +200,13 @@ func (s *Scheduler) serveTrigger(w http.ResponseWriter, r *http.Request, g *admi
 			"too many triggers of this job; retry after the number of seconds in Retry-After")
 		return
 	}
-	err := s.Trigger(name)
+	n, err := s.TriggerWith(name, r.URL.Query())
 	switch {
 	case err == nil:
-		s.log.Info("job started through the admin API", "job", name, "remote", r.RemoteAddr)
-		writeJSON(w, http.StatusAccepted, map[string]string{"job": name, "status": "started"})
+		s.log.Info("job started through the admin API", "job", name, "run", n, "remote", r.RemoteAddr)
+		writeJSON(w, http.StatusAccepted, map[string]any{"job": name, "status": "started", "run": n})
+	case errors.Is(err, ErrBadArgs):
+		writeJSON(w, http.StatusBadRequest, errorBody{err.Error()})
 	case errors.Is(err, ErrRunning):
 		writeJSON(w, http.StatusConflict, errorBody{err.Error()})
 	case errors.Is(err, ErrUnknownJob):

@@ -63,6 +63,11 @@ type JobHealth struct {
 	// Failing is set while the job is failing: from a failed run until
 	// its next success.
 	Failing *Failure `json:"failing,omitempty"`
+	// Runs counts the runs started since batchd started; LastRun is the
+	// number of the last one finished, which the Last fields describe
+	// (see Scheduler.TriggerWith).
+	Runs    uint64 `json:"runs,omitempty"`
+	LastRun uint64 `json:"last_run,omitempty"`
 	// LastSuccess is the start of the last successful run, this process's
 	// or the one recorded in the ledger.
 	LastSuccess time.Time `json:"last_success,omitzero"`
@@ -139,7 +144,9 @@ func (s *Scheduler) Health() Health {
 		if s.state == started {
 			jh.NextRun = inLoc(next[st.entry], loc)
 		}
+		jh.Runs = st.runs
 		if lr := st.last; lr != nil {
+			jh.LastRun = lr.n
 			jh.LastCause, jh.LastStart, jh.LastEnd = lr.cause, lr.start, lr.end
 			jh.LastOutcome, jh.LastSummary, jh.LastError = lr.outcome, lr.summary, lr.err
 			jh.LastErrorSource = string(lr.source)

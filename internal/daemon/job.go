@@ -34,6 +34,11 @@ type Job struct {
 	// is reported stuck (see Scheduler.Health); it stays marked running,
 	// so no second run of the job overlaps it.
 	Timeout time.Duration
+	// Args names the arguments a manual run may be given (POST
+	// /v1/jobs/{name}?from=…&to=…, Scheduler.TriggerWith), which Run
+	// reads with Args(ctx); a run given any other is refused
+	// (ErrBadArgs). Scheduled runs have none.
+	Args []string
 }
 
 // Outcome is how a job run ended.

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net/url"
 	"runtime/debug"
 	"time"
 
@@ -16,13 +17,20 @@ import (
 // launch starts a run of the job in its own goroutine, unless the job is
 // running or the scheduler is not.
 func (s *Scheduler) launch(name string, cause Cause) error {
+	_, err := s.launchWith(name, cause, nil)
+	return err
+}
+
+// launchWith is launch with a manual run's arguments (Args); it returns
+// the run's number (JobHealth.Runs).
+func (s *Scheduler) launchWith(name string, cause Cause, args url.Values) (uint64, error) {
 	s.mu.Lock()
-	err := s.startLocked(name, cause)
+	n, err := s.startWith(name, cause, args)
 	s.mu.Unlock()
 	if err == nil {
 		s.updateStatus()
 	}
-	return err
+	return n, err
 }
 
 // startLocked marks the job running and starts its goroutine. A chained
@@ -30,22 +38,34 @@ func (s *Scheduler) launch(name string, cause Cause) error {
 // so that work produced meanwhile (new pending rows) is not left until the
 // next scheduled run. s.mu must be held.
 func (s *Scheduler) startLocked(name string, cause Cause) error {
+	_, err := s.startWith(name, cause, nil)
+	return err
+}
+
+// startWith is startLocked with a manual run's arguments, returning the
+// run's number. s.mu must be held.
+func (s *Scheduler) startWith(name string, cause Cause, args url.Values) (uint64, error) {
 	if s.state != started {
-		return ErrNotRunning
+		return 0, ErrNotRunning
 	}
 	st := s.jobs[name]
 	if st == nil {
-		return fmt.Errorf("%w %q", ErrUnknownJob, name)
+		return 0, fmt.Errorf("%w %q", ErrUnknownJob, name)
+	}
+	if err := st.job.checkArgs(args); err != nil {
+		return 0, err
 	}
 	if !s.leadingLocked() {
-		return ErrStandby
+		return 0, ErrStandby
 	}
 	if st.running {
 		if cause == CauseChain {
 			st.pending = true
 		}
-		return fmt.Errorf("%s: %w", name, ErrRunning)
+		return 0, fmt.Errorf("%s: %w", name, ErrRunning)
 	}
+	st.runs++
+	n := st.runs
 	st.running, st.since = true, s.now()
 	st.skips, st.stuck, st.deadline = 0, false, time.Time{}
 	if st.job.Timeout > 0 {
@@ -53,14 +73,17 @@ func (s *Scheduler) startLocked(name string, cause Cause) error {
 	}
 	s.wg.Add(1)
 	ctx, job, since := s.role.term, st.job, st.since
+	if len(args) > 0 {
+		ctx = context.WithValue(ctx, argsKey{}, args)
+	}
 	// The run joins the group, so that Shutdown waits for it before the
 	// ledger closes even when Stop gave up waiting. It returns nil: a failed
 	// run is an outcome, not a reason to stop the daemon.
 	s.group.Go(func() error {
-		s.run(ctx, st, job, cause, since)
+		s.run(ctx, st, job, cause, since, n)
 		return nil
 	})
-	return nil
+	return n, nil
 }
 
 // result is what one call of Job.Run produced.
@@ -84,7 +107,7 @@ func call(ctx context.Context, job Job) (res result) {
 
 // run executes one run under its deadline: calls the job, logs its one
 // summary line, records metrics and success, then serves chains.
-func (s *Scheduler) run(ctx context.Context, st *jobState, job Job, cause Cause, start time.Time) {
+func (s *Scheduler) run(ctx context.Context, st *jobState, job Job, cause Cause, start time.Time, n uint64) {
 	defer s.wg.Done()
 	runCtx, cancel := withDeadline(ctx, job.Timeout)
 	watch := s.watchStuck(st, job, start)
@@ -99,7 +122,7 @@ func (s *Scheduler) run(ctx context.Context, st *jobState, job Job, cause Cause,
 		ctx = runCtx
 	}
 	stuckCounted := watch.stop()
-	lr := &lastRun{cause: cause, start: start, end: s.now(), summary: res.summary, outcome: outcomeOf(ctx, res)}
+	lr := &lastRun{n: n, cause: cause, start: start, end: s.now(), summary: res.summary, outcome: outcomeOf(ctx, res)}
 	switch {
 	case errors.Is(res.err, state.ErrRewound):
 		// The ledger's database went back in time: this run's write was

@@ -151,10 +151,12 @@ type jobState struct {
 	last        *lastRun
 	lastSuccess time.Time
 	failing     *Failure // the last failed run, until the job next succeeds
+	runs        uint64   // runs started since the scheduler was made
 }
 
 // lastRun describes a finished run.
 type lastRun struct {
+	n          uint64 // the run's number (jobState.runs when it started)
 	cause      Cause
 	start, end time.Time
 	outcome    Outcome

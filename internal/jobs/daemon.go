@@ -11,6 +11,7 @@ import (
 	"github.com/batchd/batchd/internal/metrics"
 	"github.com/batchd/batchd/internal/onboard"
 	"github.com/batchd/batchd/internal/payment"
+	"github.com/batchd/batchd/internal/reconcile"
 )
 
 // Recorder keeps the last error of each outside dependency for /healthz.
@@ -128,7 +129,14 @@ func SourcesReconcileLine(o onboard.ReconcileSummary) string {
 
 // Reconcile is the scheduled reconcile over the default window.
 func (s Scheduled) Reconcile(ctx context.Context) (string, error) {
-	sum, err := s.Env.Reconcile(ctx, nil)
+	return s.ReconcileWindow(ctx, nil)
+}
+
+// ReconcileWindow is Reconcile over window (nil: the default one), for a
+// run asked for through the admin API (`batchd reconcile --from --to`
+// while the daemon runs).
+func (s Scheduled) ReconcileWindow(ctx context.Context, window *reconcile.Window) (string, error) {
+	sum, err := s.Env.Reconcile(ctx, window)
 	var line string
 	if sum != nil {
 		line = fmt.Sprintf("window %s: %d checks seen, %d status changes, %d unknown, %d missing, %d mismatched, %d stuck, %d in doubt; %s",

@@ -3,6 +3,7 @@ package jobs
 import (
 	"time"
 
+	"github.com/batchd/batchd/internal/money"
 	"github.com/batchd/batchd/internal/payment"
 	"github.com/batchd/batchd/internal/state"
 )
@@ -37,6 +38,20 @@ type BatchStatus struct {
 	ByState         map[payment.RowState]int `json:"by_state"`
 	ResultsReported *time.Time               `json:"results_reported,omitempty"`
 	Note            string                   `json:"note,omitempty"`
+	// Checks are the batch's submitted rows by their check's status
+	// (deposited, failed, void, in_process, …): how its payments ended
+	// or stand. Only StatusWithChecks fills it.
+	Checks map[payment.Status]Total `json:"checks,omitempty"`
+	// Finished says every row of the batch is final: its check deposited,
+	// failed, void or deleted, or the row refused. Only StatusWithChecks
+	// sets it.
+	Finished bool `json:"finished,omitempty"`
+}
+
+// Total is a count of payments and their amount.
+type Total struct {
+	Count  int         `json:"count"`
+	Amount money.Cents `json:"amount"`
 }
 
 // StatusLedger is what a status reads: batches, rows and the restore
@@ -89,17 +104,20 @@ func StatusWithChecks(db StatusLedger) (Status, error) {
 		return st, err
 	}
 	st.Checks = map[payment.Status]int{}
-	bs, err := db.Batches()
-	if err != nil {
-		return st, err
-	}
-	for _, b := range bs {
-		if !b.Kind.Payments() || b.Counts[payment.Submitted] == 0 {
+	for i := range st.Batches {
+		b := &st.Batches[i]
+		if b.Kind != payment.KindPayments.String() || b.ByState[payment.Submitted] == 0 {
 			continue
 		}
+		b.Checks, b.Finished = map[payment.Status]Total{}, true
 		err := db.Rows(b.ID, func(r *payment.Row) (bool, error) {
+			b.Finished = b.Finished && r.Final()
 			if r.State == payment.Submitted {
 				st.Checks[r.CheckStatus]++
+				t := b.Checks[r.CheckStatus]
+				t.Count++
+				t.Amount += r.Payment.Amount
+				b.Checks[r.CheckStatus] = t
 			}
 			return true, nil
 		})

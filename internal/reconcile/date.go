@@ -52,6 +52,24 @@ type Window struct {
 	From, To Date
 }
 
+// ParseWindow reads a window given as two dates (the command line's
+// --from and --to, the admin API's from and to): nil when both are
+// empty, an error naming the one that is missing or does not parse.
+func ParseWindow(from, to string) (*Window, error) {
+	if from == "" && to == "" {
+		return nil, nil
+	}
+	f, err := ParseDate(from)
+	if err != nil {
+		return nil, fmt.Errorf("from: %w (from and to go together)", err)
+	}
+	t, err := ParseDate(to)
+	if err != nil {
+		return nil, fmt.Errorf("to: %w (from and to go together)", err)
+	}
+	return &Window{From: f, To: t}, nil
+}
+
 // Contains reports whether d lies in the window.
 func (w Window) Contains(d Date) bool { return !d.Before(w.From) && !w.To.Before(d) }
 
