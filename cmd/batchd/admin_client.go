@@ -22,7 +22,7 @@ type adminClient struct {
 	// what names the command, for messages; otherwise says what else
 	// the user can do when batchd cannot be asked ("" for nothing).
 	what, otherwise string
-	http *http.Client
+	http            *http.Client
 }
 
 // newAdminClient is the client of command what; an error when
