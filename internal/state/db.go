@@ -146,6 +146,9 @@ type DB struct {
 	// mark is the watermark of a shared ledger (watermark.go); nil on a
 	// file, which has no write count.
 	mark *watermark
+	// guards are the write transactions in progress whose database the
+	// guard proved (rewind.go).
+	guards txGuards
 
 	mu      sync.Mutex // guards the commit counter and generation
 	lastTx  int
@@ -414,6 +417,12 @@ func (d *DB) batch(fn func(kv.Tx) error) error { return d.writeWith(d.store.Batc
 func (d *DB) writeWith(run func(func(kv.Tx) error) error, fn func(kv.Tx) error, recovering bool) (err error) {
 	defer d.recoverDamage("write", &err)
 	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
+	var txs []int // the transactions fn ran in; ended once run returns
+	defer func() {
+		for _, id := range txs {
+			d.guards.done(id)
+		}
+	}()
 	return d.fail("write", run(func(tx kv.Tx) error {
 		// bbolt's Batch may run fn on a goroutine of its own; there too a
 		// fault reading a damaged page is a panic, which bbolt's Batch
@@ -421,6 +430,7 @@ func (d *DB) writeWith(run func(func(kv.Tx) error) error, fn func(kv.Tx) error, 
 		defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
 		tx.OnCommit(d.counter(tx))
 		if d.bolt == nil {
+			txs = append(txs, tx.ID())
 			if err := d.guard(tx, recovering); err != nil {
 				return err
 			}

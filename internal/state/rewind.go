@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"sync"
 	"time"
 
 	"github.com/batchd/batchd/internal/state/kv"
@@ -97,7 +98,16 @@ func (e *RewindError) Unwrap() error { return ErrRewound }
 // ledger's write count and, after the commit, this instance's
 // watermark. recovering skips the proof, for the restore rules' own
 // writes, which record the live origin.
+//
+// The proof costs one read of the meta bucket (a cursor's page: one
+// round trip on PostgreSQL, as the count's own read did before), once
+// per transaction: callers sharing a group commit (Batch) after the first
+// only raise the count (guards).
 func (d *DB) guard(tx kv.Tx, recovering bool) error {
+	meta := tx.Bucket(bucketMeta)
+	if n, ok := d.guards.next(tx.ID()); ok {
+		return d.bump(tx, meta, n)
+	}
 	live, err := tx.Origin()
 	if err != nil {
 		return fmt.Errorf("read the database's origin: %w", err)
@@ -105,69 +115,104 @@ func (d *DB) guard(tx kv.Tx, recovering bool) error {
 	if live.IsZero() {
 		return fmt.Errorf("the store %s does not say which database it is (kv.Origin), which a shared ledger needs to notice a database that went back in time", d.store.Name())
 	}
-	meta := tx.Bucket(bucketMeta)
-	n := writeCount(meta)
+	m, err := readGuardMeta(meta)
+	if err != nil {
+		return err
+	}
 	if !recovering {
-		rw, err := d.rewound(meta, live, n)
-		if err != nil {
-			return err
-		}
-		if rw != nil {
+		if rw := d.rewound(m, live); rw != nil {
 			e := &RewindError{Rewind: *rw}
 			if rw.pending {
 				e.Rewind.Cause = "the restore rules of an earlier rewind are not finished (" + rw.Cause + ")"
 			}
 			return e
 		}
-	}
-	if _, ok := storedOrigin(meta); !ok && !recovering {
-		// The first write of a ledger (or of one written before origins
-		// were kept, or just copied by migrate-state). The restore rules
-		// record the origin they trust themselves (putOrigin).
-		if err := putOrigin(meta, live); err != nil {
-			return err
+		if !m.hasOrigin {
+			// The first write of a ledger (or of one written before
+			// origins were kept, or just copied by migrate-state). The
+			// restore rules record the origin they trust themselves
+			// (putOrigin).
+			if err := putOrigin(meta, live); err != nil {
+				return err
+			}
 		}
 	}
+	return d.bump(tx, meta, m.writes)
+}
+
+// bump raises the ledger's write count from n, for this caller of tx.
+func (d *DB) bump(tx kv.Tx, meta kv.Bucket, n uint64) error {
 	if err := meta.Put(keyWrites, u64(n+1)); err != nil {
 		return err
 	}
+	d.guards.set(tx.ID(), n+1)
 	tx.OnCommit(func() { d.mark.record(d.Instance(), n+1) })
 	return nil
 }
 
-// rewound says whether the database of a write (origin live, write count
-// n, meta its meta bucket) went back in time; nil when it did not.
-func (d *DB) rewound(meta kv.Bucket, live kv.Origin, n uint64) (*Rewind, error) {
-	if raw := meta.Get(keyRewinding); raw != nil {
-		var rw Rewind
-		if err := json.Unmarshal(raw, &rw); err != nil {
-			return nil, fmt.Errorf("meta %q does not decode: %w", keyRewinding, err)
+// guardMeta is what the guard reads of the meta bucket.
+type guardMeta struct {
+	writes    uint64
+	instance  string
+	origin    kv.Origin
+	hasOrigin bool
+	rewinding *Rewind // keyRewinding, when set
+}
+
+// readGuardMeta reads the meta bucket's guard keys in one walk.
+func readGuardMeta(meta kv.Bucket) (guardMeta, error) {
+	var m guardMeta
+	c := meta.Cursor()
+	for k, v := c.First(); k != nil; k, v = c.Next() {
+		switch string(k) {
+		case string(keyWrites):
+			if len(v) == 8 {
+				m.writes = binary.BigEndian.Uint64(v)
+			}
+		case string(keyInstance):
+			m.instance = string(v)
+		case string(keyOrigin):
+			// One that does not decode is as none: the next write
+			// records the live one.
+			m.hasOrigin = json.Unmarshal(v, &m.origin) == nil
+		case string(keyRewinding):
+			m.rewinding = &Rewind{}
+			if err := json.Unmarshal(v, m.rewinding); err != nil {
+				return m, fmt.Errorf("meta %q does not decode: %w", keyRewinding, err)
+			}
+			m.rewinding.pending = true
 		}
-		rw.pending = true
-		return &rw, nil
 	}
-	inst := string(meta.Get(keyInstance))
+	return m, nil
+}
+
+// rewound says whether the database of a write (origin live, meta m)
+// went back in time; nil when it did not.
+func (d *DB) rewound(m guardMeta, live kv.Origin) *Rewind {
+	if m.rewinding != nil {
+		return m.rewinding
+	}
+	n := m.writes
 	seen := d.mark.seen()
-	rw := &Rewind{Now: live, Was: live, Writes: n, PreviousInstance: inst}
-	if seen.Instance == inst {
+	rw := &Rewind{Now: live, Was: live, Writes: n, PreviousInstance: m.instance}
+	if seen.Instance == m.instance {
 		rw.Seen, rw.SeenAt = seen.Writes, seen.At
 	}
-	was, ok := storedOrigin(meta)
 	switch {
-	case ok && was != live:
-		rw.Was = was
-		rw.Cause = fmt.Sprintf("the database is not the one the ledger last wrote to (it was %s, it is %s): a standby promoted, a point-in-time recovery or a restored dump, which may have lost the last writes", was, live)
+	case m.hasOrigin && m.origin != live:
+		rw.Was = m.origin
+		rw.Cause = fmt.Sprintf("the database is not the one the ledger last wrote to (it was %s, it is %s): a standby promoted, a point-in-time recovery or a restored dump, which may have lost the last writes", m.origin, live)
 	case rw.Seen > n:
 		rw.Cause = fmt.Sprintf("the ledger's write count %d is below the %d this instance saw at %s: the database lost %d writes", n, rw.Seen, rw.SeenAt.UTC().Format(time.RFC3339), rw.Seen-n)
-	case slices.Contains(d.previousInstances(), inst) && inst != d.Instance():
-		rw.Cause = fmt.Sprintf("the ledger is instance %s again, which a restore replaced by %s: the database was put back to before that restore", inst, d.Instance())
+	case slices.Contains(d.previousInstances(), m.instance) && m.instance != d.Instance():
+		rw.Cause = fmt.Sprintf("the ledger is instance %s again, which a restore replaced by %s: the database was put back to before that restore", m.instance, d.Instance())
 	default:
-		return nil, nil
+		return nil
 	}
 	if rw.Seen > n {
 		rw.Lost = rw.Seen - n
 	}
-	return rw, nil
+	return rw
 }
 
 // recoverRewind applies the restore rules when the ledger's database went
@@ -193,8 +238,12 @@ func (d *DB) recoverRewind() (*Rewind, error) {
 			return err
 		}
 		meta := tx.Bucket(bucketMeta)
-		if rw, err = d.rewound(meta, live, writeCount(meta)); err != nil || rw == nil {
+		m, err := readGuardMeta(meta)
+		if err != nil {
 			return err
+		}
+		if rw = d.rewound(m, live); rw == nil {
+			return nil
 		}
 		if rw.DetectedAt.IsZero() {
 			rw.DetectedAt = now
@@ -246,16 +295,6 @@ func writeCount(meta kv.Bucket) uint64 {
 	return 0
 }
 
-// storedOrigin is the origin the ledger last wrote to; ok is false when
-// none is kept (or it does not decode, which the next write repairs).
-func storedOrigin(meta kv.Bucket) (o kv.Origin, ok bool) {
-	raw := meta.Get(keyOrigin)
-	if raw == nil || json.Unmarshal(raw, &o) != nil {
-		return kv.Origin{}, false
-	}
-	return o, true
-}
-
 // LogMessage is the log line of a rewind the restore rules were applied
 // for; LogAttrs its fields: what showed it, the writes lost when the
 // count tells, the rows put in doubt.
@@ -266,4 +305,40 @@ func (rw *Rewind) LogAttrs() []any {
 	return []any{"cause", rw.Cause, "rows_put_in_doubt", rw.InDoubt, "writes", rw.Writes, "writes_seen", rw.Seen,
 		"writes_lost", rw.Lost, "origin_was", rw.Was.String(), "origin_now", rw.Now.String(),
 		"previous_instance", rw.PreviousInstance}
+}
+
+// txGuards remembers, for each write transaction in progress, the write
+// count its callers have raised the ledger's to, so that the callers
+// sharing a group commit after the first neither read the meta bucket
+// nor prove the database again: the first did, in the same transaction.
+// writeWith removes a transaction's entry once it has ended.
+type txGuards struct {
+	mu sync.Mutex
+	n  map[int]uint64
+}
+
+// next is the count transaction id's callers raised it to; ok is false
+// when none has been proven in it yet.
+func (g *txGuards) next(id int) (uint64, bool) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	n, ok := g.n[id]
+	return n, ok
+}
+
+// set records transaction id's count.
+func (g *txGuards) set(id int, n uint64) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.n == nil {
+		g.n = map[int]uint64{}
+	}
+	g.n[id] = n
+}
+
+// done forgets transaction id, which has ended.
+func (g *txGuards) done(id int) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	delete(g.n, id)
 }
