@@ -100,14 +100,14 @@ func (e *RewindError) Unwrap() error { return ErrRewound }
 // writes, which record the live origin.
 //
 // The proof costs one read of the meta bucket (a cursor's page: one
-// round trip on PostgreSQL, as the count's own read did before), once
-// per transaction: callers sharing a group commit (Batch) after the first
-// only raise the count (guards).
+// round trip on PostgreSQL, as the count's own read did before) and one
+// write, once per transaction: callers sharing a group commit (Batch)
+// after the first find it done (guards).
 func (d *DB) guard(tx kv.Tx, recovering bool) error {
-	meta := tx.Bucket(bucketMeta)
-	if n, ok := d.guards.next(tx.ID()); ok {
-		return d.bump(tx, meta, n)
+	if d.guards.proven(tx.ID()) {
+		return nil
 	}
+	meta := tx.Bucket(bucketMeta)
 	live, err := tx.Origin()
 	if err != nil {
 		return fmt.Errorf("read the database's origin: %w", err)
@@ -137,16 +137,12 @@ func (d *DB) guard(tx kv.Tx, recovering bool) error {
 			}
 		}
 	}
-	return d.bump(tx, meta, m.writes)
-}
-
-// bump raises the ledger's write count from n, for this caller of tx.
-func (d *DB) bump(tx kv.Tx, meta kv.Bucket, n uint64) error {
-	if err := meta.Put(keyWrites, u64(n+1)); err != nil {
+	n := m.writes + 1
+	if err := meta.Put(keyWrites, u64(n)); err != nil {
 		return err
 	}
-	d.guards.set(tx.ID(), n+1)
-	tx.OnCommit(func() { d.mark.record(d.Instance(), n+1) })
+	d.guards.prove(tx.ID())
+	tx.OnCommit(func() { d.mark.record(d.Instance(), n) })
 	return nil
 }
 
@@ -307,38 +303,35 @@ func (rw *Rewind) LogAttrs() []any {
 		"previous_instance", rw.PreviousInstance}
 }
 
-// txGuards remembers, for each write transaction in progress, the write
-// count its callers have raised the ledger's to, so that the callers
+// txGuards remembers the write transactions in progress whose database
+// the guard proved and whose write count it raised, so that the callers
 // sharing a group commit after the first neither read the meta bucket
-// nor prove the database again: the first did, in the same transaction.
-// writeWith removes a transaction's entry once it has ended.
+// nor prove again: the first did, in the same transaction, and one raise
+// of the count per transaction is what the watermark follows. writeWith
+// forgets a transaction once it has ended.
 type txGuards struct {
-	mu sync.Mutex
-	n  map[int]uint64
+	mu  sync.Mutex
+	ids map[int]bool
 }
 
-// next is the count transaction id's callers raised it to; ok is false
-// when none has been proven in it yet.
-func (g *txGuards) next(id int) (uint64, bool) {
+func (g *txGuards) proven(id int) bool {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	n, ok := g.n[id]
-	return n, ok
+	return g.ids[id]
 }
 
-// set records transaction id's count.
-func (g *txGuards) set(id int, n uint64) {
+func (g *txGuards) prove(id int) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	if g.n == nil {
-		g.n = map[int]uint64{}
+	if g.ids == nil {
+		g.ids = map[int]bool{}
 	}
-	g.n[id] = n
+	g.ids[id] = true
 }
 
 // done forgets transaction id, which has ended.
 func (g *txGuards) done(id int) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	delete(g.n, id)
+	delete(g.ids, id)
 }
