@@ -11,6 +11,7 @@ import (
 	"github.com/batchd/batchd/internal/daemon"
 	"github.com/batchd/batchd/internal/jobs"
 	"github.com/batchd/batchd/internal/reconcile"
+	"github.com/batchd/batchd/internal/retry"
 )
 
 // reconcileRun is the daemon's reconcile job: over the default window,
@@ -51,7 +52,7 @@ func reconcileThroughAdmin(ctx context.Context, env *environ, cfg *config.Config
 		}
 		// A scheduled run is going: wait for it, then ask for this one.
 		fmt.Fprintln(env.stderr, "batchd reconcile: the daemon's reconcile is running; waiting to start this one")
-		if err := sleepCtx(ctx, reconcilePoll); err != nil {
+		if err := retry.Sleep(ctx, reconcilePoll); err != nil {
 			return err
 		}
 	}
@@ -63,7 +64,7 @@ func reconcileThroughAdmin(ctx context.Context, env *environ, cfg *config.Config
 	}
 	fmt.Fprintf(env.stdout, "reconcile run %d started in the running batchd (admin %s); waiting for it\n", started.Run, c.addr)
 	for {
-		if err := sleepCtx(ctx, reconcilePoll); err != nil {
+		if err := retry.Sleep(ctx, reconcilePoll); err != nil {
 			return err
 		}
 		var h struct{ Jobs []daemon.JobHealth }
@@ -83,17 +84,5 @@ func reconcileThroughAdmin(ctx context.Context, env *environ, cfg *config.Config
 			}
 			return nil
 		}
-	}
-}
-
-// sleepCtx waits d, or until ctx ends.
-func sleepCtx(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
 	}
 }
