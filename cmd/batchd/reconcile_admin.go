@@ -72,7 +72,14 @@ func reconcileThroughAdmin(ctx context.Context, env *environ, cfg *config.Config
 			return err
 		}
 		for _, j := range h.Jobs {
-			if j.Name != "reconcile" || j.LastRun < started.Run {
+			if j.Name != "reconcile" {
+				continue
+			}
+			if j.Runs < started.Run {
+				// Its count of runs started again from zero.
+				return fmt.Errorf("the running batchd restarted before reconcile run %d finished: see its log, and run batchd reconcile again", started.Run)
+			}
+			if j.LastRun < started.Run {
 				continue
 			}
 			if j.LastRun > started.Run {
