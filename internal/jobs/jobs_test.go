@@ -253,19 +253,26 @@ func fullCycle(t *testing.T, c *cycle, days int) {
 		total += a
 	}
 
-	// Settlement: exact totals per status and in all, equal to the status sums.
+	// Settlement: exact totals per status and per outcome (paid, on its
+	// way, not paid), which together equal the status sums.
 	se := c.outboxCSV("settlement-")
 	got := map[string]string{}
 	for _, rec := range se[1:] {
 		switch rec[0] {
 		case "status_total":
 			got[rec[col(se[0], "status")]] = rec[col(se[0], "count")] + "/" + rec[col(se[0], "amount")]
-		case "grand_total", "deposited_by_date":
+		case "outcome_total":
+			got[rec[col(se[0], "outcome")]] = rec[col(se[0], "count")] + "/" + rec[col(se[0], "amount")]
+		case "deposited_by_date":
 			got[rec[0]] = rec[col(se[0], "count")] + "/" + rec[col(se[0], "amount")]
 		}
 	}
 	for k, v := range map[string]string{"deposited": "2/30.03", "void": "1/30.03", "printed": "2/90.09",
-		"failed": "1/60.06", "deposited_by_date": "2/30.03", "grand_total": "6/" + total.String()} {
+		"failed": "1/60.06", "deposited_by_date": "2/30.03",
+		"paid": "2/30.03", "on_its_way": "2/90.09", "not_paid": "2/90.09"} {
+		if total != 21021 { // the three outcomes: 30.03 + 90.09 + 90.09
+			t.Fatalf("status report sums to %s", total)
+		}
 		if got[k] != v {
 			t.Fatalf("settlement %s = %q, want %q (all: %v)", k, got[k], v, got)
 		}

@@ -161,24 +161,32 @@ func TestReconcileEndToEnd(t *testing.T) {
 
 		// The settlement: per batch and status, per status, per deposit day.
 		wantSettlement := [][]string{
-			{"batch_status", "1", "payments-a.csv", "printed", "", "3", "5250.51"},
-			{"batch_status", "1", "payments-a.csv", "deposited", "", "1", "100.00"},
-			{"batch_status", "1", "payments-a.csv", "failed", "", "1", "12.34"},
-			{"batch_status", "1", "payments-a.csv", "void", "", "1", "999.99"},
-			{"batch_total", "1", "payments-a.csv", "", "", "6", "6362.84"},
-			{"batch_status", "2", "payments-b.csv", "printed", "", "2", "50.00"},
-			{"batch_status", "2", "payments-b.csv", "deposited", "", "1", "10.00"},
-			{"batch_total", "2", "payments-b.csv", "", "", "3", "60.00"},
-			{"batch_status", "3", "payments-c.csv", "in_process", "", "1", "88.88"},
-			{"batch_status", "3", "payments-c.csv", "printed", "", "2", "177.76"},
-			{"batch_total", "3", "payments-c.csv", "", "", "3", "266.64"},
-			{"status_total", "", "", "in_process", "", "1", "88.88"},
-			{"status_total", "", "", "printed", "", "7", "5478.27"},
-			{"status_total", "", "", "deposited", "", "2", "110.00"},
-			{"status_total", "", "", "failed", "", "1", "12.34"},
-			{"status_total", "", "", "void", "", "1", "999.99"},
-			{"deposited_by_date", "", "", "deposited", "2026-03-05", "2", "110.00"},
-			{"grand_total", "", "", "", "", "12", "6689.48"},
+			{"batch_status", "1", "payments-a.csv", "printed", "on_its_way", "", "3", "5250.51"},
+			{"batch_status", "1", "payments-a.csv", "deposited", "paid", "", "1", "100.00"},
+			{"batch_status", "1", "payments-a.csv", "failed", "not_paid", "", "1", "12.34"},
+			{"batch_status", "1", "payments-a.csv", "void", "not_paid", "", "1", "999.99"},
+			{"batch_outcome", "1", "payments-a.csv", "", "paid", "", "1", "100.00"},
+			{"batch_outcome", "1", "payments-a.csv", "", "on_its_way", "", "3", "5250.51"},
+			{"batch_outcome", "1", "payments-a.csv", "", "not_paid", "", "2", "1012.33"},
+			{"batch_status", "2", "payments-b.csv", "printed", "on_its_way", "", "2", "50.00"},
+			{"batch_status", "2", "payments-b.csv", "deposited", "paid", "", "1", "10.00"},
+			{"batch_outcome", "2", "payments-b.csv", "", "paid", "", "1", "10.00"},
+			{"batch_outcome", "2", "payments-b.csv", "", "on_its_way", "", "2", "50.00"},
+			{"batch_outcome", "2", "payments-b.csv", "", "not_paid", "", "0", "0.00"},
+			{"batch_status", "3", "payments-c.csv", "in_process", "on_its_way", "", "1", "88.88"},
+			{"batch_status", "3", "payments-c.csv", "printed", "on_its_way", "", "2", "177.76"},
+			{"batch_outcome", "3", "payments-c.csv", "", "paid", "", "0", "0.00"},
+			{"batch_outcome", "3", "payments-c.csv", "", "on_its_way", "", "3", "266.64"},
+			{"batch_outcome", "3", "payments-c.csv", "", "not_paid", "", "0", "0.00"},
+			{"status_total", "", "", "in_process", "on_its_way", "", "1", "88.88"},
+			{"status_total", "", "", "printed", "on_its_way", "", "7", "5478.27"},
+			{"status_total", "", "", "deposited", "paid", "", "2", "110.00"},
+			{"status_total", "", "", "failed", "not_paid", "", "1", "12.34"},
+			{"status_total", "", "", "void", "not_paid", "", "1", "999.99"},
+			{"deposited_by_date", "", "", "deposited", "paid", "2026-03-05", "2", "110.00"},
+			{"outcome_total", "", "", "", "paid", "", "2", "110.00"},
+			{"outcome_total", "", "", "", "on_its_way", "", "8", "5567.15"},
+			{"outcome_total", "", "", "", "not_paid", "", "2", "1012.33"},
 		}
 		if got := readCSV(t, e.reportPath("settlement", thursday)); !reflect.DeepEqual(got[1:], wantSettlement) {
 			t.Errorf("settlement\n got %q\nwant %q", got[1:], wantSettlement)
@@ -242,12 +250,14 @@ func TestReconcileEndToEnd(t *testing.T) {
 		}
 		set := readCSV(t, e.reportPath("settlement", friday))
 		wantDeposits := [][]string{
-			{"deposited_by_date", "", "", "deposited", "2026-03-05", "2", "110.00"},
-			{"deposited_by_date", "", "", "deposited", "2026-03-06", "2", "250.51"},
-			{"grand_total", "", "", "", "", "12", "6689.48"},
+			{"deposited_by_date", "", "", "deposited", "paid", "2026-03-05", "2", "110.00"},
+			{"deposited_by_date", "", "", "deposited", "paid", "2026-03-06", "2", "250.51"},
+			{"outcome_total", "", "", "", "paid", "", "4", "360.51"},
+			{"outcome_total", "", "", "", "on_its_way", "", "6", "5316.64"},
+			{"outcome_total", "", "", "", "not_paid", "", "2", "1012.33"},
 		}
-		if !reflect.DeepEqual(set[len(set)-3:], wantDeposits) {
-			t.Errorf("friday deposits %q", set[len(set)-3:])
+		if !reflect.DeepEqual(set[len(set)-5:], wantDeposits) {
+			t.Errorf("friday deposits %q", set[len(set)-5:])
 		}
 
 		// Again on Friday: nothing changes, and the day's reports are replaced
