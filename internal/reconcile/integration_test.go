@@ -114,7 +114,9 @@ func TestReconcileEndToEnd(t *testing.T) {
 		}
 		thursday := Date{2026, 3, 5}
 		want := Summary{Window: Window{Date{2026, 3, 2}, thursday}, RunDate: thursday, ChecksSeen: 12, Matched: 11,
-			Resolved: 1, StatusChanges: 10, Unknown: 1, Missing: 1, Mismatched: 1, Confirmed: 1, PagesRead: 1,
+			Resolved: 1, StatusChanges: 10, Unknown: 1, Missing: 1, Mismatched: 1, Returned: 1, Voided: 1,
+			Final:        map[payment.Status]int{payment.StatusDeposited: 2, payment.StatusFailed: 1, payment.StatusVoid: 1},
+			FinalBatches: []uint64{a.ID, b.ID}, Confirmed: 1, PagesRead: 1,
 			Passes: 1, Consistent: true, StatusRows: 12, Reports: sum.Reports,
 			Plan: PlanFullWalk, PlanReason: "1 rows in doubt are resolved from the list", Calls: 2, // one page, one GET
 			MinCalls: 1} // the page: the GET is for a check the list lacks, which no plan foresees
@@ -194,12 +196,16 @@ func TestReconcileEndToEnd(t *testing.T) {
 
 		settlementAgrees(t, e.reportPath("status", thursday), e.reportPath("settlement", thursday))
 
-		// The exceptions: missing, then unknown, then mismatch.
+		// The exceptions: missing, then unknown, then mismatch, then the
+		// checks that ended not paid: a6 returned (its fixture fails), a5
+		// voided at the service by someone else.
 		excs := table(t, e.reportPath("exceptions", thursday))
 		wantExc := []struct{ kind, id, batch, line, amount, detail string }{
 			{"missing", ids["c3"], "3", "3", "88.88", "404"},
 			{"unknown", outsider, "", "", "42.00", "no row of batchd owns it"},
 			{"mismatch", ids["c4"], "3", "4", "99.99", "amount: batchd 99.99, service 99.98"},
+			{"returned", ids["a6"], "1", "6", "12.34", "the money did not reach the payee; failed since 2026-03-05 10:00:00"},
+			{"voided", ids["a5"], "1", "5", "999.99", "voided at the service, not by batchd"},
 		}
 		if len(excs) != len(wantExc) {
 			t.Fatalf("exceptions: %v", excs)
@@ -210,6 +216,10 @@ func TestReconcileEndToEnd(t *testing.T) {
 				x["amount"] != w.amount || !strings.Contains(x["detail"], w.detail) || x["action"] == "" {
 				t.Errorf("exception %d = %v, want %+v", i+1, x, w)
 			}
+		}
+		if !strings.Contains(excs[3]["action"], "contact the payee, confirm the bank details, and pay again with a new check number") ||
+			!strings.Contains(excs[4]["action"], "pay again with a new check number") {
+			t.Errorf("unpaid checks' actions: %q, %q", excs[3]["action"], excs[4]["action"])
 		}
 		if !strings.Contains(excs[1]["action"], "Check was created outside batchd") {
 			t.Errorf("unknown check's action: %q", excs[1]["action"])

@@ -46,6 +46,9 @@ type matcher struct {
 	excs          map[string]*exception
 	statusChanges int
 	observed      map[payment.RowKey]*payment.Row // rows a page's batch of status changes just wrote
+	outcomes      outcomeWindow                   // which checks that ended not paid are exceptions (outcomes.go)
+	finals        map[payment.Status]int          // rows whose check this run saw reach each final status
+	finalBatches  map[uint64]bool                 // the batches of those rows
 
 	resolveMu sync.Mutex // one resolution of a row in doubt at a time
 }
@@ -166,6 +169,7 @@ func (m *matcher) observePage(checks []payment.Check, owners map[string]payment.
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.statusChanges += len(rows)
+	m.finalsLocked(rows)
 	for k, r := range rows {
 		m.observed[k] = r
 	}
@@ -268,6 +272,7 @@ func (m *matcher) observe(k payment.RowKey, status payment.Status) (*payment.Row
 	if len(changed) > 0 {
 		m.mu.Lock()
 		m.statusChanges++
+		m.finalsLocked(changed)
 		m.mu.Unlock()
 	}
 	if row, err = m.db.Row(k); err != nil {
