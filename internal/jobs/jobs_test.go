@@ -278,11 +278,18 @@ func fullCycle(t *testing.T, c *cycle, days int) {
 		}
 	}
 
-	// Exceptions: the check made by hand, with an action for a person.
+	// Exceptions: the check made by hand, then the returned check and the
+	// one voided at the service, each with an action for a person.
 	ex := c.outboxCSV("exceptions-")
-	if len(ex) != 2 || ex[1][col(ex[0], "kind")] != "unknown" || ex[1][col(ex[0], "check_id")] != outside.CheckID ||
-		ex[1][col(ex[0], "action")] == "" {
+	kind, amount, action := col(ex[0], "kind"), col(ex[0], "amount"), col(ex[0], "action")
+	if len(ex) != 4 || ex[1][kind] != "unknown" || ex[1][col(ex[0], "check_id")] != outside.CheckID ||
+		ex[2][kind] != "returned" || ex[2][amount] != "60.06" || ex[3][kind] != "voided" || ex[3][amount] != "30.03" {
 		t.Fatalf("exceptions %q", ex)
+	}
+	for _, e := range ex[1:] {
+		if e[action] == "" {
+			t.Fatalf("exception without an action: %q", e)
+		}
 	}
 
 	// The history of a deposited row shows each status batchd saw.
