@@ -48,7 +48,8 @@ type matcher struct {
 	observed      map[payment.RowKey]*payment.Row // rows a page's batch of status changes just wrote
 	outcomes      outcomeWindow                   // which checks that ended not paid are exceptions (outcomes.go)
 	finals        map[payment.Status]int          // rows whose check this run saw reach each final status
-	finalBatches  map[uint64]bool                 // the batches of those rows
+	receipts      map[uint64]time.Time            // payment batch -> when its results report was last delivered
+	finalBatches  map[uint64]bool                 // batches whose receipt is to be written again (noteReceipt)
 
 	resolveMu sync.Mutex // one resolution of a row in doubt at a time
 }
@@ -67,8 +68,12 @@ func newMatcher(db payment.Ledger, now func() time.Time, log *slog.Logger) (*mat
 		return nil, fmt.Errorf("read batches: %w", err)
 	}
 	m.batches = bs
+	m.receipts = map[uint64]time.Time{}
 	for _, b := range bs {
 		m.files[b.ID] = b.File
+		if b.Kind.Payments() && !b.ResultsReported.IsZero() {
+			m.receipts[b.ID] = b.ResultsReported
+		}
 	}
 	err = rowsIn(db, bs, func(r *payment.Row) {
 		id := r.Identity().Key()

@@ -34,11 +34,10 @@ const (
 // unpaid is what an exception about a check that ended not paid says
 // beyond the row: when it reached its status, and why.
 type unpaid struct {
-	since time.Time // first recorded in its status (payment.Row.StatusSince)
-	risk  string    // the service's basic verification result at create
-	funds string    // the service's fund confirmation at create
-	by    string    // why batchd voided it itself; "" when batchd did not
-	mine  bool      // batchd voided it (submit.void_on_risk)
+	risk  string // the service's basic verification result at create
+	funds string // the service's fund confirmation at create
+	by    string // why batchd voided it itself; "" when batchd did not
+	mine  bool   // batchd voided it (submit.void_on_risk)
 }
 
 // unpaidOf is the unpaid part of a row's record: nil unless its check
@@ -47,9 +46,20 @@ func unpaidOf(r *payment.Row) *unpaid {
 	if r.State != payment.Submitted || r.CheckStatus.Outcome() != payment.OutcomeNotPaid {
 		return nil
 	}
-	u := &unpaid{since: r.StatusSince(), risk: r.Risk, funds: r.FundConfirmation}
+	u := &unpaid{risk: r.Risk, funds: r.FundConfirmation}
 	u.by, u.mine = r.VoidedByBatchd()
 	return u
+}
+
+// finalSince is when a row's check was first recorded in its final
+// status (payment.Row.StatusSince), or the zero time while it is not
+// final: what the exceptions' days and the receipts' rewriting count
+// from.
+func finalSince(r *payment.Row) time.Time {
+	if r.State != payment.Submitted || !r.CheckStatus.Final() {
+		return time.Time{}
+	}
+	return r.StatusSince()
 }
 
 // outcomeWindow is which rows ended not paid recently enough to be
@@ -69,8 +79,8 @@ func newOutcomeWindow(today Date, days int, loc *time.Location) outcomeWindow {
 // outcome window, an exception: returned for a failed check, voided for
 // one voided or deleted.
 func (m *matcher) noteUnpaid(rec *record) {
-	u := rec.unpaid
-	if u == nil || (!u.since.IsZero() && DateOf(u.since.In(m.outcomes.loc)).Before(m.outcomes.first)) {
+	u, since := rec.unpaid, rec.finalSince
+	if u == nil || (!since.IsZero() && DateOf(since.In(m.outcomes.loc)).Before(m.outcomes.first)) {
 		return
 	}
 	kind, action := KindVoided, actionUnpaid
@@ -92,8 +102,8 @@ func (m *matcher) noteUnpaid(rec *record) {
 	if u.funds != "" {
 		parts = append(parts, "fund confirmation "+u.funds)
 	}
-	if !u.since.IsZero() {
-		parts = append(parts, fmt.Sprintf("%s since %s", rec.status, u.since.In(m.outcomes.loc).Format(time.DateTime)))
+	if !since.IsZero() {
+		parts = append(parts, fmt.Sprintf("%s since %s", rec.status, since.In(m.outcomes.loc).Format(time.DateTime)))
 	}
 	e := rowException(kind, rec, m.file(rec.key.Batch))
 	e.detail, e.action = strings.Join(parts, "; "), action
@@ -102,29 +112,60 @@ func (m *matcher) noteUnpaid(rec *record) {
 	m.mu.Unlock()
 }
 
-// noteUnpaidRow is noteUnpaid for a row the status report leaves out (a
-// final check outside the run's window): its exception still shows for
-// its days.
-func (m *matcher) noteUnpaidRow(r *payment.Row) {
-	if r.State == payment.Submitted && r.CheckStatus.Final() {
-		m.noteUnpaid(recordOf(r))
+// noteFinal looks at a row of the status pass as it now is: a check
+// that ended not paid may be an exception (noteUnpaid), and a check that
+// reached its final status after its file's receipt was delivered has
+// the receipt written again (noteReceipt).
+func (m *matcher) noteFinal(rec *record) {
+	if rec.finalSince.IsZero() {
+		return
 	}
+	m.noteReceipt(rec)
+	m.noteUnpaid(rec)
+}
+
+// noteFinalRow is noteFinal for a row the status report leaves out (a
+// final check outside the run's window): its exception still shows for
+// its days, and its receipt still catches up.
+func (m *matcher) noteFinalRow(r *payment.Row) {
+	if r.State == payment.Submitted && r.CheckStatus.Final() {
+		m.noteFinal(recordOf(r))
+	}
+}
+
+// noteReceipt names rec's batch for its results report to be written
+// again when its check reached its final status at or after the receipt
+// was last delivered, however the status reached the ledger (this run,
+// a webhook, a run that failed before its reports). Once written again
+// the receipt's stamp is later than every such status, so no later run
+// writes it again for the same checks. A history step's time is cut to
+// the millisecond, so the stamp is too before they are compared: at
+// worst a receipt is written once more.
+func (m *matcher) noteReceipt(rec *record) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	stamp, ok := m.receipts[rec.key.Batch]
+	if !ok || rec.finalSince.Before(stamp.Truncate(time.Millisecond)) {
+		return
+	}
+	if m.finalBatches == nil {
+		m.finalBatches = map[uint64]bool{}
+	}
+	m.finalBatches[rec.key.Batch] = true
 }
 
 // finalsLocked counts the rows whose check this run saw reach a final
 // status, from rows the ledger just changed, for the final-outcome
-// counter and for the results reports to write again. Called with m.mu
-// held.
+// counter. Called with m.mu held.
 func (m *matcher) finalsLocked(rows map[payment.RowKey]*payment.Row) {
-	for k, r := range rows {
+	for _, r := range rows {
 		if r == nil || !r.CheckStatus.Final() {
 			continue
 		}
 		if m.finals == nil {
-			m.finals, m.finalBatches = map[payment.Status]int{}, map[uint64]bool{}
+			m.finals = map[payment.Status]int{}
 		}
 		m.finals[r.CheckStatus]++
-		m.finalBatches[k.Batch] = true
 	}
 }
 

@@ -5,6 +5,7 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/batchd/batchd/internal/echeck"
 	"github.com/batchd/batchd/internal/payment"
@@ -38,8 +39,12 @@ func TestUnpaidChecksAreExceptionsForTheirDays(t *testing.T) {
 		}
 		ids[i] = c.CheckID
 	}
-	// Monday: batchd voids the second check for its risk result, as
-	// submit does with submit.void_on_risk.
+	// The file's receipt is delivered, then, still on Monday, batchd
+	// voids the second check for its risk result, as submit does with
+	// submit.void_on_risk.
+	if err := e.db.ResultsReported(b.ID); err != nil {
+		t.Fatal(err)
+	}
 	e.void(ids[1])
 	if err := e.db.Voided(keys[1], "risk result Risky is in submit.void_on_risk"); err != nil {
 		t.Fatal(err)
@@ -70,12 +75,19 @@ func TestUnpaidChecksAreExceptionsForTheirDays(t *testing.T) {
 		t.Errorf("voided check: %v", void)
 	}
 
+	// The receipt is written again (jobs does it, once the run is over):
+	// no check has ended since, so no later run names the batch.
+	e.clock.add(time.Second)
+	if err := e.db.ResultsReported(b.ID); err != nil {
+		t.Fatal(err)
+	}
+
 	// Friday: every check is final and the window has moved past
 	// Monday's checks; with the default seven days both are still listed.
 	e.advance(1)
 	friday := Date{2026, 3, 6}
 	sum = e.run(Options{})
-	if sum.Window.From != (Date{2026, 3, 5}) || sum.Returned != 1 || sum.Voided != 1 || len(sum.Final) != 0 {
+	if sum.Window.From != (Date{2026, 3, 5}) || sum.Returned != 1 || sum.Voided != 1 || len(sum.Final) != 0 || len(sum.FinalBatches) != 0 {
 		t.Fatalf("friday summary %+v", sum)
 	}
 	if excs := table(t, e.reportPath("exceptions", friday)); len(excs) != 2 || excs[0]["check_id"] != ids[0] || excs[1]["check_id"] != ids[1] {

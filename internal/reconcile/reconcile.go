@@ -160,8 +160,9 @@ type Summary struct {
 	Returned      int  // checks the service failed, reported for their days (outcomes.go)
 	Voided        int  // checks voided or deleted, by batchd or elsewhere, reported for their days
 	// Final counts the rows whose check this run saw reach each final
-	// status, and FinalBatches names their batches, whose results
-	// reports are then written again.
+	// status. FinalBatches names the batches whose results report was
+	// delivered before one of their checks reached its final status (in
+	// this run or since the report): the caller writes each again.
 	Final        map[payment.Status]int
 	FinalBatches []uint64
 	Confirmed    int  // expected checks absent from the list and fetched by GET
