@@ -10,6 +10,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -251,6 +252,20 @@ func fullCycle(t *testing.T, c *cycle, days int) {
 			t.Fatalf("status of %s: %q, want %q", a, rec[status], want[a])
 		}
 		total += a
+	}
+
+	// The file's receipt was written again by the reconcile: each row
+	// shows its check's latest status, not the in_process of submit.
+	rc := c.outboxCSV("week.csv.results")
+	amtR, statusR := col(rc[0], "amount"), col(rc[0], "status")
+	for _, rec := range rc[1:] {
+		a, _ := money.Parse(rec[amtR])
+		if want[a] != rec[statusR] {
+			t.Fatalf("receipt status of %s: %q, want %q", a, rec[statusR], want[a])
+		}
+	}
+	if len(rc) != 7 || !slices.Equal(sum.FinalBatches, []uint64{bs[0].ID}) {
+		t.Fatalf("receipt %q; batches to write again %v", rc, sum.FinalBatches)
 	}
 
 	// Settlement: exact totals per status and per outcome (paid, on its
