@@ -32,7 +32,7 @@ const (
 )
 
 // unpaid is what an exception about a check that ended not paid says
-// beyond the row: when it reached its status, and why.
+// beyond the row: the service's results, and whether batchd voided it.
 type unpaid struct {
 	risk  string // the service's basic verification result at create
 	funds string // the service's fund confirmation at create
@@ -117,7 +117,7 @@ func (m *matcher) noteUnpaid(rec *record) {
 // reached its final status after its file's receipt was delivered has
 // the receipt written again (noteReceipt).
 func (m *matcher) noteFinal(rec *record) {
-	if rec.finalSince.IsZero() {
+	if !rec.final() {
 		return
 	}
 	m.noteReceipt(rec)
