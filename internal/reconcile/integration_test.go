@@ -115,7 +115,7 @@ func TestReconcileEndToEnd(t *testing.T) {
 		thursday := Date{2026, 3, 5}
 		want := Summary{Window: Window{Date{2026, 3, 2}, thursday}, RunDate: thursday, ChecksSeen: 12, Matched: 11,
 			Resolved: 1, StatusChanges: 10, Unknown: 1, Missing: 1, Mismatched: 1, Returned: 1, Voided: 1,
-			Final:        map[payment.Status]int{payment.StatusDeposited: 2, payment.StatusFailed: 1, payment.StatusVoid: 1},
+			Final:     map[payment.Status]int{payment.StatusDeposited: 2, payment.StatusFailed: 1, payment.StatusVoid: 1},
 			Confirmed: 1, PagesRead: 1, // no receipt delivered: none to write again (FinalBatches)
 			Passes: 1, Consistent: true, StatusRows: 12, Reports: sum.Reports,
 			Plan: PlanFullWalk, PlanReason: "1 rows in doubt are resolved from the list", Calls: 2, // one page, one GET
