@@ -9,13 +9,14 @@ import "github.com/batchd/batchd/internal/payment"
 // increase rather than as a series that appears at 1.
 var finalStatuses = []payment.Status{payment.StatusDeposited, payment.StatusFailed, payment.StatusVoid, payment.StatusDeleted}
 
-const checksFinalHelp = "Checks that reached a final status, by status, as a reconcile run saw them or submit voided them: deposited (paid), " +
+const checksFinalHelp = "Checks that reached a final status, by status, counted by what recorded it first (reconcile, a webhook event, submit's void): deposited (paid), " +
 	"failed (returned by the service: the payee is not paid), void (voided, by batchd for its risk result or at the service), deleted."
 
 // ChecksFinal counts checks that reached a final status, n per status,
-// as a reconcile run or a submit run (a void for the risk result)
-// recorded them. A status the webhook receiver records first is not
-// counted: the receiver's store does not say what an event changed. A status that is not final is ignored: the counter is
+// as what recorded the status first tells it: a reconcile run, the
+// webhook receiver (jobs.WebhookHandler), a submit run (a void for the
+// risk result). Each records a final status only on a row not final yet,
+// so a check is counted once. A status that is not final is ignored: the counter is
 // about how payments ended.
 func (m *Metrics) ChecksFinal(byStatus map[payment.Status]int) {
 	if m == nil {
