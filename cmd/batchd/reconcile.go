@@ -43,8 +43,8 @@ func runReconcile(ctx context.Context, env *environ, args []string) error {
 	if sum != nil {
 		fmt.Fprintf(env.stdout, "window %s: %d checks seen in %d pages (%d passes, consistent: %v)\n",
 			sum.Window, sum.ChecksSeen, sum.PagesRead, sum.Passes, sum.Consistent)
-		fmt.Fprintf(env.stdout, "matched %d, status changes %d, resolved %d, unknown %d, missing %d, mismatched %d, stuck %d, in doubt %d\n",
-			sum.Matched, sum.StatusChanges, sum.Resolved, sum.Unknown, sum.Missing, sum.Mismatched, sum.Stuck, sum.InDoubt)
+		fmt.Fprintf(env.stdout, "matched %d, status changes %d, resolved %d, unknown %d, missing %d, mismatched %d, stuck %d, in doubt %d, returned %d, voided %d\n",
+			sum.Matched, sum.StatusChanges, sum.Resolved, sum.Unknown, sum.Missing, sum.Mismatched, sum.Stuck, sum.InDoubt, sum.Returned, sum.Voided)
 		if sum.LostBatch > 0 {
 			fmt.Fprintf(env.stdout, "lost batch %d: checks batchd made for batches the ledger lost when its database went back in time; do not void them, see the exceptions report\n", sum.LostBatch)
 		}

@@ -255,7 +255,7 @@ func webhookReceiver(cfg *config.Config, je *jobs.Env, m *metrics.Metrics) (http
 	if !cfg.Webhook.Enabled() {
 		return nil, nil, nil
 	}
-	h, err := je.WebhookHandler(m.WebhookDelivery)
+	h, err := je.WebhookHandler(m.WebhookDelivery, m.ChecksFinal)
 	if err != nil {
 		return nil, nil, err
 	}

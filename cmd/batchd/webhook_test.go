@@ -103,6 +103,11 @@ webhook: {listen: %s, url: "http://%s/webhook", secret_file: %s}
 		code, err := getJSON(base+"/v1/status", &st)
 		return err == nil && code == 200 && st.Checks["deposited"] == 10 && st.Checks["void"] == 1
 	})
+	// The final outcomes are counted as the events recorded them.
+	eventually(t, "the deposits and the void counted", 15*time.Second, func() bool {
+		m := getText(base + "/metrics")
+		return metricValue(m, `batchd_checks_final_total{status="deposited"}`) == 10 && metricValue(m, `batchd_checks_final_total{status="void"}`) == 1
+	})
 	if strings.Contains(d.logs.String(), `"msg":"job finished","job":"reconcile"`) {
 		t.Fatal("a reconcile ran: the statuses must come from the webhooks alone")
 	}

@@ -225,6 +225,11 @@ type ReconcileConfig struct {
 	LookbackDays int `yaml:"lookback_days"`
 	// StuckAfterBusinessDays flags a check without progress for this long.
 	StuckAfterBusinessDays int `yaml:"stuck_after_business_days"`
+	// ExceptionDays is how many daily exceptions reports list a check that
+	// ended not paid (returned by the service, voided), counted from the
+	// day batchd first recorded it so: long enough for a person to act on
+	// it, short enough that the report stays a list of things to do.
+	ExceptionDays int `yaml:"exception_days"`
 	// KeepDays is how long local copies of reports are kept under
 	// state_dir/reports; the SFTP outbox is never pruned.
 	KeepDays int `yaml:"keep_days"`
@@ -345,7 +350,7 @@ func Default() *Config {
 			BackoffMax:       Duration(time.Minute),
 			ProgressInterval: Duration(10 * time.Second),
 		},
-		Reconcile: ReconcileConfig{LookbackDays: 60, StuckAfterBusinessDays: 5, KeepDays: 90, FullWalkDays: 7},
+		Reconcile: ReconcileConfig{LookbackDays: 60, StuckAfterBusinessDays: 5, ExceptionDays: 7, KeepDays: 90, FullWalkDays: 7},
 		Schedule: ScheduleConfig{
 			Timezone:  "UTC",
 			Ingest:    "@every 5m",

@@ -59,6 +59,7 @@ func TestDefaultValues(t *testing.T) {
 		{"submit.max_attempts", d.Submit.MaxAttempts, 10},
 		{"reconcile.lookback_days", d.Reconcile.LookbackDays, 60},
 		{"reconcile.full_walk_days", d.Reconcile.FullWalkDays, 7},
+		{"reconcile.exception_days", d.Reconcile.ExceptionDays, 7},
 		{"schedule.reconcile", d.Schedule.Reconcile, "0 6 * * *"},
 		{"admin.listen", d.Admin.Listen, "127.0.0.1:9464"},
 	}

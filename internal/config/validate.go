@@ -232,6 +232,7 @@ func (c *Config) validateReconcile(f *findings) {
 	}{
 		{"reconcile.lookback_days", r.LookbackDays},
 		{"reconcile.stuck_after_business_days", r.StuckAfterBusinessDays},
+		{"reconcile.exception_days", r.ExceptionDays},
 		{"reconcile.keep_days", r.KeepDays},
 		{"reconcile.full_walk_days", r.FullWalkDays},
 	} {

@@ -101,6 +101,7 @@ func TestFindings(t *testing.T) {
 		{"lookback zero", minimal + "reconcile:\n  lookback_days: 0\n", "reconcile.lookback_days", 4, []string{"at least 1"}},
 		{"keep_days negative", minimal + "reconcile:\n  keep_days: -3\n", "reconcile.keep_days", 4, []string{"at least 1"}},
 		{"full_walk_days zero", minimal + "reconcile:\n  full_walk_days: 0\n", "reconcile.full_walk_days", 4, []string{"at least 1"}},
+		{"exception_days zero", minimal + "reconcile:\n  exception_days: 0\n", "reconcile.exception_days", 4, []string{"at least 1"}},
 		{"sftp without known_hosts", minimal + sftpBase, "sftp.known_hosts", 3,
 			[]string{"sftp.known_hosts: required", "no option to skip"}},
 		{"sftp without user", minimal + "sftp:\n  address: h:22\n  identity_file: /id\n  known_hosts: /kh\n", "sftp.user", 3,

@@ -13,6 +13,7 @@ import (
 
 	"github.com/batchd/batchd/internal/clocktest"
 	"github.com/batchd/batchd/internal/money"
+	"github.com/batchd/batchd/internal/payment"
 	"github.com/batchd/batchd/internal/report"
 )
 
@@ -81,7 +82,8 @@ func runDemo(t *testing.T, at time.Time) string {
 	}
 	text := out.String()
 	for _, want := range []string{"payroll-clean.csv", "accepted", "vendors-errors.csv", "rejected",
-		"20 checks created", "1 voided", "3 customers created, 3 bank accounts linked, 0 refused", "Checks by status:", "deposited", "printed", "total"} {
+		"20 checks created", "1 voided", "3 customers created, 3 bank accounts linked, 0 refused", "Checks by status:", "deposited", "printed",
+		"Money by outcome:", "paid", "on its way", "not paid"} {
 		if !strings.Contains(text, want) {
 			t.Fatalf("summary lacks %q:\n%s", want, text)
 		}
@@ -127,14 +129,57 @@ func runDemo(t *testing.T, at time.Time) string {
 		}
 		sum += c
 	}
-	var grand string
-	for _, rec := range settlement {
-		if rec[0] == "grand_total" {
-			grand = rec[len(rec)-1]
+	// The settlement says what was paid: its paid figure is exactly the
+	// deposited lines of the status report, not paid the failed, void and
+	// deleted ones; the three outcomes together are the status report's
+	// sum, and no line adds them up.
+	statusCol := indexOf(status[0], "status")
+	want := map[string]money.Cents{}
+	for _, rec := range status[1:] {
+		c, _ := money.Parse(rec[amountCol])
+		want[string(payment.ParseStatus(rec[statusCol]).Outcome())] += c
+	}
+	got := map[string]string{}
+	for _, rec := range settlement[1:] {
+		if rec[0] == "grand_total" || rec[0] == "batch_total" {
+			t.Fatalf("settlement adds every status up: %q", rec)
+		}
+		if rec[0] == "outcome_total" {
+			got[rec[indexOf(settlement[0], "outcome")]] = rec[len(rec)-1]
 		}
 	}
-	if grand != sum.String() || len(status) != 21 {
-		t.Fatalf("settlement grand total %q, status report sum %s over %d lines", grand, sum, len(status)-1)
+	var outcomes money.Cents
+	for _, o := range payment.Outcomes {
+		if got[string(o)] != want[string(o)].String() {
+			t.Fatalf("settlement %s %q, status report %s", o, got[string(o)], want[string(o)])
+		}
+		outcomes += want[string(o)]
+	}
+	if outcomes != sum || len(status) != 21 || want["not_paid"] == 0 {
+		t.Fatalf("outcomes %v sum to %s, status report sum %s over %d lines", want, outcomes, sum, len(status)-1)
+	}
+	// The checks that ended not paid are exceptions with the way forward.
+	var exceptions [][]string
+	for _, n := range names {
+		if strings.HasPrefix(n, "exceptions-") && strings.HasSuffix(n, ".csv") {
+			exceptions = readCSV(t, filepath.Join(res.Outbox, n))
+		}
+	}
+	kinds := map[string]int{}
+	for _, rec := range exceptions[1:] {
+		kinds[rec[0]]++
+		if !strings.Contains(rec[indexOf(exceptions[0], "action")], "pay again with a new check number") {
+			t.Errorf("exception without the way forward: %q", rec)
+		}
+	}
+	failed := 0
+	for _, rec := range status[1:] {
+		if rec[statusCol] == "failed" {
+			failed++
+		}
+	}
+	if kinds["voided"] != 1 || kinds["returned"] != failed {
+		t.Fatalf("exceptions by kind %v, %d checks failed", kinds, failed)
 	}
 	// No full account number from the samples reaches any report.
 	for _, n := range names {

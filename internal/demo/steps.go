@@ -65,7 +65,7 @@ func steps(ctx context.Context, out io.Writer, je *jobs.Env, sbURL string) error
 		return fmt.Errorf("reconcile: %w", err)
 	}
 	fmt.Fprintf(out, "   %d checks listed, %d status changes recorded, %d exceptions\n",
-		rs.ChecksSeen, rs.StatusChanges, rs.Unknown+rs.Missing+rs.Mismatched+rs.Stuck+rs.InDoubt)
+		rs.ChecksSeen, rs.StatusChanges, rs.Unknown+rs.Missing+rs.Mismatched+rs.Stuck+rs.InDoubt+rs.Returned+rs.Voided)
 	for _, r := range rs.Reports {
 		fmt.Fprintf(out, "   report: %s\n", r)
 	}
@@ -132,13 +132,23 @@ func depositable(db payment.Ledger) ([]string, error) {
 	return ids, err
 }
 
-// summary prints checks and amounts by status, in exact cents.
+// summary prints checks and amounts by status, then the money paid, on
+// its way and not paid (payment.Row.Outcome), in exact cents: never one
+// total of every status, which would read as money paid.
 func summary(out io.Writer, db payment.Ledger) error {
 	type tally struct {
 		n   int
 		sum money.Cents
 	}
-	by := map[string]*tally{}
+	add := func(t *tally, a money.Cents) error {
+		s, err := t.sum.Add(a)
+		t.n, t.sum = t.n+1, s
+		return err
+	}
+	by, outcome := map[string]*tally{}, map[payment.Outcome]*tally{}
+	for _, o := range payment.Outcomes {
+		outcome[o] = &tally{}
+	}
 	bs, err := db.Batches()
 	if err != nil {
 		return err
@@ -149,15 +159,13 @@ func summary(out io.Writer, db payment.Ledger) error {
 		}
 		err := db.Rows(b.ID, func(r *payment.Row) (bool, error) {
 			status := r.ReportStatus()
-			t := by[status]
-			if t == nil {
-				t = &tally{}
-				by[status] = t
+			if by[status] == nil {
+				by[status] = &tally{}
 			}
-			t.n++
-			s, err := t.sum.Add(r.Payment.Amount)
-			t.sum = s
-			return err == nil, err
+			if err := add(by[status], r.Payment.Amount); err != nil {
+				return false, err
+			}
+			return true, add(outcome[r.Outcome()], r.Payment.Amount)
 		})
 		if err != nil {
 			return err
@@ -170,13 +178,25 @@ func summary(out io.Writer, db payment.Ledger) error {
 	sort.Strings(keys)
 	fmt.Fprintln(out, "\nChecks by status:")
 	tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', tabwriter.AlignRight)
-	var total money.Cents
-	n := 0
 	for _, k := range keys {
 		fmt.Fprintf(tw, "   %s\t%d\t%s\t\n", k, by[k].n, by[k].sum)
-		total, _ = total.Add(by[k].sum)
-		n += by[k].n
 	}
-	fmt.Fprintf(tw, "   total\t%d\t%s\t\n", n, total)
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	fmt.Fprintln(out, "\nMoney by outcome:")
+	for _, o := range payment.Outcomes {
+		fmt.Fprintf(tw, "   %s\t%d\t%s\t%s\n", outcomeLabel[o], outcome[o].n, outcome[o].sum, outcomeNote[o])
+	}
 	return tw.Flush()
 }
+
+// outcomeLabel and outcomeNote word each outcome for the demo's summary.
+var (
+	outcomeLabel = map[payment.Outcome]string{payment.OutcomePaid: "paid", payment.OutcomeOnItsWay: "on its way", payment.OutcomeNotPaid: "not paid"}
+	outcomeNote  = map[payment.Outcome]string{
+		payment.OutcomePaid:     "   deposited",
+		payment.OutcomeOnItsWay: "   in process, in review, printed: not final yet",
+		payment.OutcomeNotPaid:  "   failed, void, deleted, rejected: the payee is still owed",
+	}
+)

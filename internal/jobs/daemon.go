@@ -102,6 +102,7 @@ func (s Scheduled) Submit(ctx context.Context) (string, error) {
 	stop()
 	s.note(err, payment.SourceAPI, payment.SourceLedger)
 	s.rows()
+	s.Metrics.ChecksFinal(map[payment.Status]int{payment.StatusVoid: sum.Voided}) // voided for their risk result
 	line := fmt.Sprintf("created %d, rejected %d, voided %d, in doubt %d, pending %d, %d results reports",
 		sum.Created, sum.Rejected, sum.Voided, sum.InDoubt, sum.Pending, len(delivered))
 	if sum.Held > 0 {
@@ -139,8 +140,10 @@ func (s Scheduled) ReconcileWindow(ctx context.Context, window *reconcile.Window
 	sum, err := s.Env.Reconcile(ctx, window)
 	var line string
 	if sum != nil {
-		line = fmt.Sprintf("window %s: %d checks seen, %d status changes, %d unknown, %d missing, %d mismatched, %d stuck, %d in doubt; %s",
-			sum.Window, sum.ChecksSeen, sum.StatusChanges, sum.Unknown, sum.Missing, sum.Mismatched, sum.Stuck, sum.InDoubt, CallsLine(sum))
+		line = fmt.Sprintf("window %s: %d checks seen, %d status changes, %d unknown, %d missing, %d mismatched, %d stuck, %d in doubt, %d returned, %d voided; %s",
+			sum.Window, sum.ChecksSeen, sum.StatusChanges, sum.Unknown, sum.Missing, sum.Mismatched, sum.Stuck, sum.InDoubt,
+			sum.Returned, sum.Voided, CallsLine(sum))
+		s.Metrics.ChecksFinal(sum.Final) // what the run recorded, even if it failed later
 		if sum.LostBatch > 0 {
 			line += fmt.Sprintf("; %d checks of batches the ledger lost (lost_batch: real payments, not to void)", sum.LostBatch)
 		}

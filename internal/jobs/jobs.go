@@ -261,10 +261,13 @@ func CanDeliver(err error) bool {
 	return !errors.Is(err, payment.ErrLedger) && !errors.Is(err, context.Canceled) && !errors.Is(err, context.DeadlineExceeded)
 }
 
+// resultsDir keeps the local copies of the files' results reports.
+func (e *Env) resultsDir() string { return filepath.Join(e.ReportsDir(), "results") }
+
 // DeliverResults writes finished batches' results reports locally and to
 // the SFTP outbox when one is configured.
 func (e *Env) DeliverResults(ctx context.Context) ([]string, error) {
-	dir, formats := filepath.Join(e.ReportsDir(), "results"), ReportFormats(e.Cfg)
+	dir, formats := e.resultsDir(), ReportFormats(e.Cfg)
 	return e.deliver(ctx, func(ctx context.Context, out report.Destination) ([]string, error) {
 		return submit.DeliverResults(ctx, e.DB, dir, out, formats)
 	})

@@ -10,6 +10,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -253,29 +254,57 @@ func fullCycle(t *testing.T, c *cycle, days int) {
 		total += a
 	}
 
-	// Settlement: exact totals per status and in all, equal to the status sums.
+	// The file's receipt was written again by the reconcile: each row
+	// shows its check's latest status, not the in_process of submit.
+	rc := c.outboxCSV("week.csv.results")
+	amtR, statusR := col(rc[0], "amount"), col(rc[0], "status")
+	for _, rec := range rc[1:] {
+		a, _ := money.Parse(rec[amtR])
+		if want[a] != rec[statusR] {
+			t.Fatalf("receipt status of %s: %q, want %q", a, rec[statusR], want[a])
+		}
+	}
+	if len(rc) != 7 || !slices.Equal(sum.FinalBatches, []uint64{bs[0].ID}) {
+		t.Fatalf("receipt %q; batches to write again %v", rc, sum.FinalBatches)
+	}
+
+	// Settlement: exact totals per status and per outcome (paid, on its
+	// way, not paid), which together equal the status sums.
 	se := c.outboxCSV("settlement-")
 	got := map[string]string{}
 	for _, rec := range se[1:] {
 		switch rec[0] {
 		case "status_total":
 			got[rec[col(se[0], "status")]] = rec[col(se[0], "count")] + "/" + rec[col(se[0], "amount")]
-		case "grand_total", "deposited_by_date":
+		case "outcome_total":
+			got[rec[col(se[0], "outcome")]] = rec[col(se[0], "count")] + "/" + rec[col(se[0], "amount")]
+		case "deposited_by_date":
 			got[rec[0]] = rec[col(se[0], "count")] + "/" + rec[col(se[0], "amount")]
 		}
 	}
 	for k, v := range map[string]string{"deposited": "2/30.03", "void": "1/30.03", "printed": "2/90.09",
-		"failed": "1/60.06", "deposited_by_date": "2/30.03", "grand_total": "6/" + total.String()} {
+		"failed": "1/60.06", "deposited_by_date": "2/30.03",
+		"paid": "2/30.03", "on_its_way": "2/90.09", "not_paid": "2/90.09"} {
+		if total != 21021 { // the three outcomes: 30.03 + 90.09 + 90.09
+			t.Fatalf("status report sums to %s", total)
+		}
 		if got[k] != v {
 			t.Fatalf("settlement %s = %q, want %q (all: %v)", k, got[k], v, got)
 		}
 	}
 
-	// Exceptions: the check made by hand, with an action for a person.
+	// Exceptions: the check made by hand, then the returned check and the
+	// one voided at the service, each with an action for a person.
 	ex := c.outboxCSV("exceptions-")
-	if len(ex) != 2 || ex[1][col(ex[0], "kind")] != "unknown" || ex[1][col(ex[0], "check_id")] != outside.CheckID ||
-		ex[1][col(ex[0], "action")] == "" {
+	kind, amount, action := col(ex[0], "kind"), col(ex[0], "amount"), col(ex[0], "action")
+	if len(ex) != 4 || ex[1][kind] != "unknown" || ex[1][col(ex[0], "check_id")] != outside.CheckID ||
+		ex[2][kind] != "returned" || ex[2][amount] != "60.06" || ex[3][kind] != "voided" || ex[3][amount] != "30.03" {
 		t.Fatalf("exceptions %q", ex)
+	}
+	for _, e := range ex[1:] {
+		if e[action] == "" {
+			t.Fatalf("exception without an action: %q", e)
+		}
 	}
 
 	// The history of a deposited row shows each status batchd saw.

@@ -2,14 +2,17 @@ package jobs
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/batchd/batchd/internal/payment"
 	"github.com/batchd/batchd/internal/reconcile"
 	"github.com/batchd/batchd/internal/report"
 	"github.com/batchd/batchd/internal/state"
+	"github.com/batchd/batchd/internal/submit"
 	"github.com/batchd/batchd/internal/webhook"
 )
 
@@ -23,7 +26,7 @@ func (e *Env) Reconcile(ctx context.Context, window *reconcile.Window) (*reconci
 	opts := reconcile.Options{
 		ReportsDir: filepath.Join(e.ReportsDir(), "daily"), Location: c.Location(), Now: e.now,
 		LookbackDays: c.Reconcile.LookbackDays, StuckAfterBusinessDays: c.Reconcile.StuckAfterBusinessDays,
-		KeepDays: c.Reconcile.KeepDays, Retry: e.retryPolicy(), Logger: e.Log, Formats: ReportFormats(c),
+		ExceptionDays: c.Reconcile.ExceptionDays, KeepDays: c.Reconcile.KeepDays, Retry: e.retryPolicy(), Logger: e.Log, Formats: ReportFormats(c),
 		Webhooks: c.Webhook.Enabled(), FullWalkEvery: time.Duration(c.Reconcile.FullWalkDays) * 24 * time.Hour,
 	}
 	opts.Events = ledgerEvents{e.DB}
@@ -70,6 +73,16 @@ func (e *Env) Reconcile(ctx context.Context, window *reconcile.Window) (*reconci
 		w = dw
 	}
 	sum, err := r.Run(ctx, w)
+	if sum != nil && len(sum.FinalBatches) > 0 && !errors.Is(err, payment.ErrLedger) {
+		// The ledger recorded these final statuses whether or not the
+		// run went on to fail: the receipts show them now, as the next
+		// run will not see them change again.
+		names, rerr := submit.RedeliverResults(context.WithoutCancel(ctx), e.DB, sum.FinalBatches, e.resultsDir(), opts.Outbox, opts.Formats)
+		if len(names) > 0 {
+			e.Log.Info("results reports written again with the checks' final statuses", "reports", strings.Join(names, "; "))
+		}
+		err = errors.Join(err, rerr)
+	}
 	if err == nil && mark != nil && coversRestore(sum.Window, mark) {
 		if cerr := e.DB.ClearRestored(); cerr != nil {
 			return sum, cerr

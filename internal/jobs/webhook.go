@@ -10,19 +10,43 @@ import (
 
 	"golang.org/x/time/rate"
 
+	"github.com/batchd/batchd/internal/payment"
+	"github.com/batchd/batchd/internal/state"
 	"github.com/batchd/batchd/internal/webhook"
 )
 
 // WebhookHandler is the receiver of the service's deliveries, recording
 // each event in the ledger before it answers. observe (may be nil) gets
-// each request's outcome, for the metrics.
-func (e *Env) WebhookHandler(observe func(outcome string)) (http.Handler, error) {
+// each request's outcome, and onFinal (may be nil) each check an event
+// moved to a final status, for the metrics.
+func (e *Env) WebhookHandler(observe func(outcome string), onFinal func(map[payment.Status]int)) (http.Handler, error) {
 	c := e.Cfg
+	var store webhook.Store = e.DB
+	if onFinal != nil {
+		store = finalCounter{db: e.DB, onFinal: onFinal}
+	}
 	return webhook.New(webhook.Options{
 		Secret: c.WebhookSecret(), Key: c.APIKey(), Path: c.Webhook.Path,
 		Rate: rate.Limit(c.Webhook.Rate), Burst: max(1, int(math.Ceil(2*c.Webhook.Rate))),
-		Store: e.DB, Logger: e.Log, Observe: observe, Now: e.now,
+		Store: store, Logger: e.Log, Observe: observe, Now: e.now,
 	})
+}
+
+// finalCounter is the ledger as the receiver's store, telling onFinal of
+// each check an event moved to a final status: with webhooks on, most
+// checks end through an event, and reconcile, which counts the ends it
+// records, then never sees them change.
+type finalCounter struct {
+	db      state.EventLedger
+	onFinal func(map[payment.Status]int)
+}
+
+func (f finalCounter) Record(ctx context.Context, e webhook.Event) (bool, error) {
+	dup, final, err := f.db.RecordEvent(ctx, e)
+	if err == nil && final != "" {
+		f.onFinal(map[payment.Status]int{final: 1})
+	}
+	return dup, err
 }
 
 // RegisterWebhook makes the service deliver to publicURL (webhook.url,

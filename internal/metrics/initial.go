@@ -43,4 +43,7 @@ func (m *Metrics) initSeries() {
 	for _, o := range webhookOutcomes {
 		m.webhooks.WithLabelValues(o)
 	}
+	for _, s := range finalStatuses {
+		m.checksFinal.WithLabelValues(string(s))
+	}
 }

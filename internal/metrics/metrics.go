@@ -39,6 +39,7 @@ type Metrics struct {
 
 	rows          *prometheus.GaugeVec
 	checksCreated prometheus.Counter
+	checksFinal   *prometheus.CounterVec // outcomes.go
 	apiRequests   *prometheus.CounterVec
 	apiDuration   *prometheus.HistogramVec
 	apiThrottled  prometheus.Counter
@@ -76,6 +77,7 @@ func New() *Metrics {
 	f := factory{reg: m.reg, catalog: &m.catalog}
 	m.rows = f.gaugeVec("rows", "Rows in the ledger by state.", "state")
 	m.checksCreated = f.counter("checks_created_total", "eChecks created (including ones found after a lost answer).")
+	m.checksFinal = f.counterVec("checks_final_total", checksFinalHelp, "status")
 	m.apiRequests = f.counterVec("api_requests_total",
 		"eCheck API requests by operation and HTTP status code (\"error\" when no response arrived).", "endpoint", "code")
 	m.apiDuration = f.histogramVec("api_request_duration_seconds",

@@ -31,7 +31,10 @@
 // looked at during the run. Each such row was either seen in the list or
 // fetched by GET in this run, unless it is reported missing. The
 // settlement report is computed from exactly those lines, so its totals
-// equal the status report's sums to the cent.
+// equal the status report's sums to the cent; it sums money paid, on its
+// way and not paid apart (payment.Status.Outcome), never together. A
+// check that ended not paid (returned, voided) is an exception for
+// Options.ExceptionDays, shown or not in the status report (outcomes.go).
 //
 // # Memory and time
 //

@@ -20,7 +20,7 @@ const (
 	KindIncomplete = "incomplete" // the walk could not prove it saw the whole list
 )
 
-var kindOrder = []string{KindMissing, KindLostBatch, KindUnknown, KindMismatch, KindInDoubt, KindStuck, KindIncomplete, KindHeld, KindAccountChange}
+var kindOrder = []string{KindMissing, KindLostBatch, KindUnknown, KindMismatch, KindInDoubt, KindStuck, KindIncomplete, KindHeld, KindAccountChange, KindReturned, KindVoided}
 
 // What a person should do about each kind, in plain words.
 const (

@@ -114,7 +114,9 @@ func TestReconcileEndToEnd(t *testing.T) {
 		}
 		thursday := Date{2026, 3, 5}
 		want := Summary{Window: Window{Date{2026, 3, 2}, thursday}, RunDate: thursday, ChecksSeen: 12, Matched: 11,
-			Resolved: 1, StatusChanges: 10, Unknown: 1, Missing: 1, Mismatched: 1, Confirmed: 1, PagesRead: 1,
+			Resolved: 1, StatusChanges: 10, Unknown: 1, Missing: 1, Mismatched: 1, Returned: 1, Voided: 1,
+			Final:     map[payment.Status]int{payment.StatusDeposited: 2, payment.StatusFailed: 1, payment.StatusVoid: 1},
+			Confirmed: 1, PagesRead: 1, // no receipt delivered: none to write again (FinalBatches)
 			Passes: 1, Consistent: true, StatusRows: 12, Reports: sum.Reports,
 			Plan: PlanFullWalk, PlanReason: "1 rows in doubt are resolved from the list", Calls: 2, // one page, one GET
 			MinCalls: 1} // the page: the GET is for a check the list lacks, which no plan foresees
@@ -161,24 +163,32 @@ func TestReconcileEndToEnd(t *testing.T) {
 
 		// The settlement: per batch and status, per status, per deposit day.
 		wantSettlement := [][]string{
-			{"batch_status", "1", "payments-a.csv", "printed", "", "3", "5250.51"},
-			{"batch_status", "1", "payments-a.csv", "deposited", "", "1", "100.00"},
-			{"batch_status", "1", "payments-a.csv", "failed", "", "1", "12.34"},
-			{"batch_status", "1", "payments-a.csv", "void", "", "1", "999.99"},
-			{"batch_total", "1", "payments-a.csv", "", "", "6", "6362.84"},
-			{"batch_status", "2", "payments-b.csv", "printed", "", "2", "50.00"},
-			{"batch_status", "2", "payments-b.csv", "deposited", "", "1", "10.00"},
-			{"batch_total", "2", "payments-b.csv", "", "", "3", "60.00"},
-			{"batch_status", "3", "payments-c.csv", "in_process", "", "1", "88.88"},
-			{"batch_status", "3", "payments-c.csv", "printed", "", "2", "177.76"},
-			{"batch_total", "3", "payments-c.csv", "", "", "3", "266.64"},
-			{"status_total", "", "", "in_process", "", "1", "88.88"},
-			{"status_total", "", "", "printed", "", "7", "5478.27"},
-			{"status_total", "", "", "deposited", "", "2", "110.00"},
-			{"status_total", "", "", "failed", "", "1", "12.34"},
-			{"status_total", "", "", "void", "", "1", "999.99"},
-			{"deposited_by_date", "", "", "deposited", "2026-03-05", "2", "110.00"},
-			{"grand_total", "", "", "", "", "12", "6689.48"},
+			{"batch_status", "1", "payments-a.csv", "printed", "on_its_way", "", "3", "5250.51"},
+			{"batch_status", "1", "payments-a.csv", "deposited", "paid", "", "1", "100.00"},
+			{"batch_status", "1", "payments-a.csv", "failed", "not_paid", "", "1", "12.34"},
+			{"batch_status", "1", "payments-a.csv", "void", "not_paid", "", "1", "999.99"},
+			{"batch_outcome", "1", "payments-a.csv", "", "paid", "", "1", "100.00"},
+			{"batch_outcome", "1", "payments-a.csv", "", "on_its_way", "", "3", "5250.51"},
+			{"batch_outcome", "1", "payments-a.csv", "", "not_paid", "", "2", "1012.33"},
+			{"batch_status", "2", "payments-b.csv", "printed", "on_its_way", "", "2", "50.00"},
+			{"batch_status", "2", "payments-b.csv", "deposited", "paid", "", "1", "10.00"},
+			{"batch_outcome", "2", "payments-b.csv", "", "paid", "", "1", "10.00"},
+			{"batch_outcome", "2", "payments-b.csv", "", "on_its_way", "", "2", "50.00"},
+			{"batch_outcome", "2", "payments-b.csv", "", "not_paid", "", "0", "0.00"},
+			{"batch_status", "3", "payments-c.csv", "in_process", "on_its_way", "", "1", "88.88"},
+			{"batch_status", "3", "payments-c.csv", "printed", "on_its_way", "", "2", "177.76"},
+			{"batch_outcome", "3", "payments-c.csv", "", "paid", "", "0", "0.00"},
+			{"batch_outcome", "3", "payments-c.csv", "", "on_its_way", "", "3", "266.64"},
+			{"batch_outcome", "3", "payments-c.csv", "", "not_paid", "", "0", "0.00"},
+			{"status_total", "", "", "in_process", "on_its_way", "", "1", "88.88"},
+			{"status_total", "", "", "printed", "on_its_way", "", "7", "5478.27"},
+			{"status_total", "", "", "deposited", "paid", "", "2", "110.00"},
+			{"status_total", "", "", "failed", "not_paid", "", "1", "12.34"},
+			{"status_total", "", "", "void", "not_paid", "", "1", "999.99"},
+			{"deposited_by_date", "", "", "deposited", "paid", "2026-03-05", "2", "110.00"},
+			{"outcome_total", "", "", "", "paid", "", "2", "110.00"},
+			{"outcome_total", "", "", "", "on_its_way", "", "8", "5567.15"},
+			{"outcome_total", "", "", "", "not_paid", "", "2", "1012.33"},
 		}
 		if got := readCSV(t, e.reportPath("settlement", thursday)); !reflect.DeepEqual(got[1:], wantSettlement) {
 			t.Errorf("settlement\n got %q\nwant %q", got[1:], wantSettlement)
@@ -186,12 +196,16 @@ func TestReconcileEndToEnd(t *testing.T) {
 
 		settlementAgrees(t, e.reportPath("status", thursday), e.reportPath("settlement", thursday))
 
-		// The exceptions: missing, then unknown, then mismatch.
+		// The exceptions: missing, then unknown, then mismatch, then the
+		// checks that ended not paid: a6 returned (its fixture fails), a5
+		// voided at the service by someone else.
 		excs := table(t, e.reportPath("exceptions", thursday))
 		wantExc := []struct{ kind, id, batch, line, amount, detail string }{
 			{"missing", ids["c3"], "3", "3", "88.88", "404"},
 			{"unknown", outsider, "", "", "42.00", "no row of batchd owns it"},
 			{"mismatch", ids["c4"], "3", "4", "99.99", "amount: batchd 99.99, service 99.98"},
+			{"returned", ids["a6"], "1", "6", "12.34", "the money did not reach the payee; failed since 2026-03-05 10:00:00"},
+			{"voided", ids["a5"], "1", "5", "999.99", "voided at the service, not by batchd"},
 		}
 		if len(excs) != len(wantExc) {
 			t.Fatalf("exceptions: %v", excs)
@@ -202,6 +216,10 @@ func TestReconcileEndToEnd(t *testing.T) {
 				x["amount"] != w.amount || !strings.Contains(x["detail"], w.detail) || x["action"] == "" {
 				t.Errorf("exception %d = %v, want %+v", i+1, x, w)
 			}
+		}
+		if !strings.Contains(excs[3]["action"], "contact the payee, confirm the bank details, and pay again with a new check number") ||
+			!strings.Contains(excs[4]["action"], "pay again with a new check number") {
+			t.Errorf("unpaid checks' actions: %q, %q", excs[3]["action"], excs[4]["action"])
 		}
 		if !strings.Contains(excs[1]["action"], "Check was created outside batchd") {
 			t.Errorf("unknown check's action: %q", excs[1]["action"])
@@ -242,12 +260,14 @@ func TestReconcileEndToEnd(t *testing.T) {
 		}
 		set := readCSV(t, e.reportPath("settlement", friday))
 		wantDeposits := [][]string{
-			{"deposited_by_date", "", "", "deposited", "2026-03-05", "2", "110.00"},
-			{"deposited_by_date", "", "", "deposited", "2026-03-06", "2", "250.51"},
-			{"grand_total", "", "", "", "", "12", "6689.48"},
+			{"deposited_by_date", "", "", "deposited", "paid", "2026-03-05", "2", "110.00"},
+			{"deposited_by_date", "", "", "deposited", "paid", "2026-03-06", "2", "250.51"},
+			{"outcome_total", "", "", "", "paid", "", "4", "360.51"},
+			{"outcome_total", "", "", "", "on_its_way", "", "6", "5316.64"},
+			{"outcome_total", "", "", "", "not_paid", "", "2", "1012.33"},
 		}
-		if !reflect.DeepEqual(set[len(set)-3:], wantDeposits) {
-			t.Errorf("friday deposits %q", set[len(set)-3:])
+		if !reflect.DeepEqual(set[len(set)-5:], wantDeposits) {
+			t.Errorf("friday deposits %q", set[len(set)-5:])
 		}
 
 		// Again on Friday: nothing changes, and the day's reports are replaced

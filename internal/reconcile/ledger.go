@@ -27,6 +27,8 @@ type record struct {
 	created       time.Time // the check's date at the service
 	statusSeen    time.Time
 	depositedSeen time.Time
+	finalSince    time.Time // when the check was first recorded in its final status; zero while not final
+	unpaid        *unpaid   // nil unless the check ended not paid (outcomes.go)
 }
 
 func recordOf(r *payment.Row) *record {
@@ -34,6 +36,7 @@ func recordOf(r *payment.Row) *record {
 		key: r.Key, version: len(r.History), checkID: r.CheckID, number: r.Number, label: r.Label,
 		name: r.Payment.Name, account: redact.PaymentAccount(&r.Payment), amount: r.Payment.Amount, status: r.CheckStatus,
 		created: r.CheckCreated, statusSeen: r.StatusSeenAt, depositedSeen: r.DepositedSeenAt,
+		finalSince: finalSince(r), unpaid: unpaidOf(r),
 	}
 }
 

@@ -46,6 +46,10 @@ type matcher struct {
 	excs          map[string]*exception
 	statusChanges int
 	observed      map[payment.RowKey]*payment.Row // rows a page's batch of status changes just wrote
+	outcomes      outcomeWindow                   // which checks that ended not paid are exceptions (outcomes.go)
+	finals        map[payment.Status]int          // rows whose check this run saw reach each final status
+	receipts      map[uint64]time.Time            // payment batch -> when its results report was last delivered
+	finalBatches  map[uint64]bool                 // batches whose receipt is to be written again (noteReceipt)
 
 	resolveMu sync.Mutex // one resolution of a row in doubt at a time
 }
@@ -64,8 +68,12 @@ func newMatcher(db payment.Ledger, now func() time.Time, log *slog.Logger) (*mat
 		return nil, fmt.Errorf("read batches: %w", err)
 	}
 	m.batches = bs
+	m.receipts = map[uint64]time.Time{}
 	for _, b := range bs {
 		m.files[b.ID] = b.File
+		if b.Kind.Payments() && !b.ResultsReported.IsZero() {
+			m.receipts[b.ID] = b.ResultsReported
+		}
 	}
 	err = rowsIn(db, bs, func(r *payment.Row) {
 		id := r.Identity().Key()
@@ -166,6 +174,7 @@ func (m *matcher) observePage(checks []payment.Check, owners map[string]payment.
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.statusChanges += len(rows)
+	m.finalsLocked(rows)
 	for k, r := range rows {
 		m.observed[k] = r
 	}
@@ -268,6 +277,7 @@ func (m *matcher) observe(k payment.RowKey, status payment.Status) (*payment.Row
 	if len(changed) > 0 {
 		m.mu.Lock()
 		m.statusChanges++
+		m.finalsLocked(changed)
 		m.mu.Unlock()
 	}
 	if row, err = m.db.Row(k); err != nil {

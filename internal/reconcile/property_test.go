@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -35,31 +36,40 @@ func (s sums) add(t testing.TB, key string, a money.Cents) {
 func settlementAgrees(t testing.TB, statusPath, settlementPath string) {
 	t.Helper()
 	want := sums{}
+	zero := func(key string) {
+		if want[key] == nil {
+			want[key] = &tally{}
+		}
+	}
+	for _, o := range payment.Outcomes { // every outcome is said, at 0 when none
+		zero(SectionOutcomeTotal + "||||" + string(o) + "|")
+	}
 	for _, l := range table(t, statusPath) {
 		a := mustCents(t, l["amount"])
-		want.add(t, SectionBatchStatus+"|"+l["batch"]+"|"+l["file"]+"|"+l["status"]+"|", a)
-		want.add(t, SectionBatchTotal+"|"+l["batch"]+"|"+l["file"]+"||", a)
-		want.add(t, SectionStatusTotal+"|||"+l["status"]+"|", a)
-		if l["status"] == "deposited" {
-			want.add(t, SectionDeposited+"|||deposited|"+l["deposited_on"], a)
+		o := string(payment.Status(l["status"]).Outcome())
+		want.add(t, SectionBatchStatus+"|"+l["batch"]+"|"+l["file"]+"|"+l["status"]+"|"+o+"|", a)
+		for _, each := range payment.Outcomes {
+			zero(SectionBatchOutcome + "|" + l["batch"] + "|" + l["file"] + "||" + string(each) + "|")
 		}
-		want.add(t, SectionGrandTotal+"||||", a)
+		want.add(t, SectionBatchOutcome+"|"+l["batch"]+"|"+l["file"]+"||"+o+"|", a)
+		want.add(t, SectionStatusTotal+"|||"+l["status"]+"|"+o+"|", a)
+		if l["status"] == "deposited" {
+			want.add(t, SectionDeposited+"|||deposited|paid|"+l["deposited_on"], a)
+		}
+		want.add(t, SectionOutcomeTotal+"||||"+o+"|", a)
 	}
 	got := sums{}
 	rows := readCSV(t, settlementPath)
 	for _, r := range rows[1:] {
-		key := r[0] + "|" + r[1] + "|" + r[2] + "|" + r[3] + "|" + r[4]
+		key := strings.Join(r[:6], "|")
 		if got[key] != nil {
 			t.Fatalf("settlement line %q appears twice", key)
 		}
-		n, err := strconv.Atoi(r[5])
+		n, err := strconv.Atoi(r[6])
 		if err != nil {
 			t.Fatal(err)
 		}
-		got[key] = &tally{count: n, amount: mustCents(t, r[6])}
-	}
-	if len(want) == 0 {
-		want[SectionGrandTotal+"||||"] = &tally{}
+		got[key] = &tally{count: n, amount: mustCents(t, r[7])}
 	}
 	for _, k := range slices.Sorted(maps.Keys(want)) {
 		if got[k] == nil || *got[k] != *want[k] {

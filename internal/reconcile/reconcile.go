@@ -49,6 +49,11 @@ type Options struct {
 	// StuckAfterBusinessDays flags a check not final after this many whole
 	// business days (reconcile.stuck_after_business_days).
 	StuckAfterBusinessDays int
+	// ExceptionDays is how many daily exceptions reports list a check
+	// that ended not paid (returned, voided), from the day batchd first
+	// recorded it so (reconcile.exception_days); 0 means
+	// DefaultExceptionDays.
+	ExceptionDays int
 	// KeepDays is how long local reports are kept; older ones are deleted
 	// from ReportsDir (never from the Outbox). Negative keeps them forever.
 	KeepDays int
@@ -116,6 +121,7 @@ func New(db payment.Ledger, api API, opts Options) (*Runner, error) {
 	def(&opts.PageSize, DefaultPageSize)
 	def(&opts.MaxPasses, DefaultMaxPasses)
 	def(&opts.Retry.MaxAttempts, DefaultMaxAttempts)
+	def(&opts.ExceptionDays, DefaultExceptionDays)
 	if opts.KeepDays == 0 {
 		opts.KeepDays = DefaultKeepDays
 	}
@@ -152,12 +158,20 @@ type Summary struct {
 	Mismatched    int  // checks whose amount, number, label or status disagrees with the row
 	Stuck         int  // checks not final after the configured business days
 	InDoubt       int  // rows still in doubt
-	Confirmed     int  // expected checks absent from the list and fetched by GET
-	PagesRead     int  // list pages fetched, re-reads included
-	Passes        int  // passes over the list
-	Consistent    bool // the walk proved it saw the whole list, or the run needed no walk
-	StatusRows    int  // lines of the status report
-	Reports       []string
+	Returned      int  // checks the service failed, reported for their days (outcomes.go)
+	Voided        int  // checks voided or deleted, by batchd or elsewhere, reported for their days
+	// Final counts the rows whose check this run saw reach each final
+	// status. FinalBatches names the batches whose results report was
+	// delivered before one of their checks reached its final status (in
+	// this run or since the report): the caller writes each again.
+	Final        map[payment.Status]int
+	FinalBatches []uint64
+	Confirmed    int  // expected checks absent from the list and fetched by GET
+	PagesRead    int  // list pages fetched, re-reads included
+	Passes       int  // passes over the list
+	Consistent   bool // the walk proved it saw the whole list, or the run needed no walk
+	StatusRows   int  // lines of the status report
+	Reports      []string
 	// Plan is how the run read the service: PlanFullWalk, PlanWalk or
 	// PlanFetch; PlanReason says why (a full walk's cause, or the
 	// estimate that chose between listing and fetching).

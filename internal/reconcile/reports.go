@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/batchd/batchd/internal/money"
+	"github.com/batchd/batchd/internal/payment"
 	"github.com/batchd/batchd/internal/report"
 )
 
@@ -24,9 +25,10 @@ type statusLine struct {
 	account     string
 	amount      money.Cents
 	status      string
-	created     time.Time // in the report's zone; zero when unknown
-	lastChange  time.Time // in the report's zone; zero when unknown
-	depositedOn Date      // the zero Date unless deposited
+	outcome     payment.Outcome // what status says of the money (payment.Status.Outcome)
+	created     time.Time       // in the report's zone; zero when unknown
+	lastChange  time.Time       // in the report's zone; zero when unknown
+	depositedOn Date            // the zero Date unless deposited
 }
 
 // StatusTable is the layout of status-YYYY-MM-DD.csv (and .xlsx).
@@ -65,7 +67,7 @@ var ExceptionsTable = report.Table{Sheet: "exceptions", Columns: []report.Column
 func statusLineOf(rec *record, file string, loc *time.Location) statusLine {
 	return statusLine{
 		batch: rec.key.Batch, file: file, line: rec.key.Line, checkID: rec.checkID, number: rec.number,
-		label: rec.label, name: rec.name, account: rec.account, amount: rec.amount, status: rec.status.String(),
+		label: rec.label, name: rec.name, account: rec.account, amount: rec.amount, status: rec.status.String(), outcome: rec.status.Outcome(),
 		created: local(rec.created, loc), lastChange: local(rec.statusSeen, loc), depositedOn: rec.depositDay(loc),
 	}
 }

@@ -48,6 +48,8 @@ func (r *Runner) Run(ctx context.Context, w Window) (*Summary, error) {
 		return sum, fmt.Errorf("reconcile: %w", err)
 	}
 	m.window = w
+	m.outcomes = newOutcomeWindow(today, o.ExceptionDays, o.Location)
+	defer m.fillFinals(sum) // on every return: what the ledger recorded counts even if the run fails later
 	plan, err := r.planRead(now, w, explicit, m, listed)
 	if err != nil {
 		return sum, fmt.Errorf("reconcile: %w", err)
@@ -86,6 +88,10 @@ func (r *Runner) Run(ctx context.Context, w Window) (*Summary, error) {
 			sum.Stuck++
 		case KindInDoubt:
 			sum.InDoubt++
+		case KindReturned:
+			sum.Returned++
+		case KindVoided:
+			sum.Voided++
 		}
 	}
 	if err := r.writeReports(ctx, sum, today, pr, excs); err != nil {
@@ -97,6 +103,7 @@ func (r *Runner) Run(ctx context.Context, w Window) (*Summary, error) {
 	r.log.Info("reconcile finished", "checks_seen", sum.ChecksSeen, "matched", sum.Matched,
 		"status_changes", sum.StatusChanges, "unknown", sum.Unknown, "lost_batch", sum.LostBatch, "missing", sum.Missing,
 		"mismatched", sum.Mismatched, "stuck", sum.Stuck, "in_doubt", sum.InDoubt,
+		"returned", sum.Returned, "voided", sum.Voided,
 		"pages_read", sum.PagesRead, "passes", sum.Passes, "consistent", sum.Consistent,
 		"plan", sum.Plan, "calls", api.calls(), "min_calls", sum.MinCalls)
 	return sum, nil

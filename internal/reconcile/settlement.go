@@ -7,6 +7,7 @@ import (
 	"slices"
 
 	"github.com/batchd/batchd/internal/money"
+	"github.com/batchd/batchd/internal/payment"
 	"github.com/batchd/batchd/internal/report"
 )
 
@@ -42,14 +43,16 @@ func (t *tally) add(a money.Cents) error {
 }
 
 // settlement is the status report summed up. It is computed from the very
-// lines of the status report, so the two always agree.
+// lines of the status report, so the two always agree. Amounts are summed
+// by status and by outcome (payment.Status.Outcome), never across
+// outcomes: no line adds money that was not paid to money that was.
 type settlement struct {
-	batches     map[uint64]string // batch -> file
-	batchStatus map[uint64]map[string]*tally
-	batch       map[uint64]*tally
-	status      map[string]*tally
-	deposited   map[Date]*tally // deposit date -> deposited checks
-	grand       tally
+	batches      map[uint64]string // batch -> file
+	batchStatus  map[uint64]map[string]*tally
+	batchOutcome map[uint64]map[payment.Outcome]*tally
+	status       map[string]*tally
+	deposited    map[Date]*tally // deposit date -> deposited checks
+	outcome      map[payment.Outcome]*tally
 }
 
 // get returns m's tally of k, adding an empty one.
@@ -62,20 +65,21 @@ func get[K comparable](m map[K]*tally, k K) *tally {
 
 func newSettlement() *settlement {
 	return &settlement{batches: map[uint64]string{}, batchStatus: map[uint64]map[string]*tally{},
-		batch: map[uint64]*tally{}, status: map[string]*tally{}, deposited: map[Date]*tally{}}
+		batchOutcome: map[uint64]map[payment.Outcome]*tally{}, status: map[string]*tally{},
+		deposited: map[Date]*tally{}, outcome: map[payment.Outcome]*tally{}}
 }
 
 // add counts one line of the status report, as it is written: the
-// settlement keeps a tally per batch, status and deposit day, never the
-// lines.
+// settlement keeps a tally per batch, status, outcome and deposit day,
+// never the lines.
 func (s *settlement) add(l statusLine) error {
 	st := l.status
 	s.batches[l.batch] = l.file
 	if s.batchStatus[l.batch] == nil {
 		s.batchStatus[l.batch] = map[string]*tally{}
-		s.batch[l.batch] = &tally{}
+		s.batchOutcome[l.batch] = map[payment.Outcome]*tally{}
 	}
-	ts := []*tally{get(s.batchStatus[l.batch], st), s.batch[l.batch], get(s.status, st), &s.grand}
+	ts := []*tally{get(s.batchStatus[l.batch], st), get(s.batchOutcome[l.batch], l.outcome), get(s.status, st), get(s.outcome, l.outcome)}
 	if st == "deposited" {
 		ts = append(ts, get(s.deposited, l.depositedOn))
 	}
@@ -89,55 +93,70 @@ func (s *settlement) add(l statusLine) error {
 
 // Settlement report sections, the first column of every line.
 const (
-	SectionBatchStatus = "batch_status" // one batch, one status
-	SectionBatchTotal  = "batch_total"  // one batch, every status
-	SectionStatusTotal = "status_total" // one status, every batch
-	SectionDeposited   = "deposited_by_date"
-	SectionGrandTotal  = "grand_total"
+	SectionBatchStatus  = "batch_status"  // one batch, one status
+	SectionBatchOutcome = "batch_outcome" // one batch, one outcome: paid, on its way or not paid
+	SectionStatusTotal  = "status_total"  // one status, every batch
+	SectionDeposited    = "deposited_by_date"
+	SectionOutcomeTotal = "outcome_total" // one outcome, every batch
 )
 
 // SettlementTable is the layout of settlement-YYYY-MM-DD.csv (and .xlsx).
 // count and amount are numbers, each computed in exact cents: no formula.
+// outcome says what every line's money is: paid (deposited), on_its_way
+// (not final yet) or not_paid (failed, void, deleted).
 var SettlementTable = report.Table{Sheet: "settlement", Columns: []report.Column{
 	{Name: "section", Kind: report.Text},
 	{Name: "batch", Kind: report.Int},
 	{Name: "file", Kind: report.Text},
 	{Name: "status", Kind: report.Text},
+	{Name: "outcome", Kind: report.Text},
 	{Name: "deposit_date", Kind: report.Date},
 	{Name: "count", Kind: report.Int},
 	{Name: "amount", Kind: report.Money},
 }}
 
 // write lays the settlement out in sections a spreadsheet can filter on
-// the first column: each batch's statuses followed by its total, then the
-// totals per status, the deposits per day batchd first saw them deposited,
-// and the grand total.
+// the first column: each batch's statuses followed by its money paid, on
+// its way and not paid, then the totals per status, the deposits per day
+// batchd first saw them deposited, and the money paid, on its way and not
+// paid over every batch. Each batch and the whole report show all three
+// outcomes, at 0 when none, so that "paid 0" is said rather than left out.
 func (s *settlement) write(r *report.Rows) error {
-	line := func(section string, batch any, file, status string, date Date, t *tally) error {
-		return r.Add(section, batch, file, status, date.cell(), t.count, t.amount)
+	line := func(section string, batch any, file, status string, o payment.Outcome, date Date, t *tally) error {
+		if t == nil {
+			t = &tally{}
+		}
+		return r.Add(section, batch, file, status, string(o), date.cell(), t.count, t.amount)
 	}
 	for _, b := range slices.Sorted(maps.Keys(s.batchStatus)) {
 		file := s.batches[b]
 		for _, st := range slices.SortedFunc(maps.Keys(s.batchStatus[b]), compareStatus) {
-			if err := line(SectionBatchStatus, b, file, st, Date{}, s.batchStatus[b][st]); err != nil {
+			if err := line(SectionBatchStatus, b, file, st, payment.Status(st).Outcome(), Date{}, s.batchStatus[b][st]); err != nil {
 				return err
 			}
 		}
-		if err := line(SectionBatchTotal, b, file, "", Date{}, s.batch[b]); err != nil {
-			return err
+		for _, o := range payment.Outcomes {
+			if err := line(SectionBatchOutcome, b, file, "", o, Date{}, s.batchOutcome[b][o]); err != nil {
+				return err
+			}
 		}
 	}
 	for _, st := range slices.SortedFunc(maps.Keys(s.status), compareStatus) {
-		if err := line(SectionStatusTotal, nil, "", st, Date{}, s.status[st]); err != nil {
+		if err := line(SectionStatusTotal, nil, "", st, payment.Status(st).Outcome(), Date{}, s.status[st]); err != nil {
 			return err
 		}
 	}
 	for _, d := range slices.SortedFunc(maps.Keys(s.deposited), Date.Compare) {
-		if err := line(SectionDeposited, nil, "", "deposited", d, s.deposited[d]); err != nil {
+		if err := line(SectionDeposited, nil, "", "deposited", payment.OutcomePaid, d, s.deposited[d]); err != nil {
 			return err
 		}
 	}
-	return line(SectionGrandTotal, nil, "", "", Date{}, &s.grand)
+	for _, o := range payment.Outcomes {
+		if err := line(SectionOutcomeTotal, nil, "", "", o, Date{}, s.outcome[o]); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 func writeSettlementFile(path string, formats []report.Format, s *settlement) ([]string, error) {

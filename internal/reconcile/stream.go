@@ -183,6 +183,9 @@ func (r *Runner) pass(ctx context.Context, api API, m *matcher, today Date, res 
 func (m *matcher) feed(ctx context.Context, slots, jobs chan<- *slot, res *passResult) error {
 	err := m.eachRow(ctx, func(r *payment.Row) (bool, error) {
 		s, err := m.settled(ctx, r)
+		if err == nil && s == nil {
+			m.noteFinalRow(r) // left out of the status report, not of the exceptions and receipts
+		}
 		if err != nil || s == nil {
 			return err == nil, err
 		}
@@ -322,6 +325,7 @@ func (r *Runner) emit(ctx context.Context, cancel func(), m *matcher, today Date
 			cancel()
 			continue
 		}
+		m.noteFinal(s.rec)
 		if !s.rec.final() {
 			res.open[s.rec.key.Batch] = true
 			m.stuck(s.rec, today, o.Location, o.Calendar, o.StuckAfterBusinessDays, days)

@@ -54,6 +54,9 @@ type Ledger interface {
 type EventLedger interface {
 	// webhook.Store: Record makes an event durable, once per event id.
 	webhook.Store
+	// RecordEvent is Record, also saying which final status, if any, the
+	// event moved its check's row to.
+	RecordEvent(ctx context.Context, e webhook.Event) (duplicate bool, final payment.Status, err error)
 	// UnknownEvents lists the events received at or after since about
 	// checks or sources no row owned when they arrived, for reconcile.
 	UnknownEvents(since time.Time) ([]EventRecord, error)

@@ -166,7 +166,7 @@ func seeCheck(r *payment.Row, s payment.Status, at time.Time) {
 func (d *DB) Voided(k payment.RowKey, reason string) error {
 	at := d.now().UTC()
 	err := d.update(func(tx kv.Tx) error {
-		_, err := d.apply(tx, k, payment.Observe, "voided by batchd: "+reason, func(r *payment.Row) error {
+		_, err := d.apply(tx, k, payment.Observe, payment.VoidedByBatchdNote+reason, func(r *payment.Row) error {
 			r.CheckStatus, r.StatusSeenAt, r.Error = "void", at, reason
 			return nil
 		})

@@ -101,11 +101,20 @@ var _ webhook.Store = (*DB)(nil)
 // and once the ledger's writer lock is had, finishing the small write is
 // better than sending the service back to retry it.
 func (d *DB) Record(ctx context.Context, e webhook.Event) (duplicate bool, err error) {
+	duplicate, _, err = d.RecordEvent(ctx, e)
+	return duplicate, err
+}
+
+// RecordEvent is Record, also returning the final status the event moved
+// its check's row to ("" when it moved none there), so that the receiver
+// can count how payments ended (batchd_checks_final_total) as reconcile
+// does: once, by whichever way the status reached the ledger first.
+func (d *DB) RecordEvent(ctx context.Context, e webhook.Event) (duplicate bool, final payment.Status, err error) {
 	if err := ctx.Err(); err != nil {
-		return false, fmt.Errorf("record webhook event %s: %w", e.ID, err)
+		return false, "", fmt.Errorf("record webhook event %s: %w", e.ID, err)
 	}
 	if e.ID == "" || len(e.ID) > maxEventID {
-		return false, fmt.Errorf("record webhook event %q: an event id must be 1 to %d bytes", clip(e.ID, 80), maxEventID)
+		return false, "", fmt.Errorf("record webhook event %q: an event id must be 1 to %d bytes", clip(e.ID, 80), maxEventID)
 	}
 	id := []byte(e.ID)
 	// A redelivery is common (the service retries after any slow
@@ -116,14 +125,14 @@ func (d *DB) Record(ctx context.Context, e webhook.Event) (duplicate bool, err e
 		return nil
 	})
 	if err != nil || duplicate {
-		return duplicate, wrapRecord(e, err)
+		return duplicate, "", wrapRecord(e, err)
 	}
 	// Unfenced: a standby's webhook receiver records events too. That is
 	// safe because an event only ever advances a check's status (a final
 	// one never changes), creates, sends and releases nothing, and the
 	// store serialises it with the leader's writes.
 	err = d.updateUnfenced(func(tx kv.Tx) error {
-		duplicate = false
+		duplicate, final = false, ""
 		events, err := tx.CreateBucketIfNotExists(bucketHookEvents)
 		if err != nil {
 			return err
@@ -141,6 +150,9 @@ func (d *DB) Record(ctx context.Context, e webhook.Event) (duplicate bool, err e
 		if rec.Outcome, err = d.applyEvent(tx, e, now); err != nil {
 			return err
 		}
+		if rec.Outcome == EventApplied && e.Kind == webhook.KindCheck && e.CheckStatus.Final() {
+			final = e.CheckStatus
+		}
 		raw, err := json.Marshal(rec)
 		if err != nil {
 			return err
@@ -156,7 +168,10 @@ func (d *DB) Record(ctx context.Context, e webhook.Event) (duplicate bool, err e
 		}
 		return nil
 	})
-	return duplicate, wrapRecord(e, err)
+	if err != nil {
+		final = ""
+	}
+	return duplicate, final, wrapRecord(e, err)
 }
 
 func wrapRecord(e webhook.Event, err error) error {
