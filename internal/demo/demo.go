@@ -22,6 +22,7 @@ import (
 	"time"
 
 	"github.com/batchd/batchd/internal/config"
+	"github.com/batchd/batchd/internal/ingest/csvfile"
 	"github.com/batchd/batchd/internal/jobs"
 	"github.com/batchd/batchd/internal/sandbox"
 	"github.com/batchd/batchd/internal/sftpd"
@@ -47,6 +48,10 @@ type Options struct {
 	// then runs at the real pace (jobs.ClockOn). Zero runs on the real
 	// clock.
 	Date time.Time
+	// Files, when given, are a person's own payment (or onboarding) files
+	// to rehearse instead of the samples, each copied with the sandbox's
+	// test bank details in place of the real ones (files.go).
+	Files []string
 }
 
 // Result is what the demo did, for tests.
@@ -103,10 +108,17 @@ func Run(ctx context.Context, opts Options) (*Result, error) {
 		return nil, err
 	}
 	res.ReportsDir = filepath.Join(cfg.StateDir, "reports")
-	if err := dropSamples(filepath.Join(srv.Root, "inbox")); err != nil {
+	fmt.Fprintf(out, "batchd demo in %s\n  sandbox %s, SFTP server %s (host key %s pinned)\n", dir, sbURL, srv.Addr, srv.HostKeyFingerprint)
+	inbox := filepath.Join(srv.Root, "inbox")
+	if len(opts.Files) == 0 {
+		err = dropSamples(inbox)
+	} else {
+		err = rehearse(out, opts.Files, inbox)
+	}
+	if err != nil {
 		return nil, err
 	}
-	fmt.Fprintf(out, "batchd demo in %s\n  sandbox %s, SFTP server %s (host key %s pinned)\n\n", dir, sbURL, srv.Addr, srv.HostKeyFingerprint)
+	fmt.Fprintln(out)
 
 	je, err := jobs.OpenAt(cfg, log, jobs.Hooks{}, now)
 	if err != nil {
@@ -153,6 +165,21 @@ func demoConfig(dir, sbURL string, srv *sftpd.Server) (*config.Config, error) {
 		return nil, fmt.Errorf("demo configuration: %w", err)
 	}
 	return c, nil
+}
+
+// rehearse drops the person's files, saying what was replaced.
+func rehearse(out io.Writer, files []string, inbox string) error {
+	rs, err := dropFiles(files, inbox)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintln(out, "  your files, rehearsed against this machine's sandbox only: nothing is sent anywhere else")
+	for _, r := range rs {
+		fmt.Fprintf(out, "  %s -> inbox/%s: %d rows; %d account numbers replaced by the sandbox's passing test accounts (routing %s)\n",
+			r.From, r.Name, r.Rows, r.Accounts, csvfile.SandboxRouting)
+	}
+	fmt.Fprintln(out, "  the copies hold no real bank details; `batchd validate FILE` checks the real ones without sending anything")
+	return nil
 }
 
 func dropSamples(inbox string) error {
