@@ -62,19 +62,22 @@ type replicationVariant struct {
 // Replay a failure with BATCHD_CHAOS_SEED=<seed from the log>.
 func TestFailoverReplication(t *testing.T) {
 	seed := chaosSeed(t)
+	var wg sync.WaitGroup
 	for i, v := range []replicationVariant{
 		{name: "sync", sync: true},
 		{name: "async-now", holdBack: true},
 		{name: "async-after-lease", holdBack: true, afterLease: true},
 		{name: "async-no-watermark", holdBack: true, noWatermark: true},
 	} {
-		t.Run(v.name, func(t *testing.T) {
-			// Each has its own cluster, sandbox and sshd, and mostly
-			// waits (on the rate, on leases, on the promotion).
-			t.Parallel()
-			runFailoverReplication(t, seed+uint64(i), v)
+		// Each has its own cluster, sandbox and sshd, and mostly waits
+		// (on the rate, on leases, on the promotion): all four run side
+		// by side, started together rather than through t.Parallel, whose
+		// slots (GOMAXPROCS, 2 in CI) would run them two by two.
+		wg.Go(func() {
+			t.Run(v.name, func(t *testing.T) { runFailoverReplication(t, seed+uint64(i), v) })
 		})
 	}
+	wg.Wait()
 }
 
 func runFailoverReplication(t *testing.T, seed uint64, v replicationVariant) {
