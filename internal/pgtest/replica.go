@@ -113,19 +113,11 @@ func NewCluster(opts ClusterOptions) (*Cluster, error) {
 // newStandby copies primary into a new server directory with
 // pg_basebackup, as the server's user, and starts it as a hot standby.
 func newStandby(primary *Server, settings []string) (*Server, error) {
-	bin, err := BinDir()
+	s, bin, cred, err := prepare(settings)
 	if err != nil {
 		return nil, err
 	}
-	cred, uid, gid, err := serverUser()
-	if err != nil {
-		return nil, err
-	}
-	dir, err := makeDir(uid, gid)
-	if err != nil {
-		return nil, err
-	}
-	s := &Server{dir: dir, port: 5432, extra: settings, out: &syncBuffer{}, done: make(chan struct{})}
+	dir := s.dir
 	conninfo := fmt.Sprintf("host=%s port=%d user=postgres application_name=%s", primary.dir, primary.port, standbyName)
 	// -c fast: a spread checkpoint would take minutes; -R: standby.signal
 	// and primary_conninfo; -X stream (the default) brings the WAL the

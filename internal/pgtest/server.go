@@ -43,26 +43,34 @@ type Server struct {
 	err   error
 }
 
+// prepare finds the binaries and the server's user and makes the
+// private directory of a server with settings extra, not yet started.
+func prepare(extra []string) (s *Server, bin string, cred *syscall.Credential, err error) {
+	if bin, err = BinDir(); err != nil {
+		return nil, "", nil, err
+	}
+	cred, uid, gid, err := serverUser()
+	if err != nil {
+		return nil, "", nil, err
+	}
+	dir, err := makeDir(uid, gid)
+	if err != nil {
+		return nil, "", nil, err
+	}
+	return &Server{dir: dir, port: 5432, extra: extra, out: &syncBuffer{}, done: make(chan struct{})}, bin, cred, nil
+}
+
 // NewServer initialises and starts a server. Close stops it.
 func NewServer() (*Server, error) { return newServer(nil) }
 
 // newServer is NewServer with more settings (-c name=value).
 func newServer(extra []string) (*Server, error) {
-	bin, err := BinDir()
+	s, bin, cred, err := prepare(extra)
 	if err != nil {
 		return nil, err
 	}
-	cred, uid, gid, err := serverUser()
-	if err != nil {
-		return nil, err
-	}
-	dir, err := makeDir(uid, gid)
-	if err != nil {
-		return nil, err
-	}
-	s := &Server{dir: dir, port: 5432, extra: extra, out: &syncBuffer{}, done: make(chan struct{})}
 	if err := s.initdb(bin, cred); err != nil {
-		os.RemoveAll(dir)
+		os.RemoveAll(s.dir)
 		return nil, err
 	}
 	if err := s.start(bin, cred); err != nil {
