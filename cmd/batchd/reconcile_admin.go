@@ -80,6 +80,11 @@ func reconcileThroughAdmin(ctx context.Context, env *environ, cfg *config.Config
 				return fmt.Errorf("the running batchd restarted before reconcile run %d finished: see its log, and run batchd reconcile again", started.Run)
 			}
 			if j.LastRun < started.Run {
+				if j.Stuck {
+					// Its deadline passed and it did not return: the
+					// daemon's /healthz and log say why.
+					return fmt.Errorf("reconcile run %d is stuck past its deadline (schedule.reconcile_timeout) in the running batchd: see its /healthz and log", started.Run)
+				}
 				continue
 			}
 			if j.LastRun > started.Run {
