@@ -99,6 +99,8 @@ type Ledger interface {
 	// database went back in time, which reconcile records and ingest
 	// reads.
 	LostLedger
+	// CancelLedger: the lines of cancel files, intent before each void.
+	CancelLedger
 	// Ping proves the ledger can be read, for /healthz.
 	Ping() error
 	// Path names the ledger for messages (a file, or a database).

@@ -112,6 +112,7 @@ var groups = []struct {
 	{"Restore", restoreCases},
 	{"Rewind", rewindCases},
 	{"LostBatches", lostCases},
+	{"Cancels", cancelCases},
 	{"Invariants", invariantCases},
 	{"Jobs", jobCases},
 }
