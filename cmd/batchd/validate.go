@@ -89,7 +89,7 @@ func runValidate(_ context.Context, env *environ, args []string) error {
 			"a spreadsheet dropped, or may have dropped, leading zeros from its numbers", name)
 	case errors.As(err, &ferr):
 		fmt.Fprintf(env.stdout, "%s: %s\n", name, ferr)
-		return fmt.Errorf("%s would be rejected: it cannot be read as %s", name, fileWord(kind))
+		return fmt.Errorf("%s would be rejected: it cannot be read as %s", name, kind.Word())
 	case err != nil:
 		return err
 	}
@@ -126,17 +126,6 @@ func validateFile(name string, so sheet.Options, opts csvfile.Options, onFinding
 	}
 	sum, err := in.Sources(kind, opts, nil, onFinding)
 	return kind, sum, err
-}
-
-// fileWord names a kind of file: "a payment file".
-func fileWord(k payment.BatchKind) string {
-	switch k {
-	case payment.KindSources:
-		return "a funding-source file"
-	case payment.KindVerifications:
-		return "a verification file"
-	}
-	return "a payment file"
 }
 
 // summary is the count line of validate: "12 rows, 10 valid, 2 invalid",

@@ -2,11 +2,7 @@ package ingest
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"io"
-	"path"
-	"path/filepath"
 	"strconv"
 	"strings"
 
@@ -49,90 +45,23 @@ type approvalResult struct {
 	reason                           string
 }
 
-// approve takes a claimed approvals file through fence, releases, results
-// report, commit and archive. The file is recorded as a batch of its kind
-// with no rows, so that the same content dropped again is a duplicate.
-// Lines are applied once the fence is passed; a line refused releases
-// nothing, and the file is archived whatever its lines' results, which
-// its results report gives line by line.
-func (j *Job) approve(ctx context.Context, rem Remote, o Outcome, h *held, local string, meta payment.FileMeta) (Outcome, error) {
-	o.Kind = meta.Kind
-	loader, err := j.db.BeginBatch(meta)
-	if err != nil {
-		return j.errored(o, err)
-	}
-	o.Batch = loader.Batch().ID
-	if err := j.fenceOrAbort(ctx, rem, h, loader); err != nil {
-		return j.errored(o, err)
-	}
-	dir := j.dayDir()
-	name, err := j.chooseName(ctx, rem, dir, h.name, "", o.Batch, true)
-	if err != nil {
-		return j.errored(o, abortWith(loader, fmt.Errorf("name %s in %s: %w", h.name, dir, err)))
-	}
-	results, err := j.applyApprovals(ctx, local, h.name)
-	if err != nil {
-		return j.errored(o, abortWith(loader, err))
-	}
-	released := 0
-	for _, r := range results {
-		if r.result == "released" {
-			released++
-		}
-	}
-	if err := j.deliverResults(ctx, rem, results, name, o.Batch); err != nil {
-		return j.errored(o, abortWith(loader, err))
-	}
-	o.Rows, o.Valid, o.Rejected = len(results), released, len(results)-released
-	if _, err := loader.Commit(len(results), len(results)-released); err != nil {
-		return j.errored(o, err)
-	}
-	to, err := j.moveTo(ctx, rem, h, dir, name, meta.SHA256, o.Batch, true)
-	if err != nil {
-		return j.errored(o, fmt.Errorf("archive %s: %w", h.path, err))
-	}
-	o.Outcome, o.MovedTo = Accepted, to
-	o.Detail = fmt.Sprintf("%d of %d approvals released their rows; see %s", released, len(results), path.Join(j.opts.Outbox, resultsName(name)))
-	j.log.Info("approvals file applied", "file", o.File, "batch", o.Batch, "released", released, "refused", len(results)-released, "moved_to", to)
-	return o, nil
+func (r approvalResult) cells() []any {
+	return []any{r.line, r.file, r.rowLine, r.last4, r.by, r.result, r.reason}
 }
 
-// applyApprovals reads the approvals file local (named name) and applies
-// each line, returning what became of each.
-func (j *Job) applyApprovals(ctx context.Context, local, name string) ([]approvalResult, error) {
-	in, err := OpenInput(local, name, j.sheetOptions())
-	if err != nil {
-		return nil, fmt.Errorf("read approvals file %s: %w", name, err)
-	}
-	defer in.Close()
-	src, err := in.Records(j.ParseOptions())
-	if err != nil {
-		return nil, fmt.Errorf("read approvals file %s: %w", name, err)
-	}
-	header, _, err := src.Header()
-	if err != nil {
-		return nil, fmt.Errorf("read approvals file %s: %w", name, err)
-	}
-	col := approvalColumns(header)
-	var out []approvalResult
-	for {
-		rec, line, err := src.Next()
-		if errors.Is(err, io.EOF) {
-			return out, nil
-		}
-		if err != nil {
-			return nil, fmt.Errorf("read approvals file %s: %w", name, err)
-		}
-		r, err := j.applyApproval(ctx, line, rec, col)
-		if err != nil {
-			return nil, fmt.Errorf("approvals file %s line %d: %w", name, line, err)
-		}
-		out = append(out, r)
-	}
+func (r approvalResult) applied() bool { return r.result == "released" }
+
+// approvals is the approvals kind as ingest applies it.
+var approvals = appliedKind{
+	table: ResultsTable, reports: "approvals", did: "approvals released their rows",
+	apply: func(j *Job, ctx context.Context, _ payment.FileMeta, line int, rec []string, col map[string]int) (lineResult, error) {
+		return j.applyApproval(ctx, line, rec, col)
+	},
 }
 
-// approvalColumns maps each approvals column to its index in header.
-func approvalColumns(header []string) map[string]int {
+// headerColumns maps each column of an applied kind's header, as
+// compared (lower case, without underscores), to its index.
+func headerColumns(header []string) map[string]int {
 	col := map[string]int{}
 	for i, cell := range header {
 		k := strings.ReplaceAll(strings.ToLower(strings.TrimSpace(cell)), "_", "")
@@ -145,13 +74,7 @@ func approvalColumns(header []string) map[string]int {
 
 // applyApproval checks and applies one line of an approvals file.
 func (j *Job) applyApproval(ctx context.Context, line int, rec []string, col map[string]int) (approvalResult, error) {
-	cell := func(name string) string {
-		i, ok := col[strings.ReplaceAll(name, "_", "")]
-		if !ok || i >= len(rec) {
-			return ""
-		}
-		return strings.TrimSpace(rec[i])
-	}
+	cell := func(name string) string { return cellOf(rec, col, name) }
 	last4 := cell("account_last4")
 	if len(last4) > 4 {
 		last4 = redact.Last4(last4) // never echo a full account number
@@ -194,25 +117,3 @@ func fourDigits(s string) bool {
 	}
 	return true
 }
-
-// deliverResults writes the results report of the approvals file archived
-// as name in every configured format to a kept local copy and uploads it
-// to the outbox as name.results.csv (and .xlsx).
-func (j *Job) deliverResults(ctx context.Context, rem Remote, results []approvalResult, name string, batch uint64) error {
-	rname := resultsName(name)
-	keep := filepath.Join(j.opts.ReportsDir, "approvals", fmt.Sprintf("batch-%06d-%s", batch, strings.ReplaceAll(rname, "/", "_")))
-	kept, err := ResultsTable.Write(keep, j.opts.ReportFormats, func(rows *report.Rows) error {
-		for _, r := range results {
-			if err := rows.Add(r.line, r.file, r.rowLine, r.last4, r.by, r.result, r.reason); err != nil {
-				return err
-			}
-		}
-		return nil
-	})
-	if err != nil {
-		return fmt.Errorf("keep approvals results report: %w", err)
-	}
-	return report.Destination{Outbox: rem, Dir: j.opts.Outbox}.DeliverAll(ctx, kept, rname)
-}
-
-func resultsName(file string) string { return file + ".results.csv" }

@@ -19,7 +19,7 @@ func FuzzApprovalLine(f *testing.F) {
 	f.Add("second.csv,2,0009995678,alice")
 	f.Add(",0,56a8,")
 	f.Add("a.csv,-3,1234")
-	col := approvalColumns(sourcefile.ApprovalColumns)
+	col := headerColumns(sourcefile.ApprovalColumns)
 	f.Fuzz(func(t *testing.T, line string) {
 		asked := 0
 		j := &Job{opts: Options{Release: func(_ context.Context, a Approval) (bool, string, error) {

@@ -161,6 +161,9 @@ type Options struct {
 	// jobs.Release, passed in because ingest cannot import jobs). Nil: an
 	// approvals file is refused, every line saying so.
 	Release ReleaseFunc
+	// Cancel applies one line of a cancel file (the void rule,
+	// jobs.Cancel). Nil: a cancel file's lines are refused, saying so.
+	Cancel CancelFunc
 }
 
 // Outcome says what happened to one file in one run; `batchd ingest`

@@ -133,19 +133,6 @@ func (j *Job) sheetOptions() sheet.Options {
 	return sheet.Options{Sheet: j.opts.Sheet, MaxBytes: j.opts.MaxFileBytes}
 }
 
-// fileWord names the kind of file in messages: "a payment file".
-func fileWord(k payment.BatchKind) string {
-	switch k {
-	case payment.KindSources:
-		return "a funding-source file"
-	case payment.KindVerifications:
-		return "a verification file"
-	case payment.KindApprovals:
-		return "an approvals file"
-	}
-	return "a payment file"
-}
-
 // WriteFinding writes one finding as a rejects-report CSV row, as the
 // rejects report shows it. Values are already masked by the parser where
 // sensitive.

@@ -67,8 +67,8 @@ func (j *Job) process(ctx context.Context, rem Remote, h *held) (Outcome, error)
 	if err != nil {
 		return j.errored(o, fmt.Errorf("read %s: %w", o.File, err))
 	}
-	if kind == payment.KindApprovals {
-		return j.approve(ctx, rem, o, h, local, payment.FileMeta{Kind: kind, Name: h.name, SHA256: sum, Size: size})
+	if info, _ := kind.Info(); info.Applied {
+		return j.applyFile(ctx, rem, o, h, local, payment.FileMeta{Kind: kind, Name: h.name, SHA256: sum, Size: size})
 	}
 	return j.load(ctx, rem, o, h, local, payment.FileMeta{Kind: kind, Name: h.name, SHA256: sum, Size: size}, prior)
 }
@@ -182,7 +182,7 @@ func (j *Job) finishRejection(ctx context.Context, rem Remote, o Outcome, h *hel
 	case strings.HasPrefix(b.Note, lostPrefix):
 		outcome = LostBatch
 	case b.Invalid == 0:
-		outcome, reason = Unreadable, "the file cannot be read as "+fileWord(b.Kind)+": "+b.Note
+		outcome, reason = Unreadable, "the file cannot be read as "+b.Kind.Word()+": "+b.Note
 	}
 	o, err = j.fail(ctx, rem, o, outcome, h, reason, settleAs{name: path.Base(f.Moved), sha: f.SHA256, batch: b.ID, reports: b.Invalid > 0})
 	return true, o, err
@@ -278,7 +278,7 @@ func (j *Job) load(ctx context.Context, rem Remote, o Outcome, h *held, local st
 		if _, err := loader.Reject(sum.Rows, sum.Invalid, ferr.Error()); err != nil {
 			return j.errored(o, err)
 		}
-		return j.fail(ctx, rem, o, "unreadable", h, "the file cannot be read as "+fileWord(meta.Kind)+": "+ferr.Error(), as)
+		return j.fail(ctx, rem, o, "unreadable", h, "the file cannot be read as "+meta.Kind.Word()+": "+ferr.Error(), as)
 	case paid != "":
 		if _, err := loader.Reject(sum.Rows, sum.Invalid, paid); err != nil {
 			return j.errored(o, err)

@@ -24,6 +24,7 @@ var (
 	_ onboard.ResultsLedger = state.Ledger(nil)
 	_ submit.ResultsLedger  = state.Ledger(nil)
 	_ ReleaseLedger         = state.Ledger(nil)
+	_ CancelLedger          = state.Ledger(nil)
 	_ payee.Memory          = state.Ledger(nil)
 	_ StatusLedger          = state.Ledger(nil)
 )

@@ -73,38 +73,54 @@ func Release(db ReleaseLedger, req ReleaseRequest) (string, error) {
 // heldRow finds the row at line of the payment batch ingested as file (of
 // batch, when given), and refuses, saying why, one that is not held.
 func heldRow(db payment.RowReader, file string, line int, batch uint64) (payment.RowKey, error) {
-	batches, err := db.Batches()
+	r, err := rowAt(db, file, line, batch, func(r *payment.Row) error {
+		if r.State != payment.Held {
+			return refuse("%s line %d (%s) is %s, not held: there is nothing to release",
+				file, line, r.Key, r.ReportStatus())
+		}
+		return nil
+	})
 	if err != nil {
 		return payment.RowKey{}, err
 	}
-	var found []payment.RowKey
+	return r.Key, nil
+}
+
+// rowAt finds the row at line of the payment batch ingested as file (of
+// batch, when given): the one way a person names a row. accept refuses,
+// saying why, a row the caller cannot act on; a name that several
+// batches bore is refused unless batch says which.
+func rowAt(db payment.RowReader, file string, line int, batch uint64, accept func(*payment.Row) error) (*payment.Row, error) {
+	batches, err := db.Batches()
+	if err != nil {
+		return nil, err
+	}
+	var found []*payment.Row
 	for _, b := range batches {
 		if !b.Kind.Payments() || b.File != file || (batch != 0 && b.ID != batch) {
 			continue
 		}
-		k := payment.RowKey{Batch: b.ID, Line: uint32(line)}
-		r, err := db.Row(k)
+		r, err := db.Row(payment.RowKey{Batch: b.ID, Line: uint32(line)})
 		if errors.Is(err, payment.ErrNotFound) {
 			continue
 		}
 		if err != nil {
-			return k, err
+			return nil, err
 		}
-		if r.State != payment.Held {
-			return k, refuse("%s line %d (%s) is %s, not held: there is nothing to release",
-				file, line, k, r.ReportStatus())
+		if err := accept(r); err != nil {
+			return nil, err
 		}
-		found = append(found, k)
+		found = append(found, r)
 	}
 	switch len(found) {
 	case 0:
-		return payment.RowKey{}, refuse("no row at %s line %d: check the file name and line with batchd status",
+		return nil, refuse("no row at %s line %d: check the file name and line with batchd status",
 			file, line)
 	case 1:
 		return found[0], nil
 	}
-	return payment.RowKey{}, refuse("%d batches of %s hold a row at line %d (%s and %s): say which with --batch N",
-		len(found), file, line, found[0], found[1])
+	return nil, refuse("%d batches of %s hold a row at line %d (%s and %s): say which with --batch N",
+		len(found), file, line, found[0].Key, found[1].Key)
 }
 
 // checkLast4 refuses a release whose Last4 is not the last four digits of

@@ -28,6 +28,7 @@ const (
 	KindSources       BatchKind = "funding-sources" // a funding-source file
 	KindVerifications BatchKind = "verifications"   // a verification file
 	KindApprovals     BatchKind = "approvals"       // an approvals file: releases of held rows
+	KindCancels       BatchKind = "cancels"         // a cancel file: voids of checks
 )
 
 // Payments reports whether the batch's rows are payments.

@@ -45,16 +45,14 @@ func (d *DB) BeginBatch(m payment.FileMeta) (payment.Loader, error) {
 
 // BeginSourceBatch starts loading a funding-source or verification file.
 func (d *DB) BeginSourceBatch(m payment.FileMeta) (funding.BatchLoader, error) {
-	if m.Kind.Payments() || m.Kind == payment.KindApprovals {
+	if info, _ := m.Kind.Info(); !info.Funding {
 		return nil, fmt.Errorf("begin batch for %s: %w: %s is not a funding kind", m.Name, ErrWrongKind, m.Kind)
 	}
 	return d.beginBatch(m)
 }
 
 func (d *DB) beginBatch(m payment.FileMeta) (*Loader, error) {
-	switch m.Kind {
-	case payment.KindPayments, payment.KindSources, payment.KindVerifications, payment.KindApprovals:
-	default:
+	if !m.Kind.Known() {
 		return nil, fmt.Errorf("begin batch for %s: %w: unknown batch kind %q", m.Name, ErrWrongKind, m.Kind)
 	}
 	l := &Loader{d: d, meta: m}

@@ -97,6 +97,9 @@ func KindOf(header []string) payment.BatchKind {
 	if approvals(header) {
 		return payment.KindApprovals
 	}
+	if cancels(header) {
+		return payment.KindCancels
+	}
 	var pay, src, ver int
 	for _, cell := range header {
 		name := strings.ToLower(strings.TrimSpace(cell))
@@ -193,15 +196,50 @@ func ignoreSet(names []string) map[string]bool {
 var ApprovalColumns = []string{"file", "line", "account_last4", "approved_by"}
 
 // approvals reports whether header names every approvals column.
-func approvals(header []string) bool {
-	seen := map[string]bool{}
+func approvals(header []string) bool { return hasAll(headerKeys(header), ApprovalColumns) }
+
+// headerKeys is the set of header's cells, as key compares them.
+func headerKeys(header []string) map[string]bool {
+	seen := make(map[string]bool, len(header))
 	for _, cell := range header {
 		seen[key(cell)] = true
 	}
-	for _, c := range ApprovalColumns {
+	return seen
+}
+
+// hasAll reports whether seen (headerKeys) holds every one of cols.
+func hasAll(seen map[string]bool, cols []string) bool {
+	for _, c := range cols {
 		if !seen[key(c)] {
 			return false
 		}
 	}
 	return true
+}
+
+// Cancel files. A cancel file's header names a reason and one way of
+// naming the check: its id; the payment file and line that made it; or
+// its label and number. A header with approved_by is an approvals file's
+// and one with amount a payment file's (a payment file may carry label
+// and number), so no header is both: the kinds ingest applies never
+// compete for a file.
+var (
+	CancelReason = "reason"
+	// CancelRefs are the ways of naming the check, in the order they are
+	// read when a line gives more than one.
+	CancelRefs = [][]string{{"check_id"}, {"file", "line"}, {"label", "number"}}
+)
+
+// cancels reports whether header is a cancel file's.
+func cancels(header []string) bool {
+	seen := headerKeys(header)
+	if !seen[key(CancelReason)] || seen[key("approved_by")] || seen[key("amount")] {
+		return false
+	}
+	for _, ref := range CancelRefs {
+		if hasAll(seen, ref) {
+			return true
+		}
+	}
+	return false
 }

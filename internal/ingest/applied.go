@@ -1,0 +1,162 @@
+package ingest
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"path"
+	"path/filepath"
+	"strings"
+
+	"github.com/batchd/batchd/internal/payment"
+	"github.com/batchd/batchd/internal/report"
+)
+
+// Kinds whose lines ingest applies itself (payment.KindInfo.Applied):
+// approvals release held rows, cancels void checks. Such a file is
+// recorded as a batch of its kind with no rows, so that the same content
+// dropped again is a duplicate; its lines are applied once the fence is
+// passed, in order; a line refused changes nothing; and the file is
+// archived whatever its lines' results, which its results report
+// (<name>.results.csv) gives line by line. A failure that leaves a line
+// undone (the ledger, or a service that did not answer) stops the file
+// before its report: the file stays claimed, and the next run applies it
+// again from the start, each kind's rule making a line applied before a
+// no-op (a released row is no longer held; a cancel line's intent is in
+// the ledger).
+
+// lineResult is what became of one line: its results-report row.
+type lineResult interface {
+	cells() []any  // the row, in the kind's table's column order
+	applied() bool // the line did what it asked
+}
+
+// appliedKind is one applied kind as ingest applies it.
+type appliedKind struct {
+	table   report.Table
+	reports string // the folder of ReportsDir that keeps local copies
+	did     string // "approvals released their rows": the outcome's words
+	apply   func(j *Job, ctx context.Context, meta payment.FileMeta, line int, rec []string, col map[string]int) (lineResult, error)
+}
+
+// appliedKinds are the applied kinds ingest knows, by kind.
+var appliedKinds = map[payment.BatchKind]appliedKind{
+	payment.KindApprovals: approvals,
+	payment.KindCancels:   cancels,
+}
+
+// applyFile takes a claimed file of an applied kind through fence, lines,
+// results report, commit and archive.
+func (j *Job) applyFile(ctx context.Context, rem Remote, o Outcome, h *held, local string, meta payment.FileMeta) (Outcome, error) {
+	o.Kind = meta.Kind
+	kind, ok := appliedKinds[meta.Kind]
+	if !ok {
+		return j.errored(o, fmt.Errorf("%s is %s, which ingest cannot apply", h.name, meta.Kind.Word()))
+	}
+	loader, err := j.db.BeginBatch(meta)
+	if err != nil {
+		return j.errored(o, err)
+	}
+	o.Batch = loader.Batch().ID
+	if err := j.fenceOrAbort(ctx, rem, h, loader); err != nil {
+		return j.errored(o, err)
+	}
+	dir := j.dayDir()
+	name, err := j.chooseName(ctx, rem, dir, h.name, "", o.Batch, true)
+	if err != nil {
+		return j.errored(o, abortWith(loader, fmt.Errorf("name %s in %s: %w", h.name, dir, err)))
+	}
+	results, err := j.applyLines(ctx, kind, local, meta)
+	if err != nil {
+		return j.errored(o, abortWith(loader, err))
+	}
+	done := 0
+	for _, r := range results {
+		if r.applied() {
+			done++
+		}
+	}
+	if err := j.deliverResults(ctx, rem, kind, results, name, o.Batch); err != nil {
+		return j.errored(o, abortWith(loader, err))
+	}
+	o.Rows, o.Valid, o.Rejected = len(results), done, len(results)-done
+	if _, err := loader.Commit(len(results), len(results)-done); err != nil {
+		return j.errored(o, err)
+	}
+	to, err := j.moveTo(ctx, rem, h, dir, name, meta.SHA256, o.Batch, true)
+	if err != nil {
+		return j.errored(o, fmt.Errorf("archive %s: %w", h.path, err))
+	}
+	o.Outcome, o.MovedTo = Accepted, to
+	o.Detail = fmt.Sprintf("%d of %d %s; see %s", done, len(results), kind.did, path.Join(j.opts.Outbox, resultsName(name)))
+	j.log.Info(meta.Kind.String()+" file applied", "file", o.File, "batch", o.Batch, "applied", done, "not_applied", len(results)-done, "moved_to", to)
+	return o, nil
+}
+
+// applyLines reads the file local and applies each line with kind's
+// rule, returning what became of each.
+func (j *Job) applyLines(ctx context.Context, kind appliedKind, local string, meta payment.FileMeta) ([]lineResult, error) {
+	what := meta.Kind.String() + " file " + meta.Name
+	in, err := OpenInput(local, meta.Name, j.sheetOptions())
+	if err != nil {
+		return nil, fmt.Errorf("read %s: %w", what, err)
+	}
+	defer in.Close()
+	src, err := in.Records(j.ParseOptions())
+	if err != nil {
+		return nil, fmt.Errorf("read %s: %w", what, err)
+	}
+	header, _, err := src.Header()
+	if err != nil {
+		return nil, fmt.Errorf("read %s: %w", what, err)
+	}
+	col := headerColumns(header)
+	var out []lineResult
+	for {
+		rec, line, err := src.Next()
+		if errors.Is(err, io.EOF) {
+			return out, nil
+		}
+		if err != nil {
+			return nil, fmt.Errorf("read %s: %w", what, err)
+		}
+		r, err := kind.apply(j, ctx, meta, line, rec, col)
+		if err != nil {
+			return nil, fmt.Errorf("%s line %d: %w", what, line, err)
+		}
+		out = append(out, r)
+	}
+}
+
+// deliverResults writes the results report of the file archived as name
+// in every configured format to a kept local copy and uploads it to the
+// outbox as name.results.csv (and .xlsx).
+func (j *Job) deliverResults(ctx context.Context, rem Remote, kind appliedKind, results []lineResult, name string, batch uint64) error {
+	rname := resultsName(name)
+	keep := filepath.Join(j.opts.ReportsDir, kind.reports, fmt.Sprintf("batch-%06d-%s", batch, strings.ReplaceAll(rname, "/", "_")))
+	kept, err := kind.table.Write(keep, j.opts.ReportFormats, func(rows *report.Rows) error {
+		for _, r := range results {
+			if err := rows.Add(r.cells()...); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("keep %s results report: %w", kind.reports, err)
+	}
+	return report.Destination{Outbox: rem, Dir: j.opts.Outbox}.DeliverAll(ctx, kept, rname)
+}
+
+func resultsName(file string) string { return file + ".results.csv" }
+
+// cellOf reads the cell of column name (compared as headerColumns keys
+// it) from rec, trimmed; "" when the header has no such column.
+func cellOf(rec []string, col map[string]int, name string) string {
+	i, ok := col[strings.ReplaceAll(name, "_", "")]
+	if !ok || i >= len(rec) {
+		return ""
+	}
+	return strings.TrimSpace(rec[i])
+}

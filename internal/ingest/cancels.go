@@ -1,0 +1,120 @@
+package ingest
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+
+	"github.com/batchd/batchd/internal/payment"
+	"github.com/batchd/batchd/internal/report"
+)
+
+// CancelLine is one line of a cancel file: void the check it names, for
+// Reason. The check is named by CheckID, or by the payment file (as it
+// was ingested) and line that made it, or by its label and number; the
+// first given is used. FileSHA and Line are the cancel file's content
+// hash and this line's number: the ledger's key for the line's intent.
+type CancelLine struct {
+	FileSHA string
+	Line    int
+
+	CheckID       string
+	File          string
+	RowLine       int
+	Label, Number string
+	Reason        string
+}
+
+// CancelResult is what became of one cancel line.
+type CancelResult struct {
+	CheckID string
+	Row     string // the payment file and line whose check it is, or ""
+	Outcome payment.CancelOutcome
+	Status  payment.Status // the check's status as last seen
+	Note    string         // why, in words
+	Action  string         // what a person must do, for an outcome that needs one
+}
+
+// CancelFunc applies one cancel line with the one void rule (jobs.Cancel,
+// passed in because ingest cannot import jobs). A line the rule refuses
+// (no such row, no check yet) is a result with outcome CancelRefused; err
+// is a failure that left the line undone (the ledger, or the service not
+// answering), which stops the file.
+type CancelFunc func(ctx context.Context, c CancelLine) (CancelResult, error)
+
+// CancelResultsTable is the layout of <cancel file>.results.csv.
+var CancelResultsTable = report.Table{Sheet: "cancels", Columns: []report.Column{
+	{Name: "line", Kind: report.Int},
+	{Name: "check_id", Kind: report.Text},
+	{Name: "payment_row", Kind: report.Text},
+	{Name: "reason", Kind: report.Text},
+	{Name: "result", Kind: report.Text},
+	{Name: "check_status", Kind: report.Text},
+	{Name: "note", Kind: report.Text},
+	{Name: "action", Kind: report.Text},
+}}
+
+type cancelResult struct {
+	line   int
+	reason string
+	CancelResult
+}
+
+func (r cancelResult) cells() []any {
+	return []any{r.line, r.CheckID, r.Row, r.reason, string(r.Outcome), string(r.Status), r.Note, r.Action}
+}
+
+func (r cancelResult) applied() bool { return r.Outcome == payment.CancelVoided }
+
+// cancels is the cancel kind as ingest applies it.
+var cancels = appliedKind{
+	table: CancelResultsTable, reports: "cancels", did: "cancel lines voided their checks",
+	apply: func(j *Job, ctx context.Context, meta payment.FileMeta, line int, rec []string, col map[string]int) (lineResult, error) {
+		return j.applyCancel(ctx, meta, line, rec, col)
+	},
+}
+
+// applyCancel checks one line of a cancel file and applies it.
+func (j *Job) applyCancel(ctx context.Context, meta payment.FileMeta, line int, rec []string, col map[string]int) (cancelResult, error) {
+	cell := func(name string) string { return cellOf(rec, col, name) }
+	c := CancelLine{FileSHA: meta.SHA256, Line: line, CheckID: cell("check_id"), File: cell("file"),
+		Label: cell("label"), Number: cell("number"), Reason: cell("reason")}
+	r := cancelResult{line: line, reason: c.Reason, CancelResult: CancelResult{CheckID: c.CheckID, Outcome: payment.CancelRefused}}
+	if why := c.check(cell("line")); why != "" {
+		r.Note = why
+		return r, nil
+	}
+	if j.opts.Cancel == nil {
+		r.Note = "this batchd does not void checks by cancel file"
+		return r, nil
+	}
+	res, err := j.opts.Cancel(ctx, c)
+	if err != nil {
+		return r, err
+	}
+	r.CancelResult = res
+	return r, nil
+}
+
+// check reads the line's reference (rowLine is the line column's cell)
+// and says what is wrong with it, or "".
+func (c *CancelLine) check(rowLine string) string {
+	switch {
+	case c.Reason == "":
+		return "reason is empty: say why the check is cancelled (it is kept in the row's history)"
+	case c.CheckID != "":
+		if len(c.CheckID) != 36 {
+			return fmt.Sprintf("check_id %q is not a check id (36 characters, as the status report gives it)", c.CheckID)
+		}
+		c.File, c.Label, c.Number = "", "", ""
+	case c.File != "" || rowLine != "":
+		n, err := strconv.Atoi(rowLine)
+		if c.File == "" || err != nil || n <= 0 {
+			return fmt.Sprintf("file %q line %q does not name a row: give the payment file's name as it was ingested and the row's line, 2 or more", c.File, rowLine)
+		}
+		c.RowLine, c.Label, c.Number = n, "", ""
+	case c.Label == "" || c.Number == "":
+		return "the line names no check: give check_id, or file and line, or label and number"
+	}
+	return ""
+}

@@ -1,0 +1,216 @@
+package jobs
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/batchd/batchd/internal/ingest"
+	"github.com/batchd/batchd/internal/payment"
+)
+
+// CancelLedger is what the void rule reads and writes: rows to find the
+// check a line names, the cancel lines' intents, and the row's record of
+// batchd's own void.
+type CancelLedger interface {
+	payment.RowReader
+	payment.CancelLedger
+	Voided(k payment.RowKey, reason string) error
+}
+
+// actionTooLate is the action of a check too late to void.
+const actionTooLate = "the check was already printed or deposited, so the money has left: recover it from the payee"
+
+// Cancel is the one void rule, for ingest's cancel files
+// (ingest.Options.Cancel). It finds the check the line names, records the
+// line's intent in the ledger before the void leaves, and settles the
+// line from what the service says of the check:
+//   - in process: voided (DELETE /v1/check/{id}); a void whose answer was
+//     lost is settled by reading the check again;
+//   - printed or deposited: too late to void, never retried: an
+//     exception whose action is to recover the money from the payee;
+//   - void: batchd's void when its own intent was recorded before, else
+//     already void; failed or deleted: already final; unknown: not found.
+//
+// A line settled before (the same file claimed again after a crash) is
+// answered from the ledger without asking the service. An error is a
+// failure that left the line undone (the ledger, the service not
+// answering or refusing batchd's key): ingest stops the file, and the
+// next run applies it again.
+func Cancel(db CancelLedger, svc payment.Service) ingest.CancelFunc {
+	return func(ctx context.Context, line ingest.CancelLine) (ingest.CancelResult, error) {
+		res := ingest.CancelResult{CheckID: line.CheckID, Outcome: payment.CancelRefused}
+		target, err := cancelTarget(db, line)
+		if errors.Is(err, ErrNotReleasable) {
+			res.Note = err.Error()
+			return res, nil
+		}
+		if err != nil {
+			return res, err
+		}
+		res.CheckID, res.Row = target.CheckID, target.row
+		rec, fresh, err := db.CancelIntent(payment.Cancel{
+			Key: payment.CancelKey{File: line.FileSHA, Line: line.Line}, CheckID: target.CheckID, Row: target.Row, Reason: line.Reason})
+		if err != nil {
+			return res, err
+		}
+		if rec.Outcome.Settled() {
+			return resultOf(rec, res.Row), nil
+		}
+		outcome, status, note, err := voidCheck(ctx, svc, rec.CheckID, !fresh)
+		if err != nil {
+			return res, err
+		}
+		if outcome == payment.CancelVoided && rec.Row != (payment.RowKey{}) {
+			if err := db.Voided(rec.Row, "cancel file: "+rec.Reason); err != nil {
+				return res, err
+			}
+		}
+		rec, err = db.CancelSettled(rec.Key, outcome, status, note)
+		if err != nil {
+			return res, err
+		}
+		return resultOf(rec, res.Row), nil
+	}
+}
+
+// target is the check a cancel line names, and its row when the check
+// is batchd's.
+type target struct {
+	CheckID string
+	Row     payment.RowKey
+	row     string // "payroll.csv line 4", for the report
+}
+
+// cancelTarget finds line's check. A line naming a row with no check
+// yet, or no row, is refused (ErrNotReleasable) with the reason.
+func cancelTarget(db payment.RowReader, line ingest.CancelLine) (target, error) {
+	var r *payment.Row
+	var err error
+	switch {
+	case line.CheckID != "":
+		owners, err := db.CheckOwners([]string{line.CheckID})
+		if err != nil {
+			return target{}, err
+		}
+		k, ok := owners[line.CheckID]
+		if !ok {
+			return target{CheckID: line.CheckID}, nil // not batchd's: voided all the same, and the report says whose
+		}
+		if r, err = db.Row(k); err != nil {
+			return target{}, err
+		}
+	case line.File != "":
+		r, err = rowAt(db, line.File, line.RowLine, 0, hasCheck)
+	default:
+		r, err = rowByIdentity(db, line.Label, line.Number)
+	}
+	if err != nil {
+		return target{}, err
+	}
+	return target{CheckID: r.CheckID, Row: r.Key, row: rowName(db, r)}, nil
+}
+
+// hasCheck refuses a row whose check does not exist yet.
+func hasCheck(r *payment.Row) error {
+	if r.CheckID == "" {
+		return refuse("%s has no check yet (it is %s): there is nothing to void; to stop it, hold it before submit runs", r.Key, r.ReportStatus())
+	}
+	return nil
+}
+
+// rowByIdentity finds the row whose check, not yet final, carries label
+// and number: only such a check can still be voided.
+func rowByIdentity(db payment.RowReader, label, number string) (*payment.Row, error) {
+	var found *payment.Row
+	err := db.TrackedRows(func(r *payment.Row) (bool, error) {
+		if payment.SameLabel(r.Payment.Label, label) && payment.SameNumber(r.Payment.Number, number) && r.CheckID != "" {
+			found = r
+			return false, nil
+		}
+		return true, nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	if found == nil {
+		return nil, refuse("no check of batchd that is not final carries label %q and number %q: check both with batchd status, or name the check by check_id", label, number)
+	}
+	return found, nil
+}
+
+// rowName names r as a person knows it: "payroll.csv line 4".
+func rowName(db payment.RowReader, r *payment.Row) string {
+	if b, err := db.Batch(r.Key.Batch); err == nil {
+		return fmt.Sprintf("%s line %d", b.File, r.Key.Line)
+	}
+	return r.Key.String()
+}
+
+// resultOf words a settled cancel line for the results report.
+func resultOf(c payment.Cancel, row string) ingest.CancelResult {
+	res := ingest.CancelResult{CheckID: c.CheckID, Row: row, Outcome: c.Outcome, Status: c.Status, Note: c.Note}
+	if c.Outcome == payment.CancelTooLate {
+		res.Action = actionTooLate
+	}
+	return res
+}
+
+// voidCheck voids check id if it is in process, and says how its line
+// settles. sentBefore is true when the line's intent was recorded by an
+// earlier run, whose void may have left. An error leaves the line in its
+// intent, for the next run.
+func voidCheck(ctx context.Context, svc payment.Service, id string, sentBefore bool) (payment.CancelOutcome, payment.Status, string, error) {
+	ck, err := svc.GetCheck(ctx, id)
+	switch {
+	case errors.Is(err, payment.ErrNotFound):
+		return payment.CancelNotFound, "", "the service does not know check " + id + ": check the id with the status report", nil
+	case err != nil && payment.FailureOf(err) == payment.FailRefused:
+		return payment.CancelRefused, "", payment.ServiceMessage(err), nil
+	case err != nil:
+		return "", "", "", fmt.Errorf("read check %s before voiding it: %w", id, err)
+	case ck.Status != payment.StatusInProcess:
+		o, note := settledBy(ck.Status, sentBefore)
+		return o, ck.Status, note, nil
+	}
+	derr := svc.DeleteCheck(ctx, id)
+	if derr == nil {
+		return payment.CancelVoided, payment.StatusVoid, "", nil
+	}
+	if f := payment.FailureOf(derr); f != payment.FailRefused && f != payment.FailLost {
+		return "", "", "", fmt.Errorf("void check %s: %w", id, derr)
+	}
+	// Refused or lost: the check may have moved on, or the void may have
+	// been done; only the check's status now says which.
+	again, err := svc.GetCheck(ctx, id)
+	if err != nil {
+		return "", "", "", fmt.Errorf("read check %s after its void went unanswered (%v): %w", id, derr, err)
+	}
+	switch {
+	case again.Status != payment.StatusInProcess:
+		o, note := settledBy(again.Status, true)
+		return o, again.Status, note, nil
+	case payment.FailureOf(derr) == payment.FailRefused:
+		return payment.CancelRefused, again.Status, payment.ServiceMessage(derr), nil
+	}
+	return "", "", "", fmt.Errorf("void check %s: the answer was lost and the check is still in process: %w", id, derr)
+}
+
+// settledBy is how a cancel line settles on a check found in status s,
+// not in process; ours is true when batchd may have voided it itself.
+func settledBy(s payment.Status, ours bool) (payment.CancelOutcome, string) {
+	switch s {
+	case payment.StatusVoid:
+		if ours {
+			return payment.CancelVoided, "voided: the answer to an earlier void was lost, and the check is now void"
+		}
+		return payment.CancelAlreadyVoid, "the check was already void: nothing to do"
+	case payment.StatusPrinted, payment.StatusDeposited:
+		return payment.CancelTooLate, "too late to void: the check is " + string(s)
+	case payment.StatusFailed, payment.StatusDeleted:
+		return payment.CancelFinal, "the check is already " + string(s) + ": there is nothing to void"
+	case payment.StatusInReview:
+		return payment.CancelRefused, "the check is held for review at the service, which voids only checks in process: ask the service to cancel it"
+	}
+	return payment.CancelRefused, fmt.Sprintf("the check's status is %q, which batchd cannot void", s)
+}
