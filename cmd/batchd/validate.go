@@ -94,6 +94,13 @@ func runValidate(_ context.Context, env *environ, args []string) error {
 		return err
 	}
 	fmt.Fprintf(env.stdout, "%s: %s\n", name, summary(kind, sum))
+	if info, _ := kind.Info(); info.Applied {
+		fmt.Fprintf(env.stdout, "%s: %s: what the ledger and the service say of each line is known when ingest applies it, in the file's results report\n", name, kind.Word())
+		if sum.Invalid > 0 {
+			return fmt.Errorf("%s: %d lines would be refused, each with its reason in the results report; the others would be applied", name, sum.Invalid)
+		}
+		return nil
+	}
 	if sum.Invalid > 0 {
 		return fmt.Errorf("%s would be rejected (ingest.on_invalid: reject_file) or lose %d rows (skip_rows)", name, sum.Invalid)
 	}
@@ -112,14 +119,14 @@ func validateFile(name string, so sheet.Options, opts csvfile.Options, onFinding
 	if err != nil {
 		return kind, csvfile.Summary{}, err
 	}
-	if kind == payment.KindApprovals {
-		return kind, csvfile.Summary{}, fmt.Errorf("%s is an approvals file (its header names file, line, account_last4 and approved_by): "+
-			"its lines are checked against the ledger when it is ingested, each in its results report (README \"Releasing by an approvals file\"), not by batchd validate", name)
-	}
 	if in, err = ingest.OpenInput(name, name, so); err != nil {
 		return kind, csvfile.Summary{}, err
 	}
 	defer in.Close()
+	if info, _ := kind.Info(); info.Applied {
+		sum, err := in.Applied(kind, opts, onFinding)
+		return kind, sum, err
+	}
 	if kind.Payments() {
 		sum, err := in.Payments(opts, func(csvfile.Payment) error { return nil }, onFinding)
 		return kind, sum, err

@@ -317,19 +317,31 @@ func TestValidateRoundTrip(t *testing.T) {
 	}
 }
 
-// batchd validate names an approvals file for what it is, and says where
-// its lines are checked, instead of parsing it as another kind.
-func TestValidateApprovalsFile(t *testing.T) {
+// batchd validate names an approvals or cancel file for what it is,
+// checks its lines' form as ingest will, and says that the ledger and the
+// service judge each line when the file is applied.
+func TestValidateAppliedFiles(t *testing.T) {
 	dir := t.TempDir()
 	file := filepath.Join(dir, "approve.csv")
 	if err := os.WriteFile(file, []byte("file,line,account_last4,approved_by\nsecond.csv,2,5678,alice\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	code, out, errOut := runMain(t, nil, "validate", file)
+	if code != exitOK {
+		t.Fatalf("exit %d\n%s%s", code, out, errOut)
+	}
+	mustContainAll(t, "stdout", out, "approvals file: 1 rows, 1 valid, 0 invalid", "an approvals file: what the ledger and the service say of each line is known when ingest applies it")
+
+	file = filepath.Join(dir, "cancel.csv")
+	if err := os.WriteFile(file, []byte("check_id,file,line,reason\n,week.csv,3,sent twice\nshort-id,,,dup\n,week.csv,3,\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errOut = runMain(t, nil, "validate", file)
 	if code == exitOK {
 		t.Fatalf("exit %d\n%s%s", code, out, errOut)
 	}
-	mustContainAll(t, "stderr", errOut, "approve.csv is an approvals file", "checked against the ledger when it is ingested")
+	mustContainAll(t, "stdout", out, "cancels file: 3 rows, 1 valid, 2 invalid", `line 3: check_id "short-id" is not a check id`, "line 4: reason is empty")
+	mustContainAll(t, "stderr", errOut, "2 lines would be refused")
 }
 
 // TestValidateHonoursBatchdConfig: $BATCHD_CONFIG is validate's

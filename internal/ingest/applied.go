@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/batchd/batchd/internal/ingest/csvfile"
 	"github.com/batchd/batchd/internal/payment"
 	"github.com/batchd/batchd/internal/report"
 )
@@ -38,6 +39,9 @@ type appliedKind struct {
 	reports string // the folder of ReportsDir that keeps local copies
 	did     string // "approvals released their rows": the outcome's words
 	apply   func(j *Job, ctx context.Context, meta payment.FileMeta, line int, rec []string, col map[string]int) (lineResult, error)
+	// check says what is wrong with a line's form, or "", asking neither
+	// the ledger nor the service: batchd validate's part of apply.
+	check func(line int, rec []string, col map[string]int) string
 }
 
 // appliedKinds are the applied kinds ingest knows, by kind.
@@ -107,26 +111,68 @@ func (j *Job) applyLines(ctx context.Context, kind appliedKind, local string, me
 	if err != nil {
 		return nil, fmt.Errorf("read %s: %w", what, err)
 	}
+	var out []lineResult
+	err = eachLine(src, func(line int, rec []string, col map[string]int) error {
+		r, err := kind.apply(j, ctx, meta, line, rec, col)
+		if err != nil {
+			return fmt.Errorf("line %d: %w", line, err)
+		}
+		out = append(out, r)
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", what, err)
+	}
+	return out, nil
+}
+
+// eachLine calls fn with each record of src after the header, and the
+// header's columns (headerColumns).
+func eachLine(src csvfile.Source, fn func(line int, rec []string, col map[string]int) error) error {
 	header, _, err := src.Header()
 	if err != nil {
-		return nil, fmt.Errorf("read %s: %w", what, err)
+		return err
 	}
 	col := headerColumns(header)
-	var out []lineResult
 	for {
 		rec, line, err := src.Next()
 		if errors.Is(err, io.EOF) {
-			return out, nil
+			return nil
 		}
 		if err != nil {
-			return nil, fmt.Errorf("read %s: %w", what, err)
+			return err
 		}
-		r, err := kind.apply(j, ctx, meta, line, rec, col)
-		if err != nil {
-			return nil, fmt.Errorf("%s line %d: %w", what, line, err)
+		if err := fn(line, rec, col); err != nil {
+			return err
 		}
-		out = append(out, r)
 	}
+}
+
+// Applied checks the form of every line of a file of an applied kind, as
+// ingest will before it applies them, calling onFinding with each line's
+// problem; what the ledger and the service will say of a line is known
+// only when ingest applies it (batchd validate).
+func (in *Input) Applied(kind payment.BatchKind, opts csvfile.Options, onFinding func(csvfile.Finding) error) (csvfile.Summary, error) {
+	var sum csvfile.Summary
+	ak, ok := appliedKinds[kind]
+	if !ok {
+		return sum, fmt.Errorf("%s is not a kind ingest applies", kind.Word())
+	}
+	src, err := in.Records(opts)
+	if err != nil {
+		return sum, err
+	}
+	err = eachLine(src, func(line int, rec []string, col map[string]int) error {
+		sum.Rows++
+		why := ak.check(line, rec, col)
+		if why == "" {
+			sum.Valid++
+			return nil
+		}
+		sum.Invalid++
+		return onFinding(csvfile.Finding{Line: line, Message: why, Severity: csvfile.Error})
+	})
+	return sum, err
 }
 
 // deliverResults writes the results report of the file archived as name

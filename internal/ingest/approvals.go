@@ -57,6 +57,10 @@ var approvals = appliedKind{
 	apply: func(j *Job, ctx context.Context, _ payment.FileMeta, line int, rec []string, col map[string]int) (lineResult, error) {
 		return j.applyApproval(ctx, line, rec, col)
 	},
+	check: func(line int, rec []string, col map[string]int) string {
+		_, _, why := readApproval(line, rec, col)
+		return why
+	},
 }
 
 // headerColumns maps each column of an applied kind's header, as
@@ -72,8 +76,9 @@ func headerColumns(header []string) map[string]int {
 	return col
 }
 
-// applyApproval checks and applies one line of an approvals file.
-func (j *Job) applyApproval(ctx context.Context, line int, rec []string, col map[string]int) (approvalResult, error) {
+// readApproval reads one line of an approvals file and says what is
+// wrong with its form, or "" (the ledger is not asked).
+func readApproval(line int, rec []string, col map[string]int) (approvalResult, int, string) {
 	cell := func(name string) string { return cellOf(rec, col, name) }
 	last4 := cell("account_last4")
 	if len(last4) > 4 {
@@ -83,13 +88,23 @@ func (j *Job) applyApproval(ctx context.Context, line int, rec []string, col map
 	n, err := strconv.Atoi(r.rowLine)
 	switch {
 	case r.file == "":
-		r.reason = "the file column is empty: give the payment file's name as it was ingested (as batchd status shows it)"
+		return r, n, "the file column is empty: give the payment file's name as it was ingested (as batchd status shows it)"
 	case err != nil || n <= 0:
-		r.reason = fmt.Sprintf("line %q is not a line number: give the held row's line, 2 or more", r.rowLine)
+		return r, n, fmt.Sprintf("line %q is not a line number: give the held row's line, 2 or more", r.rowLine)
 	case !fourDigits(cell("account_last4")):
-		r.reason = fmt.Sprintf("account_last4 %q is not four digits: give the last four digits of the new account (format the column as Text so that leading zeros stay)", r.last4)
+		return r, n, fmt.Sprintf("account_last4 %q is not four digits: give the last four digits of the new account (format the column as Text so that leading zeros stay)", r.last4)
 	case r.by == "":
-		r.reason = "approved_by is empty: say who approves the change"
+		return r, n, "approved_by is empty: say who approves the change"
+	}
+	return r, n, ""
+}
+
+// applyApproval checks and applies one line of an approvals file.
+func (j *Job) applyApproval(ctx context.Context, line int, rec []string, col map[string]int) (approvalResult, error) {
+	r, n, why := readApproval(line, rec, col)
+	switch {
+	case why != "":
+		r.reason = why
 	case j.opts.Release == nil:
 		r.reason = "this batchd does not release rows by approvals file: use batchd release"
 	default:

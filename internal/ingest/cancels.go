@@ -72,15 +72,17 @@ var cancels = appliedKind{
 	apply: func(j *Job, ctx context.Context, meta payment.FileMeta, line int, rec []string, col map[string]int) (lineResult, error) {
 		return j.applyCancel(ctx, meta, line, rec, col)
 	},
+	check: func(line int, rec []string, col map[string]int) string {
+		_, why := readCancel(payment.FileMeta{}, line, rec, col)
+		return why
+	},
 }
 
 // applyCancel checks one line of a cancel file and applies it.
 func (j *Job) applyCancel(ctx context.Context, meta payment.FileMeta, line int, rec []string, col map[string]int) (cancelResult, error) {
-	cell := func(name string) string { return cellOf(rec, col, name) }
-	c := CancelLine{FileSHA: meta.SHA256, Line: line, CheckID: cell("check_id"), File: cell("file"),
-		Label: cell("label"), Number: cell("number"), Reason: cell("reason")}
+	c, why := readCancel(meta, line, rec, col)
 	r := cancelResult{line: line, reason: c.Reason, CancelResult: CancelResult{CheckID: c.CheckID, Outcome: payment.CancelRefused}}
-	if why := c.check(cell("line")); why != "" {
+	if why != "" {
 		r.Note = why
 		return r, nil
 	}
@@ -94,6 +96,15 @@ func (j *Job) applyCancel(ctx context.Context, meta payment.FileMeta, line int, 
 	}
 	r.CancelResult = res
 	return r, nil
+}
+
+// readCancel reads one line of a cancel file and says what is wrong
+// with its form, or "" (neither the ledger nor the service is asked).
+func readCancel(meta payment.FileMeta, line int, rec []string, col map[string]int) (CancelLine, string) {
+	cell := func(name string) string { return cellOf(rec, col, name) }
+	c := CancelLine{FileSHA: meta.SHA256, Line: line, CheckID: cell("check_id"), File: cell("file"),
+		Label: cell("label"), Number: cell("number"), Reason: cell("reason")}
+	return c, c.check(cell("line"))
 }
 
 // check reads the line's reference (rowLine is the line column's cell)

@@ -12,12 +12,15 @@ import (
 )
 
 // TemplateKinds name the kinds of file a template is written for, as
-// `batchd template KIND` takes them.
-var TemplateKinds = map[string]payment.BatchKind{
-	"payments":        payment.KindPayments,
-	"funding-sources": payment.KindSources,
-	"verifications":   payment.KindVerifications,
-}
+// `batchd template KIND` takes them: every kind of the registry
+// (payment.Kinds), by its name.
+var TemplateKinds = func() map[string]payment.BatchKind {
+	m := map[string]payment.BatchKind{}
+	for _, k := range payment.Kinds() {
+		m[k.Kind.String()] = k.Kind
+	}
+	return m
+}()
 
 // paymentTemplate are the payment columns a template carries: those most
 // files need, the required ones first. A file may have the others too.
@@ -134,8 +137,12 @@ func TemplateKind(name string) (kind payment.BatchKind, canonical string, ok boo
 	return kind, "", false
 }
 
-// TemplateKindNames lists the kinds, for messages: "payments,
-// funding-sources, verifications".
+// TemplateKindNames lists the kinds in the registry's order, for
+// messages: "payments, funding-sources, verifications, …".
 func TemplateKindNames() string {
-	return strings.Join([]string{"payments", "funding-sources", "verifications"}, ", ")
+	var names []string
+	for _, k := range payment.Kinds() {
+		names = append(names, k.Kind.String())
+	}
+	return strings.Join(names, ", ")
 }

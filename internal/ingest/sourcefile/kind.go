@@ -230,6 +230,15 @@ var (
 	CancelRefs = [][]string{{"check_id"}, {"file", "line"}, {"label", "number"}}
 )
 
+// CancelColumns are every column a cancel file's line is read from.
+var CancelColumns = []string{"check_id", "file", "line", "label", "number", "reason"}
+
+// appliedColumns are the columns of the kinds ingest applies, by kind.
+var appliedColumns = map[payment.BatchKind][]string{
+	payment.KindApprovals: ApprovalColumns,
+	payment.KindCancels:   CancelColumns,
+}
+
 // cancels reports whether header is a cancel file's.
 func cancels(header []string) bool {
 	seen := headerKeys(header)

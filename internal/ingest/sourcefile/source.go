@@ -27,8 +27,15 @@ func CellKindOf(name string) csvfile.CellKind {
 	return columnCellKind(c)
 }
 
-// Columns are the canonical names of kind's columns, in order.
-func Columns(kind payment.BatchKind) []string { return names(kind) }
+// Columns are the canonical names of kind's columns, in order: a funding
+// kind's, or an applied kind's (approvals, cancels: every column it
+// reads).
+func Columns(kind payment.BatchKind) []string {
+	if cols, ok := appliedColumns[kind]; ok {
+		return cols
+	}
+	return names(kind)
+}
 
 // columnCellKind is the csvfile.CellKind of column c (or a negative
 // marker: TextCell).
