@@ -28,31 +28,19 @@ func (c *Config) loadAPIKey(env Env) *FieldError {
 		}
 		return nil
 	}
-	key, err := readKeyFile(c.API.KeyFile, env)
-	if err != nil {
-		return &FieldError{Key: "api.key_file", Msg: "api.key_file " + showValue(c.API.KeyFile) + ": " + err.Error(), Err: err}
-	}
-	c.apiKey = NewSecret(key)
-	return nil
+	return apiKeyFile.load(&c.apiKey, c.API.KeyFile, env)
 }
 
-// readKeyFile reads and checks a key file (ReadSecretFile: private to
-// its owner). Its errors name the problem, never the contents.
-func readKeyFile(path string, env Env) (string, error) {
-	b, err := ReadSecretFile(path, maxKeyFileBytes, env)
-	if err != nil {
-		return "", err
-	}
-	defer clear(b)
-	key := strings.TrimSpace(string(b))
+// apiKeyFile is api.key_file: it must hold an API key and nothing else.
+var apiKeyFile = secretText{key: "api.key_file", limit: maxKeyFileBytes, check: func(key string) error {
 	if key == "" {
-		return "", errors.New("the key file is empty")
+		return errors.New("the key file is empty")
 	}
 	if msg := keyShapeProblem(key); msg != "" {
-		return "", errors.New("the key file's contents are not an API key: " + msg)
+		return errors.New("the key file's contents are not an API key: " + msg)
 	}
-	return key, nil
-}
+	return nil
+}}
 
 // describeFileErr keeps the reason of an *fs.PathError but not its path
 // (the caller names the path, through showValue), and keeps it for
