@@ -17,13 +17,9 @@ import (
 // keeps any other process from reading the file); with none, the file is
 // read under a shared lock.
 func runBackup(ctx context.Context, env *environ, args []string) error {
-	fs := newFlags(env, "backup", "[--config F] [--to PATH]")
-	cfgPath := configFlag(fs)
-	to := fs.String("to", "", "the snapshot file to write, or a directory to write batchd-<time>.db into (default: backup.dir)")
-	if err := parseFlags(fs, args); err != nil {
-		return err
-	}
-	cfg, err := loadConfig(env, *cfgPath)
+	cl := newCmdLine(env, "backup", "[--config F] [--to PATH]")
+	to := cl.String("to", "", "the snapshot file to write, or a directory to write batchd-<time>.db into (default: backup.dir)")
+	cfg, err := cl.config(args)
 	if err != nil {
 		return err
 	}

@@ -17,12 +17,7 @@ import (
 // directory that has neither; init only does it on purpose. On an
 // existing ledger it checks that it opens and changes nothing.
 func runInit(ctx context.Context, env *environ, args []string) error {
-	fs := newFlags(env, "init", "[--config F]")
-	cfgPath := configFlag(fs)
-	if err := parseFlags(fs, args); err != nil {
-		return err
-	}
-	cfg, err := loadConfig(env, *cfgPath)
+	cfg, err := newCmdLine(env, "init", "[--config F]").config(args)
 	if err != nil {
 		return err
 	}

@@ -17,13 +17,9 @@ import (
 )
 
 func runStatus(ctx context.Context, env *environ, args []string) error {
-	fs := newFlags(env, "status", "[--config F] [--json]")
-	cfgPath := configFlag(fs)
-	asJSON := fs.Bool("json", false, "print JSON instead of a table")
-	if err := parseFlags(fs, args); err != nil {
-		return err
-	}
-	cfg, err := loadConfig(env, *cfgPath)
+	cl := newCmdLine(env, "status", "[--config F] [--json]")
+	asJSON := cl.Bool("json", false, "print JSON instead of a table")
+	cfg, err := cl.config(args)
 	if err != nil {
 		return err
 	}

@@ -12,13 +12,12 @@ import (
 )
 
 func runSubmit(ctx context.Context, env *environ, args []string) error {
-	fs := newFlags(env, "submit", "[--config F] [--max-duration D]")
-	cfgPath := configFlag(fs)
-	maxDur := fs.Duration("max-duration", 0, "stop gracefully after this long (0 = until done)")
-	if err := parseFlags(fs, args); err != nil {
+	cl := newCmdLine(env, "submit", "[--config F] [--max-duration D]")
+	maxDur := cl.Duration("max-duration", 0, "stop gracefully after this long (0 = until done)")
+	if err := cl.parse(args); err != nil {
 		return err
 	}
-	cfg, log, je, err := openJobs(env, *cfgPath, jobs.Hooks{})
+	cfg, log, je, err := openJobs(env, *cl.cfgPath, jobs.Hooks{})
 	if err != nil {
 		return err
 	}
