@@ -31,17 +31,6 @@ func (c *Config) loadAPIKey(env Env) *FieldError {
 	return apiKeyFile.load(&c.apiKey, c.API.KeyFile, env)
 }
 
-// apiKeyFile is api.key_file: it must hold an API key and nothing else.
-var apiKeyFile = secretText{key: "api.key_file", limit: maxKeyFileBytes, check: func(key string) error {
-	if key == "" {
-		return errors.New("the key file is empty")
-	}
-	if msg := keyShapeProblem(key); msg != "" {
-		return errors.New("the key file's contents are not an API key: " + msg)
-	}
-	return nil
-}}
-
 // describeFileErr keeps the reason of an *fs.PathError but not its path
 // (the caller names the path, through showValue), and keeps it for
 // errors.Is(err, fs.ErrNotExist).

@@ -1,6 +1,9 @@
 package config
 
-import "strings"
+import (
+	"errors"
+	"strings"
+)
 
 // secretText is a configured file holding one credential as text (an API
 // key, a DSN, a token). Every such file is read one way, so that each gets
@@ -10,10 +13,20 @@ import "strings"
 type secretText struct {
 	key   string // the config key naming the file, for findings
 	limit int64  // the most bytes read; a larger file is the wrong one
-	// check refuses trimmed text that cannot be this credential; its
-	// words never quote the text.
-	check func(text string) error
+	empty string // the words for an empty file; "" when problem says it
+	// problem says why trimmed text cannot be this credential ("" when
+	// it can), in words that never quote the text; about leads them.
+	problem func(text string) string
+	about   string
 }
+
+// The credential files with a fixed key; tokenFile makes the others.
+var (
+	apiKeyFile = secretText{key: "api.key_file", limit: maxKeyFileBytes, empty: "the key file is empty",
+		problem: keyShapeProblem, about: "the key file's contents are not an API key: "}
+	dsnFile = secretText{key: "state.postgres_dsn_file", limit: maxDSNFileBytes, empty: "the file is empty; it should hold the PostgreSQL DSN",
+		problem: dsnShapeProblem, about: "the file's contents (not shown): "}
+)
 
 // load reads path and sets *dst to its trimmed text; on a finding *dst
 // is left as it was.
@@ -28,6 +41,17 @@ func (s secretText) load(dst *Secret, path string, env Env) *FieldError {
 		return fileFinding(s.key, path, err)
 	}
 	*dst = NewSecret(text)
+	return nil
+}
+
+// check is the error for text that cannot be this credential, nil when it can.
+func (s secretText) check(text string) error {
+	if text == "" && s.empty != "" {
+		return errors.New(s.empty)
+	}
+	if msg := s.problem(text); msg != "" {
+		return errors.New(s.about + msg)
+	}
 	return nil
 }
 

@@ -1,7 +1,6 @@
 package config
 
 import (
-	"errors"
 	"strings"
 	"time"
 )
@@ -136,17 +135,6 @@ func (c *Config) loadPostgresDSN(env Env) *FieldError {
 	}
 	return dsnFile.load(&c.postgresDSN, s.PostgresDSNFile, env)
 }
-
-// dsnFile is state.postgres_dsn_file: it must hold one PostgreSQL DSN.
-var dsnFile = secretText{key: "state.postgres_dsn_file", limit: maxDSNFileBytes, check: func(dsn string) error {
-	if dsn == "" {
-		return errors.New("the file is empty; it should hold the PostgreSQL DSN")
-	}
-	if msg := dsnShapeProblem(dsn); msg != "" {
-		return errors.New("the file's contents (not shown): " + msg)
-	}
-	return nil
-}}
 
 // dsnShapeProblem refuses what cannot be a PostgreSQL DSN: several lines,
 // or neither a postgres:// URL nor key=value settings. The driver checks

@@ -1,7 +1,6 @@
 package config
 
 import (
-	"errors"
 	"fmt"
 	"net/url"
 	"strings"
@@ -88,21 +87,22 @@ func (c *Config) loadWebhookSecret(env Env) *FieldError {
 // tokenFile is a file holding a random token (the webhook path secret,
 // the admin bearer token), named by key.
 func tokenFile(key string) secretText {
-	return secretText{key: key, limit: maxKeyFileBytes, check: checkToken}
+	return secretText{key: key, limit: maxKeyFileBytes, problem: tokenProblem}
 }
 
-// checkToken refuses a token too short to guess at, too long, or holding
-// what a URL or a header cannot carry as it is. Errors never quote it.
-func checkToken(s string) error {
+// tokenProblem refuses a token too short to guess at, too long, or
+// holding what a URL or a header cannot carry as it is; an empty one is
+// too short. The words never quote it.
+func tokenProblem(s string) string {
 	if len(s) < 16 || len(s) > 128 {
-		return fmt.Errorf("the secret must be 16 to 128 characters, it has %d; make one with: head -c 24 /dev/urandom | base64 | tr '+/' '-_'", len(s))
+		return fmt.Sprintf("the secret must be 16 to 128 characters, it has %d; make one with: head -c 24 /dev/urandom | base64 | tr '+/' '-_'", len(s))
 	}
 	for _, r := range s {
 		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-' || r == '_') {
-			return errors.New("the secret may hold only letters, digits, - and _ (it goes into a URL or a header as it is)")
+			return "the secret may hold only letters, digits, - and _ (it goes into a URL or a header as it is)"
 		}
 	}
-	return nil
+	return ""
 }
 
 // WebhookURLWarning explains why deliveries to publicURL (webhook.url)
