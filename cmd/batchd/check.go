@@ -24,11 +24,10 @@ var errDamagedDB = errors.New("the ledger is damaged: keep the database as it is
 // invariants, on the configured ledger (through a snapshot when a batchd
 // holds it) or on any copy of one (--file); on a PostgreSQL ledger
 // (state.backend: postgres), batchd's invariants. Exit 1 on any fault.
-func runCheck(ctx context.Context, env *environ, args []string) error {
-	cl := newCmdLine(env, "check", "[--config F | --file PATH] [--json]")
+func runCheck(ctx context.Context, env *environ, cl *cmdLine) error {
 	file := cl.String("file", "", "check this ledger or snapshot file instead of the configured ledger")
 	asJSON := cl.Bool("json", false, "print the report as JSON")
-	if err := cl.parse(args); err != nil {
+	if err := cl.parse(); err != nil {
 		return err
 	}
 	var (

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"flag"
 	"fmt"
 
@@ -8,14 +9,15 @@ import (
 )
 
 // cmdLine is the command line of a subcommand that reads the
-// configuration: its flags, --config among them, parsed, checked and the
-// configuration loaded one way for every such subcommand, so that each
-// answers -h, a usage mistake and a configuration that does not load with
-// the same words and exit codes. The subcommand declares its own flags on
-// the embedded FlagSet.
+// configuration: its arguments and flags, --config among them, parsed,
+// checked and the configuration loaded one way for every such subcommand,
+// so that each answers -h, a usage mistake and a configuration that does
+// not load with the same words and exit codes. configured makes it; the
+// subcommand declares its own flags on the embedded FlagSet.
 type cmdLine struct {
 	*flag.FlagSet
 	env     *environ
+	args    []string // the arguments after the command's name
 	cfgPath *string
 	needs   []requirement
 }
@@ -27,11 +29,15 @@ type requirement struct {
 	msg string
 }
 
-// newCmdLine is the command line of `batchd name`; usage is its synopsis
-// after the name, as -h prints it.
-func newCmdLine(env *environ, name, usage string) *cmdLine {
-	fs := newFlags(env, name, usage)
-	return &cmdLine{FlagSet: fs, env: env, cfgPath: configFlag(fs)}
+// configured makes `batchd name`, a subcommand that reads the
+// configuration: run gets its command line (its arguments, --config
+// declared) to add its own flags to and parse. usage is the synopsis after
+// the name, as -h prints it.
+func configured(name, summary, usage string, run func(context.Context, *environ, *cmdLine) error) command {
+	return command{name: name, summary: summary, run: func(ctx context.Context, env *environ, args []string) error {
+		fs := newFlags(env, name, usage)
+		return run(ctx, env, &cmdLine{FlagSet: fs, env: env, args: args, cfgPath: configFlag(fs)})
+	}}
 }
 
 // require adds a condition the parsed flags must meet (a required flag
@@ -41,10 +47,10 @@ func (c *cmdLine) require(ok func() bool, msg string) {
 	c.needs = append(c.needs, requirement{ok: ok, msg: msg})
 }
 
-// parse parses args (a mistake is errUsage, -h flag.ErrHelp), then checks
-// the requirements, before anything is read or opened.
-func (c *cmdLine) parse(args []string) error {
-	if err := parseFlags(c.FlagSet, args); err != nil {
+// parse parses the arguments (a mistake is errUsage, -h flag.ErrHelp),
+// then checks the requirements, before anything is read or opened.
+func (c *cmdLine) parse() error {
+	if err := parseFlags(c.FlagSet, c.args); err != nil {
 		return err
 	}
 	for _, r := range c.needs {
@@ -55,9 +61,9 @@ func (c *cmdLine) parse(args []string) error {
 	return nil
 }
 
-// config parses args and then loads the configuration.
-func (c *cmdLine) config(args []string) (*config.Config, error) {
-	if err := c.parse(args); err != nil {
+// config parses the arguments and then loads the configuration.
+func (c *cmdLine) config() (*config.Config, error) {
+	if err := c.parse(); err != nil {
 		return nil, err
 	}
 	return c.load()

@@ -20,9 +20,8 @@ var errDoctorFailed = errors.New("the installation cannot work as configured: fi
 // prints one line per check, "ok|warn|FAIL  check: what; fix: …". Exit 1
 // on any FAIL; a warn alone exits 0. It changes nothing but a probe file
 // written to and removed from each SFTP folder batchd writes to.
-func runDoctor(ctx context.Context, env *environ, args []string) error {
-	cl := newCmdLine(env, "doctor", "[--config F]")
-	if err := cl.parse(args); err != nil {
+func runDoctor(ctx context.Context, env *environ, cl *cmdLine) error {
+	if err := cl.parse(); err != nil {
 		return err
 	}
 	path := cl.path()

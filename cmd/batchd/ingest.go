@@ -11,11 +11,10 @@ import (
 	"github.com/batchd/batchd/internal/jobs"
 )
 
-func runIngest(ctx context.Context, env *environ, args []string) error {
-	cl := newCmdLine(env, "ingest", "[--config F] [--date YYYY-MM-DD]")
+func runIngest(ctx context.Context, env *environ, cl *cmdLine) error {
 	date := cl.String("date", "", "rehearse on this day (api.mode: test only): the run date for authorization_date "+
 		"and the archive folder, as at noon that day in schedule.timezone (default: today)")
-	if err := cl.parse(args); err != nil {
+	if err := cl.parse(); err != nil {
 		return err
 	}
 	cfg, _, je, err := openJobsOn(env, *cl.cfgPath, jobs.Hooks{}, *date)

@@ -23,11 +23,10 @@ import (
 //
 // It takes the leader lease first, and is refused while a daemon leads:
 // the mark must be in place before any instance sends again.
-func runMarkRestored(ctx context.Context, env *environ, args []string) error {
-	cl := newCmdLine(env, "mark-restored", "--at TIME [--from TEXT] [--config F]")
+func runMarkRestored(ctx context.Context, env *environ, cl *cmdLine) error {
 	at := cl.String("at", "", "the moment the database was restored to, RFC 3339 (the dump's time, or the recovery target), e.g. 2026-11-25T18:00:00Z (required)")
 	from := cl.String("from", "the operator's restore of the database", "what was restored, for the mark (e.g. the dump's file name)")
-	if err := cl.parse(args); err != nil {
+	if err := cl.parse(); err != nil {
 		return err
 	}
 	when, err := time.Parse(time.RFC3339, *at)

@@ -15,12 +15,11 @@ import (
 // the ledger file. It needs the ledger to itself: batchd must be stopped.
 // The daemon prunes by itself when retention.keep_days is set, without
 // compacting.
-func runPrune(ctx context.Context, env *environ, args []string) error {
-	cl := newCmdLine(env, "prune", "--before YYYY-MM-DD [--config F] [--no-compact]")
+func runPrune(ctx context.Context, env *environ, cl *cmdLine) error {
 	beforeFlag := cl.String("before", "", "remove finished batches whose last change is before this date (YYYY-MM-DD, in schedule.timezone); required")
 	noCompact := cl.Bool("no-compact", false, "prune only; leave the file its size (bbolt reuses the freed pages)")
 	cl.require(func() bool { return *beforeFlag != "" }, "--before YYYY-MM-DD is required")
-	cfg, err := cl.config(args)
+	cfg, err := cl.config()
 	if err != nil {
 		return err
 	}

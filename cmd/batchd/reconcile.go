@@ -11,11 +11,10 @@ import (
 	"github.com/batchd/batchd/internal/state"
 )
 
-func runReconcile(ctx context.Context, env *environ, args []string) error {
-	cl := newCmdLine(env, "reconcile", "[--config F] [--from YYYY-MM-DD --to YYYY-MM-DD]")
+func runReconcile(ctx context.Context, env *environ, cl *cmdLine) error {
 	from := cl.String("from", "", "first creation date to list (default: the oldest check not final, capped at reconcile.lookback_days)")
 	to := cl.String("to", "", "last creation date to list (default: today)")
-	if err := cl.parse(args); err != nil {
+	if err := cl.parse(); err != nil {
 		return err
 	}
 	window, err := reconcile.ParseWindow(*from, *to)

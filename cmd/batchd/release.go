@@ -18,14 +18,13 @@ import (
 // its history, and the next submit run sends it. When a running batchd
 // holds the ledger, the release goes through its admin server instead
 // (POST /v1/release), so nobody stops the daemon to approve a payment.
-func runRelease(ctx context.Context, env *environ, args []string) error {
-	cl := newCmdLine(env, "release", "--file F --line L [--batch N] [--by NAME] [--config F]")
+func runRelease(ctx context.Context, env *environ, cl *cmdLine) error {
 	file := cl.String("file", "", "the payment file's name as it was ingested (as batchd status shows it); required")
 	line := cl.Int("line", 0, "the held row's line in that file; required")
 	batch := cl.Uint64("batch", 0, "the batch, when several ingested files bore that name")
 	by := cl.String("by", "", "who approves the change, for the row's history (default: $USER)")
 	cl.require(func() bool { return *file != "" && *line > 0 }, "--file F and --line L are required")
-	if err := cl.parse(args); err != nil {
+	if err := cl.parse(); err != nil {
 		return err
 	}
 	who := cmp.Or(*by, env.getenv("USER"))

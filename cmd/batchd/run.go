@@ -26,9 +26,8 @@ import (
 // server, the watchdog) runs in the scheduler's group, and the ledger is
 // closed only by Scheduler.Shutdown, after that group has returned: once
 // the scheduler has started, nothing here closes the ledger directly.
-func runDaemon(ctx context.Context, env *environ, args []string) error {
-	cl := newCmdLine(env, "run", "[--config F]")
-	cfg, err := cl.config(args)
+func runDaemon(ctx context.Context, env *environ, cl *cmdLine) error {
+	cfg, err := cl.config()
 	if err != nil {
 		return err
 	}

@@ -16,10 +16,9 @@ import (
 	"github.com/batchd/batchd/internal/state"
 )
 
-func runStatus(ctx context.Context, env *environ, args []string) error {
-	cl := newCmdLine(env, "status", "[--config F] [--json]")
+func runStatus(ctx context.Context, env *environ, cl *cmdLine) error {
 	asJSON := cl.Bool("json", false, "print JSON instead of a table")
-	cfg, err := cl.config(args)
+	cfg, err := cl.config()
 	if err != nil {
 		return err
 	}

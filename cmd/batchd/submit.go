@@ -11,10 +11,9 @@ import (
 	"github.com/batchd/batchd/internal/payment"
 )
 
-func runSubmit(ctx context.Context, env *environ, args []string) error {
-	cl := newCmdLine(env, "submit", "[--config F] [--max-duration D]")
+func runSubmit(ctx context.Context, env *environ, cl *cmdLine) error {
 	maxDur := cl.Duration("max-duration", 0, "stop gracefully after this long (0 = until done)")
-	if err := cl.parse(args); err != nil {
+	if err := cl.parse(); err != nil {
 		return err
 	}
 	cfg, log, je, err := openJobs(env, *cl.cfgPath, jobs.Hooks{})
