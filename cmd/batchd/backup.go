@@ -16,14 +16,9 @@ import (
 // ledger serves the snapshot on state_dir/batchd.sock (the ledger's lock
 // keeps any other process from reading the file); with none, the file is
 // read under a shared lock.
-func runBackup(ctx context.Context, env *environ, args []string) error {
-	fs := newFlags(env, "backup", "[--config F] [--to PATH]")
-	cfgPath := configFlag(fs)
-	to := fs.String("to", "", "the snapshot file to write, or a directory to write batchd-<time>.db into (default: backup.dir)")
-	if err := parseFlags(fs, args); err != nil {
-		return err
-	}
-	cfg, err := loadConfig(env, *cfgPath)
+func runBackup(ctx context.Context, env *environ, cl *cmdLine) error {
+	to := cl.String("to", "", "the snapshot file to write, or a directory to write batchd-<time>.db into (default: backup.dir)")
+	cfg, err := cl.config()
 	if err != nil {
 		return err
 	}

@@ -24,12 +24,10 @@ var errDamagedDB = errors.New("the ledger is damaged: keep the database as it is
 // invariants, on the configured ledger (through a snapshot when a batchd
 // holds it) or on any copy of one (--file); on a PostgreSQL ledger
 // (state.backend: postgres), batchd's invariants. Exit 1 on any fault.
-func runCheck(ctx context.Context, env *environ, args []string) error {
-	fs := newFlags(env, "check", "[--config F | --file PATH] [--json]")
-	cfgPath := configFlag(fs)
-	file := fs.String("file", "", "check this ledger or snapshot file instead of the configured ledger")
-	asJSON := fs.Bool("json", false, "print the report as JSON")
-	if err := parseFlags(fs, args); err != nil {
+func runCheck(ctx context.Context, env *environ, cl *cmdLine) error {
+	file := cl.String("file", "", "check this ledger or snapshot file instead of the configured ledger")
+	asJSON := cl.Bool("json", false, "print the report as JSON")
+	if err := cl.parse(); err != nil {
 		return err
 	}
 	var (
@@ -40,7 +38,7 @@ func runCheck(ctx context.Context, env *environ, args []string) error {
 	if *file != "" {
 		rep, err = state.CheckFile(*file)
 	} else {
-		cfg, cerr := loadConfig(env, *cfgPath)
+		cfg, cerr := cl.load()
 		if cerr != nil {
 			return cerr
 		}

@@ -20,13 +20,11 @@ var errDoctorFailed = errors.New("the installation cannot work as configured: fi
 // prints one line per check, "ok|warn|FAIL  check: what; fix: …". Exit 1
 // on any FAIL; a warn alone exits 0. It changes nothing but a probe file
 // written to and removed from each SFTP folder batchd writes to.
-func runDoctor(ctx context.Context, env *environ, args []string) error {
-	fs := newFlags(env, "doctor", "[--config F]")
-	cfgPath := configFlag(fs)
-	if err := parseFlags(fs, args); err != nil {
+func runDoctor(ctx context.Context, env *environ, cl *cmdLine) error {
+	if err := cl.parse(); err != nil {
 		return err
 	}
-	path := config.Path(*cfgPath, env.getenv)
+	path := cl.path()
 	load := func(p string) (*config.Config, error) { return loadConfig(env, p) }
 	res := doctor.Run(ctx, path, config.Env(env.lookupEnv), doctor.Options{Load: load})
 	printDoctor(env.stdout, res)

@@ -11,15 +11,13 @@ import (
 	"github.com/batchd/batchd/internal/jobs"
 )
 
-func runIngest(ctx context.Context, env *environ, args []string) error {
-	fs := newFlags(env, "ingest", "[--config F] [--date YYYY-MM-DD]")
-	cfgPath := configFlag(fs)
-	date := fs.String("date", "", "rehearse on this day (api.mode: test only): the run date for authorization_date "+
+func runIngest(ctx context.Context, env *environ, cl *cmdLine) error {
+	date := cl.String("date", "", "rehearse on this day (api.mode: test only): the run date for authorization_date "+
 		"and the archive folder, as at noon that day in schedule.timezone (default: today)")
-	if err := parseFlags(fs, args); err != nil {
+	if err := cl.parse(); err != nil {
 		return err
 	}
-	cfg, _, je, err := openJobsOn(env, *cfgPath, jobs.Hooks{}, *date)
+	cfg, _, je, err := openJobsOn(env, *cl.cfgPath, jobs.Hooks{}, *date)
 	if err != nil {
 		return err
 	}

@@ -16,13 +16,8 @@ import (
 // empty one. The first start of any command does the same in a state
 // directory that has neither; init only does it on purpose. On an
 // existing ledger it checks that it opens and changes nothing.
-func runInit(ctx context.Context, env *environ, args []string) error {
-	fs := newFlags(env, "init", "[--config F]")
-	cfgPath := configFlag(fs)
-	if err := parseFlags(fs, args); err != nil {
-		return err
-	}
-	cfg, err := loadConfig(env, *cfgPath)
+func runInit(ctx context.Context, env *environ, cl *cmdLine) error {
+	cfg, err := cl.config()
 	if err != nil {
 		return err
 	}

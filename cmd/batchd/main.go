@@ -34,7 +34,8 @@ var errUsage = errors.New("usage")
 // errInterrupted marks a run that stopped before its work was done.
 var errInterrupted = errors.New("interrupted")
 
-// command is one subcommand. run gets the arguments after its name.
+// command is one subcommand. run gets the arguments after its name; a
+// command that reads the configuration is made by configured.
 type command struct {
 	name    string
 	summary string
@@ -57,20 +58,34 @@ type environ struct {
 func commands() []command {
 	return []command{
 		{"demo", "run the whole job once against an in-process sandbox and SFTP server", runDemo},
-		{"run", "run the daemon: scheduled ingest, submit and reconcile", runDaemon},
-		{"ingest", "pick up new payment files from SFTP once", runIngest},
-		{"submit", "submit pending rows as eChecks", runSubmit},
-		{"reconcile", "reconcile checks and write the reports", runReconcile},
-		{"status", "list batches and their rows by state", runStatus},
-		{"release", "release a row held because its payee's bank account changed", runRelease},
-		{"prune", "archive and remove finished batches, then compact the ledger (batchd stopped)", runPrune},
-		{"init", "create the ledger in state_dir", runInit},
-		{"backup", "write a checked snapshot of the ledger, while batchd runs or not", runBackup},
-		{"restore", "install a snapshot as the ledger (batchd stopped); never pays twice", runRestore},
-		{"check", "check the ledger (or a copy of it) for damage", runCheck},
-		{"doctor", "check that the installation can work: config, secrets, SFTP, API key, ledger, webhook, clock", runDoctor},
-		{"migrate-state", "copy the bbolt ledger into an empty PostgreSQL database and verify the copy", runMigrateState},
-		{"mark-restored", "tell a PostgreSQL ledger its database was restored to an earlier moment; never pays twice", runMarkRestored},
+		configured("run", "run the daemon: scheduled ingest, submit and reconcile",
+			"[--config F]", runDaemon),
+		configured("ingest", "pick up new payment files from SFTP once",
+			"[--config F] [--date YYYY-MM-DD]", runIngest),
+		configured("submit", "submit pending rows as eChecks",
+			"[--config F] [--max-duration D]", runSubmit),
+		configured("reconcile", "reconcile checks and write the reports",
+			"[--config F] [--from YYYY-MM-DD --to YYYY-MM-DD]", runReconcile),
+		configured("status", "list batches and their rows by state",
+			"[--config F] [--json]", runStatus),
+		configured("release", "release a row held because its payee's bank account changed",
+			"--file F --line L [--batch N] [--by NAME] [--config F]", runRelease),
+		configured("prune", "archive and remove finished batches, then compact the ledger (batchd stopped)",
+			"--before YYYY-MM-DD [--config F] [--no-compact]", runPrune),
+		configured("init", "create the ledger in state_dir",
+			"[--config F]", runInit),
+		configured("backup", "write a checked snapshot of the ledger, while batchd runs or not",
+			"[--config F] [--to PATH]", runBackup),
+		configured("restore", "install a snapshot as the ledger (batchd stopped); never pays twice",
+			"--from SNAPSHOT [--config F] [--other-instance]", runRestore),
+		configured("check", "check the ledger (or a copy of it) for damage",
+			"[--config F | --file PATH] [--json]", runCheck),
+		configured("doctor", "check that the installation can work: config, secrets, SFTP, API key, ledger, webhook, clock",
+			"[--config F]", runDoctor),
+		configured("migrate-state", "copy the bbolt ledger into an empty PostgreSQL database and verify the copy",
+			"--from bbolt --to postgres [--config F] [--state-dir DIR]", runMigrateState),
+		configured("mark-restored", "tell a PostgreSQL ledger its database was restored to an earlier moment; never pays twice",
+			"--at TIME [--from TEXT] [--config F]", runMarkRestored),
 		{"validate", "check a payment file offline, as ingest would", runValidate},
 		{"template", "write the XLSX template of a kind of file, its identifier columns Text", runTemplate},
 		{"sandbox", "serve an emulator of the eCheck and ACH APIs' test mode", runSandbox},

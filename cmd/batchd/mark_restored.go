@@ -23,24 +23,20 @@ import (
 //
 // It takes the leader lease first, and is refused while a daemon leads:
 // the mark must be in place before any instance sends again.
-func runMarkRestored(ctx context.Context, env *environ, args []string) error {
-	fs := newFlags(env, "mark-restored", "--at TIME [--from TEXT] [--config F]")
-	cfgPath := configFlag(fs)
-	at := fs.String("at", "", "the moment the database was restored to, RFC 3339 (the dump's time, or the recovery target), e.g. 2026-11-25T18:00:00Z (required)")
-	from := fs.String("from", "the operator's restore of the database", "what was restored, for the mark (e.g. the dump's file name)")
-	if err := parseFlags(fs, args); err != nil {
+func runMarkRestored(ctx context.Context, env *environ, cl *cmdLine) error {
+	at := cl.String("at", "", "the moment the database was restored to, RFC 3339 (the dump's time, or the recovery target), e.g. 2026-11-25T18:00:00Z (required)")
+	from := cl.String("from", "the operator's restore of the database", "what was restored, for the mark (e.g. the dump's file name)")
+	if err := cl.parse(); err != nil {
 		return err
 	}
 	when, err := time.Parse(time.RFC3339, *at)
 	if err != nil {
-		fmt.Fprintf(env.stderr, "batchd mark-restored: --at: want an RFC 3339 time such as 2026-11-25T18:00:00Z, got %q\n", *at)
-		fs.Usage()
-		return errUsage
+		return cl.badUsage("--at: want an RFC 3339 time such as 2026-11-25T18:00:00Z, got %q", *at)
 	}
 	if when.After(time.Now()) {
 		return fmt.Errorf("--at %s is in the future: give the moment the database was restored to", *at)
 	}
-	cfg, err := loadConfig(env, *cfgPath)
+	cfg, err := cl.load()
 	if err != nil {
 		return err
 	}

@@ -37,22 +37,18 @@ var errStopBatchd = errors.New("a batchd process holds the ledger: stop batchd f
 // (its generation, its marker), and the original must stay untouched
 // (the way back, should the operator need one). The lock also keeps a
 // batchd from starting during the migration.
-func runMigrateState(ctx context.Context, env *environ, args []string) error {
-	fs := newFlags(env, "migrate-state", "--from bbolt --to postgres [--config F] [--state-dir DIR]")
-	cfgPath := configFlag(fs)
-	from := fs.String("from", "", "the backend the ledger is in now: bbolt (required)")
-	to := fs.String("to", "", "the backend to copy it into: postgres (required)")
-	dir := fs.String("state-dir", "", "the state directory holding the bbolt ledger (default: the config's state_dir)")
-	if err := parseFlags(fs, args); err != nil {
+func runMigrateState(ctx context.Context, env *environ, cl *cmdLine) error {
+	from := cl.String("from", "", "the backend the ledger is in now: bbolt (required)")
+	to := cl.String("to", "", "the backend to copy it into: postgres (required)")
+	dir := cl.String("state-dir", "", "the state directory holding the bbolt ledger (default: the config's state_dir)")
+	if err := cl.parse(); err != nil {
 		return err
 	}
 	if *from != config.BackendBbolt || *to != config.BackendPostgres {
-		fmt.Fprintf(env.stderr, "batchd migrate-state: only --from %s --to %s is supported (got --from %q --to %q)\n",
+		return cl.badUsage("only --from %s --to %s is supported (got --from %q --to %q)",
 			config.BackendBbolt, config.BackendPostgres, *from, *to)
-		fs.Usage()
-		return errUsage
 	}
-	cfg, err := loadConfig(env, *cfgPath)
+	cfg, err := cl.load()
 	if err != nil {
 		return err
 	}

@@ -15,28 +15,18 @@ import (
 // the ledger file. It needs the ledger to itself: batchd must be stopped.
 // The daemon prunes by itself when retention.keep_days is set, without
 // compacting.
-func runPrune(ctx context.Context, env *environ, args []string) error {
-	fs := newFlags(env, "prune", "--before YYYY-MM-DD [--config F] [--no-compact]")
-	cfgPath := configFlag(fs)
-	beforeFlag := fs.String("before", "", "remove finished batches whose last change is before this date (YYYY-MM-DD, in schedule.timezone); required")
-	noCompact := fs.Bool("no-compact", false, "prune only; leave the file its size (bbolt reuses the freed pages)")
-	if err := parseFlags(fs, args); err != nil {
-		return err
-	}
-	if *beforeFlag == "" {
-		fmt.Fprintln(env.stderr, "batchd prune: --before YYYY-MM-DD is required")
-		fs.Usage()
-		return errUsage
-	}
-	cfg, err := loadConfig(env, *cfgPath)
+func runPrune(ctx context.Context, env *environ, cl *cmdLine) error {
+	beforeFlag := cl.String("before", "", "remove finished batches whose last change is before this date (YYYY-MM-DD, in schedule.timezone); required")
+	noCompact := cl.Bool("no-compact", false, "prune only; leave the file its size (bbolt reuses the freed pages)")
+	cl.require(func() bool { return *beforeFlag != "" }, "--before YYYY-MM-DD is required")
+	cfg, err := cl.config()
 	if err != nil {
 		return err
 	}
 	loc := cfg.Location()
 	before, err := jobs.StartOfDay(*beforeFlag, loc)
 	if err != nil {
-		fmt.Fprintf(env.stderr, "batchd prune: --before: %v\n", err)
-		return errUsage
+		return cl.mistake("--before: %v", err)
 	}
 	log := newLogger(env.stderr, cfg.Log.Level, cfg.Log.Format)
 	db, err := jobs.OpenLedger(cfg, state.Options{})

@@ -11,25 +11,22 @@ import (
 	"github.com/batchd/batchd/internal/state"
 )
 
-func runReconcile(ctx context.Context, env *environ, args []string) error {
-	fs := newFlags(env, "reconcile", "[--config F] [--from YYYY-MM-DD --to YYYY-MM-DD]")
-	cfgPath := configFlag(fs)
-	from := fs.String("from", "", "first creation date to list (default: the oldest check not final, capped at reconcile.lookback_days)")
-	to := fs.String("to", "", "last creation date to list (default: today)")
-	if err := parseFlags(fs, args); err != nil {
+func runReconcile(ctx context.Context, env *environ, cl *cmdLine) error {
+	from := cl.String("from", "", "first creation date to list (default: the oldest check not final, capped at reconcile.lookback_days)")
+	to := cl.String("to", "", "last creation date to list (default: today)")
+	if err := cl.parse(); err != nil {
 		return err
 	}
 	window, err := reconcile.ParseWindow(*from, *to)
 	if err != nil {
-		fmt.Fprintf(env.stderr, "batchd reconcile: --%v\n", err)
-		return errUsage
+		return cl.mistake("--%v", err)
 	}
 	ctx, cancel := stopOnSignal(ctx, env, nil)
 	defer cancel()
-	_, _, je, err := openJobs(env, *cfgPath, jobs.Hooks{})
+	_, _, je, err := openJobs(env, *cl.cfgPath, jobs.Hooks{})
 	if errors.Is(err, state.ErrLocked) || errors.Is(err, jobs.ErrNotLeader) {
 		// batchd run holds the ledger: its own reconcile job does the run.
-		cfg, cerr := loadConfig(env, *cfgPath)
+		cfg, cerr := cl.load()
 		if cerr != nil {
 			return cerr
 		}

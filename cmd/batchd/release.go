@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -17,30 +18,20 @@ import (
 // its history, and the next submit run sends it. When a running batchd
 // holds the ledger, the release goes through its admin server instead
 // (POST /v1/release), so nobody stops the daemon to approve a payment.
-func runRelease(ctx context.Context, env *environ, args []string) error {
-	fs := newFlags(env, "release", "--file F --line L [--batch N] [--by NAME] [--config F]")
-	cfgPath := configFlag(fs)
-	file := fs.String("file", "", "the payment file's name as it was ingested (as batchd status shows it); required")
-	line := fs.Int("line", 0, "the held row's line in that file; required")
-	batch := fs.Uint64("batch", 0, "the batch, when several ingested files bore that name")
-	by := fs.String("by", "", "who approves the change, for the row's history (default: $USER)")
-	if err := parseFlags(fs, args); err != nil {
+func runRelease(ctx context.Context, env *environ, cl *cmdLine) error {
+	file := cl.String("file", "", "the payment file's name as it was ingested (as batchd status shows it); required")
+	line := cl.Int("line", 0, "the held row's line in that file; required")
+	batch := cl.Uint64("batch", 0, "the batch, when several ingested files bore that name")
+	by := cl.String("by", "", "who approves the change, for the row's history (default: $USER)")
+	cl.require(func() bool { return *file != "" && *line > 0 }, "--file F and --line L are required")
+	if err := cl.parse(); err != nil {
 		return err
 	}
-	if *file == "" || *line <= 0 {
-		fmt.Fprintln(env.stderr, "batchd release: --file F and --line L are required")
-		fs.Usage()
-		return errUsage
-	}
-	who := *by
+	who := cmp.Or(*by, env.getenv("USER"))
 	if who == "" {
-		who = env.getenv("USER")
+		return cl.mistake("say who approves the change with --by NAME")
 	}
-	if who == "" {
-		fmt.Fprintln(env.stderr, "batchd release: say who approves the change with --by NAME")
-		return errUsage
-	}
-	cfg, err := loadConfig(env, *cfgPath)
+	cfg, err := cl.load()
 	if err != nil {
 		return err
 	}

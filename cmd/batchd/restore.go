@@ -13,20 +13,11 @@ import (
 // backup` as the ledger, with batchd stopped. Every row without a check
 // on record is put in doubt as of the snapshot's time, so that the next
 // submit looks it up before anything is sent: a restore never pays twice.
-func runRestore(ctx context.Context, env *environ, args []string) error {
-	fs := newFlags(env, "restore", "--from SNAPSHOT [--config F] [--other-instance]")
-	cfgPath := configFlag(fs)
-	from := fs.String("from", "", "the snapshot to install, made by batchd backup (required)")
-	other := fs.Bool("other-instance", false, "install a snapshot of another ledger instance than this state directory's")
-	if err := parseFlags(fs, args); err != nil {
-		return err
-	}
-	if *from == "" {
-		fmt.Fprintln(env.stderr, "batchd restore: --from is required")
-		fs.Usage()
-		return errUsage
-	}
-	cfg, err := loadConfig(env, *cfgPath)
+func runRestore(ctx context.Context, env *environ, cl *cmdLine) error {
+	from := cl.String("from", "", "the snapshot to install, made by batchd backup (required)")
+	other := cl.Bool("other-instance", false, "install a snapshot of another ledger instance than this state directory's")
+	cl.require(func() bool { return *from != "" }, "--from is required")
+	cfg, err := cl.config()
 	if err != nil {
 		return err
 	}

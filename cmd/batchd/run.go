@@ -26,17 +26,12 @@ import (
 // server, the watchdog) runs in the scheduler's group, and the ledger is
 // closed only by Scheduler.Shutdown, after that group has returned: once
 // the scheduler has started, nothing here closes the ledger directly.
-func runDaemon(ctx context.Context, env *environ, args []string) error {
-	fs := newFlags(env, "run", "[--config F]")
-	cfgPath := configFlag(fs)
-	if err := parseFlags(fs, args); err != nil {
-		return err
-	}
-	path := config.Path(*cfgPath, env.getenv)
-	cfg, err := loadConfig(env, *cfgPath)
+func runDaemon(ctx context.Context, env *environ, cl *cmdLine) error {
+	cfg, err := cl.config()
 	if err != nil {
 		return err
 	}
+	path := cl.path()
 	log := newLogger(env.stderr, cfg.Log.Level, cfg.Log.Format)
 	m := metrics.New()
 	// Every API call feeds the outage watch too, so that /healthz turns

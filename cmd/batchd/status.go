@@ -16,14 +16,9 @@ import (
 	"github.com/batchd/batchd/internal/state"
 )
 
-func runStatus(ctx context.Context, env *environ, args []string) error {
-	fs := newFlags(env, "status", "[--config F] [--json]")
-	cfgPath := configFlag(fs)
-	asJSON := fs.Bool("json", false, "print JSON instead of a table")
-	if err := parseFlags(fs, args); err != nil {
-		return err
-	}
-	cfg, err := loadConfig(env, *cfgPath)
+func runStatus(ctx context.Context, env *environ, cl *cmdLine) error {
+	asJSON := cl.Bool("json", false, "print JSON instead of a table")
+	cfg, err := cl.config()
 	if err != nil {
 		return err
 	}

@@ -11,14 +11,12 @@ import (
 	"github.com/batchd/batchd/internal/payment"
 )
 
-func runSubmit(ctx context.Context, env *environ, args []string) error {
-	fs := newFlags(env, "submit", "[--config F] [--max-duration D]")
-	cfgPath := configFlag(fs)
-	maxDur := fs.Duration("max-duration", 0, "stop gracefully after this long (0 = until done)")
-	if err := parseFlags(fs, args); err != nil {
+func runSubmit(ctx context.Context, env *environ, cl *cmdLine) error {
+	maxDur := cl.Duration("max-duration", 0, "stop gracefully after this long (0 = until done)")
+	if err := cl.parse(); err != nil {
 		return err
 	}
-	cfg, log, je, err := openJobs(env, *cfgPath, jobs.Hooks{})
+	cfg, log, je, err := openJobs(env, *cl.cfgPath, jobs.Hooks{})
 	if err != nil {
 		return err
 	}

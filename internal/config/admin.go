@@ -21,12 +21,7 @@ func (c *Config) loadAdminToken(env Env) *FieldError {
 	if p == "" || !strings.HasPrefix(p, "/") {
 		return nil // validateAdmin says what is wrong with a relative path
 	}
-	s, err := readTokenFile(p, env)
-	if err != nil {
-		return &FieldError{Key: "admin.token_file", Msg: "admin.token_file " + showValue(p) + ": " + err.Error(), Err: err}
-	}
-	c.adminToken = NewSecret(s)
-	return nil
+	return tokenFile("admin.token_file").load(&c.adminToken, p, env)
 }
 
 // hostName is a DNS name or an IPv4 address, as a Host header carries it.

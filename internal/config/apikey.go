@@ -28,30 +28,7 @@ func (c *Config) loadAPIKey(env Env) *FieldError {
 		}
 		return nil
 	}
-	key, err := readKeyFile(c.API.KeyFile, env)
-	if err != nil {
-		return &FieldError{Key: "api.key_file", Msg: "api.key_file " + showValue(c.API.KeyFile) + ": " + err.Error(), Err: err}
-	}
-	c.apiKey = NewSecret(key)
-	return nil
-}
-
-// readKeyFile reads and checks a key file (ReadSecretFile: private to
-// its owner). Its errors name the problem, never the contents.
-func readKeyFile(path string, env Env) (string, error) {
-	b, err := ReadSecretFile(path, maxKeyFileBytes, env)
-	if err != nil {
-		return "", err
-	}
-	defer clear(b)
-	key := strings.TrimSpace(string(b))
-	if key == "" {
-		return "", errors.New("the key file is empty")
-	}
-	if msg := keyShapeProblem(key); msg != "" {
-		return "", errors.New("the key file's contents are not an API key: " + msg)
-	}
-	return key, nil
+	return apiKeyFile.load(&c.apiKey, c.API.KeyFile, env)
 }
 
 // describeFileErr keeps the reason of an *fs.PathError but not its path

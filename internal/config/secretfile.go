@@ -154,5 +154,5 @@ func (c *Config) checkIdentityMode(env Env) *FieldError {
 	if err == nil || errors.Is(err, fs.ErrNotExist) || errors.Is(err, fs.ErrPermission) {
 		return nil
 	}
-	return &FieldError{Key: "sftp.identity_file", Msg: "sftp.identity_file " + showValue(p) + ": " + err.Error(), Err: err}
+	return fileFinding("sftp.identity_file", p, err)
 }

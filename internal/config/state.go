@@ -1,7 +1,6 @@
 package config
 
 import (
-	"errors"
 	"strings"
 	"time"
 )
@@ -134,30 +133,7 @@ func (c *Config) loadPostgresDSN(env Env) *FieldError {
 	if !strings.HasPrefix(s.PostgresDSNFile, "/") {
 		return nil // validateState says so
 	}
-	dsn, err := readDSNFile(s.PostgresDSNFile, env)
-	if err != nil {
-		return &FieldError{Key: "state.postgres_dsn_file", Msg: "state.postgres_dsn_file " + showValue(s.PostgresDSNFile) + ": " + err.Error(), Err: err}
-	}
-	c.postgresDSN = NewSecret(dsn)
-	return nil
-}
-
-// readDSNFile reads and checks a DSN file (ReadSecretFile: private to its
-// owner). Its errors name the problem, never the contents.
-func readDSNFile(path string, env Env) (string, error) {
-	b, err := ReadSecretFile(path, maxDSNFileBytes, env)
-	if err != nil {
-		return "", err
-	}
-	defer clear(b)
-	dsn := strings.TrimSpace(string(b))
-	if dsn == "" {
-		return "", errors.New("the file is empty; it should hold the PostgreSQL DSN")
-	}
-	if msg := dsnShapeProblem(dsn); msg != "" {
-		return "", errors.New("the file's contents (not shown): " + msg)
-	}
-	return dsn, nil
+	return dsnFile.load(&c.postgresDSN, s.PostgresDSNFile, env)
 }
 
 // dsnShapeProblem refuses what cannot be a PostgreSQL DSN: several lines,

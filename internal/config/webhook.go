@@ -1,7 +1,6 @@
 package config
 
 import (
-	"errors"
 	"fmt"
 	"net/url"
 	"strings"
@@ -82,33 +81,28 @@ func (c *Config) loadWebhookSecret(env Env) *FieldError {
 	if !c.Webhook.Enabled() || c.Webhook.SecretFile == "" {
 		return nil
 	}
-	s, err := readTokenFile(c.Webhook.SecretFile, env)
-	if err != nil {
-		return &FieldError{Key: "webhook.secret_file", Msg: "webhook.secret_file " + showValue(c.Webhook.SecretFile) + ": " + err.Error(), Err: err}
-	}
-	c.webhookSecret = NewSecret(s)
-	return nil
+	return tokenFile("webhook.secret_file").load(&c.webhookSecret, c.Webhook.SecretFile, env)
 }
 
-// readTokenFile reads a file holding a random token (the webhook path
-// secret, the admin bearer token), private to its owner (ReadSecretFile).
-// Errors never quote the token.
-func readTokenFile(path string, env Env) (string, error) {
-	b, err := ReadSecretFile(path, maxKeyFileBytes, env)
-	if err != nil {
-		return "", err
-	}
-	defer clear(b)
-	s := strings.TrimSpace(string(b))
+// tokenFile is a file holding a random token (the webhook path secret,
+// the admin bearer token), named by key.
+func tokenFile(key string) secretText {
+	return secretText{key: key, limit: maxKeyFileBytes, problem: tokenProblem}
+}
+
+// tokenProblem refuses a token too short to guess at, too long, or
+// holding what a URL or a header cannot carry as it is; an empty one is
+// too short. The words never quote it.
+func tokenProblem(s string) string {
 	if len(s) < 16 || len(s) > 128 {
-		return "", fmt.Errorf("the secret must be 16 to 128 characters, it has %d; make one with: head -c 24 /dev/urandom | base64 | tr '+/' '-_'", len(s))
+		return fmt.Sprintf("the secret must be 16 to 128 characters, it has %d; make one with: head -c 24 /dev/urandom | base64 | tr '+/' '-_'", len(s))
 	}
 	for _, r := range s {
 		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-' || r == '_') {
-			return "", errors.New("the secret may hold only letters, digits, - and _ (it goes into a URL or a header as it is)")
+			return "the secret may hold only letters, digits, - and _ (it goes into a URL or a header as it is)"
 		}
 	}
-	return s, nil
+	return ""
 }
 
 // WebhookURLWarning explains why deliveries to publicURL (webhook.url)

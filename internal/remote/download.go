@@ -158,8 +158,6 @@ type pausingWriter struct {
 }
 
 func (p *pausingWriter) Write(b []byte) (int, error) {
-	p.wd.pause()
-	defer p.wd.resume()
-	n, err := p.w.Write(b)
+	n, err := p.wd.paused(func() (int, error) { return p.w.Write(b) })
 	return n, asLocal(err)
 }

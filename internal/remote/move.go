@@ -96,19 +96,30 @@ func (m *mover) move(k *call) (string, error) {
 // happened reports whether the rename to m.pending, whose answer was lost,
 // took effect. It is an error if from is gone but not at m.pending either.
 func (m *mover) happened(cn *conn) (bool, error) {
-	if _, err := cn.sftp.Stat(m.from); err == nil {
+	return landed(cn.sftp.Stat, m.from, m.pending, m.src,
+		fmt.Errorf("%s disappeared while the connection was lost, and %s is not it", m.from, m.pending))
+}
+
+// landed reports whether a rename of from (src, as stat'ed before it) to
+// to, whose answer was lost, took effect, looking at both names with stat:
+// false while from is still there, true when to is src (a file of its
+// size and modification time), and gone when from is gone and to is not
+// it. Move and Rename share it; they differ in whether they follow links
+// and in what a vanished from means to their callers.
+func landed(stat func(string) (os.FileInfo, error), from, to string, src os.FileInfo, gone error) (bool, error) {
+	if _, err := stat(from); err == nil {
 		return false, nil
 	} else if !errors.Is(err, os.ErrNotExist) {
 		return false, err
 	}
-	to, err := cn.sftp.Stat(m.pending)
-	if err == nil && !to.IsDir() && to.Size() == m.src.Size() && to.ModTime().Equal(m.src.ModTime()) {
+	fi, err := stat(to)
+	if err == nil && !fi.IsDir() && fi.Size() == src.Size() && fi.ModTime().Equal(src.ModTime()) {
 		return true, nil
 	}
 	if err != nil && !errors.Is(err, os.ErrNotExist) {
 		return false, err
 	}
-	return false, fmt.Errorf("%s disappeared while the connection was lost, and %s is not it", m.from, m.pending)
+	return false, gone
 }
 
 func exists(cn *conn, p string) (bool, error) {

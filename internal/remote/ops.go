@@ -10,6 +10,8 @@ import (
 	"path"
 	"slices"
 	"strings"
+
+	"github.com/pkg/sftp"
 )
 
 // List returns the entries of dir sorted by name, directories included.
@@ -37,28 +39,22 @@ func (c *Client) List(ctx context.Context, dir string) ([]FileInfo, error) {
 // Stat describes the file at p, following symlinks. A missing file gives an
 // error matching fs.ErrNotExist.
 func (c *Client) Stat(ctx context.Context, p string) (FileInfo, error) {
-	var fi FileInfo
-	err := c.do(ctx, true, func(k *call) error {
-		st, err := k.cn.sftp.Stat(p)
-		if err == nil {
-			fi = fileInfo(st)
-			fi.Name = path.Base(p)
-		}
-		return err
-	})
-	if err != nil {
-		return FileInfo{}, fmt.Errorf("sftp stat %s: %w", p, err)
-	}
-	return fi, nil
+	return c.describe(ctx, "stat", p, (*sftp.Client).Stat)
 }
 
 // Lstat describes the entry at p itself: a symbolic link is described as
 // a link, not followed. A missing entry gives an error matching
 // fs.ErrNotExist.
 func (c *Client) Lstat(ctx context.Context, p string) (FileInfo, error) {
+	return c.describe(ctx, "lstat", p, (*sftp.Client).Lstat)
+}
+
+// describe is Stat and Lstat, which differ only in the SFTP request (op):
+// stat follows links, lstat does not.
+func (c *Client) describe(ctx context.Context, op, p string, stat func(*sftp.Client, string) (os.FileInfo, error)) (FileInfo, error) {
 	var fi FileInfo
 	err := c.do(ctx, true, func(k *call) error {
-		st, err := k.cn.sftp.Lstat(p)
+		st, err := stat(k.cn.sftp, p)
 		if err == nil {
 			fi = fileInfo(st)
 			fi.Name = path.Base(p)
@@ -66,7 +62,7 @@ func (c *Client) Lstat(ctx context.Context, p string) (FileInfo, error) {
 		return err
 	})
 	if err != nil {
-		return FileInfo{}, fmt.Errorf("sftp lstat %s: %w", p, err)
+		return FileInfo{}, fmt.Errorf("sftp %s %s: %w", op, p, err)
 	}
 	return fi, nil
 }

@@ -94,19 +94,8 @@ func (r *renamer) rename(k *call) error {
 // happened reports whether the rename whose answer was lost took effect.
 // If from is gone and to is not it, another client took from first.
 func (r *renamer) happened(cn *conn) (bool, error) {
-	if _, err := cn.sftp.Lstat(r.from); err == nil {
-		return false, nil
-	} else if !errors.Is(err, os.ErrNotExist) {
-		return false, err
-	}
-	to, err := cn.sftp.Lstat(r.to)
-	if err == nil && !to.IsDir() && to.Size() == r.src.Size() && to.ModTime().Equal(r.src.ModTime()) {
-		return true, nil
-	}
-	if err != nil && !errors.Is(err, os.ErrNotExist) {
-		return false, err
-	}
-	return false, fmt.Errorf("%s: %w (gone while the connection was lost, and %s is not it)", r.from, fs.ErrNotExist, r.to)
+	return landed(cn.sftp.Lstat, r.from, r.to, r.src,
+		fmt.Errorf("%s: %w (gone while the connection was lost, and %s is not it)", r.from, fs.ErrNotExist, r.to))
 }
 
 // Touch sets the modification (and access) time of p to t, in whole

@@ -231,6 +231,15 @@ func (w *watchdog) pause()  { w.t.Stop() }
 func (w *watchdog) resume() { w.t.Reset(w.d) }
 func (w *watchdog) stop()   { w.t.Stop() }
 
+// paused runs a read or write of the local side (the caller's reader, the
+// local disk) with the watchdog paused, so that a slow local side is not
+// taken for a dead server.
+func (w *watchdog) paused(op func() (int, error)) (int, error) {
+	w.pause()
+	defer w.resume()
+	return op()
+}
+
 // localError marks failures of the local side of a transfer (the caller's
 // reader, the local disk) so that they are not taken for a lost connection.
 type localError struct{ err error }

@@ -321,9 +321,7 @@ type pausingReader struct {
 }
 
 func (p *pausingReader) Read(b []byte) (int, error) {
-	p.wd.pause()
-	defer p.wd.resume()
-	n, err := p.r.Read(b)
+	n, err := p.wd.paused(func() (int, error) { return p.r.Read(b) })
 	if err != nil && err != io.EOF {
 		err = asLocal(err)
 	}
