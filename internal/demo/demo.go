@@ -125,7 +125,7 @@ func Run(ctx context.Context, opts Options) (*Result, error) {
 		return nil, err
 	}
 	defer je.Close()
-	if err := steps(ctx, out, je, sbURL); err != nil {
+	if err := steps(ctx, out, je, sbURL, inbox, len(opts.Files) == 0); err != nil {
 		return res, err
 	}
 	fmt.Fprintf(out, "\nReports (open them in a spreadsheet):\n  %s\nLocal copies: %s\nLog: %s\n", res.Outbox, res.ReportsDir, res.Log)

@@ -4,6 +4,9 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"text/tabwriter"
@@ -16,7 +19,7 @@ import (
 )
 
 // steps runs the job the way a night of the daemon would, narrating.
-func steps(ctx context.Context, out io.Writer, je *jobs.Env, sbURL string) error {
+func steps(ctx context.Context, out io.Writer, je *jobs.Env, sbURL, inbox string, samples bool) error {
 	fmt.Fprintln(out, "1. Ingest: pick up the files in the inbox, validate every row")
 	outcomes, err := je.Ingest(ctx)
 	if err != nil {
@@ -62,6 +65,11 @@ func steps(ctx context.Context, out io.Writer, je *jobs.Env, sbURL string) error
 	if len(ids) > 0 { // a rehearsed file may have made no check
 		if err := sandboxPost(ctx, sbURL, "/_sandbox/deposit", map[string]any{"check_ids": ids}); err != nil {
 			return fmt.Errorf("deposit: %w", err)
+		}
+	}
+	if samples {
+		if err := cancelStep(ctx, out, je, inbox, ids); err != nil {
+			return err
 		}
 	}
 	if err := sandboxPost(ctx, sbURL, "/_sandbox/clock", map[string]any{"advance_days": days}); err != nil {
@@ -209,3 +217,39 @@ var (
 		payment.OutcomeNotPaid:  "   failed, void, deleted, rejected: the payee is still owed",
 	}
 )
+
+// cancelStep shows a cancel file: finance stops one check still in
+// process, named by its payment file and line, and one already deposited,
+// named by its id, which is too late to void.
+func cancelStep(ctx context.Context, out io.Writer, je *jobs.Env, inbox string, deposited []string) error {
+	var file strings.Builder
+	file.WriteString("check_id,file,line,reason\n")
+	err := je.DB.TrackedRows(func(r *payment.Row) (bool, error) {
+		if r.CheckStatus != payment.StatusInProcess || slices.Contains(deposited, r.CheckID) {
+			return true, nil
+		}
+		b, err := je.DB.Batch(r.Key.Batch)
+		if err != nil {
+			return false, err
+		}
+		fmt.Fprintf(&file, ",%s,%d,sent by mistake\n", b.File, r.Key.Line)
+		return false, nil
+	})
+	if err != nil || len(deposited) == 0 {
+		return err
+	}
+	fmt.Fprintf(&file, "%s,,,paid twice\n", deposited[0])
+	if err := os.WriteFile(filepath.Join(inbox, "cancel-checks.csv"), []byte(file.String()), 0o600); err != nil {
+		return err
+	}
+	fmt.Fprintln(out, "   a cancel file stops two checks: one not yet printed, one already deposited:")
+	outcomes, err := je.Ingest(ctx)
+	if err != nil {
+		return fmt.Errorf("ingest the cancel file: %w", err)
+	}
+	for _, o := range outcomes {
+		fmt.Fprintf(out, "   %s: %d voided, %d not (too late to void: the money has left); each line in %s.results.csv\n",
+			o.File, o.Valid, o.Rejected, o.File)
+	}
+	return nil
+}

@@ -62,7 +62,7 @@ func Cancel(db CancelLedger, svc payment.Service) ingest.CancelFunc {
 			return res, err
 		}
 		if outcome == payment.CancelVoided && rec.Row != (payment.RowKey{}) {
-			if err := db.Voided(rec.Row, "cancel file: "+rec.Reason); err != nil {
+			if err := db.Voided(rec.Row, payment.CancelNote+rec.Reason); err != nil {
 				return res, err
 			}
 		}

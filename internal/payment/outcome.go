@@ -66,6 +66,21 @@ func (r *Row) StatusSince() time.Time {
 	return r.StatusSeenAt
 }
 
+// CancelNote starts the reason of a void a cancel file asked for
+// (jobs.Cancel): the check was stopped on a person's request, so no one
+// is owed by it and it is no exception; Cancelled reads it.
+const CancelNote = "cancel file: "
+
+// Cancelled returns the reason a cancel file gave for voiding the row's
+// check, and whether one did.
+func (r *Row) Cancelled() (string, bool) {
+	why, ok := r.VoidedByBatchd()
+	if !ok {
+		return "", false
+	}
+	return strings.CutPrefix(why, CancelNote)
+}
+
 // VoidedByBatchd returns why batchd voided the row's check itself, and
 // whether it did: a void recorded by any other way (reconcile or a
 // webhook saw it) was made at the service by someone else.

@@ -46,6 +46,9 @@ func unpaidOf(r *payment.Row) *unpaid {
 	if r.State != payment.Submitted || r.CheckStatus.Outcome() != payment.OutcomeNotPaid {
 		return nil
 	}
+	if _, asked := r.Cancelled(); asked {
+		return nil // stopped on a person's request (a cancel file): nothing to act on
+	}
 	u := &unpaid{risk: r.Risk, funds: r.FundConfirmation}
 	u.by, u.mine = r.VoidedByBatchd()
 	return u
