@@ -136,7 +136,7 @@ func (s *Server) exchangeToken(w http.ResponseWriter, r *http.Request, ks *keySt
 	if aerr != nil {
 		return aerr
 	}
-	s.answerCreate(w, r, ks, ans)
+	s.answerCreate(w, ans)
 	return nil
 }
 

@@ -103,7 +103,7 @@ func (s *Server) createSource(w http.ResponseWriter, r *http.Request, ks *keySta
 	if aerr != nil {
 		return aerr
 	}
-	s.answerCreate(w, r, ks, ans)
+	s.answerCreate(w, ans)
 	return nil
 }
 
@@ -148,7 +148,7 @@ func (s *Server) createOnDemand(w http.ResponseWriter, r *http.Request, ks *keyS
 	if aerr != nil {
 		return aerr
 	}
-	s.answerCreate(w, r, ks, ans)
+	s.answerCreate(w, ans)
 	return nil
 }
 

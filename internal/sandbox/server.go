@@ -33,10 +33,14 @@ type Options struct {
 	// ErrorRate is the probability that a /v1 or /ach/v2 request is
 	// answered 500 or 503 (even odds) without any effect.
 	ErrorRate float64
-	// DropRate is the probability that a check create stores the check and
-	// then closes the connection without an answer, the case of a payment
-	// that was made although the client never heard so. It applies to the
-	// ACH creates of customers and funding sources too.
+	// DropRate is the probability that a call does its work and then
+	// closes the connection without an answer, the case of a payment that
+	// was made although the client never heard so. It applies to the
+	// calls that change state: check create, edit and void, payment-link
+	// create and status change, account tokenization, and the ACH creates
+	// of customers and funding sources; and to bank info, a read, which
+	// then goes unanswered. Only successful answers are lost: a refused
+	// request is answered.
 	DropRate float64
 	// Seed seeds the generator behind ErrorRate and DropRate, so that a
 	// sequence of requests meets the same faults on every run, and, apart
@@ -156,7 +160,7 @@ type counters struct {
 type Stats struct {
 	Requests       int64 // requests received, whatever their outcome
 	Creates        int64 // checks stored by /v1/check/create, dropped answers included
-	Drops          int64 // creates whose connection was closed without an answer
+	Drops          int64 // answers lost by DropRate (connection closed after the effect)
 	InjectedErrors int64 // requests answered 500 or 503 by ErrorRate
 	RateLimited    int64 // requests answered 429
 	Cancelled      int64 // requests whose context ended during Latency
