@@ -7,10 +7,16 @@
 // specification, answers in the shapes public clients of the real service
 // show, and reproduces the sandbox test fixtures (routing 999900001 with
 // accounts 1111000001 to 1111000022). It can also misbehave on purpose:
-// latency, a per-key rate limit, injected 500/503 answers, and creates whose
-// answer is lost although the check (or ACH customer or funding source)
-// was stored. Faults are drawn from a seeded generator so that a run can
-// be repeated.
+// latency, a per-key rate limit, injected 500/503 answers with no effect
+// (ErrorRate, on every API request), and answers lost after the effect
+// (DropRate): the check created, edited or voided, the payment link
+// created or deactivated, the account tokenized, the ACH customer or
+// funding source stored, although the client never hears so; a bank-info
+// read is simply left unanswered. Every such endpoint is marked lossy in
+// the route tables and loses its answer through the one wrapper in
+// drop.go. Faults are drawn from a seeded generator so that a run can be
+// repeated; a rate of 0 draws nothing, and only successful answers draw
+// for a drop, so that enabling a fault does not shift what others see.
 //
 // Endpoints outside the real API drive time, settlement and payers, for
 // the API key of the request only. They need a valid key but are exempt
