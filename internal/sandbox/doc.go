@@ -26,7 +26,18 @@
 //	POST /_sandbox/clock   {"advance_days":N} moves the key's sandbox clock N days on
 //	POST /_sandbox/clock   {"date":"YYYY-MM-DD"} sets its day, forward or back
 //	POST /_sandbox/deposit {"check_ids":[…]}  marks checks deposited
-//	POST /_sandbox/paymentlink/pay            a payer completes a payment link
+//	POST /_sandbox/paymentlink/pay {"checkout_token":T[,"amount":A,…]}
+//	                                          a payer completes a payment link
+//
+// Payment links: where the specification shows no answer or leaves a name
+// out, the sandbox's choices are ASSUMPTIONS, written down with their spec
+// sections in docs/sandbox-assumptions.md: the create, list and
+// change-status answers; the link list's search parameter, named search
+// (memo contains, amount equals, created_at begins with), refused in quirks
+// mode so that a client's walk of the whole list is tested; the check
+// list's link_id, the checkout_token of the link a check was paid
+// through; a paid link staying active, to be paid again; and the pay
+// control's defaults (the link's amount and memo, a fixture payer).
 //
 // Options.Date starts every key's clock on a given day, Options.StartDays
 // a fixed number of days ahead of or behind the real clock, and

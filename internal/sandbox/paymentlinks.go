@@ -137,7 +137,8 @@ func (s *Server) changeLinkStatus(w http.ResponseWriter, r *http.Request, ks *ke
 // and envelope. sort is date (default), amount or memo; search (the name
 // the sandbox gives the unnamed search parameter) keeps links whose memo
 // contains it (case-insensitively), whose amount equals it, or whose
-// created_at begins with it.
+// created_at begins with it. In quirks mode search is refused
+// (quirkNoLinkSearch).
 func (s *Server) listLinks(w http.ResponseWriter, r *http.Request, ks *keyState, _ string) *apiError {
 	q, aerr := readQuery(r)
 	if aerr != nil {
@@ -154,6 +155,9 @@ func (s *Server) listLinks(w http.ResponseWriter, r *http.Request, ks *keyState,
 	search := f.text("search", false, maxFilter)
 	if f.err != nil {
 		return f.err
+	}
+	if search != "" && s.opts.Quirks {
+		return quirkNoLinkSearch()
 	}
 	ks.mu.Lock()
 	ls := make([]*paymentLink, 0, len(ks.links))
