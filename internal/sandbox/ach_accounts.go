@@ -17,11 +17,10 @@ type availability struct {
 // accountAvailable serves GET /ach/v2/accounts?routing_number=R&
 // account_number=A: whether the account may be linked to a new customer.
 func (s *Server) accountAvailable(w http.ResponseWriter, r *http.Request, ks *keyState, _ string) *apiError {
-	q, aerr := achQuery(r)
+	f, aerr := achQueryFields(r)
 	if aerr != nil {
 		return aerr
 	}
-	f := &fields{p: q}
 	routing, account := f.bankAccount()
 	if aerr := f.failed(); aerr != nil {
 		return aerr
@@ -41,11 +40,10 @@ func (s *Server) accountAvailable(w http.ResponseWriter, r *http.Request, ks *ke
 // its customer's profile (the source becomes deleted) and is free. Only
 // the caller's customers' accounts can be deleted; any other is 404.
 func (s *Server) deleteAccount(w http.ResponseWriter, r *http.Request, ks *keyState, _ string) *apiError {
-	p, aerr := s.achRead(w, r)
+	f, aerr := s.achFields(w, r)
 	if aerr != nil {
 		return aerr
 	}
-	f := &fields{p: p}
 	routing, account := f.bankAccount()
 	if aerr := f.failed(); aerr != nil {
 		return aerr
@@ -57,9 +55,7 @@ func (s *Server) deleteAccount(w http.ResponseWriter, r *http.Request, ks *keySt
 	if held == nil || held.cust.owner != ks {
 		return errorf(http.StatusNotFound, "Bank account not found")
 	}
-	if a.remove(held) {
-		s.emitSource(held, eventSourceDeleted)
-	}
+	s.deleteSource(held)
 	writeJSON(w, http.StatusOK, succeeded())
 	return nil
 }
@@ -91,11 +87,10 @@ func (s *Server) achCredit(w http.ResponseWriter, r *http.Request, ks *keyState,
 // transfer validates and keeps a direct debit or credit drawn on the
 // source named by the field party.
 func (s *Server) transfer(w http.ResponseWriter, r *http.Request, ks *keyState, party, kind string) *apiError {
-	p, aerr := s.achRead(w, r)
+	f, aerr := s.achFields(w, r)
 	if aerr != nil {
 		return aerr
 	}
-	f := &fields{p: p}
 	id := f.text(party, true, maxACHID)
 	f.text("name", false, maxName)
 	cents, _ := f.amount("amount", true)
@@ -145,11 +140,10 @@ type webhookAnswer struct {
 // URL, replacing the previous one (spec §2.6), enabled even when
 // failures had disabled the previous registration.
 func (s *Server) setWebhook(w http.ResponseWriter, r *http.Request, ks *keyState, _ string) *apiError {
-	p, aerr := s.achRead(w, r)
+	f, aerr := s.achFields(w, r)
 	if aerr != nil {
 		return aerr
 	}
-	f := &fields{p: p}
 	u := f.webURL("url")
 	if u == "" && f.err == nil {
 		f.fail("url", "required")

@@ -24,10 +24,17 @@ func (s *Server) achRead(w http.ResponseWriter, r *http.Request) (params, *apiEr
 	return p, achField(aerr)
 }
 
-// achQuery reads an ACH request's query string.
-func achQuery(r *http.Request) (params, *apiError) {
-	q, aerr := readQuery(r)
-	return q, achField(aerr)
+// achFields is readFields for the ACH API, its field errors reworded.
+func (s *Server) achFields(w http.ResponseWriter, r *http.Request) (*fields, *apiError) {
+	f, aerr := s.readFields(w, r)
+	return f, achField(aerr)
+}
+
+// achQueryFields is queryFields for the ACH API, its field errors
+// reworded.
+func achQueryFields(r *http.Request) (*fields, *apiError) {
+	f, aerr := queryFields(r)
+	return f, achField(aerr)
 }
 
 // achField rewords a field error of fields.go ("routing_number: must be

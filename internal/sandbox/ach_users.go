@@ -119,11 +119,10 @@ type userPage struct {
 // listUsers serves GET /ach/v2/user?page=P&limit=L: the key's customers,
 // oldest first. A page past the last is empty; last_page is at least 1.
 func (s *Server) listUsers(w http.ResponseWriter, r *http.Request, ks *keyState, _ string) *apiError {
-	q, aerr := achQuery(r)
+	f, aerr := achQueryFields(r)
 	if aerr != nil {
 		return aerr
 	}
-	f := &fields{p: q}
 	page, ok := f.integer("page", 1, maxUserPage)
 	if !ok {
 		page = 1

@@ -8,44 +8,28 @@ import (
 
 // payLink serves POST /_sandbox/paymentlink/pay, the sandbox's stand-in for
 // a payer completing a hosted payment link. The body is checkout_token plus
-// any check fields of a create; amount and memo default to the link's (memo
-// to payerMemo for a link without one, since a check needs one), the
-// payer to defaultPayer's, so that {"checkout_token": …} alone pays a link
-// of fixed amount and {"checkout_token": …, "amount": "7.00"} pays another
-// amount. The new check carries link_id = checkout_token, so that a client
+// any check fields of a create, the others filled in by defaultPayment,
+// so that {"checkout_token": …} alone pays a link of fixed amount and
+// {"checkout_token": …, "amount": "7.00"} pays another amount. The new check carries link_id = checkout_token, so that a client
 // meets checks it did not create itself. The link stays active: it can be
 // paid again, as a recurring or reused link is (docs/sandbox-assumptions.md).
 // An unknown token is 404, an inactive link 402, a link without amount
 // paid without one 400 (amount: required).
 func (s *Server) payLink(w http.ResponseWriter, r *http.Request, ks *keyState, _ string) *apiError {
-	p, aerr := readBody(w, r, s.opts.MaxBodyBytes)
+	f, aerr := s.readFields(w, r)
 	if aerr != nil {
 		return aerr
 	}
-	f := &fields{p: p}
 	tok := f.textLen("checkout_token", true, idLen, idLen)
 	if f.err != nil {
 		return f.err
 	}
-	ks.mu.Lock()
-	pl := ks.linkByTok[tok]
-	var lv linkView
-	if pl != nil {
-		lv = pl.view
+	lv, aerr := ks.activeLink(tok)
+	if aerr != nil {
+		return aerr
 	}
-	ks.mu.Unlock()
-	if pl == nil {
-		return errorf(http.StatusNotFound, "Payment link not found")
-	}
-	if lv.Status != linkActive {
-		return errorf(http.StatusPaymentRequired, "Payment link is %s", lv.Status)
-	}
-	if lv.Amount != nil {
-		p.setDefault("amount", lv.Amount.c.String())
-	}
-	p.setDefault("memo", cmp.Or(lv.Memo, payerMemo))
-	defaultPayer(&p)
-	in, aerr := readCheckInput(p, false, s.keyNow(ks))
+	defaultPayment(&f.p, lv)
+	in, aerr := readCheckInput(f.p, false, s.keyNow(ks))
 	if aerr != nil {
 		return aerr
 	}
@@ -58,6 +42,25 @@ func (s *Server) payLink(w http.ResponseWriter, r *http.Request, ks *keyState, _
 	return nil
 }
 
+// activeLink is the link of checkout token tok, which a payer can pay: 404
+// for a token the key does not have, 402 for an inactive link.
+func (ks *keyState) activeLink(tok string) (linkView, *apiError) {
+	ks.mu.Lock()
+	pl := ks.linkByTok[tok]
+	var lv linkView
+	if pl != nil {
+		lv = pl.view
+	}
+	ks.mu.Unlock()
+	if pl == nil {
+		return linkView{}, errorf(http.StatusNotFound, "Payment link not found")
+	}
+	if lv.Status != linkActive {
+		return linkView{}, errorf(http.StatusPaymentRequired, "Payment link is %s", lv.Status)
+	}
+	return lv, nil
+}
+
 // Payer of a link paid without one: a fixture account whose verification
 // passes with sufficient funds, so that the check it makes moves on to
 // printed like any good check.
@@ -68,10 +71,16 @@ const (
 	payerAccount = testAccountPrefix + "16"
 )
 
-// defaultPayer fills in the payer fields a pay request left out: name, an
-// e-mail unless an address is given, and the fixture bank account unless
-// the request names bank details or a token of its own.
-func defaultPayer(p *params) {
+// defaultPayment fills in what a pay request of link lv left out: the
+// link's amount and memo (payerMemo for a link without one, since a check
+// needs one), the payer's name, an e-mail unless an address is given, and
+// the fixture bank account unless the request names bank details or a
+// token of its own.
+func defaultPayment(p *params, lv linkView) {
+	if lv.Amount != nil {
+		p.setDefault("amount", lv.Amount.c.String())
+	}
+	p.setDefault("memo", cmp.Or(lv.Memo, payerMemo))
 	p.setDefault("name", payerName)
 	if !p.has("address") {
 		p.setDefault("email", payerEmail)

@@ -151,3 +151,21 @@ func requireContentType(r *http.Request) *apiError {
 	_, aerr := mediaType(r)
 	return aerr
 }
+
+// readFields reads a request body (readBody) for field-by-field reading.
+func (s *Server) readFields(w http.ResponseWriter, r *http.Request) (*fields, *apiError) {
+	p, aerr := readBody(w, r, s.opts.MaxBodyBytes)
+	if aerr != nil {
+		return nil, aerr
+	}
+	return &fields{p: p}, nil
+}
+
+// queryFields reads a query string (readQuery) for field-by-field reading.
+func queryFields(r *http.Request) (*fields, *apiError) {
+	q, aerr := readQuery(r)
+	if aerr != nil {
+		return nil, aerr
+	}
+	return &fields{p: q}, nil
+}

@@ -194,12 +194,8 @@ type KeyStats struct {
 
 // New returns a Server configured by opts.
 func New(opts Options) *Server {
-	if opts.MaxBodyBytes <= 0 {
-		opts.MaxBodyBytes = DefaultMaxBodyBytes
-	}
-	if opts.MaxFundingSources <= 0 {
-		opts.MaxFundingSources = DefaultMaxFundingSources
-	}
+	opts.MaxBodyBytes = orDefault(opts.MaxBodyBytes, DefaultMaxBodyBytes)
+	opts.MaxFundingSources = orDefault(opts.MaxFundingSources, DefaultMaxFundingSources)
 	s := &Server{
 		opts:   opts,
 		now:    opts.Now,
@@ -225,6 +221,16 @@ func New(opts Options) *Server {
 	s.routes = s.buildRoutes()
 	s.achRoutes = s.buildACHRoutes()
 	return s
+}
+
+// orDefault is v, or d when v is not positive: how a limit, count or
+// duration option left at 0 (or set to a meaningless negative) takes its
+// default.
+func orDefault[T ~int | ~int64](v, d T) T {
+	if v <= 0 {
+		return d
+	}
+	return v
 }
 
 // Stats returns a snapshot of the server's counters.
