@@ -90,7 +90,9 @@ func newHooks(opts *Options) *hooks {
 		tries:       orDefault(opts.WebhookTries, DefaultWebhookTries),
 		wait:        orDefault(opts.WebhookRetryWait, DefaultWebhookRetryWait),
 		hold:        webhookHold,
-		drop:        opts.WebhookDropRate, dup: opts.WebhookDupRate, reorder: opts.WebhookReorder,
+		drop:        opts.WebhookDropRate,
+		dup:         opts.WebhookDupRate,
+		reorder:     opts.WebhookReorder,
 		rng:         newHookRNG(opts.Seed),
 		idle:        make(chan struct{}),
 	}
