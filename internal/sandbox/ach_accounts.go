@@ -17,10 +17,7 @@ type availability struct {
 // accountAvailable serves GET /ach/v2/accounts?routing_number=R&
 // account_number=A: whether the account may be linked to a new customer.
 func (s *Server) accountAvailable(w http.ResponseWriter, r *http.Request, ks *keyState, _ string) *apiError {
-	f, aerr := achQueryFields(r)
-	if aerr != nil {
-		return aerr
-	}
+	f := queryFields(r)
 	routing, account := f.bankAccount()
 	if aerr := f.failed(); aerr != nil {
 		return aerr
@@ -40,10 +37,7 @@ func (s *Server) accountAvailable(w http.ResponseWriter, r *http.Request, ks *ke
 // its customer's profile (the source becomes deleted) and is free. Only
 // the caller's customers' accounts can be deleted; any other is 404.
 func (s *Server) deleteAccount(w http.ResponseWriter, r *http.Request, ks *keyState, _ string) *apiError {
-	f, aerr := s.achFields(w, r)
-	if aerr != nil {
-		return aerr
-	}
+	f := s.readFields(w, r)
 	routing, account := f.bankAccount()
 	if aerr := f.failed(); aerr != nil {
 		return aerr
@@ -87,10 +81,7 @@ func (s *Server) achCredit(w http.ResponseWriter, r *http.Request, ks *keyState,
 // transfer validates and keeps a direct debit or credit drawn on the
 // source named by the field party.
 func (s *Server) transfer(w http.ResponseWriter, r *http.Request, ks *keyState, party, kind string) *apiError {
-	f, aerr := s.achFields(w, r)
-	if aerr != nil {
-		return aerr
-	}
+	f := s.readFields(w, r)
 	id := f.text(party, true, maxACHID)
 	f.text("name", false, maxName)
 	cents, _ := f.amount("amount", true)
@@ -140,10 +131,7 @@ type webhookAnswer struct {
 // URL, replacing the previous one (spec §2.6), enabled even when
 // failures had disabled the previous registration.
 func (s *Server) setWebhook(w http.ResponseWriter, r *http.Request, ks *keyState, _ string) *apiError {
-	f, aerr := s.achFields(w, r)
-	if aerr != nil {
-		return aerr
-	}
+	f := s.readFields(w, r)
 	u := f.webURL("url")
 	if u == "" && f.err == nil {
 		f.fail("url", "required")

@@ -24,19 +24,6 @@ func (s *Server) achRead(w http.ResponseWriter, r *http.Request) (params, *apiEr
 	return p, achField(aerr)
 }
 
-// achFields is readFields for the ACH API, its field errors reworded.
-func (s *Server) achFields(w http.ResponseWriter, r *http.Request) (*fields, *apiError) {
-	f, aerr := s.readFields(w, r)
-	return f, achField(aerr)
-}
-
-// achQueryFields is queryFields for the ACH API, its field errors
-// reworded.
-func achQueryFields(r *http.Request) (*fields, *apiError) {
-	f, aerr := queryFields(r)
-	return f, achField(aerr)
-}
-
 // achField rewords a field error of fields.go ("routing_number: must be
 // exactly 9 digits") as the ACH contract's example words it
 // ("routing_number must be 9 digits"): the field first, then the rule.

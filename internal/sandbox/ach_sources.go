@@ -194,10 +194,7 @@ func (s *Server) listSources(w http.ResponseWriter, _ *http.Request, ks *keyStat
 // source_id}: the source becomes deleted and its account free. Removing
 // a deleted source again succeeds (decided), so that a retry is harmless.
 func (s *Server) removeSource(w http.ResponseWriter, r *http.Request, ks *keyState, _ string) *apiError {
-	f, aerr := s.achFields(w, r)
-	if aerr != nil {
-		return aerr
-	}
+	f := s.readFields(w, r)
 	userID := f.text("user_id", true, maxACHID)
 	id := f.sourceID(false)
 	if id == "" && f.err == nil {

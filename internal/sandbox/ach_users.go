@@ -119,10 +119,7 @@ type userPage struct {
 // listUsers serves GET /ach/v2/user?page=P&limit=L: the key's customers,
 // oldest first. A page past the last is empty; last_page is at least 1.
 func (s *Server) listUsers(w http.ResponseWriter, r *http.Request, ks *keyState, _ string) *apiError {
-	f, aerr := achQueryFields(r)
-	if aerr != nil {
-		return aerr
-	}
+	f := queryFields(r)
 	page, ok := f.integer("page", 1, maxUserPage)
 	if !ok {
 		page = 1

@@ -44,10 +44,7 @@ type (
 // fields, then resolves the source under a.mu and runs do on it there.
 func (s *Server) onRefSource(w http.ResponseWriter, r *http.Request, ks *keyState,
 	more func(*fields), do func(*fundingSource) *apiError) *apiError {
-	f, aerr := s.achFields(w, r)
-	if aerr != nil {
-		return aerr
-	}
+	f := s.readFields(w, r)
 	id := f.sourceID(true)
 	userID := f.text("user_id", false, maxACHID)
 	more(f)

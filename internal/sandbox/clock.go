@@ -77,10 +77,7 @@ func (s *Server) getClock(w http.ResponseWriter, _ *http.Request, ks *keyState, 
 // sets its day to date (forward or back, keeping the time of day), and
 // applies the lifecycle at the new time.
 func (s *Server) advanceClock(w http.ResponseWriter, r *http.Request, ks *keyState, _ string) *apiError {
-	f, aerr := s.readFields(w, r)
-	if aerr != nil {
-		return aerr
-	}
+	f := s.readFields(w, r)
 	n, ok := f.integer("advance_days", 0, maxAdvanceDays)
 	day, dated := f.date("date")
 	if f.err != nil {

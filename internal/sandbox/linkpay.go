@@ -16,10 +16,7 @@ import (
 // An unknown token is 404, an inactive link 402, a link without amount
 // paid without one 400 (amount: required).
 func (s *Server) payLink(w http.ResponseWriter, r *http.Request, ks *keyState, _ string) *apiError {
-	f, aerr := s.readFields(w, r)
-	if aerr != nil {
-		return aerr
-	}
+	f := s.readFields(w, r)
 	tok := f.textLen("checkout_token", true, idLen, idLen)
 	if f.err != nil {
 		return f.err

@@ -153,19 +153,16 @@ func requireContentType(r *http.Request) *apiError {
 }
 
 // readFields reads a request body (readBody) for field-by-field reading.
-func (s *Server) readFields(w http.ResponseWriter, r *http.Request) (*fields, *apiError) {
+// A body that cannot be read is the first error of the fields: every read
+// then does nothing, and the handler's one check of f.err (f.failed on
+// the ACH API) answers it.
+func (s *Server) readFields(w http.ResponseWriter, r *http.Request) *fields {
 	p, aerr := readBody(w, r, s.opts.MaxBodyBytes)
-	if aerr != nil {
-		return nil, aerr
-	}
-	return &fields{p: p}, nil
+	return &fields{p: p, err: aerr}
 }
 
-// queryFields reads a query string (readQuery) for field-by-field reading.
-func queryFields(r *http.Request) (*fields, *apiError) {
+// queryFields is readFields for a query string (readQuery).
+func queryFields(r *http.Request) *fields {
 	q, aerr := readQuery(r)
-	if aerr != nil {
-		return nil, aerr
-	}
-	return &fields{p: q}, nil
+	return &fields{p: q, err: aerr}
 }
