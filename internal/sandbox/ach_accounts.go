@@ -90,20 +90,15 @@ func (s *Server) transfer(w http.ResponseWriter, r *http.Request, ks *keyState, 
 	if aerr := f.failed(); aerr != nil {
 		return aerr
 	}
-	a := s.ach
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	src, aerr := a.sourceOf(ks, id)
-	if aerr != nil {
-		return aerr
-	}
-	if aerr := usableFor(src, kind); aerr != nil {
-		return aerr
-	}
-	t := transfer{id: uuid.NewString(), source: src.id, kind: kind, cents: int64(cents)}
-	ks.ach.transfers = append(ks.ach.transfers, t)
-	writeJSON(w, http.StatusOK, transferAnswer{succeeded(), t.id})
-	return nil
+	return s.onSource(ks, "", id, func(src *fundingSource) *apiError {
+		if aerr := usableFor(src, kind); aerr != nil {
+			return aerr
+		}
+		t := transfer{id: uuid.NewString(), source: src.id, kind: kind, cents: int64(cents)}
+		ks.ach.transfers = append(ks.ach.transfers, t)
+		writeJSON(w, http.StatusOK, transferAnswer{succeeded(), t.id})
+		return nil
+	})
 }
 
 // usableFor applies the specification's rule (§3.3, §4.2) that an

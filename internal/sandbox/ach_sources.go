@@ -203,16 +203,11 @@ func (s *Server) removeSource(w http.ResponseWriter, r *http.Request, ks *keySta
 	if aerr := f.failed(); aerr != nil {
 		return aerr
 	}
-	a := s.ach
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	src, aerr := a.ownSource(ks, userID, id)
-	if aerr != nil {
-		return aerr
-	}
-	s.deleteSource(src)
-	writeJSON(w, http.StatusOK, succeeded())
-	return nil
+	return s.onSource(ks, userID, id, func(src *fundingSource) *apiError {
+		s.deleteSource(src)
+		writeJSON(w, http.StatusOK, succeeded())
+		return nil
+	})
 }
 
 // deleteSource deletes src and frees its account, under a.mu, emitting

@@ -51,6 +51,13 @@ func (s *Server) onRefSource(w http.ResponseWriter, r *http.Request, ks *keyStat
 	if aerr := f.failed(); aerr != nil {
 		return aerr
 	}
+	return s.onSource(ks, userID, id, do)
+}
+
+// onSource runs do on the key's source id under a.mu, resolved by
+// refSource (within the customer userID when not ""): the one way the
+// handlers that act on a named source reach it.
+func (s *Server) onSource(ks *keyState, userID, id string, do func(*fundingSource) *apiError) *apiError {
 	a := s.ach
 	a.mu.Lock()
 	defer a.mu.Unlock()
@@ -165,19 +172,14 @@ func (c centsJSON) MarshalJSON() ([]byte, error) {
 // microDeposits serves GET /ach/v2/_sandbox/funding-source/{id}/
 // micro-deposits: the customer's bank statement, for tests.
 func (s *Server) microDeposits(w http.ResponseWriter, _ *http.Request, ks *keyState, id string) *apiError {
-	a := s.ach
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	src, aerr := a.sourceOf(ks, id)
-	if aerr != nil {
-		return aerr
-	}
-	if !src.initiated {
-		return notInitiated()
-	}
-	writeJSON(w, http.StatusOK, struct {
-		achOK
-		Amounts []centsJSON `json:"amounts"`
-	}{succeeded(), []centsJSON{centsJSON(src.deposits[0]), centsJSON(src.deposits[1])}})
-	return nil
+	return s.onSource(ks, "", id, func(src *fundingSource) *apiError {
+		if !src.initiated {
+			return notInitiated()
+		}
+		writeJSON(w, http.StatusOK, struct {
+			achOK
+			Amounts []centsJSON `json:"amounts"`
+		}{succeeded(), []centsJSON{centsJSON(src.deposits[0]), centsJSON(src.deposits[1])}})
+		return nil
+	})
 }

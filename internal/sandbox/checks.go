@@ -53,10 +53,8 @@ func (s *Server) readCheckRequest(w http.ResponseWriter, r *http.Request, ks *ke
 // and returns the check as answers show it. Creates and payments through
 // a link both make checks this way.
 func (s *Server) storeCheck(ks *keyState, in checkInput, linkID string) (checkView, *apiError) {
-	ks.mu.Lock()
+	now := s.lockSettled(ks)
 	defer ks.mu.Unlock()
-	now := s.keyNow(ks)
-	s.settle(ks, now)
 	if aerr := ks.resolveToken(&in); aerr != nil {
 		return checkView{}, aerr
 	}
@@ -148,8 +146,7 @@ func (s *Server) getCheck(w http.ResponseWriter, _ *http.Request, ks *keyState, 
 	if aerr := checkID(id); aerr != nil {
 		return aerr
 	}
-	ks.mu.Lock()
-	s.settle(ks, s.keyNow(ks))
+	s.lockSettled(ks)
 	c := ks.byID[id]
 	var v checkView
 	if c != nil {
@@ -171,10 +168,8 @@ func (s *Server) editCheck(w http.ResponseWriter, r *http.Request, ks *keyState,
 	if aerr != nil {
 		return aerr
 	}
-	ks.mu.Lock()
+	now := s.lockSettled(ks)
 	defer ks.mu.Unlock()
-	now := s.keyNow(ks)
-	s.settle(ks, now)
 	c := ks.byID[in.CheckID]
 	if c == nil {
 		return errorf(http.StatusNotFound, "Check not found")
@@ -245,10 +240,8 @@ func (s *Server) deleteCheck(w http.ResponseWriter, r *http.Request, ks *keyStat
 	if aerr := checkID(id); aerr != nil {
 		return aerr
 	}
-	ks.mu.Lock()
+	now := s.lockSettled(ks)
 	defer ks.mu.Unlock()
-	now := s.keyNow(ks)
-	s.settle(ks, now)
 	c := ks.byID[id]
 	if c == nil {
 		return errorf(http.StatusNotFound, "Check not found")

@@ -131,10 +131,8 @@ func (s *Server) deposit(w http.ResponseWriter, r *http.Request, ks *keyState, _
 	if aerr != nil {
 		return aerr
 	}
-	ks.mu.Lock()
+	now := s.lockSettled(ks)
 	defer ks.mu.Unlock()
-	now := s.keyNow(ks)
-	s.settle(ks, now)
 	for _, id := range ids {
 		if ks.byID[id] == nil {
 			return errorf(http.StatusNotFound, "check_ids: no check %.36q", id)

@@ -134,8 +134,7 @@ func (s *Server) listChecks(w http.ResponseWriter, r *http.Request, ks *keyState
 	if f.err != nil {
 		return f.err
 	}
-	ks.mu.Lock()
-	s.settle(ks, s.keyNow(ks))
+	s.lockSettled(ks)
 	base := ks.checks
 	switch {
 	case label != "" && s.opts.Quirks:

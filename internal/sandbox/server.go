@@ -270,10 +270,8 @@ func (s *Server) KeyStats(key string) KeyStats {
 	if ks == nil {
 		return KeyStats{ByStatus: map[string]int{}}
 	}
-	ks.mu.Lock()
+	now := s.lockSettled(ks)
 	defer ks.mu.Unlock()
-	now := s.keyNow(ks)
-	s.settle(ks, now)
 	st := KeyStats{Checks: len(ks.checks), ByStatus: map[string]int{}, Tokens: len(ks.tokens), PaymentLinks: len(ks.links), Now: now}
 	for _, c := range ks.checks {
 		st.ByStatus[c.status]++
@@ -335,6 +333,17 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if aerr := ep.handler(sw, r, ks, arg); aerr != nil {
 		writeError(sw, aerr)
 	}
+}
+
+// lockSettled locks ks and applies its lifecycle up to its sandbox clock,
+// which it returns: how every reader and writer of a key's checks starts,
+// so that none sees a check behind its lifecycle. The caller unlocks
+// ks.mu.
+func (s *Server) lockSettled(ks *keyState) time.Time {
+	ks.mu.Lock()
+	now := s.keyNow(ks)
+	s.settle(ks, now)
+	return now
 }
 
 // keyNow is the sandbox clock of ks: the real clock plus the days the key
