@@ -65,7 +65,8 @@ func runSandbox(ctx context.Context, env *environ, args []string) error {
 		"payment-link create and status change, tokenization, ACH customer and funding-source creates (and bank info, left unanswered)")
 	seed := fs.Int64("seed", 1, "seed of the fault generator and of ACH micro-deposit amounts, to replay a run")
 	quirks := fs.Bool("quirks", false, "answer like a less tidy service: numbers without leading zeros, label filter by substring in any case, "+
-		"float amounts (0.5700000000000001), paging numbers as numbers or strings, accounts masked 1......016, an edit without phone keeps it")
+		"float amounts (0.5700000000000001), paging numbers as numbers or strings, accounts masked 1......016, an edit without phone keeps it, "+
+		"the payment-link list refuses search")
 	date := fs.String("date", "", "start every key's sandbox clock on this `YYYY-MM-DD` day, or that many days from today (+3, -1) (micro-deposit initiation is 410 from 2026-06-08)")
 	tz := fs.String("tz", "UTC", "the service's time zone, an IANA `ZONE` such as America/New_York: check dates and the list's from_date/to_date are its days")
 	legacy := fs.String("legacy-processor", "", "processor `NAME` the ACH API accepts at processor-token exchange besides svcach (default: none)")

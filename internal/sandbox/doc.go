@@ -69,9 +69,9 @@
 // answer like a less tidy service, as public clients suggest the real one
 // is: check numbers without leading zeros, a label filter that matches
 // part of a label in any case, float amounts with binary artefacts, paging
-// numbers as numbers or strings, accounts masked "1......016", and an
-// edit without phone keeping the old phone (quirks.go cites the evidence
-// for each).
+// numbers as numbers or strings, accounts masked "1......016", an edit
+// without phone keeping the old phone, and a payment-link list that
+// refuses its search parameter (quirks.go cites the evidence for each).
 //
 // Webhooks (webhook*.go): once a key has registered a URL (POST
 // /ach/v2/webhooks), every change of its checks and funding sources is

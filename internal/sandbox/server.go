@@ -59,8 +59,9 @@ type Options struct {
 	// check numbers without leading zeros, a label filter that finds
 	// labels containing the text in any case, amounts written as float64
 	// (0.5700000000000001), paging numbers sometimes as JSON numbers,
-	// account numbers masked as "1......016", and an edit that leaves
-	// phone out keeping the old phone. Each quirk and its evidence is
+	// account numbers masked as "1......016", an edit that leaves phone
+	// out keeping the old phone, and a payment-link list that refuses the
+	// search parameter (400). Each quirk and its evidence is
 	// documented in quirks.go. Validation, faults and the lifecycle are
 	// the same in both modes.
 	Quirks bool
