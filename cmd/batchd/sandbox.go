@@ -60,11 +60,13 @@ func runSandbox(ctx context.Context, env *environ, args []string) error {
 		"or sk_test_x:inactive (/ach/v2 answers 403 App inactive). Default: any sk_test_ key")
 	rateLimit := fs.Float64("rate-limit", 0, "requests per second per key; the excess gets 429 with Retry-After (0 = unlimited)")
 	latency := fs.Duration("latency", 0, "delay added to every request")
-	errorRate := fs.Float64("error-rate", 0, "fraction of /v1 and /ach/v2 requests answered 500 or 503 with no effect")
-	dropRate := fs.Float64("drop-rate", 0, "fraction of creates (checks; ACH customers and funding sources) stored and then answered by closing the connection")
+	errorRate := fs.Float64("error-rate", 0, "fraction of /v1 and /ach/v2 requests (all but /_sandbox controls) answered 500 or 503 with no effect")
+	dropRate := fs.Float64("drop-rate", 0, "fraction of calls that take effect and then close the connection with no answer: check create, edit and void, "+
+		"payment-link create and status change, tokenization, ACH customer and funding-source creates (and bank info, left unanswered)")
 	seed := fs.Int64("seed", 1, "seed of the fault generator and of ACH micro-deposit amounts, to replay a run")
 	quirks := fs.Bool("quirks", false, "answer like a less tidy service: numbers without leading zeros, label filter by substring in any case, "+
-		"float amounts (0.5700000000000001), paging numbers as numbers or strings, accounts masked 1......016, an edit without phone keeps it")
+		"float amounts (0.5700000000000001), paging numbers as numbers or strings, accounts masked 1......016, an edit without phone keeps it, "+
+		"the payment-link list refuses search")
 	date := fs.String("date", "", "start every key's sandbox clock on this `YYYY-MM-DD` day, or that many days from today (+3, -1) (micro-deposit initiation is 410 from 2026-06-08)")
 	tz := fs.String("tz", "UTC", "the service's time zone, an IANA `ZONE` such as America/New_York: check dates and the list's from_date/to_date are its days")
 	legacy := fs.String("legacy-processor", "", "processor `NAME` the ACH API accepts at processor-token exchange besides svcach (default: none)")

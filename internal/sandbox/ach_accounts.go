@@ -17,11 +17,7 @@ type availability struct {
 // accountAvailable serves GET /ach/v2/accounts?routing_number=R&
 // account_number=A: whether the account may be linked to a new customer.
 func (s *Server) accountAvailable(w http.ResponseWriter, r *http.Request, ks *keyState, _ string) *apiError {
-	q, aerr := achQuery(r)
-	if aerr != nil {
-		return aerr
-	}
-	f := &fields{p: q}
+	f := queryFields(r)
 	routing, account := f.bankAccount()
 	if aerr := f.failed(); aerr != nil {
 		return aerr
@@ -41,11 +37,7 @@ func (s *Server) accountAvailable(w http.ResponseWriter, r *http.Request, ks *ke
 // its customer's profile (the source becomes deleted) and is free. Only
 // the caller's customers' accounts can be deleted; any other is 404.
 func (s *Server) deleteAccount(w http.ResponseWriter, r *http.Request, ks *keyState, _ string) *apiError {
-	p, aerr := s.achRead(w, r)
-	if aerr != nil {
-		return aerr
-	}
-	f := &fields{p: p}
+	f := s.readFields(w, r)
 	routing, account := f.bankAccount()
 	if aerr := f.failed(); aerr != nil {
 		return aerr
@@ -57,9 +49,7 @@ func (s *Server) deleteAccount(w http.ResponseWriter, r *http.Request, ks *keySt
 	if held == nil || held.cust.owner != ks {
 		return errorf(http.StatusNotFound, "Bank account not found")
 	}
-	if a.remove(held) {
-		s.emitSource(held, eventSourceDeleted)
-	}
+	s.deleteSource(held)
 	writeJSON(w, http.StatusOK, succeeded())
 	return nil
 }
@@ -91,11 +81,7 @@ func (s *Server) achCredit(w http.ResponseWriter, r *http.Request, ks *keyState,
 // transfer validates and keeps a direct debit or credit drawn on the
 // source named by the field party.
 func (s *Server) transfer(w http.ResponseWriter, r *http.Request, ks *keyState, party, kind string) *apiError {
-	p, aerr := s.achRead(w, r)
-	if aerr != nil {
-		return aerr
-	}
-	f := &fields{p: p}
+	f := s.readFields(w, r)
 	id := f.text(party, true, maxACHID)
 	f.text("name", false, maxName)
 	cents, _ := f.amount("amount", true)
@@ -104,20 +90,15 @@ func (s *Server) transfer(w http.ResponseWriter, r *http.Request, ks *keyState, 
 	if aerr := f.failed(); aerr != nil {
 		return aerr
 	}
-	a := s.ach
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	src, aerr := a.sourceOf(ks, id)
-	if aerr != nil {
-		return aerr
-	}
-	if aerr := usableFor(src, kind); aerr != nil {
-		return aerr
-	}
-	t := transfer{id: uuid.NewString(), source: src.id, kind: kind, cents: int64(cents)}
-	ks.ach.transfers = append(ks.ach.transfers, t)
-	writeJSON(w, http.StatusOK, transferAnswer{succeeded(), t.id})
-	return nil
+	return s.onSource(ks, "", id, func(src *fundingSource) *apiError {
+		if aerr := usableFor(src, kind); aerr != nil {
+			return aerr
+		}
+		t := transfer{id: uuid.NewString(), source: src.id, kind: kind, cents: int64(cents)}
+		ks.ach.transfers = append(ks.ach.transfers, t)
+		writeJSON(w, http.StatusOK, transferAnswer{succeeded(), t.id})
+		return nil
+	})
 }
 
 // usableFor applies the specification's rule (§3.3, §4.2) that an
@@ -145,11 +126,7 @@ type webhookAnswer struct {
 // URL, replacing the previous one (spec §2.6), enabled even when
 // failures had disabled the previous registration.
 func (s *Server) setWebhook(w http.ResponseWriter, r *http.Request, ks *keyState, _ string) *apiError {
-	p, aerr := s.achRead(w, r)
-	if aerr != nil {
-		return aerr
-	}
-	f := &fields{p: p}
+	f := s.readFields(w, r)
 	u := f.webURL("url")
 	if u == "" && f.err == nil {
 		f.fail("url", "required")

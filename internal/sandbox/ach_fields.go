@@ -24,12 +24,6 @@ func (s *Server) achRead(w http.ResponseWriter, r *http.Request) (params, *apiEr
 	return p, achField(aerr)
 }
 
-// achQuery reads an ACH request's query string.
-func achQuery(r *http.Request) (params, *apiError) {
-	q, aerr := readQuery(r)
-	return q, achField(aerr)
-}
-
 // achField rewords a field error of fields.go ("routing_number: must be
 // exactly 9 digits") as the ACH contract's example words it
 // ("routing_number must be 9 digits"): the field first, then the rule.

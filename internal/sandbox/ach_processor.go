@@ -39,11 +39,7 @@ func tokenError(reason string) *apiError {
 // for the provider's processor-token creation. Any processor name and
 // environment is issued, as the provider would; the exchange decides.
 func (s *Server) issueToken(w http.ResponseWriter, r *http.Request, ks *keyState, _ string) *apiError {
-	p, aerr := s.achRead(w, r)
-	if aerr != nil {
-		return aerr
-	}
-	f := &fields{p: p}
+	f := s.readFields(w, r)
 	t := &processorToken{owner: ks, processor: f.text("processor", true, maxProcessor)}
 	if t.env = f.enum("environment", envSandbox, envProduction); t.env == "" {
 		t.env = envSandbox
@@ -70,11 +66,7 @@ func (s *Server) issueToken(w http.ResponseWriter, r *http.Request, ks *keyState
 // user revoked the connection at the provider. An unknown token (or
 // another key's) is 404 (decided).
 func (s *Server) revokeToken(w http.ResponseWriter, r *http.Request, ks *keyState, _ string) *apiError {
-	p, aerr := s.achRead(w, r)
-	if aerr != nil {
-		return aerr
-	}
-	f := &fields{p: p}
+	f := s.readFields(w, r)
 	tok := f.text("processor_token", true, maxProcessorTok)
 	if aerr := f.failed(); aerr != nil {
 		return aerr
@@ -115,11 +107,7 @@ func (s *Server) tokenProblem(ks *keyState, t *processorToken) *apiError {
 // becomes a verified source and the customer's primary. A token is
 // spent only by a successful exchange.
 func (s *Server) exchangeToken(w http.ResponseWriter, r *http.Request, ks *keyState, _ string) *apiError {
-	p, aerr := s.achRead(w, r)
-	if aerr != nil {
-		return aerr
-	}
-	f := &fields{p: p}
+	f := s.readFields(w, r)
 	userID := f.text("user_id", true, maxACHID)
 	tok := f.text("processor_token", true, maxProcessorTok)
 	if aerr := f.failed(); aerr != nil {
@@ -136,7 +124,7 @@ func (s *Server) exchangeToken(w http.ResponseWriter, r *http.Request, ks *keySt
 	if aerr != nil {
 		return aerr
 	}
-	s.answerCreate(w, r, ks, ans)
+	s.answerCreate(w, ans)
 	return nil
 }
 

@@ -25,6 +25,7 @@ func isACHPath(path string) bool {
 // path names its provider: only "plaid" exists, so any other provider is
 // an unknown path. /ach/v2/_sandbox/clock is the key's one sandbox clock,
 // the same as /_sandbox/clock, for clients that keep to the ACH prefix.
+// The creates of customers and funding sources are lossy (drop.go).
 func (s *Server) buildACHRoutes() routes {
 	api := func(m map[string]handler) endpoint { return endpoint{methods: m} }
 	ctl := func(m map[string]handler) endpoint { return endpoint{methods: m, sandbox: true} }
@@ -33,10 +34,10 @@ func (s *Server) buildACHRoutes() routes {
 	p := achPrefix
 	return routes{
 		exact: map[string]endpoint{
-			p + "/user":                                 api(map[string]handler{http.MethodPost: s.createUser, http.MethodGet: s.listUsers}),
-			p + "/funding-source":                       api(post(s.createSource)),
-			p + "/on-demand/funding-source":             api(post(s.createOnDemand)),
-			p + "/funding-source/processor/plaid":       api(post(s.exchangeToken)),
+			p + "/user":                                 api(map[string]handler{http.MethodPost: s.lossy(s.createUser), http.MethodGet: s.listUsers}),
+			p + "/funding-source":                       api(post(s.lossy(s.createSource))),
+			p + "/on-demand/funding-source":             api(post(s.lossy(s.createOnDemand))),
+			p + "/funding-source/processor/plaid":       api(post(s.lossy(s.exchangeToken))),
 			p + "/funding-source/remove":                api(post(s.removeSource)),
 			p + "/funding-source/initiate/verification": api(post(s.initiateVerification)),
 			p + "/funding-source/verify":                api(post(s.verifySource)),

@@ -85,25 +85,35 @@ type createAnswer struct {
 // createSource serves POST /ach/v2/funding-source: a Pending source, to
 // be verified by micro-deposits.
 func (s *Server) createSource(w http.ResponseWriter, r *http.Request, ks *keyState, _ string) *apiError {
+	return s.linkFromBody(w, r, ks, true, func(sourceInput) string { return srcPending }, func(src *fundingSource) any {
+		return createAnswer{succeeded(), src.id, s.srcStatus(src.status), s.viewSource(src, false)}
+	})
+}
+
+// linkFromBody serves the two creates that link the account of the body
+// (readSourceInput): the new source gets the status statusOf gives, and
+// the answer answerOf makes of it, built under a.mu.
+func (s *Server) linkFromBody(w http.ResponseWriter, r *http.Request, ks *keyState, typeRequired bool,
+	statusOf func(sourceInput) string, answerOf func(*fundingSource) any) *apiError {
 	p, aerr := s.achRead(w, r)
 	if aerr != nil {
 		return aerr
 	}
-	in, aerr := readSourceInput(p, true)
+	in, aerr := readSourceInput(p, typeRequired)
 	if aerr != nil {
 		return aerr
 	}
 	s.ach.mu.Lock()
-	src, aerr := s.link(ks, in, srcPending, false, s.keyNow(ks))
-	var ans createAnswer
+	src, aerr := s.link(ks, in, statusOf(in), false, s.keyNow(ks))
+	var ans any
 	if src != nil {
-		ans = createAnswer{succeeded(), src.id, s.srcStatus(src.status), s.viewSource(src, false)}
+		ans = answerOf(src)
 	}
 	s.ach.mu.Unlock()
 	if aerr != nil {
 		return aerr
 	}
-	s.answerCreate(w, r, ks, ans)
+	s.answerCreate(w, ans)
 	return nil
 }
 
@@ -129,27 +139,11 @@ func onDemandStatus(routing, account string) string {
 
 // createOnDemand serves POST /ach/v2/on-demand/funding-source.
 func (s *Server) createOnDemand(w http.ResponseWriter, r *http.Request, ks *keyState, _ string) *apiError {
-	p, aerr := s.achRead(w, r)
-	if aerr != nil {
-		return aerr
-	}
-	in, aerr := readSourceInput(p, false)
-	if aerr != nil {
-		return aerr
-	}
-	s.ach.mu.Lock()
-	src, aerr := s.link(ks, in, onDemandStatus(in.routing, in.account), false, s.keyNow(ks))
-	var ans onDemandAnswer
-	if src != nil {
+	statusOf := func(in sourceInput) string { return onDemandStatus(in.routing, in.account) }
+	return s.linkFromBody(w, r, ks, false, statusOf, func(src *fundingSource) any {
 		v := s.viewSource(src, false)
-		ans = onDemandAnswer{succeeded(), src.id, v.Status, v.BankName, v.LastFour, v}
-	}
-	s.ach.mu.Unlock()
-	if aerr != nil {
-		return aerr
-	}
-	s.answerCreate(w, r, ks, ans)
-	return nil
+		return onDemandAnswer{succeeded(), src.id, v.Status, v.BankName, v.LastFour, v}
+	})
 }
 
 // sourceAnswer answers a single funding source.
@@ -200,11 +194,7 @@ func (s *Server) listSources(w http.ResponseWriter, _ *http.Request, ks *keyStat
 // source_id}: the source becomes deleted and its account free. Removing
 // a deleted source again succeeds (decided), so that a retry is harmless.
 func (s *Server) removeSource(w http.ResponseWriter, r *http.Request, ks *keyState, _ string) *apiError {
-	p, aerr := s.achRead(w, r)
-	if aerr != nil {
-		return aerr
-	}
-	f := &fields{p: p}
+	f := s.readFields(w, r)
 	userID := f.text("user_id", true, maxACHID)
 	id := f.sourceID(false)
 	if id == "" && f.err == nil {
@@ -213,18 +203,20 @@ func (s *Server) removeSource(w http.ResponseWriter, r *http.Request, ks *keySta
 	if aerr := f.failed(); aerr != nil {
 		return aerr
 	}
-	a := s.ach
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	src, aerr := a.ownSource(ks, userID, id)
-	if aerr != nil {
-		return aerr
-	}
-	if a.remove(src) {
+	return s.onSource(ks, userID, id, func(src *fundingSource) *apiError {
+		s.deleteSource(src)
+		writeJSON(w, http.StatusOK, succeeded())
+		return nil
+	})
+}
+
+// deleteSource deletes src and frees its account, under a.mu, emitting
+// funding-source.deleted unless it was deleted before: the effect of
+// both a source's removal and its account's deletion.
+func (s *Server) deleteSource(src *fundingSource) {
+	if s.ach.remove(src) {
 		s.emitSource(src, eventSourceDeleted)
 	}
-	writeJSON(w, http.StatusOK, succeeded())
-	return nil
 }
 
 // ownSource resolves a source that must belong to the customer userID of

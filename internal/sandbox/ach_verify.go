@@ -39,17 +39,33 @@ type (
 	}
 )
 
-// readSourceRef reads the source id of a verification request and the
-// user_id, which is checked only when sent.
-func (s *Server) readSourceRef(w http.ResponseWriter, r *http.Request) (f *fields, userID, id string, aerr *apiError) {
-	p, aerr := s.achRead(w, r)
-	if aerr != nil {
-		return nil, "", "", aerr
+// onRefSource serves a verification request: it reads the source id,
+// the user_id (checked only when sent) and, by more, the request's other
+// fields, then resolves the source under a.mu and runs do on it there.
+func (s *Server) onRefSource(w http.ResponseWriter, r *http.Request, ks *keyState,
+	more func(*fields), do func(*fundingSource) *apiError) *apiError {
+	f := s.readFields(w, r)
+	id := f.sourceID(true)
+	userID := f.text("user_id", false, maxACHID)
+	more(f)
+	if aerr := f.failed(); aerr != nil {
+		return aerr
 	}
-	f = &fields{p: p}
-	id = f.sourceID(true)
-	userID = f.text("user_id", false, maxACHID)
-	return f, userID, id, nil
+	return s.onSource(ks, userID, id, do)
+}
+
+// onSource runs do on the key's source id under a.mu, resolved by
+// refSource (within the customer userID when not ""): the one way the
+// handlers that act on a named source reach it.
+func (s *Server) onSource(ks *keyState, userID, id string, do func(*fundingSource) *apiError) *apiError {
+	a := s.ach
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	src, aerr := a.refSource(ks, userID, id)
+	if aerr != nil {
+		return aerr
+	}
+	return do(src)
 }
 
 // refSource resolves the source of a verification request under a.mu.
@@ -66,31 +82,19 @@ func (a *achState) refSource(ks *keyState, userID, id string) (*fundingSource, *
 // new deposits (decided), on any day; a new one is 410 from the
 // deprecation day on; a source not Pending is 400.
 func (s *Server) initiateVerification(w http.ResponseWriter, r *http.Request, ks *keyState, _ string) *apiError {
-	f, userID, id, aerr := s.readSourceRef(w, r)
-	if aerr != nil {
-		return aerr
-	}
-	if aerr := f.failed(); aerr != nil {
-		return aerr
-	}
-	a := s.ach
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	src, aerr := a.refSource(ks, userID, id)
-	if aerr != nil {
-		return aerr
-	}
-	switch {
-	case src.status != srcPending:
-		return errorf(http.StatusBadRequest, "Micro-deposits are only sent to a Pending funding source; this one is %s", src.status)
-	case !src.initiated && !s.keyNow(ks).Before(deprecationDay):
-		return errorf(http.StatusGone, "%s", deprecatedMessage)
-	case !src.initiated:
-		src.deposits = a.drawDeposits()
-		src.initiated = true
-	}
-	writeJSON(w, http.StatusOK, initiateAnswer{succeeded(), src.id, s.srcStatus(src.status), "Micro-deposits sent"})
-	return nil
+	return s.onRefSource(w, r, ks, func(*fields) {}, func(src *fundingSource) *apiError {
+		switch {
+		case src.status != srcPending:
+			return errorf(http.StatusBadRequest, "Micro-deposits are only sent to a Pending funding source; this one is %s", src.status)
+		case !src.initiated && !s.keyNow(ks).Before(deprecationDay):
+			return errorf(http.StatusGone, "%s", deprecatedMessage)
+		case !src.initiated:
+			src.deposits = s.ach.drawDeposits()
+			src.initiated = true
+		}
+		writeJSON(w, http.StatusOK, initiateAnswer{succeeded(), src.id, s.srcStatus(src.status), "Micro-deposits sent"})
+		return nil
+	})
 }
 
 // drawDeposits draws two distinct amounts of 1 to 99 cents, under a.mu.
@@ -107,35 +111,24 @@ func (a *achState) drawDeposits() [2]int64 {
 // any day once the verification was initiated. Amounts match in either
 // order. A verified source answers Verified again (decided).
 func (s *Server) verifySource(w http.ResponseWriter, r *http.Request, ks *keyState, _ string) *apiError {
-	f, userID, id, aerr := s.readSourceRef(w, r)
-	if aerr != nil {
-		return aerr
-	}
-	a1, a2 := f.depositAmounts()
-	if aerr := f.failed(); aerr != nil {
-		return aerr
-	}
-	a := s.ach
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	src, aerr := a.refSource(ks, userID, id)
-	if aerr != nil {
-		return aerr
-	}
-	was := src.status
-	aerr = src.verify(a1, a2)
-	switch {
-	case src.status == was:
-	case src.status == srcVerified:
-		s.emitSource(src, eventSourceVerified)
-	case src.status == srcVerificationFailed:
-		s.emitSource(src, eventSourceVerifyFailed)
-	}
-	if aerr != nil {
-		return aerr
-	}
-	writeJSON(w, http.StatusOK, verifyAnswer{succeeded(), src.id, s.srcStatus(src.status)})
-	return nil
+	var a1, a2 int64
+	amounts := func(f *fields) { a1, a2 = f.depositAmounts() }
+	return s.onRefSource(w, r, ks, amounts, func(src *fundingSource) *apiError {
+		was := src.status
+		aerr := src.verify(a1, a2)
+		switch {
+		case src.status == was:
+		case src.status == srcVerified:
+			s.emitSource(src, eventSourceVerified)
+		case src.status == srcVerificationFailed:
+			s.emitSource(src, eventSourceVerifyFailed)
+		}
+		if aerr != nil {
+			return aerr
+		}
+		writeJSON(w, http.StatusOK, verifyAnswer{succeeded(), src.id, s.srcStatus(src.status)})
+		return nil
+	})
 }
 
 // verify checks the amounts a1, a2 against the source's deposits and
@@ -179,19 +172,14 @@ func (c centsJSON) MarshalJSON() ([]byte, error) {
 // microDeposits serves GET /ach/v2/_sandbox/funding-source/{id}/
 // micro-deposits: the customer's bank statement, for tests.
 func (s *Server) microDeposits(w http.ResponseWriter, _ *http.Request, ks *keyState, id string) *apiError {
-	a := s.ach
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	src, aerr := a.sourceOf(ks, id)
-	if aerr != nil {
-		return aerr
-	}
-	if !src.initiated {
-		return notInitiated()
-	}
-	writeJSON(w, http.StatusOK, struct {
-		achOK
-		Amounts []centsJSON `json:"amounts"`
-	}{succeeded(), []centsJSON{centsJSON(src.deposits[0]), centsJSON(src.deposits[1])}})
-	return nil
+	return s.onSource(ks, "", id, func(src *fundingSource) *apiError {
+		if !src.initiated {
+			return notInitiated()
+		}
+		writeJSON(w, http.StatusOK, struct {
+			achOK
+			Amounts []centsJSON `json:"amounts"`
+		}{succeeded(), []centsJSON{centsJSON(src.deposits[0]), centsJSON(src.deposits[1])}})
+		return nil
+	})
 }

@@ -22,21 +22,18 @@ const timeLayout = "2006-01-02 15:04:05"
 // checkInput is a validated create or edit request, with a token already
 // resolved to its account.
 type checkInput struct {
-	CheckID               string // edit only
-	Number                string // "" on create: assigned automatically
-	Amount                money.Cents
-	Memo, Name, Email     string
-	Phone, Address, City  string
-	State, Zip, Label     string
-	TypeInfo              string
-	AuthDate              string // YYYY-MM-DD; "" means the creation date
-	Routing, Account      string // from the request or from the token
-	Token, Store          string
-	Recurring             int64
-	RecurringCycle        string
-	RecurringStart        string // "" means the creation day (NULL)
-	RecurringInstallments int64
-	Verify, Fund          bool
+	CheckID              string // edit only
+	Number               string // "" on create: assigned automatically
+	Amount               money.Cents
+	Memo, Name, Email    string
+	Phone, Address, City string
+	State, Zip, Label    string
+	TypeInfo             string
+	AuthDate             string // YYYY-MM-DD; "" means the creation date
+	Routing, Account     string // from the request or from the token
+	Token, Store         string
+	Recurring            recurringView
+	Verify, Fund         bool
 }
 
 // check is one stored check. It is guarded by its key's mutex.
@@ -56,37 +53,45 @@ type check struct {
 // checkView is the JSON form of a check, as in the create, get, edit and
 // list answers.
 type checkView struct {
-	CheckID               string             `json:"check_id"`
-	Date                  string             `json:"date"`
-	Number                string             `json:"number"`
-	Amount                amount             `json:"amount"`
-	Memo                  string             `json:"memo"`
-	Name                  string             `json:"name"`
-	Email                 string             `json:"email"`
-	Phone                 string             `json:"phone"`
-	Address               string             `json:"address"`
-	City                  string             `json:"city"`
-	State                 string             `json:"state"`
-	Zip                   string             `json:"zip"`
-	Label                 string             `json:"label"`
-	TypeInfo              string             `json:"type_info"`
-	AuthorizationDate     string             `json:"authorization_date"`
-	Status                string             `json:"status"`
-	BankAccount           string             `json:"bank_account"`
-	BankRouting           string             `json:"bank_routing"`
-	BankName              string             `json:"bank_name"`
-	BankAddress           string             `json:"bank_address"`
-	BankCity              string             `json:"bank_city"`
-	BankState             string             `json:"bank_state"`
-	BankZip               string             `json:"bank_zip"`
-	Store                 string             `json:"store"`
-	LinkID                string             `json:"link_id"`
-	Recurring             int64              `json:"recurring"`
-	RecurringCycle        *string            `json:"recurring_cycle"`
-	RecurringStartDate    *string            `json:"recurring_start_date"`
-	RecurringInstallments int64              `json:"recurring_installments"`
-	BasicVerification     *basicVerification `json:"basic_verification,omitempty"`
-	FundsConfirmation     *fundsConfirmation `json:"funds_confirmation,omitempty"`
+	CheckID           string `json:"check_id"`
+	Date              string `json:"date"`
+	Number            string `json:"number"`
+	Amount            amount `json:"amount"`
+	Memo              string `json:"memo"`
+	Name              string `json:"name"`
+	Email             string `json:"email"`
+	Phone             string `json:"phone"`
+	Address           string `json:"address"`
+	City              string `json:"city"`
+	State             string `json:"state"`
+	Zip               string `json:"zip"`
+	Label             string `json:"label"`
+	TypeInfo          string `json:"type_info"`
+	AuthorizationDate string `json:"authorization_date"`
+	Status            string `json:"status"`
+	BankAccount       string `json:"bank_account"`
+	BankRouting       string `json:"bank_routing"`
+	BankName          string `json:"bank_name"`
+	BankAddress       string `json:"bank_address"`
+	BankCity          string `json:"bank_city"`
+	BankState         string `json:"bank_state"`
+	BankZip           string `json:"bank_zip"`
+	Store             string `json:"store"`
+	LinkID            string `json:"link_id"`
+	recurringView
+	BasicVerification *basicVerification `json:"basic_verification,omitempty"`
+	FundsConfirmation *fundsConfirmation `json:"funds_confirmation,omitempty"`
+}
+
+// recurringView is the recurring fields of a check and of a payment link
+// (spec 2.1; 2.2 has them "as for checks"), as read and as answered: a
+// cycle or start date not given is null (a NULL start means the creation
+// day).
+type recurringView struct {
+	Recurring             int64   `json:"recurring"`
+	RecurringCycle        *string `json:"recurring_cycle"`
+	RecurringStartDate    *string `json:"recurring_start_date"`
+	RecurringInstallments int64   `json:"recurring_installments"`
 }
 
 // basicVerification is the verify_before_save result.
@@ -124,8 +129,7 @@ func (c *check) view() checkView {
 		BankAccount: redact.Account(in.Account), BankRouting: in.Routing,
 		BankName: b.Name, BankAddress: b.Address, BankCity: b.City, BankState: b.State, BankZip: b.Zip,
 		Store: in.Store, LinkID: c.linkID,
-		Recurring: in.Recurring, RecurringInstallments: in.RecurringInstallments,
-		RecurringCycle: nullable(in.RecurringCycle), RecurringStartDate: nullable(in.RecurringStart),
+		recurringView: in.Recurring,
 	}
 	if c.verify {
 		v.BasicVerification = &basicVerification{

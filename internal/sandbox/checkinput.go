@@ -49,7 +49,7 @@ func readCheckInput(p params, edit bool, today time.Time) (checkInput, *apiError
 	in.Account = f.digits("bank_account", false, false, 4, 17)
 	in.Token = f.textLen("token", false, idLen, idLen)
 	in.Store = f.text("store", false, maxStore)
-	readRecurring(f, &in.Recurring, &in.RecurringCycle, &in.RecurringStart, &in.RecurringInstallments)
+	in.Recurring = readRecurring(f)
 	in.Verify = f.boolean("verify_before_save")
 	in.Fund = f.boolean("fund_confirmation")
 	if f.err != nil {
@@ -85,20 +85,23 @@ func authDate(f *fields, today time.Time) string {
 
 // readRecurring reads the recurring fields shared by checks and payment
 // links. recurring_cycle is required when recurring is 1.
-func readRecurring(f *fields, rec *int64, cycle, start *string, inst *int64) {
-	*rec, _ = f.integer("recurring", 0, 1)
-	*cycle = f.enum("recurring_cycle", "day", "week", "bi-weekly", "month")
+func readRecurring(f *fields) recurringView {
+	var v recurringView
+	v.Recurring, _ = f.integer("recurring", 0, 1)
+	cycle := f.enum("recurring_cycle", "day", "week", "bi-weekly", "month")
+	v.RecurringCycle = nullable(cycle)
 	if s := f.text("recurring_start_date", false, 64); s != "" && !strings.EqualFold(s, "null") {
 		if d, err := time.Parse(dateLayout, s); err != nil || len(s) != len(dateLayout) {
 			f.fail("recurring_start_date", "must be a date YYYY-MM-DD or NULL")
 		} else {
-			*start = d.Format(dateLayout)
+			v.RecurringStartDate = nullable(d.Format(dateLayout))
 		}
 	}
-	*inst, _ = f.integer("recurring_installments", 0, math.MaxInt32)
-	if f.err == nil && *rec == 1 && *cycle == "" {
+	v.RecurringInstallments, _ = f.integer("recurring_installments", 0, math.MaxInt32)
+	if f.err == nil && v.Recurring == 1 && cycle == "" {
 		f.fail("recurring_cycle", "required when recurring is 1")
 	}
+	return v
 }
 
 // contactRules: email is required unless address is given, and an address

@@ -14,38 +14,54 @@ const maxCheckNumber = 9_999_999_999
 
 // createCheck serves POST /v1/check/create. The check is stored in_process
 // whatever its verification results; with DropRate the answer may then be
-// lost on purpose.
+// lost on purpose (the route is lossy).
 func (s *Server) createCheck(w http.ResponseWriter, r *http.Request, ks *keyState, _ string) *apiError {
-	p, aerr := readBody(w, r, s.opts.MaxBodyBytes)
+	in, aerr := s.readCheckRequest(w, r, ks, false)
 	if aerr != nil {
 		return aerr
 	}
-	in, aerr := readCheckInput(p, false, s.keyNow(ks))
+	v, aerr := s.storeCheck(ks, in, "")
 	if aerr != nil {
 		return aerr
 	}
-	if in.Fund && !ks.key.FundConfirmation {
-		return errorf(http.StatusForbidden, "Fund Confirmation Limit Reached")
-	}
-	s.storeInput(&in)
-	ks.mu.Lock()
-	now := s.keyNow(ks)
-	s.settle(ks, now)
-	if aerr := ks.resolveToken(&in); aerr != nil {
-		ks.mu.Unlock()
-		return aerr
-	}
-	c := ks.addCheck(in, now)
-	s.emitCheck(ks, eventCheckCreated, c, now)
-	v := s.render(c)
-	ks.mu.Unlock()
 	s.stats.creates.Add(1)
-	if s.chance(s.opts.DropRate) {
-		s.drop(w, ks, r.URL.Path)
-		return nil
-	}
 	writeJSON(w, http.StatusOK, checkEnvelope{ok("Check created"), v})
 	return nil
+}
+
+// readCheckRequest reads and validates the body of a create or an edit,
+// refuses fund confirmation to a key without its plan, and brings the
+// input to the form the sandbox stores (quirks).
+func (s *Server) readCheckRequest(w http.ResponseWriter, r *http.Request, ks *keyState, edit bool) (checkInput, *apiError) {
+	p, aerr := readBody(w, r, s.opts.MaxBodyBytes)
+	if aerr != nil {
+		return checkInput{}, aerr
+	}
+	in, aerr := readCheckInput(p, edit, s.keyNow(ks))
+	if aerr != nil {
+		return checkInput{}, aerr
+	}
+	if in.Fund && !ks.key.FundConfirmation {
+		return checkInput{}, errorf(http.StatusForbidden, "Fund Confirmation Limit Reached")
+	}
+	s.storeInput(&in)
+	return in, nil
+}
+
+// storeCheck adds the check of in (its token resolved) at the key's clock,
+// made through the payment link linkID when not "", emits check.created
+// and returns the check as answers show it. Creates and payments through
+// a link both make checks this way.
+func (s *Server) storeCheck(ks *keyState, in checkInput, linkID string) (checkView, *apiError) {
+	now := s.lockSettled(ks)
+	defer ks.mu.Unlock()
+	if aerr := ks.resolveToken(&in); aerr != nil {
+		return checkView{}, aerr
+	}
+	c := ks.addCheck(in, now)
+	c.linkID = linkID
+	s.emitCheck(ks, eventCheckCreated, c, now)
+	return s.render(c), nil
 }
 
 // addCheck stores a new check created at now. Creation times never go
@@ -130,8 +146,7 @@ func (s *Server) getCheck(w http.ResponseWriter, _ *http.Request, ks *keyState, 
 	if aerr := checkID(id); aerr != nil {
 		return aerr
 	}
-	ks.mu.Lock()
-	s.settle(ks, s.keyNow(ks))
+	s.lockSettled(ks)
 	c := ks.byID[id]
 	var v checkView
 	if c != nil {
@@ -149,22 +164,12 @@ func (s *Server) getCheck(w http.ResponseWriter, _ *http.Request, ks *keyState, 
 // the request's (optional fields left out are cleared, except phone in
 // quirks mode), while the check is in_process.
 func (s *Server) editCheck(w http.ResponseWriter, r *http.Request, ks *keyState, _ string) *apiError {
-	p, aerr := readBody(w, r, s.opts.MaxBodyBytes)
+	in, aerr := s.readCheckRequest(w, r, ks, true)
 	if aerr != nil {
 		return aerr
 	}
-	in, aerr := readCheckInput(p, true, s.keyNow(ks))
-	if aerr != nil {
-		return aerr
-	}
-	if in.Fund && !ks.key.FundConfirmation {
-		return errorf(http.StatusForbidden, "Fund Confirmation Limit Reached")
-	}
-	s.storeInput(&in)
-	ks.mu.Lock()
+	now := s.lockSettled(ks)
 	defer ks.mu.Unlock()
-	now := s.keyNow(ks)
-	s.settle(ks, now)
 	c := ks.byID[in.CheckID]
 	if c == nil {
 		return errorf(http.StatusNotFound, "Check not found")
@@ -235,10 +240,8 @@ func (s *Server) deleteCheck(w http.ResponseWriter, r *http.Request, ks *keyStat
 	if aerr := checkID(id); aerr != nil {
 		return aerr
 	}
-	ks.mu.Lock()
+	now := s.lockSettled(ks)
 	defer ks.mu.Unlock()
-	now := s.keyNow(ks)
-	s.settle(ks, now)
 	c := ks.byID[id]
 	if c == nil {
 		return errorf(http.StatusNotFound, "Check not found")

@@ -77,11 +77,7 @@ func (s *Server) getClock(w http.ResponseWriter, _ *http.Request, ks *keyState, 
 // sets its day to date (forward or back, keeping the time of day), and
 // applies the lifecycle at the new time.
 func (s *Server) advanceClock(w http.ResponseWriter, r *http.Request, ks *keyState, _ string) *apiError {
-	p, aerr := readBody(w, r, s.opts.MaxBodyBytes)
-	if aerr != nil {
-		return aerr
-	}
-	f := &fields{p: p}
+	f := s.readFields(w, r)
 	n, ok := f.integer("advance_days", 0, maxAdvanceDays)
 	day, dated := f.date("date")
 	if f.err != nil {
@@ -135,10 +131,8 @@ func (s *Server) deposit(w http.ResponseWriter, r *http.Request, ks *keyState, _
 	if aerr != nil {
 		return aerr
 	}
-	ks.mu.Lock()
+	now := s.lockSettled(ks)
 	defer ks.mu.Unlock()
-	now := s.keyNow(ks)
-	s.settle(ks, now)
 	for _, id := range ids {
 		if ks.byID[id] == nil {
 			return errorf(http.StatusNotFound, "check_ids: no check %.36q", id)

@@ -7,10 +7,16 @@
 // specification, answers in the shapes public clients of the real service
 // show, and reproduces the sandbox test fixtures (routing 999900001 with
 // accounts 1111000001 to 1111000022). It can also misbehave on purpose:
-// latency, a per-key rate limit, injected 500/503 answers, and creates whose
-// answer is lost although the check (or ACH customer or funding source)
-// was stored. Faults are drawn from a seeded generator so that a run can
-// be repeated.
+// latency, a per-key rate limit, injected 500/503 answers with no effect
+// (ErrorRate, on every API request), and answers lost after the effect
+// (DropRate): the check created, edited or voided, the payment link
+// created or deactivated, the account tokenized, the ACH customer or
+// funding source stored, although the client never hears so; a bank-info
+// read is simply left unanswered. Every such endpoint is marked lossy in
+// the route tables and loses its answer through the one wrapper in
+// drop.go. Faults are drawn from a seeded generator so that a run can be
+// repeated; a rate of 0 draws nothing, and only successful answers draw
+// for a drop, so that enabling a fault does not shift what others see.
 //
 // Endpoints outside the real API drive time, settlement and payers, for
 // the API key of the request only. They need a valid key but are exempt
@@ -20,7 +26,18 @@
 //	POST /_sandbox/clock   {"advance_days":N} moves the key's sandbox clock N days on
 //	POST /_sandbox/clock   {"date":"YYYY-MM-DD"} sets its day, forward or back
 //	POST /_sandbox/deposit {"check_ids":[…]}  marks checks deposited
-//	POST /_sandbox/paymentlink/pay            a payer completes a payment link
+//	POST /_sandbox/paymentlink/pay {"checkout_token":T[,"amount":A,…]}
+//	                                          a payer completes a payment link
+//
+// Payment links: where the specification shows no answer or leaves a name
+// out, the sandbox's choices are ASSUMPTIONS, written down with their spec
+// sections in docs/sandbox-assumptions.md: the create, list and
+// change-status answers; the link list's search parameter, named search
+// (memo contains, amount equals, created_at begins with), refused in quirks
+// mode so that a client's walk of the whole list is tested; the check
+// list's link_id, the checkout_token of the link a check was paid
+// through; a paid link staying active, to be paid again; and the pay
+// control's defaults (the link's amount and memo, a fixture payer).
 //
 // Options.Date starts every key's clock on a given day, Options.StartDays
 // a fixed number of days ahead of or behind the real clock, and
@@ -52,9 +69,9 @@
 // answer like a less tidy service, as public clients suggest the real one
 // is: check numbers without leading zeros, a label filter that matches
 // part of a label in any case, float amounts with binary artefacts, paging
-// numbers as numbers or strings, accounts masked "1......016", and an
-// edit without phone keeping the old phone (quirks.go cites the evidence
-// for each).
+// numbers as numbers or strings, accounts masked "1......016", an edit
+// without phone keeping the old phone, and a payment-link list that
+// refuses its search parameter (quirks.go cites the evidence for each).
 //
 // Webhooks (webhook*.go): once a key has registered a URL (POST
 // /ach/v2/webhooks), every change of its checks and funding sources is

@@ -151,18 +151,3 @@ func retryAfter(d time.Duration) int {
 	}
 	return int(secs)
 }
-
-// drop closes the connection of w without an answer. Where the connection
-// cannot be taken over (HTTP/2, a recorder), it aborts the handler with
-// http.ErrAbortHandler, which net/http also turns into a lost answer.
-func (s *Server) drop(w http.ResponseWriter, ks *keyState, path string) {
-	s.stats.drops.Add(1)
-	s.log.Info("sandbox fault injected", "fault", "drop", "path", path, "key", redact.Secret(ks.key.Value))
-	if hj, ok := w.(http.Hijacker); ok {
-		if conn, _, err := hj.Hijack(); err == nil {
-			_ = conn.Close()
-			return
-		}
-	}
-	panic(http.ErrAbortHandler)
-}

@@ -79,14 +79,20 @@ func (f *fields) textLen(name string, required bool, min, max int) string {
 	return f.check(name, strings.TrimSpace(s), required, min, max)
 }
 
-func (f *fields) check(name, s string, required bool, min, max int) string {
+// present reports whether field name has a value s to check: not when an
+// earlier field failed, nor when s is empty, which fails a required field.
+func (f *fields) present(name, s string, required bool) bool {
 	if f.err != nil {
-		return ""
+		return false
 	}
-	if s == "" {
-		if required {
-			f.fail(name, "required")
-		}
+	if s == "" && required {
+		f.fail(name, "required")
+	}
+	return s != ""
+}
+
+func (f *fields) check(name, s string, required bool, min, max int) string {
+	if !f.present(name, s, required) {
 		return ""
 	}
 	if !utf8.ValidString(s) {
@@ -113,13 +119,7 @@ func (f *fields) check(name, s string, required bool, min, max int) string {
 func (f *fields) digits(name string, required, numOK bool, min, max int) string {
 	s, _ := f.raw(name, numOK)
 	s = strings.TrimSpace(s)
-	if f.err != nil {
-		return ""
-	}
-	if s == "" {
-		if required {
-			f.fail(name, "required")
-		}
+	if !f.present(name, s, required) {
 		return ""
 	}
 	for i := 0; i < len(s); i++ {
@@ -220,15 +220,9 @@ func (f *fields) enum(name string, allowed ...string) string {
 // as a JSON number or as text. Exponents and signs are refused: an amount
 // that needs them is not a check amount.
 func (f *fields) amount(name string, required bool) (money.Cents, bool) {
-	s, ok := f.raw(name, true)
+	s, _ := f.raw(name, true)
 	s = strings.TrimSpace(s)
-	if f.err != nil {
-		return 0, false
-	}
-	if !ok || s == "" {
-		if required {
-			f.fail(name, "required")
-		}
+	if !f.present(name, s, required) {
 		return 0, false
 	}
 	c, err := parseAmount(s)

@@ -134,8 +134,7 @@ func (s *Server) listChecks(w http.ResponseWriter, r *http.Request, ks *keyState
 	if f.err != nil {
 		return f.err
 	}
-	ks.mu.Lock()
-	s.settle(ks, s.keyNow(ks))
+	s.lockSettled(ks)
 	base := ks.checks
 	switch {
 	case label != "" && s.opts.Quirks:
@@ -150,22 +149,35 @@ func (s *Server) listChecks(w http.ResponseWriter, r *http.Request, ks *keyState
 	if lq.sort != "date" {
 		base = sortChecks(base, lq.sort)
 	}
-	lo, hi, lp := paginate(len(base), lq.limit, lq.page)
-	views := make([]checkView, 0, hi-lo)
+	lp := pageOf(base, lq, s.render)
+	ks.mu.Unlock()
+	s.writeList(w, "Checks found", lp, lq.page)
+	return nil
+}
+
+// pageOf is the page lq asks for of items (in ascending order; read
+// backwards for DESC), each rendered by render, with its paging fields.
+func pageOf[T, V any](items []T, lq listQuery, render func(T) V) listPage {
+	lo, hi, lp := paginate(len(items), lq.limit, lq.page)
+	views := make([]V, 0, hi-lo)
 	for i := lo; i < hi; i++ {
 		j := i
 		if lq.desc {
-			j = len(base) - 1 - i
+			j = len(items) - 1 - i
 		}
-		views = append(views, s.render(base[j]))
-	}
-	ks.mu.Unlock()
-	if s.opts.Quirks {
-		lp.mixPaging(lq.page)
+		views = append(views, render(items[j]))
 	}
 	lp.Data = views
-	writeJSON(w, http.StatusOK, listEnvelope{ok("Checks found"), lp})
-	return nil
+	return lp
+}
+
+// writeList answers a list page in the list envelope, with message msg; in
+// quirks mode some paging numbers are written as numbers.
+func (s *Server) writeList(w http.ResponseWriter, msg string, lp listPage, page int64) {
+	if s.opts.Quirks {
+		lp.mixPaging(page)
+	}
+	writeJSON(w, http.StatusOK, listEnvelope{ok(msg), lp})
 }
 
 // zone is the service's time zone (Options.Location), UTC by default.

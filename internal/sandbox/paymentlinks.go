@@ -32,23 +32,20 @@ type paymentLink struct {
 
 // linkView is the JSON form of a payment link.
 type linkView struct {
-	CheckoutToken         string  `json:"checkout_token"`
-	Link                  string  `json:"link"`
-	Amount                *amount `json:"amount"`
-	Memo                  string  `json:"memo"`
-	ThankYouURL           string  `json:"thank_you_url"`
-	ErrorURL              string  `json:"error_url"`
-	Recurring             int64   `json:"recurring"`
-	RecurringCycle        *string `json:"recurring_cycle"`
-	RecurringStartDate    *string `json:"recurring_start_date"`
-	RecurringInstallments int64   `json:"recurring_installments"`
-	FundConfirmation      bool    `json:"fund_confirmation"`
-	BasicVerification     bool    `json:"basic_verification"`
-	IsBankauth            bool    `json:"is_bankauth"`
-	SignatureRequired     bool    `json:"signature_required"`
-	SubmitForApproval     bool    `json:"submit_for_approval"`
-	Status                string  `json:"status"`
-	CreatedAt             string  `json:"created_at"`
+	CheckoutToken string  `json:"checkout_token"`
+	Link          string  `json:"link"`
+	Amount        *amount `json:"amount"`
+	Memo          string  `json:"memo"`
+	ThankYouURL   string  `json:"thank_you_url"`
+	ErrorURL      string  `json:"error_url"`
+	recurringView
+	FundConfirmation  bool   `json:"fund_confirmation"`
+	BasicVerification bool   `json:"basic_verification"`
+	IsBankauth        bool   `json:"is_bankauth"`
+	SignatureRequired bool   `json:"signature_required"`
+	SubmitForApproval bool   `json:"submit_for_approval"`
+	Status            string `json:"status"`
+	CreatedAt         string `json:"created_at"`
 }
 
 // linkEnvelope answers payment link create and changestatus.
@@ -68,9 +65,7 @@ func readLink(p params) (linkView, *apiError) {
 	v.Memo = f.text("memo", false, maxMemo)
 	v.ThankYouURL = f.webURL("thank_you_url")
 	v.ErrorURL = f.webURL("error_url")
-	var cycle, start string
-	readRecurring(f, &v.Recurring, &cycle, &start, &v.RecurringInstallments)
-	v.RecurringCycle, v.RecurringStartDate = nullable(cycle), nullable(start)
+	v.recurringView = readRecurring(f)
 	v.FundConfirmation = f.boolean("fund_confirmation")
 	v.BasicVerification = f.boolean("basic_verification")
 	v.IsBankauth = f.boolean("is_bankauth")
@@ -137,7 +132,8 @@ func (s *Server) changeLinkStatus(w http.ResponseWriter, r *http.Request, ks *ke
 // and envelope. sort is date (default), amount or memo; search (the name
 // the sandbox gives the unnamed search parameter) keeps links whose memo
 // contains it (case-insensitively), whose amount equals it, or whose
-// created_at begins with it.
+// created_at begins with it. In quirks mode search is refused
+// (quirkNoLinkSearch).
 func (s *Server) listLinks(w http.ResponseWriter, r *http.Request, ks *keyState, _ string) *apiError {
 	q, aerr := readQuery(r)
 	if aerr != nil {
@@ -155,6 +151,9 @@ func (s *Server) listLinks(w http.ResponseWriter, r *http.Request, ks *keyState,
 	if f.err != nil {
 		return f.err
 	}
+	if search != "" && s.opts.Quirks {
+		return quirkNoLinkSearch()
+	}
 	ks.mu.Lock()
 	ls := make([]*paymentLink, 0, len(ks.links))
 	for _, l := range ks.links {
@@ -163,21 +162,9 @@ func (s *Server) listLinks(w http.ResponseWriter, r *http.Request, ks *keyState,
 		}
 	}
 	sortLinks(ls, lq.sort)
-	lo, hi, lp := paginate(len(ls), lq.limit, lq.page)
-	views := make([]linkView, 0, hi-lo)
-	for i := lo; i < hi; i++ {
-		j := i
-		if lq.desc {
-			j = len(ls) - 1 - i
-		}
-		views = append(views, s.renderLink(ls[j].view))
-	}
+	lp := pageOf(ls, lq, func(l *paymentLink) linkView { return s.renderLink(l.view) })
 	ks.mu.Unlock()
-	if s.opts.Quirks {
-		lp.mixPaging(lq.page)
-	}
-	lp.Data = views
-	writeJSON(w, http.StatusOK, listEnvelope{ok("Payment links found"), lp})
+	s.writeList(w, "Payment links found", lp, lq.page)
 	return nil
 }
 

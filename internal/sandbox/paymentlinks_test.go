@@ -2,6 +2,7 @@ package sandbox
 
 import (
 	"net/http"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -113,4 +114,67 @@ func TestPaymentLinkPay(t *testing.T) {
 	wantStatus(t, h.post("/_sandbox/paymentlink/pay", keyB, payer), http.StatusNotFound)
 	h.send(http.MethodDelete, "/v1/paymentlink/changestatus/"+tok, keyA, typeJSON, "")
 	wantStatus(t, h.post("/_sandbox/paymentlink/pay", keyA, payer), http.StatusPaymentRequired)
+}
+
+// TestPaymentLinkPayControl checks what process tests of payment-link
+// files rely on: a link is paid by its token alone, with its amount or
+// another, as often as asked; the check list's link_id filter finds the
+// checks of one link only; a link without amount needs one.
+func TestPaymentLinkPayControl(t *testing.T) {
+	h := newHarness(t, Options{})
+	newLink := func(body map[string]any) string {
+		r := h.post("/v1/paymentlink/create", keyA, body)
+		wantStatus(t, r, http.StatusOK)
+		return r.body["checkout_link"].(map[string]any)["checkout_token"].(string)
+	}
+	amountOf := func(c map[string]any) string { return c["amount"].(interface{ String() string }).String() }
+	var toks []string
+	for i := range 20 {
+		toks = append(toks, newLink(map[string]any{"amount": "10.00", "memo": "Invoice " + strconv.Itoa(i+1)}))
+	}
+	for _, tok := range toks[:5] {
+		r := h.post("/_sandbox/paymentlink/pay", keyA, map[string]any{"checkout_token": tok})
+		wantStatus(t, r, http.StatusOK)
+		if c := r.check(); c["link_id"] != tok || amountOf(c) != "10.00" || c["name"] != payerName || c["status"] != statusInProcess {
+			t.Fatalf("paid check %s", r.raw)
+		}
+	}
+	again := h.post("/_sandbox/paymentlink/pay", keyA, map[string]any{"checkout_token": toks[0], "amount": "3.50"})
+	wantStatus(t, again, http.StatusOK)
+	if amountOf(again.check()) != "3.50" {
+		t.Errorf("paying another amount: %s", again.raw)
+	}
+	if ids := dataIDs(h.get("/v1/check/list?link_id="+toks[0], keyA)); len(ids) != 2 {
+		t.Errorf("link paid twice: the link_id filter finds %d checks", len(ids))
+	}
+	for i, tok := range toks[1:] {
+		want := 0
+		if i < 4 {
+			want = 1
+		}
+		if ids := dataIDs(h.get("/v1/check/list?link_id="+tok, keyA)); len(ids) != want {
+			t.Errorf("link %d: the link_id filter finds %d checks, want %d", i+1, len(ids), want)
+		}
+	}
+	if total := h.get("/v1/check/list?limit=100", keyA).list()["total"]; total != "6" {
+		t.Errorf("%v checks in all, want the 6 payments", total)
+	}
+	open := newLink(map[string]any{})
+	wantField(t, h.post("/_sandbox/paymentlink/pay", keyA, map[string]any{"checkout_token": open}), "amount")
+	r := h.post("/_sandbox/paymentlink/pay", keyA, map[string]any{"checkout_token": open, "amount": "1.00"})
+	if c := r.check(); c["memo"] != payerMemo || amountOf(c) != "1.00" {
+		t.Errorf("link without amount or memo paid: %s", r.raw)
+	}
+}
+
+// TestPaymentLinkSearchRefusedInQuirks checks that quirks mode refuses the
+// link list's search parameter (so that a client's walk of the whole list
+// is tested) and still lists.
+func TestPaymentLinkSearchRefusedInQuirks(t *testing.T) {
+	h := newHarness(t, Options{Quirks: true})
+	wantStatus(t, h.post("/v1/paymentlink/create", keyA, map[string]any{"memo": "Invoice 7"}), http.StatusOK)
+	wantField(t, h.get("/v1/paymentlink/list?search=Invoice", keyA), "search")
+	if n := len(h.get("/v1/paymentlink/list", keyA).data()); n != 1 {
+		t.Errorf("list without search: %d links", n)
+	}
 }

@@ -151,3 +151,18 @@ func requireContentType(r *http.Request) *apiError {
 	_, aerr := mediaType(r)
 	return aerr
 }
+
+// readFields reads a request body (readBody) for field-by-field reading.
+// A body that cannot be read is the first error of the fields: every read
+// then does nothing, and the handler's one check of f.err (f.failed on
+// the ACH API) answers it.
+func (s *Server) readFields(w http.ResponseWriter, r *http.Request) *fields {
+	p, aerr := readBody(w, r, s.opts.MaxBodyBytes)
+	return &fields{p: p, err: aerr}
+}
+
+// queryFields is readFields for a query string (readQuery).
+func queryFields(r *http.Request) *fields {
+	q, aerr := readQuery(r)
+	return &fields{p: q, err: aerr}
+}

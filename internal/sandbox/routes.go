@@ -39,18 +39,19 @@ type routes struct {
 }
 
 // buildRoutes lists the endpoints of spec section 4.1 and the sandbox
-// control endpoints.
+// control endpoints. Every endpoint that changes state, and bank info,
+// is lossy: DropRate may lose its answer (drop.go).
 func (s *Server) buildRoutes() routes {
 	v1 := func(m map[string]handler) endpoint { return endpoint{methods: m} }
 	ctl := func(m map[string]handler) endpoint { return endpoint{methods: m, sandbox: true} }
 	return routes{
 		exact: map[string]endpoint{
-			"/v1/check/create":          v1(map[string]handler{http.MethodPost: s.createCheck}),
+			"/v1/check/create":          v1(map[string]handler{http.MethodPost: s.lossy(s.createCheck)}),
 			"/v1/check/list":            v1(map[string]handler{http.MethodGet: s.listChecks}),
-			"/v1/check/bankinfo":        v1(map[string]handler{http.MethodGet: s.bankInfo}),
-			"/v1/check/edit":            v1(map[string]handler{http.MethodPost: s.editCheck}),
-			"/v1/account/tokenization":  v1(map[string]handler{http.MethodPost: s.tokenize}),
-			"/v1/paymentlink/create":    v1(map[string]handler{http.MethodPost: s.createLink}),
+			"/v1/check/bankinfo":        v1(map[string]handler{http.MethodGet: s.lossy(s.bankInfo)}),
+			"/v1/check/edit":            v1(map[string]handler{http.MethodPost: s.lossy(s.editCheck)}),
+			"/v1/account/tokenization":  v1(map[string]handler{http.MethodPost: s.lossy(s.tokenize)}),
+			"/v1/paymentlink/create":    v1(map[string]handler{http.MethodPost: s.lossy(s.createLink)}),
 			"/v1/paymentlink/list":      v1(map[string]handler{http.MethodGet: s.listLinks}),
 			"/_sandbox/clock":           ctl(map[string]handler{http.MethodGet: s.getClock, http.MethodPost: s.advanceClock}),
 			"/_sandbox/deposit":         ctl(map[string]handler{http.MethodPost: s.deposit}),
@@ -58,8 +59,8 @@ func (s *Server) buildRoutes() routes {
 			"/_sandbox/webhooks/faults": ctl(map[string]handler{http.MethodPost: s.setWebhookFaults}),
 		},
 		prefix: map[string]endpoint{
-			"/v1/check/":                    v1(map[string]handler{http.MethodGet: s.getCheck, http.MethodDelete: s.deleteCheck}),
-			"/v1/paymentlink/changestatus/": v1(map[string]handler{http.MethodDelete: s.changeLinkStatus}),
+			"/v1/check/":                    v1(map[string]handler{http.MethodGet: s.getCheck, http.MethodDelete: s.lossy(s.deleteCheck)}),
+			"/v1/paymentlink/changestatus/": v1(map[string]handler{http.MethodDelete: s.lossy(s.changeLinkStatus)}),
 		},
 	}
 }

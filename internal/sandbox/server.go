@@ -33,10 +33,14 @@ type Options struct {
 	// ErrorRate is the probability that a /v1 or /ach/v2 request is
 	// answered 500 or 503 (even odds) without any effect.
 	ErrorRate float64
-	// DropRate is the probability that a check create stores the check and
-	// then closes the connection without an answer, the case of a payment
-	// that was made although the client never heard so. It applies to the
-	// ACH creates of customers and funding sources too.
+	// DropRate is the probability that a call does its work and then
+	// closes the connection without an answer, the case of a payment that
+	// was made although the client never heard so. It applies to the
+	// calls that change state: check create, edit and void, payment-link
+	// create and status change, account tokenization, and the ACH creates
+	// of customers and funding sources; and to bank info, a read, which
+	// then goes unanswered. Only successful answers are lost: a refused
+	// request is answered.
 	DropRate float64
 	// Seed seeds the generator behind ErrorRate and DropRate, so that a
 	// sequence of requests meets the same faults on every run, and, apart
@@ -55,8 +59,9 @@ type Options struct {
 	// check numbers without leading zeros, a label filter that finds
 	// labels containing the text in any case, amounts written as float64
 	// (0.5700000000000001), paging numbers sometimes as JSON numbers,
-	// account numbers masked as "1......016", and an edit that leaves
-	// phone out keeping the old phone. Each quirk and its evidence is
+	// account numbers masked as "1......016", an edit that leaves phone
+	// out keeping the old phone, and a payment-link list that refuses the
+	// search parameter (400). Each quirk and its evidence is
 	// documented in quirks.go. Validation, faults and the lifecycle are
 	// the same in both modes.
 	Quirks bool
@@ -156,7 +161,7 @@ type counters struct {
 type Stats struct {
 	Requests       int64 // requests received, whatever their outcome
 	Creates        int64 // checks stored by /v1/check/create, dropped answers included
-	Drops          int64 // creates whose connection was closed without an answer
+	Drops          int64 // answers lost by DropRate (connection closed after the effect)
 	InjectedErrors int64 // requests answered 500 or 503 by ErrorRate
 	RateLimited    int64 // requests answered 429
 	Cancelled      int64 // requests whose context ended during Latency
@@ -190,12 +195,8 @@ type KeyStats struct {
 
 // New returns a Server configured by opts.
 func New(opts Options) *Server {
-	if opts.MaxBodyBytes <= 0 {
-		opts.MaxBodyBytes = DefaultMaxBodyBytes
-	}
-	if opts.MaxFundingSources <= 0 {
-		opts.MaxFundingSources = DefaultMaxFundingSources
-	}
+	opts.MaxBodyBytes = orDefault(opts.MaxBodyBytes, DefaultMaxBodyBytes)
+	opts.MaxFundingSources = orDefault(opts.MaxFundingSources, DefaultMaxFundingSources)
 	s := &Server{
 		opts:   opts,
 		now:    opts.Now,
@@ -221,6 +222,16 @@ func New(opts Options) *Server {
 	s.routes = s.buildRoutes()
 	s.achRoutes = s.buildACHRoutes()
 	return s
+}
+
+// orDefault is v, or d when v is not positive: how a limit, count or
+// duration option left at 0 (or set to a meaningless negative) takes its
+// default.
+func orDefault[T ~int | ~int64](v, d T) T {
+	if v <= 0 {
+		return d
+	}
+	return v
 }
 
 // Stats returns a snapshot of the server's counters.
@@ -260,10 +271,8 @@ func (s *Server) KeyStats(key string) KeyStats {
 	if ks == nil {
 		return KeyStats{ByStatus: map[string]int{}}
 	}
-	ks.mu.Lock()
+	now := s.lockSettled(ks)
 	defer ks.mu.Unlock()
-	now := s.keyNow(ks)
-	s.settle(ks, now)
 	st := KeyStats{Checks: len(ks.checks), ByStatus: map[string]int{}, Tokens: len(ks.tokens), PaymentLinks: len(ks.links), Now: now}
 	for _, c := range ks.checks {
 		st.ByStatus[c.status]++
@@ -325,6 +334,17 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if aerr := ep.handler(sw, r, ks, arg); aerr != nil {
 		writeError(sw, aerr)
 	}
+}
+
+// lockSettled locks ks and applies its lifecycle up to its sandbox clock,
+// which it returns: how every reader and writer of a key's checks starts,
+// so that none sees a check behind its lifecycle. The caller unlocks
+// ks.mu.
+func (s *Server) lockSettled(ks *keyState) time.Time {
+	ks.mu.Lock()
+	now := s.keyNow(ks)
+	s.settle(ks, now)
+	return now
 }
 
 // keyNow is the sandbox clock of ks: the real clock plus the days the key

@@ -26,11 +26,7 @@ type tokenization struct {
 // tokenize serves POST /v1/account/tokenization (fields of spec 2.3). Every
 // call issues a new token, also for an account tokenized before.
 func (s *Server) tokenize(w http.ResponseWriter, r *http.Request, ks *keyState, _ string) *apiError {
-	p, aerr := readBody(w, r, s.opts.MaxBodyBytes)
-	if aerr != nil {
-		return aerr
-	}
-	f := &fields{p: p}
+	f := s.readFields(w, r)
 	first := f.text("first_name", true, maxPersonal)
 	last := f.text("last_name", true, maxPersonal)
 	f.email("email", maxEmail)
@@ -62,11 +58,7 @@ func (s *Server) tokenize(w http.ResponseWriter, r *http.Request, ks *keyState, 
 // bank_name, bank_address, bank_city, bank_state, bank_zip}}, the bank
 // fields a check carries; a routing number the sandbox does not know is 404.
 func (s *Server) bankInfo(w http.ResponseWriter, r *http.Request, _ *keyState, _ string) *apiError {
-	q, aerr := readQuery(r)
-	if aerr != nil {
-		return aerr
-	}
-	f := &fields{p: q}
+	f := queryFields(r)
 	routing := f.digits("bank_routing", true, false, 9, 9)
 	if f.err != nil {
 		return f.err

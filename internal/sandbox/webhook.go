@@ -85,29 +85,22 @@ func newHookRNG(seed int64) *rand.Rand {
 // newHooks prepares the delivery machinery for opts.
 func newHooks(opts *Options) *hooks {
 	h := &hooks{
-		form: opts.WebhookForm, maxFailures: opts.WebhookMaxFailures, tries: opts.WebhookTries,
-		wait: opts.WebhookRetryWait, hold: webhookHold,
-		drop: opts.WebhookDropRate, dup: opts.WebhookDupRate, reorder: opts.WebhookReorder,
-		rng: newHookRNG(opts.Seed), idle: make(chan struct{}),
+		form:        opts.WebhookForm,
+		maxFailures: orDefault(opts.WebhookMaxFailures, DefaultWebhookMaxFailures),
+		tries:       orDefault(opts.WebhookTries, DefaultWebhookTries),
+		wait:        orDefault(opts.WebhookRetryWait, DefaultWebhookRetryWait),
+		hold:        webhookHold,
+		drop:        opts.WebhookDropRate,
+		dup:         opts.WebhookDupRate,
+		reorder:     opts.WebhookReorder,
+		rng:         newHookRNG(opts.Seed),
+		idle:        make(chan struct{}),
 	}
 	close(h.idle)
-	if h.maxFailures <= 0 {
-		h.maxFailures = DefaultWebhookMaxFailures
-	}
-	if h.tries <= 0 {
-		h.tries = DefaultWebhookTries
-	}
-	if h.wait <= 0 {
-		h.wait = DefaultWebhookRetryWait
-	}
-	timeout := opts.WebhookTimeout
-	if timeout <= 0 {
-		timeout = DefaultWebhookTimeout
-	}
 	h.transport = http.DefaultTransport.(*http.Transport).Clone()
 	h.client = &http.Client{
 		Transport: h.transport,
-		Timeout:   timeout,
+		Timeout:   orDefault(opts.WebhookTimeout, DefaultWebhookTimeout),
 		// A redirect is an answer that is not 2xx: never followed.
 		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
 	}

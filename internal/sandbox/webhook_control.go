@@ -21,11 +21,7 @@ type webhookFaultsBody struct {
 // cleanly and then lose, repeat and reorder deliveries, against the same
 // checks. It answers the rates now in force.
 func (s *Server) setWebhookFaults(w http.ResponseWriter, r *http.Request, _ *keyState, _ string) *apiError {
-	p, aerr := readBody(w, r, s.opts.MaxBodyBytes)
-	if aerr != nil {
-		return aerr
-	}
-	f := &fields{p: p}
+	f := s.readFields(w, r)
 	rate := func(name string) (float64, bool) {
 		v, ok := f.raw(name, true)
 		if !ok || strings.TrimSpace(v) == "" {

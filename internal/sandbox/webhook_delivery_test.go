@@ -115,7 +115,7 @@ func TestWebhookOtherKeys(t *testing.T) {
 	h.idle()
 	wantEvents(t, ra, []string{"check.created " + str(ca, "check_id")})
 	wantEvents(t, rb, []string{"check.created " + str(cb, "check_id")})
-	wantHeaders(t, rb.deliveries(), keyB, typeJSONBody)
+	wantHeaders(t, rb.deliveries(), keyB, typeJSON)
 }
 
 // TestWebhookClose checks that Close aborts a POST in flight, discards

@@ -21,12 +21,6 @@ const (
 	eventSourceMadePrimary  = "funding-source.made-primary"
 )
 
-// Content types of webhook bodies.
-const (
-	typeJSONBody = "application/json"
-	typeFormBody = "application/x-www-form-urlencoded"
-)
-
 // eventBody is a JSON webhook body.
 type eventBody struct {
 	Event     string `json:"event"`
@@ -44,13 +38,13 @@ func encodeEvent(name string, data any, now time.Time, form bool) (*hookEvent, e
 			return nil, err
 		}
 		body := "event=" + url.QueryEscape(name) + "&data=" + url.QueryEscape(string(b)) + "&timestamp=" + url.QueryEscape(ts)
-		return &hookEvent{name: name, ctype: typeFormBody, body: []byte(body)}, nil
+		return &hookEvent{name: name, ctype: typeForm, body: []byte(body)}, nil
 	}
 	b, err := json.Marshal(eventBody{name, data, ts})
 	if err != nil {
 		return nil, err
 	}
-	return &hookEvent{name: name, ctype: typeJSONBody, body: b}, nil
+	return &hookEvent{name: name, ctype: typeJSON, body: b}, nil
 }
 
 // emitCheck queues event name for check c of ks, as GET /v1/check

@@ -56,7 +56,7 @@ func TestWebhookCheckEvents(t *testing.T) {
 		"check.changed " + id(b), "check.changed " + id(d),
 	})
 	ds := rc.deliveries()
-	wantHeaders(t, ds, keyA, typeJSONBody)
+	wantHeaders(t, ds, keyA, typeJSON)
 	for i, want := range []map[string]any{a, b, c, d, edit.check()} {
 		if !reflect.DeepEqual(ds[i].data, want) {
 			t.Errorf("%s data:\n got %v\nwant %v", ds[i].event, ds[i].data, want)
@@ -138,7 +138,7 @@ func TestWebhookSourceEvents(t *testing.T) {
 		"funding-source.deleted " + s1, "funding-source.deleted " + s2,
 	})
 	ds := rc.deliveries()
-	wantHeaders(t, ds, keyA, typeJSONBody)
+	wantHeaders(t, ds, keyA, typeJSON)
 	if !reflect.DeepEqual(ds[0].data, first) {
 		t.Errorf("added data:\n got %v\nwant %v", ds[0].data, first)
 	}
@@ -171,8 +171,8 @@ func TestWebhookForm(t *testing.T) {
 	if len(ds) != 3 {
 		t.Fatalf("got %d deliveries, want 3: %q", len(ds), rc.events())
 	}
-	wantHeaders(t, ds[:1], keyA, typeFormBody)
-	wantHeaders(t, ds[1:], keyA, typeJSONBody)
+	wantHeaders(t, ds[:1], keyA, typeForm)
+	wantHeaders(t, ds[1:], keyA, typeJSON)
 	if !strings.HasPrefix(string(ds[0].raw), "event=check.created&data=%7B") {
 		t.Errorf("form body %q", ds[0].raw)
 	}

@@ -70,7 +70,7 @@ func (rc *receiver) serve(w http.ResponseWriter, r *http.Request) {
 func decodeDelivery(r *http.Request, raw []byte) (delivery, error) {
 	d := delivery{auth: r.Header.Get("Authorization"), ctype: r.Header.Get("Content-Type"), raw: raw}
 	var data []byte
-	if d.ctype == typeFormBody {
+	if d.ctype == typeForm {
 		v, err := url.ParseQuery(string(raw))
 		if err != nil {
 			return d, err
