@@ -57,7 +57,7 @@ func Cancel(db CancelLedger, svc payment.Service) ingest.CancelFunc {
 		if rec.Outcome.Settled() {
 			return resultOf(rec, res.Row), nil
 		}
-		outcome, status, note, err := voidCheck(ctx, svc, rec.CheckID, !fresh)
+		outcome, status, note, err := payment.Void(ctx, svc, rec.CheckID, !fresh)
 		if err != nil {
 			return res, err
 		}
@@ -154,63 +154,4 @@ func resultOf(c payment.Cancel, row string) ingest.CancelResult {
 		res.Action = actionTooLate
 	}
 	return res
-}
-
-// voidCheck voids check id if it is in process, and says how its line
-// settles. sentBefore is true when the line's intent was recorded by an
-// earlier run, whose void may have left. An error leaves the line in its
-// intent, for the next run.
-func voidCheck(ctx context.Context, svc payment.Service, id string, sentBefore bool) (payment.CancelOutcome, payment.Status, string, error) {
-	ck, err := svc.GetCheck(ctx, id)
-	switch {
-	case errors.Is(err, payment.ErrNotFound):
-		return payment.CancelNotFound, "", "the service does not know check " + id + ": check the id with the status report", nil
-	case err != nil && payment.FailureOf(err) == payment.FailRefused:
-		return payment.CancelRefused, "", payment.ServiceMessage(err), nil
-	case err != nil:
-		return "", "", "", fmt.Errorf("read check %s before voiding it: %w", id, err)
-	case ck.Status != payment.StatusInProcess:
-		o, note := settledBy(ck.Status, sentBefore)
-		return o, ck.Status, note, nil
-	}
-	derr := svc.DeleteCheck(ctx, id)
-	if derr == nil {
-		return payment.CancelVoided, payment.StatusVoid, "", nil
-	}
-	if f := payment.FailureOf(derr); f != payment.FailRefused && f != payment.FailLost {
-		return "", "", "", fmt.Errorf("void check %s: %w", id, derr)
-	}
-	// Refused or lost: the check may have moved on, or the void may have
-	// been done; only the check's status now says which.
-	again, err := svc.GetCheck(ctx, id)
-	if err != nil {
-		return "", "", "", fmt.Errorf("read check %s after its void went unanswered (%v): %w", id, derr, err)
-	}
-	switch {
-	case again.Status != payment.StatusInProcess:
-		o, note := settledBy(again.Status, true)
-		return o, again.Status, note, nil
-	case payment.FailureOf(derr) == payment.FailRefused:
-		return payment.CancelRefused, again.Status, payment.ServiceMessage(derr), nil
-	}
-	return "", "", "", fmt.Errorf("void check %s: the answer was lost and the check is still in process: %w", id, derr)
-}
-
-// settledBy is how a cancel line settles on a check found in status s,
-// not in process; ours is true when batchd may have voided it itself.
-func settledBy(s payment.Status, ours bool) (payment.CancelOutcome, string) {
-	switch s {
-	case payment.StatusVoid:
-		if ours {
-			return payment.CancelVoided, "voided: the answer to an earlier void was lost, and the check is now void"
-		}
-		return payment.CancelAlreadyVoid, "the check was already void: nothing to do"
-	case payment.StatusPrinted, payment.StatusDeposited:
-		return payment.CancelTooLate, "too late to void: the check is " + string(s)
-	case payment.StatusFailed, payment.StatusDeleted:
-		return payment.CancelFinal, "the check is already " + string(s) + ": there is nothing to void"
-	case payment.StatusInReview:
-		return payment.CancelRefused, "the check is held for review at the service, which voids only checks in process: ask the service to cancel it"
-	}
-	return payment.CancelRefused, fmt.Sprintf("the check's status is %q, which batchd cannot void", s)
 }

@@ -189,13 +189,21 @@ func (r *Runner) recordCreated(ctx context.Context, k payment.RowKey, chk *payme
 	return nil
 }
 
-// voidCheck deletes a check whose risk result is refused, and records why.
-// A failed void is retried by the sweep at the end of the run, and counted
-// when that fails too.
+// voidCheck deletes a check whose risk result is refused, and records why,
+// with the one void rule (payment.Void): a void whose answer was lost and
+// a check found void already are both recorded as batchd's, since batchd
+// asked for it. A void not done is retried by the sweep at the end of the
+// run, and counted when that fails too; a check that moved on (printed)
+// can no longer be voided and is left to reconcile.
 func (r *Runner) voidCheck(ctx context.Context, k payment.RowKey, id, risk string) error {
-	if err := r.svc.DeleteCheck(context.WithoutCancel(ctx), id); err != nil {
+	outcome, _, note, err := payment.Void(context.WithoutCancel(ctx), r.svc, id, true)
+	if err != nil {
 		r.undone(err)
 		r.log.Warn("void check", "row", k.String(), "check_id", id, "err", err)
+		return nil
+	}
+	if outcome != payment.CancelVoided {
+		r.log.Warn("void check: not voided", "row", k.String(), "check_id", id, "outcome", string(outcome), "why", note)
 		return nil
 	}
 	if err := r.led.Voided(k, "risk result "+risk+" is in submit.void_on_risk"); err != nil {
