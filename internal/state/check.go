@@ -16,8 +16,6 @@ import (
 	"github.com/batchd/batchd/internal/payment"
 	boltkv "github.com/batchd/batchd/internal/state/bolt"
 	"github.com/batchd/batchd/internal/state/kv"
-	bolt "go.etcd.io/bbolt"
-	bolterrors "go.etcd.io/bbolt/errors"
 )
 
 // maxFaults is how many faults a Report lists; the rest are counted.
@@ -103,40 +101,10 @@ func CheckFile(path string) (*Report, error) {
 		return nil, err
 	}
 	r.Size = fi.Size()
-	if _, err := preflight(path); err != nil {
-		if lockedByOther(path) { // read while a writer was at it
-			return nil, fmt.Errorf("check %s: %w", path, ErrLocked)
-		}
-		r.add("file", "%v", err)
-		return r, nil
-	}
-	b, err := boltOpen(path, bolt.Options{ReadOnly: true, Timeout: 200 * time.Millisecond})
-	if errors.Is(err, bolterrors.ErrTimeout) {
-		return nil, fmt.Errorf("check %s: %w", path, ErrLocked)
-	}
+	err = boltkv.Inspect(path, maxFaults, func(what string) { r.add("file", "%s", what) },
+		func(tx kv.Tx) error { return r.invariants(tx) })
 	if err != nil {
-		r.add("file", "cannot be opened: %v", err)
-		return r, nil
-	}
-	defer b.Close()
-	if err := verify(path); err != nil {
-		r.add("file", "%v", err)
-		return r, nil
-	}
-	err = guarded(func() error {
-		return b.View(func(btx *bolt.Tx) error {
-			tx := boltkv.Tx(btx)
-			for _, f := range structure(btx, maxFaults) {
-				r.add("file", "%s", f)
-			}
-			if !r.OK() {
-				return nil // a tree that faults is not read further
-			}
-			return guarded(func() error { return r.invariants(tx) })
-		})
-	})
-	if err != nil {
-		r.add("file", "reading stopped: %v", err)
+		return nil, err
 	}
 	return r, nil
 }
@@ -147,7 +115,7 @@ func CheckFile(path string) (*Report, error) {
 // and removed after.
 func CheckLedger(dir string) (*Report, error) {
 	path := filepath.Join(dir, FileName)
-	mk, hasMarker, mkErr := readMarker(dir)
+	mk, hasMarker, mkErr := boltkv.ReadMarker(dir)
 	if _, err := os.Lstat(path); errors.Is(err, os.ErrNotExist) {
 		r := &Report{Path: path, ByState: map[payment.RowState]int{}}
 		switch {

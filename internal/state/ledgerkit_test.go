@@ -104,7 +104,7 @@ func TestOpenCreatesOnlyInAFreshDirectory(t *testing.T) {
 	}
 	inst := d.Instance()
 	d.Close()
-	mk, ok, err := readMarker(dir)
+	mk, ok, err := boltkv.ReadMarker(dir)
 	if !ok || err != nil || mk.Instance != inst || mk.Generation == 0 {
 		t.Fatalf("marker %+v %v %v, want instance %s", mk, ok, err, inst)
 	}
@@ -119,7 +119,7 @@ func TestOpenCreatesOnlyInAFreshDirectory(t *testing.T) {
 		t.Fatal(err)
 	}
 	d.Close()
-	if _, ok, _ := readMarker(dir); !ok {
+	if _, ok, _ := boltkv.ReadMarker(dir); !ok {
 		t.Fatal("no marker written beside an existing ledger")
 	}
 }
@@ -363,7 +363,7 @@ func TestRestoreOfTheFile(t *testing.T) {
 	if _, err := os.Stat(m.Replaced); err != nil {
 		t.Fatalf("the replaced ledger was not kept: %v", err)
 	}
-	if mk, _, _ := readMarker(dir); mk.Instance != m.Instance {
+	if mk, _, _ := boltkv.ReadMarker(dir); mk.Instance != m.Instance {
 		t.Fatalf("marker %+v after restore, want instance %s", mk, m.Instance)
 	}
 	d, err = Open(dir, Options{})

@@ -17,6 +17,7 @@ import (
 
 	"github.com/batchd/batchd/internal/funding"
 	"github.com/batchd/batchd/internal/payment"
+	boltkv "github.com/batchd/batchd/internal/state/bolt"
 	"github.com/batchd/batchd/internal/state/kv"
 )
 
@@ -137,9 +138,12 @@ func Restore(dir, from string, opts RestoreOptions) (*Restoral, error) {
 	if same(from, ledger) {
 		return nil, fmt.Errorf("restore: %s is the ledger itself", from)
 	}
-	unlock, err := lockLedger(ledger)
+	unlock, err := boltkv.Lock(ledger)
+	if errors.Is(err, ErrLocked) {
+		return nil, fmt.Errorf("restore: %s: %w: stop batchd (systemctl stop batchd, and any batchd command) first", ledger, ErrInUse)
+	}
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("restore: %w", err)
 	}
 	defer unlock()
 
@@ -153,7 +157,7 @@ func Restore(dir, from string, opts RestoreOptions) (*Restoral, error) {
 	if rep.SnapshotAt.IsZero() {
 		return nil, fmt.Errorf("restore: %s is not a snapshot made by `batchd backup` (it has no snapshot time); restore only such snapshots, whose time says which rows to look up", from)
 	}
-	mk, hasMarker, mkErr := readMarker(dir)
+	mk, hasMarker, mkErr := boltkv.ReadMarker(dir)
 	if mkErr != nil {
 		hasMarker = false
 	}
@@ -234,11 +238,11 @@ func Restore(dir, from string, opts RestoreOptions) (*Restoral, error) {
 		return nil, fmt.Errorf("restore: install %s: %w", ledger, err)
 	}
 	installed = true
-	if err := syncDir(dir); err != nil {
+	if err := boltkv.SyncDir(dir); err != nil {
 		return nil, fmt.Errorf("restore: sync %s: %w", dir, err)
 	}
 	prev := append(slices.Clone(after.id.previous), mk.Previous...)
-	if err := writeMarker(dir, marker{Instance: mark.Instance, Generation: after.id.generation, Previous: prev, Updated: now}); err != nil {
+	if err := boltkv.WriteMarker(dir, marker{Instance: mark.Instance, Generation: after.id.generation, Previous: prev, Updated: now}); err != nil {
 		return nil, fmt.Errorf("restore: the ledger is installed, but its marker could not be written: %w", err)
 	}
 	if err := ownLikeDir(filepath.Join(dir, MarkerName), dir); err != nil {
@@ -246,27 +250,6 @@ func Restore(dir, from string, opts RestoreOptions) (*Restoral, error) {
 	}
 	after.Path = ledger
 	return &Restoral{Ledger: ledger, Mark: mark, Report: after}, nil
-}
-
-// lockLedger takes the ledger file's lock as bbolt does (flock), so that
-// no batchd opens it during the restore; it fails at once if one holds
-// it. A missing ledger needs no lock.
-func lockLedger(ledger string) (unlock func(), err error) {
-	f, err := os.Open(ledger)
-	if errors.Is(err, os.ErrNotExist) {
-		return func() {}, nil
-	}
-	if err != nil {
-		return nil, fmt.Errorf("restore: %w", err)
-	}
-	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
-		f.Close()
-		if errors.Is(err, syscall.EWOULDBLOCK) {
-			return nil, fmt.Errorf("restore: %s: %w: stop batchd (systemctl stop batchd, and any batchd command) first", ledger, ErrInUse)
-		}
-		return nil, fmt.Errorf("restore: lock %s: %w", ledger, err)
-	}
-	return func() { f.Close() }, nil
 }
 
 // ownLikeDir gives path the owner of dir when they differ (only root
