@@ -12,7 +12,7 @@ import (
 func (d *DB) Row(k payment.RowKey) (*payment.Row, error) {
 	var r *payment.Row
 	err := d.readRows(1, func(tx kv.Tx) (err error) {
-		r, err = getRow(tx, k)
+		r, err = paymentRows.get(tx, k)
 		return err
 	})
 	return r, err
@@ -27,7 +27,7 @@ func (d *DB) RowByCheck(checkID string) (*payment.Row, error) {
 			return fmt.Errorf("check %s: %w", checkID, payment.ErrNotFound)
 		}
 		var err error
-		r, err = getRow(tx, keyFrom(k))
+		r, err = paymentRows.get(tx, keyFrom(k))
 		return err
 	})
 	return r, err
@@ -77,7 +77,7 @@ func (d *DB) OwnerRows(ids []string) (map[string]*payment.Row, error) {
 			if raw == nil {
 				continue
 			}
-			r, err := getRow(tx, keyFrom(raw))
+			r, err := paymentRows.get(tx, keyFrom(raw))
 			if err != nil {
 				return fmt.Errorf("the row of check %s: %w", id, err)
 			}
@@ -174,20 +174,20 @@ func (d *DB) ResultsReported(id uint64) error {
 // false or an error.
 func (d *DB) Rows(batch uint64, fn func(*payment.Row) (bool, error)) error {
 	return scan(d, bucketRows, u64(batch), func(_ kv.Tx, k, v []byte) (*payment.Row, error) {
-		return decodeRow(keyFrom(k), v)
+		return paymentRows.decode(keyFrom(k), v)
 	}, fn)
 }
 
 // OpenRows calls fn for each row without a check, in batch and line order,
 // skipping batches that are not Ready.
 func (d *DB) OpenRows(fn func(*payment.Row) (bool, error)) error {
-	return scanIndex(d, bucketOpen, getRow, fn)
+	return scanIndex(d, bucketOpen, paymentRows.get, fn)
 }
 
 // TrackedRows calls fn for each submitted row whose check is not final, in
 // batch and line order.
 func (d *DB) TrackedRows(fn func(*payment.Row) (bool, error)) error {
-	return scanIndex(d, bucketTrack, getRow, fn)
+	return scanIndex(d, bucketTrack, paymentRows.get, fn)
 }
 
 // scanIndex walks an index bucket and yields the rows it names, read by

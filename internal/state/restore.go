@@ -15,7 +15,6 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/batchd/batchd/internal/funding"
 	"github.com/batchd/batchd/internal/payment"
 	boltkv "github.com/batchd/batchd/internal/state/bolt"
 	"github.com/batchd/batchd/internal/state/kv"
@@ -302,65 +301,22 @@ func CopyFile(from, to string) error {
 // lookup may release the row before (zero: no process can still send).
 func (d *DB) suspectAll(write func(func(kv.Tx) error) error, at, sendBy time.Time, why string) (int, error) {
 	var keys, srcKeys []payment.RowKey
-	err := d.view(func(tx kv.Tx) error {
-		err := tx.Bucket(bucketOpen).ForEach(func(k, _ []byte) error {
-			keys = append(keys, keyFrom(k))
-			return nil
-		})
-		if err != nil {
+	err := d.view(func(tx kv.Tx) (err error) {
+		if keys, err = paymentRows.openKeys(tx); err != nil {
 			return err
 		}
-		return tx.Bucket(bucketSrcOpen).ForEach(func(k, _ []byte) error {
-			srcKeys = append(srcKeys, keyFrom(k))
-			return nil
-		})
+		srcKeys, err = sourceRows.openKeys(tx)
+		return err
 	})
 	if err != nil {
 		return 0, err
 	}
 	note := why + ": a create may have left after " + at.UTC().Format(time.RFC3339) + "; looked up before any send"
-	suspect := func(attemptAt, rowSendBy *time.Time, rowErr *string) {
-		if attemptAt.IsZero() || attemptAt.After(at) {
-			*attemptAt = at.UTC()
-		}
-		if sendBy.After(*rowSendBy) {
-			*rowSendBy = sendBy.UTC()
-		}
-		*rowErr = note
+	if err := sourceRows.suspect(d, write, srcKeys, at, sendBy, note); err != nil {
+		return 0, err
 	}
-	for chunk := range slices.Chunk(srcKeys, d.chunk) {
-		err := write(func(tx kv.Tx) error {
-			for _, k := range chunk {
-				_, err := d.applySource(tx, k, payment.Suspect, note, func(r *funding.Row) error {
-					suspect(&r.AttemptAt, &r.SendBy, &r.Error)
-					return nil
-				})
-				if err != nil {
-					return err
-				}
-			}
-			return nil
-		})
-		if err != nil {
-			return 0, fmt.Errorf("put funding rows in doubt: %w", err)
-		}
-	}
-	for chunk := range slices.Chunk(keys, d.chunk) {
-		err := write(func(tx kv.Tx) error {
-			for _, k := range chunk {
-				_, err := d.apply(tx, k, payment.Suspect, note, func(r *payment.Row) error {
-					suspect(&r.AttemptAt, &r.SendBy, &r.Error)
-					return nil
-				})
-				if err != nil {
-					return err
-				}
-			}
-			return nil
-		})
-		if err != nil {
-			return 0, fmt.Errorf("put rows in doubt: %w", err)
-		}
+	if err := paymentRows.suspect(d, write, keys, at, sendBy, note); err != nil {
+		return 0, err
 	}
 	return len(keys) + len(srcKeys), nil
 }

@@ -214,7 +214,7 @@ func (d *DB) hearCheck(tx kv.Tx, e webhook.Event, now time.Time) (EventOutcome, 
 		return EventUnknown, nil
 	}
 	k := keyFrom(owner)
-	r, err := getRow(tx, k)
+	r, err := paymentRows.get(tx, k)
 	if errors.Is(err, payment.ErrNotFound) {
 		return "", fmt.Errorf("the checks index gives check %s to %s, which does not exist: run `batchd check`", e.CheckID, k)
 	}
@@ -223,9 +223,9 @@ func (d *DB) hearCheck(tx kv.Tx, e webhook.Event, now time.Time) (EventOutcome, 
 	}
 	if !checkObservable(r) || !e.CheckStatus.Advances(r.CheckStatus) {
 		r.HeardAt = now
-		return EventUnchanged, putRow(tx, r)
+		return EventUnchanged, paymentRows.put(tx, r)
 	}
-	_, err = d.apply(tx, k, payment.Observe, eventNote(e), func(r *payment.Row) error {
+	_, err = paymentRows.apply(d, tx, k, payment.Observe, eventNote(e), func(r *payment.Row) error {
 		seeCheck(r, e.CheckStatus, now)
 		r.HeardAt = now
 		return nil
@@ -242,7 +242,7 @@ func (d *DB) hearSource(tx kv.Tx, e webhook.Event, now time.Time) (EventOutcome,
 		return EventUnknown, nil
 	}
 	k := keyFrom(owner)
-	r, err := getSource(tx, k)
+	r, err := sourceRows.get(tx, k)
 	if errors.Is(err, payment.ErrNotFound) {
 		return "", fmt.Errorf("the src_ids index gives funding source %s to %s, which does not exist: run `batchd check`", e.SourceID, k)
 	}
@@ -253,9 +253,9 @@ func (d *DB) hearSource(tx kv.Tx, e webhook.Event, now time.Time) (EventOutcome,
 	// not the listing reconcile takes as the current truth.
 	if !e.SourceStatus.Known() || !sourceMoves(r, e.SourceStatus) {
 		r.HeardAt = now
-		return EventUnchanged, putSource(tx, r)
+		return EventUnchanged, sourceRows.put(tx, r)
 	}
-	_, err = d.applySource(tx, k, payment.Observe, eventNote(e), func(r *funding.Row) error {
+	_, err = sourceRows.apply(d, tx, k, payment.Observe, eventNote(e), func(r *funding.Row) error {
 		seeSource(r, e.SourceStatus, now)
 		r.HeardAt = now
 		return nil
