@@ -275,11 +275,11 @@ func (d *DB) initSchema(tx kv.Tx) error {
 	}
 	inst := meta.Get(keyInstance)
 	if inst == nil {
-		var b [3]byte
-		if _, err := rand.Read(b[:]); err != nil {
+		id, err := newInstance()
+		if err != nil {
 			return err
 		}
-		inst = []byte(hex.EncodeToString(b[:]))
+		inst = []byte(id)
 		if err := meta.Put(keyInstance, inst); err != nil {
 			return err
 		}
@@ -380,6 +380,16 @@ func (d *DB) writeMarker() error {
 	m := marker{Instance: d.instance, Generation: d.generation, Previous: d.previous, Updated: time.Now().UTC()}
 	d.mu.Unlock()
 	return boltkv.WriteMarker(d.dir, m)
+}
+
+// newInstance makes a ledger's instance id (see Instance): six random
+// hex digits, made anew when a ledger is created or restored.
+func newInstance() (string, error) {
+	var b [3]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		return "", fmt.Errorf("make an instance id: %w", err)
+	}
+	return hex.EncodeToString(b[:]), nil
 }
 
 func u64(v uint64) []byte {

@@ -108,7 +108,8 @@ var sourceRows = withFacts(&rowType[funding.Row]{
 	noun:    "funding row", where: "funding ", idNoun: "source",
 	rowsName: "src_rows", openName: "src_open", trackName: "src_track", idsName: "src_ids",
 	head: func(r *funding.Row) rowHead {
-		return rowHead{Key: &r.Key, State: &r.State, History: &r.History, Attempts: &r.Attempts, AttemptAt: &r.AttemptAt, SendBy: &r.SendBy, Error: &r.Error}
+		return rowHead{Key: &r.Key, State: &r.State, History: &r.History, Attempts: &r.Attempts, AttemptAt: &r.AttemptAt, SendBy: &r.SendBy, Error: &r.Error,
+			HeardAt: &r.HeardAt}
 	},
 	unmarshal:  func(raw []byte, r *funding.Row) error { return json.Unmarshal(raw, r) },
 	marshal:    func(r *funding.Row) ([]byte, error) { return json.Marshal(r) },
@@ -181,23 +182,21 @@ func (d *DB) SourceRow(k payment.RowKey) (*funding.Row, error) {
 // SourceRows calls fn for each funding row of a batch in line order, until
 // fn returns false or an error. A payment batch has none.
 func (d *DB) SourceRows(batch uint64, fn func(*funding.Row) (bool, error)) error {
-	return scan(d, bucketSrcRows, u64(batch), func(_ kv.Tx, k, v []byte) (*funding.Row, error) {
-		return sourceRows.decode(keyFrom(k), v)
-	}, fn)
+	return sourceRows.batchRows(d, batch, fn)
 }
 
 // OpenSourceRows calls fn for each funding row without a result (pending,
 // in flight, in doubt) of a Ready batch, in batch and line order: a batch
 // still loading is not onboarding's yet.
 func (d *DB) OpenSourceRows(fn func(*funding.Row) (bool, error)) error {
-	return scanIndex(d, bucketSrcOpen, sourceRows.get, fn)
+	return sourceRows.openRows(d, fn)
 }
 
 // TrackedSourceRows calls fn for each submitted funding row whose source's
 // status is Tracked, in batch and line order: the rows onboarding's
 // reconcile still follows.
 func (d *DB) TrackedSourceRows(fn func(*funding.Row) (bool, error)) error {
-	return scanIndex(d, bucketSrcTrack, sourceRows.get, fn)
+	return sourceRows.trackedRows(d, fn)
 }
 
 // SourceOwners returns the rows that own the given source ids, in one

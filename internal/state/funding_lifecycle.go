@@ -124,31 +124,9 @@ func (d *DB) RecoverSourcesInFlight() (int, error) { return sourceRows.recoverIn
 // another status: the row of a verified, unverified, failed or deleted
 // source keeps what it has, and a status seen again adds no step.
 func (d *DB) ObserveSources(obs []funding.Observation, at time.Time) (map[payment.RowKey]*funding.Row, error) {
-	changed := map[payment.RowKey]*funding.Row{}
-	if len(obs) == 0 {
-		return changed, nil
-	}
-	err := d.update(func(tx kv.Tx) error {
-		clear(changed)
-		for _, o := range obs {
-			r, err := sourceRows.get(tx, o.Key)
-			if err != nil {
-				return err
-			}
-			if !sourceMoves(r, o.Status) {
-				continue
-			}
-			r, err = sourceRows.apply(d, tx, o.Key, payment.Observe, "", func(r *funding.Row) error {
-				seeSource(r, o.Status, at)
-				return nil
-			})
-			if err != nil {
-				return err
-			}
-			changed[o.Key] = r
-		}
-		return nil
-	})
+	changed, err := observe(d, sourceRows, obs, func(o funding.Observation) payment.RowKey { return o.Key },
+		func(r *funding.Row, o funding.Observation) bool { return sourceMoves(r, o.Status) },
+		func(r *funding.Row, o funding.Observation) { seeSource(r, o.Status, at) })
 	if err != nil {
 		return nil, fmt.Errorf("observe %d source statuses: %w", len(obs), err)
 	}

@@ -99,31 +99,11 @@ func (d *DB) ObserveStatus(k payment.RowKey, status payment.Status, at time.Time
 // final is left alone: a final status never changes. It returns the rows
 // it changed, as they now are.
 func (d *DB) ObserveStatuses(obs []payment.Observation, at time.Time) (map[payment.RowKey]*payment.Row, error) {
-	changed := map[payment.RowKey]*payment.Row{}
-	if len(obs) == 0 {
-		return changed, nil
-	}
-	err := d.update(func(tx kv.Tx) error {
-		clear(changed) // a retried transaction starts over
-		for _, o := range obs {
-			r, err := paymentRows.get(tx, o.Key)
-			if err != nil {
-				return err
-			}
-			if !checkObservable(r) || r.CheckStatus == o.Status {
-				continue
-			}
-			r, err = paymentRows.apply(d, tx, o.Key, payment.Observe, "", func(r *payment.Row) error {
-				seeCheck(r, o.Status, at)
-				return nil
-			})
-			if err != nil {
-				return err
-			}
-			changed[o.Key] = r
-		}
-		return nil
-	})
+	changed, err := observe(d, paymentRows, obs, func(o payment.Observation) payment.RowKey { return o.Key },
+		func(r *payment.Row, o payment.Observation) bool {
+			return checkObservable(r) && r.CheckStatus != o.Status
+		},
+		func(r *payment.Row, o payment.Observation) { seeCheck(r, o.Status, at) })
 	if err != nil {
 		return nil, fmt.Errorf("observe %d statuses: %w", len(obs), err)
 	}

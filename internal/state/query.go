@@ -173,21 +173,17 @@ func (d *DB) ResultsReported(id uint64) error {
 // Rows calls fn for each row of a batch in line order, until fn returns
 // false or an error.
 func (d *DB) Rows(batch uint64, fn func(*payment.Row) (bool, error)) error {
-	return scan(d, bucketRows, u64(batch), func(_ kv.Tx, k, v []byte) (*payment.Row, error) {
-		return paymentRows.decode(keyFrom(k), v)
-	}, fn)
+	return paymentRows.batchRows(d, batch, fn)
 }
 
 // OpenRows calls fn for each row without a check, in batch and line order,
 // skipping batches that are not Ready.
-func (d *DB) OpenRows(fn func(*payment.Row) (bool, error)) error {
-	return scanIndex(d, bucketOpen, paymentRows.get, fn)
-}
+func (d *DB) OpenRows(fn func(*payment.Row) (bool, error)) error { return paymentRows.openRows(d, fn) }
 
 // TrackedRows calls fn for each submitted row whose check is not final, in
 // batch and line order.
 func (d *DB) TrackedRows(fn func(*payment.Row) (bool, error)) error {
-	return scanIndex(d, bucketTrack, paymentRows.get, fn)
+	return paymentRows.trackedRows(d, fn)
 }
 
 // scanIndex walks an index bucket and yields the rows it names, read by

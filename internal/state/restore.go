@@ -1,9 +1,7 @@
 package state
 
 import (
-	"crypto/rand"
 	"encoding/binary"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -325,11 +323,11 @@ func (d *DB) suspectAll(write func(func(kv.Tx) error) error, at, sendBy time.Tim
 // one kept in the previous list), a generation ahead of the marker's, no
 // snapshot stamp, and the restored mark.
 func (d *DB) finishRestore(write func(func(kv.Tx) error) error, m *RestoreMark, markerGen uint64) error {
-	var b [3]byte
-	if _, err := rand.Read(b[:]); err != nil {
+	inst, err := newInstance()
+	if err != nil {
 		return err
 	}
-	m.Instance = hex.EncodeToString(b[:])
+	m.Instance = inst
 	return write(func(tx kv.Tx) error {
 		meta := tx.Bucket(bucketMeta)
 		var prev []string

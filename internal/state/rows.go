@@ -32,7 +32,8 @@ var paymentRows = withFacts(&rowType[payment.Row]{
 	noun:    "row", idNoun: "check",
 	rowsName: "rows", openName: "open", trackName: "track", idsName: "checks",
 	head: func(r *payment.Row) rowHead {
-		return rowHead{Key: &r.Key, State: &r.State, History: &r.History, Attempts: &r.Attempts, AttemptAt: &r.AttemptAt, SendBy: &r.SendBy, Error: &r.Error}
+		return rowHead{Key: &r.Key, State: &r.State, History: &r.History, Attempts: &r.Attempts, AttemptAt: &r.AttemptAt, SendBy: &r.SendBy, Error: &r.Error,
+			HeardAt: &r.HeardAt}
 	},
 	unmarshal:  decodeRowValue,
 	marshal:    func(r *payment.Row) ([]byte, error) { return encodeRow(nil, r), nil },

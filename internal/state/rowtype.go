@@ -2,7 +2,6 @@ package state
 
 import (
 	"fmt"
-	"slices"
 	"time"
 
 	"github.com/batchd/batchd/internal/payment"
@@ -70,6 +69,7 @@ type rowHead struct {
 	AttemptAt *time.Time
 	SendBy    *time.Time
 	Error     *string
+	HeardAt   *time.Time
 }
 
 // withFacts returns t with prune's facts (rowKind.facts) read through t.
@@ -202,101 +202,6 @@ func (t *rowType[R]) batchApply(d *DB, k payment.RowKey, tr payment.Transition, 
 	return out, nil
 }
 
-// send marks a pending row in flight, counting the attempt and giving it
-// its send-by deadline; also, when given, records more on the row. When
-// it returns nil the intent is on disk, and only then may the request
-// leave.
-func (t *rowType[R]) send(d *DB, k payment.RowKey, also func(*R)) (*R, error) {
-	return t.batchApply(d, k, payment.Send, "", func(r *R) error {
-		// Read the clock inside the transaction, once the write lock is
-		// had: a send that waited behind a long write (a file's load)
-		// must not start its send-by window before it is recorded.
-		at := d.now().UTC()
-		h := t.head(r)
-		*h.Attempts++
-		*h.AttemptAt = at
-		*h.SendBy = time.Time{}
-		if d.sendWindow > 0 {
-			*h.SendBy = at.Add(d.sendWindow)
-		}
-		if also != nil {
-			also(r)
-		}
-		return nil
-	})
-}
-
-// doubt records that a request's answer was lost, with reason: the row
-// is looked up before it is ever sent again.
-func (t *rowType[R]) doubt(d *DB, k payment.RowKey, reason string) (*R, error) {
-	return t.batchApply(d, k, payment.Doubt, reason, func(r *R) error {
-		*t.head(r).Error = reason
-		return nil
-	})
-}
-
-// recoverInFlight turns every row left in flight by an earlier process
-// into a row in doubt, in one transaction: its request may have left
-// before the process stopped. It returns how many it found.
-func (t *rowType[R]) recoverInFlight(d *DB) (int, error) {
-	n := 0
-	err := d.update(func(tx kv.Tx) error {
-		n = 0 // a retried transaction starts over
-		var keys []payment.RowKey
-		if err := tx.Bucket(t.open).ForEach(func(k, v []byte) error {
-			if payment.RowState(v) == payment.InFlight {
-				keys = append(keys, keyFrom(k))
-			}
-			return nil
-		}); err != nil {
-			return err
-		}
-		for _, k := range keys {
-			if _, err := t.apply(d, tx, k, payment.Doubt, "found in flight at start: the process stopped mid-request", nil); err != nil {
-				return err
-			}
-		}
-		n = len(keys)
-		return nil
-	})
-	if err != nil {
-		return 0, fmt.Errorf("recover %ss in flight: %w", t.noun, err)
-	}
-	return n, nil
-}
-
-// suspect puts the rows under keys in doubt (payment.Suspect) through
-// write, in chunks, with note as their error: each row's attempt time
-// becomes at, or stays earlier when it was, and its send-by deadline
-// becomes sendBy unless later (see DB.suspectAll).
-func (t *rowType[R]) suspect(d *DB, write func(func(kv.Tx) error) error, keys []payment.RowKey, at, sendBy time.Time, note string) error {
-	for chunk := range slices.Chunk(keys, d.chunk) {
-		err := write(func(tx kv.Tx) error {
-			for _, k := range chunk {
-				_, err := t.apply(d, tx, k, payment.Suspect, note, func(r *R) error {
-					h := t.head(r)
-					if h.AttemptAt.IsZero() || h.AttemptAt.After(at) {
-						*h.AttemptAt = at.UTC()
-					}
-					if sendBy.After(*h.SendBy) {
-						*h.SendBy = sendBy.UTC()
-					}
-					*h.Error = note
-					return nil
-				})
-				if err != nil {
-					return err
-				}
-			}
-			return nil
-		})
-		if err != nil {
-			return fmt.Errorf("put %ss in doubt: %w", t.noun, err)
-		}
-	}
-	return nil
-}
-
 // openKeys are the keys of every row in tx's open index.
 func (t *rowType[R]) openKeys(tx kv.Tx) ([]payment.RowKey, error) {
 	var keys []payment.RowKey
@@ -321,4 +226,24 @@ func (t *rowType[R]) archiver(archive func(b *payment.Batch, rows func(fn func(*
 			})
 		})
 	}
+}
+
+// batchRows calls fn for each row of a batch in line order, until fn
+// returns false or an error.
+func (t *rowType[R]) batchRows(d *DB, batch uint64, fn func(*R) (bool, error)) error {
+	return scan(d, t.rows, u64(batch), func(_ kv.Tx, k, v []byte) (*R, error) {
+		return t.decode(keyFrom(k), v)
+	}, fn)
+}
+
+// openRows calls fn for each row without a result of a Ready batch, in
+// batch and line order.
+func (t *rowType[R]) openRows(d *DB, fn func(*R) (bool, error)) error {
+	return scanIndex(d, t.open, t.get, fn)
+}
+
+// trackedRows calls fn for each row the track index holds, in batch and
+// line order.
+func (t *rowType[R]) trackedRows(d *DB, fn func(*R) (bool, error)) error {
+	return scanIndex(d, t.track, t.get, fn)
 }
