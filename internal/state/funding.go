@@ -204,15 +204,5 @@ func (d *DB) TrackedSourceRows(fn func(*funding.Row) (bool, error)) error {
 // source another row made. Ids no row owns (and ids only Verify rows
 // name) are absent from the map.
 func (d *DB) SourceOwners(ids []string) (map[string]payment.RowKey, error) {
-	out := make(map[string]payment.RowKey, len(ids))
-	err := d.view(func(tx kv.Tx) error {
-		b := tx.Bucket(bucketSrcIDs)
-		for _, id := range ids {
-			if raw := b.Get([]byte(id)); raw != nil {
-				out[id] = keyFrom(raw)
-			}
-		}
-		return nil
-	})
-	return out, err
+	return sourceRows.ownersOf(d, ids)
 }

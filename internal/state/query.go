@@ -53,17 +53,7 @@ func (d *DB) CheckOwner(checkID string) (payment.RowKey, bool, error) {
 // transaction: reconcile looks up a whole page of listed checks at once.
 // Ids that no row owns are absent from the map.
 func (d *DB) CheckOwners(ids []string) (map[string]payment.RowKey, error) {
-	out := make(map[string]payment.RowKey, len(ids))
-	err := d.readRows(len(ids), func(tx kv.Tx) error {
-		b := tx.Bucket(bucketChecks)
-		for _, id := range ids {
-			if raw := b.Get([]byte(id)); raw != nil {
-				out[id] = keyFrom(raw)
-			}
-		}
-		return nil
-	})
-	return out, err
+	return paymentRows.ownersOf(d, ids)
 }
 
 // OwnerRows returns the rows that own the given check ids, by id, in one

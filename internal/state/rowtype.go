@@ -247,3 +247,19 @@ func (t *rowType[R]) openRows(d *DB, fn func(*R) (bool, error)) error {
 func (t *rowType[R]) trackedRows(d *DB, fn func(*R) (bool, error)) error {
 	return scanIndex(d, t.track, t.get, fn)
 }
+
+// ownersOf returns the rows that own the given ids, in one read
+// transaction. Ids no row owns are absent from the map.
+func (t *rowType[R]) ownersOf(d *DB, ids []string) (map[string]payment.RowKey, error) {
+	out := make(map[string]payment.RowKey, len(ids))
+	err := d.readRows(len(ids), func(tx kv.Tx) error {
+		b := tx.Bucket(t.owners)
+		for _, id := range ids {
+			if raw := b.Get([]byte(id)); raw != nil {
+				out[id] = keyFrom(raw)
+			}
+		}
+		return nil
+	})
+	return out, err
+}
