@@ -228,14 +228,15 @@ func (d *dec) uint() uint64 {
 	return v
 }
 
+// int reads a signed varint: the zigzag encoding of an unsigned one, as
+// binary.Varint reads it.
 func (d *dec) int() int64 {
-	v, n := binary.Varint(d.b)
-	if n <= 0 {
-		d.fail()
-		return 0
+	ux := d.uint()
+	x := int64(ux >> 1)
+	if ux&1 != 0 {
+		x = ^x
 	}
-	d.b = d.b[n:]
-	return v
+	return x
 }
 
 func (d *dec) str() string {
