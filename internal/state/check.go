@@ -1,7 +1,6 @@
 package state
 
 import (
-	"bytes"
 	"encoding/binary"
 	"encoding/json"
 	"errors"
@@ -16,8 +15,6 @@ import (
 	"github.com/batchd/batchd/internal/payment"
 	boltkv "github.com/batchd/batchd/internal/state/bolt"
 	"github.com/batchd/batchd/internal/state/kv"
-	bolt "go.etcd.io/bbolt"
-	bolterrors "go.etcd.io/bbolt/errors"
 )
 
 // maxFaults is how many faults a Report lists; the rest are counted.
@@ -103,40 +100,10 @@ func CheckFile(path string) (*Report, error) {
 		return nil, err
 	}
 	r.Size = fi.Size()
-	if _, err := preflight(path); err != nil {
-		if lockedByOther(path) { // read while a writer was at it
-			return nil, fmt.Errorf("check %s: %w", path, ErrLocked)
-		}
-		r.add("file", "%v", err)
-		return r, nil
-	}
-	b, err := boltOpen(path, bolt.Options{ReadOnly: true, Timeout: 200 * time.Millisecond})
-	if errors.Is(err, bolterrors.ErrTimeout) {
-		return nil, fmt.Errorf("check %s: %w", path, ErrLocked)
-	}
+	err = boltkv.Inspect(path, maxFaults, func(what string) { r.add("file", "%s", what) },
+		func(tx kv.Tx) error { return r.invariants(tx) })
 	if err != nil {
-		r.add("file", "cannot be opened: %v", err)
-		return r, nil
-	}
-	defer b.Close()
-	if err := verify(path); err != nil {
-		r.add("file", "%v", err)
-		return r, nil
-	}
-	err = guarded(func() error {
-		return b.View(func(btx *bolt.Tx) error {
-			tx := boltkv.Tx(btx)
-			for _, f := range structure(btx, maxFaults) {
-				r.add("file", "%s", f)
-			}
-			if !r.OK() {
-				return nil // a tree that faults is not read further
-			}
-			return guarded(func() error { return r.invariants(tx) })
-		})
-	})
-	if err != nil {
-		r.add("file", "reading stopped: %v", err)
+		return nil, err
 	}
 	return r, nil
 }
@@ -147,7 +114,7 @@ func CheckFile(path string) (*Report, error) {
 // and removed after.
 func CheckLedger(dir string) (*Report, error) {
 	path := filepath.Join(dir, FileName)
-	mk, hasMarker, mkErr := readMarker(dir)
+	mk, hasMarker, mkErr := boltkv.ReadMarker(dir)
 	if _, err := os.Lstat(path); errors.Is(err, os.ErrNotExist) {
 		r := &Report{Path: path, ByState: map[payment.RowState]int{}}
 		switch {
@@ -210,9 +177,9 @@ func checkServed(dir string) (*Report, error) {
 
 var requiredBuckets = [][]byte{bucketMeta, bucketFiles, bucketBatches, bucketRows, bucketOpen, bucketTrack, bucketChecks, bucketNumbers, bucketJobs}
 
-// invariants checks batchd's own rules in tx. Rows are read once, in key
-// order, alongside the open and track indexes (which are keyed alike), so
-// that memory stays flat however many rows there are.
+// invariants checks batchd's own rules in tx: the meta bucket, batches
+// and files, every type of row (rowcheck.go), webhook events and lost
+// rows, and each batch's counts against its rows.
 func (r *Report) invariants(tx kv.Tx) error {
 	missing := false
 	for _, name := range requiredBuckets {
@@ -228,124 +195,8 @@ func (r *Report) invariants(tx kv.Tx) error {
 	batches := r.batches(tx.Bucket(bucketBatches))
 	r.files(tx.Bucket(bucketFiles))
 
-	rows, open, track, checks := tx.Bucket(bucketRows), tx.Bucket(bucketOpen), tx.Bucket(bucketTrack), tx.Bucket(bucketChecks)
-	oc, tc := open.Cursor(), track.Cursor()
-	ok, ov := oc.First()
-	tk, _ := tc.First()
 	tally := map[uint64]map[payment.RowState]int{}
-	checkFault := false
-	orphan := func(index string, k []byte) {
-		r.add(keyName(k), "the %s index names a row that does not exist", index)
-	}
-	rc := rows.Cursor()
-	for k, v := rc.First(); k != nil; k, v = rc.Next() {
-		for ok != nil && bytes.Compare(ok, k) < 0 {
-			orphan("open", ok)
-			ok, ov = oc.Next()
-		}
-		for tk != nil && bytes.Compare(tk, k) < 0 {
-			orphan("track", tk)
-			tk, _ = tc.Next()
-		}
-		inOpen, inTrack := ok != nil && bytes.Equal(ok, k), tk != nil && bytes.Equal(tk, k)
-		openState := payment.RowState(ov)
-		if inOpen {
-			ok, ov = oc.Next()
-		}
-		if inTrack {
-			tk, _ = tc.Next()
-		}
-		if len(k) != 12 {
-			r.add("rows", "a row key of %d bytes (want 12)", len(k))
-			continue
-		}
-		key := keyFrom(k)
-		where := key.String()
-		if v == nil {
-			r.add(where, "is a bucket, not a row")
-			continue
-		}
-		row, err := decodeRow(key, v)
-		if err != nil {
-			r.add(where, "does not decode: %v", errors.Unwrap(err))
-			continue
-		}
-		r.Rows++
-		if !legal(row.State) {
-			r.add(where, "has the unknown state %q", row.State)
-			continue
-		}
-		r.ByState[row.State]++
-		if b, ok := batches[key.Batch]; !ok {
-			r.add(where, "belongs to batch %d, which the ledger does not have", key.Batch)
-		} else {
-			if !b.Kind.Payments() {
-				r.add(where, "is a payment row of batch %d, a %s batch", key.Batch, b.Kind)
-			}
-			if tally[key.Batch] == nil {
-				tally[key.Batch] = map[payment.RowState]int{}
-			}
-			tally[key.Batch][row.State]++
-		}
-		switch {
-		case row.State.Open() && !inOpen:
-			r.add(where, "is %s but missing from the open index", row.State)
-		case row.State.Open() && openState != row.State:
-			r.add(where, "is %s but the open index says %q", row.State, openState)
-		case !row.State.Open() && inOpen:
-			r.add(where, "is %s but still in the open index", row.State)
-		}
-		wantTrack := row.State == payment.Submitted && !row.CheckStatus.Final()
-		switch {
-		case wantTrack && !inTrack:
-			r.add(where, "has a check not final (%s) but is missing from the track index", orNone(row.CheckStatus))
-		case !wantTrack && inTrack:
-			r.add(where, "is in the track index but is %s with check status %s", row.State, orNone(row.CheckStatus))
-		}
-		switch {
-		case row.State == payment.Submitted && row.CheckID == "":
-			r.add(where, "is submitted without a check id")
-		case row.State != payment.Submitted && row.CheckID != "":
-			r.add(where, "is %s but has check %s", row.State, row.CheckID)
-		}
-		if row.CheckID != "" {
-			r.Checks++
-			owner := checks.Get([]byte(row.CheckID))
-			checkFault = checkFault || !bytes.Equal(owner, k)
-			switch {
-			case owner == nil:
-				r.add(where, "owns check %s, which is missing from the checks index", row.CheckID)
-			case !bytes.Equal(owner, k):
-				r.add(where, "owns check %s, which the checks index gives to %s: a check id owned by two rows", row.CheckID, keyName(owner))
-			}
-		}
-	}
-	for ; ok != nil; ok, _ = oc.Next() {
-		orphan("open", ok)
-	}
-	for ; tk != nil; tk, _ = tc.Next() {
-		orphan("track", tk)
-	}
-	// Every row's check maps back to the row; if the index holds more
-	// entries than rows own checks, or a row's check does not map back,
-	// name the entries no row owns.
-	if n := checks.KeyN(); n != r.Checks || checkFault {
-		_ = checks.ForEach(func(id, k []byte) error {
-			raw := rows.Get(k)
-			if len(k) != 12 || raw == nil {
-				r.add("check "+string(id), "the checks index names %s, which does not exist", keyName(k))
-				return nil
-			}
-			if row, err := decodeRow(keyFrom(k), raw); err == nil && row.CheckID != string(id) {
-				other := row.CheckID
-				if other == "" {
-					other = "none"
-				}
-				r.add("check "+string(id), "the checks index names %s, whose check is %s", keyFrom(k), other)
-			}
-			return nil
-		})
-	}
+	paymentRows.walk(r, tx, batches, tally)
 	r.sourceInvariants(tx, batches, tally)
 	r.eventInvariants(tx)
 	r.lostInvariants(tx)

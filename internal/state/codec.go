@@ -103,14 +103,27 @@ func (e enc) payment(p *payment.Payment) enc {
 	for i := range paymentV1.ints {
 		e.int(int64(*paymentV1.ints[i].Int(p)))
 	}
+	e.uint(paymentFlags(p))
+	return e
+}
+
+// paymentFlags packs p's flags (paymentV1.flags), one bit each, as both
+// layouts store them.
+func paymentFlags(p *payment.Payment) uint64 {
 	var flags uint64
 	for i := range paymentV1.flags {
 		if *paymentV1.flags[i].Bool(p) {
 			flags |= 1 << i
 		}
 	}
-	e.uint(flags)
-	return e
+	return flags
+}
+
+// setPaymentFlags unpacks flags into p.
+func setPaymentFlags(p *payment.Payment, flags uint64) {
+	for i := range paymentV1.flags {
+		*paymentV1.flags[i].Bool(p) = flags&(1<<i) != 0
+	}
 }
 
 // payment reads p in paymentV1, taking and returning d by value as
@@ -128,10 +141,7 @@ func (d dec) payment(p *payment.Payment) dec {
 	for i := range paymentV1.ints {
 		*paymentV1.ints[i].Int(p) = int(d.int())
 	}
-	flags := d.uint()
-	for i := range paymentV1.flags {
-		*paymentV1.flags[i].Bool(p) = flags&(1<<i) != 0
-	}
+	setPaymentFlags(p, d.uint())
 	return d
 }
 
@@ -218,14 +228,15 @@ func (d *dec) uint() uint64 {
 	return v
 }
 
+// int reads a signed varint: the zigzag encoding of an unsigned one, as
+// binary.Varint reads it.
 func (d *dec) int() int64 {
-	v, n := binary.Varint(d.b)
-	if n <= 0 {
-		d.fail()
-		return 0
+	ux := d.uint()
+	x := int64(ux >> 1)
+	if ux&1 != 0 {
+		x = ^x
 	}
-	d.b = d.b[n:]
-	return v
+	return x
 }
 
 func (d *dec) str() string {

@@ -256,13 +256,7 @@ func (e enc) paymentV2(p *payment.Payment) enc {
 	if n < presenceRoom {
 		e = append(e[:start+n], e[start+presenceRoom:]...)
 	}
-	var flags uint64
-	for i := range paymentV1.flags {
-		if *paymentV1.flags[i].Bool(p) {
-			flags |= 1 << i
-		}
-	}
-	e.uint(flags)
+	e.uint(paymentFlags(p))
 	return e
 }
 
@@ -300,9 +294,7 @@ func (d dec) paymentV2(p *payment.Payment) dec {
 	if flags>>len(paymentV1.flags) != 0 {
 		d.failWith(errors.New("row value has unknown payment flags"))
 	}
-	for i := range paymentV1.flags {
-		*paymentV1.flags[i].Bool(p) = flags&(1<<i) != 0
-	}
+	setPaymentFlags(p, flags)
 	return d
 }
 

@@ -191,7 +191,7 @@ func sizeOf(b *testing.B, d *DB, moment string, rows int) ledgerSize {
 	s.file = float64(st.Size())
 	perRow := func(v float64) float64 { return v / float64(rows) }
 	var lines []string
-	err = d.bolt.View(func(tx *bolt.Tx) error {
+	err = d.file.DB().View(func(tx *bolt.Tx) error {
 		pageSize := tx.DB().Info().PageSize
 		s.used = float64(tx.Size())
 		var names []string
@@ -206,7 +206,7 @@ func sizeOf(b *testing.B, d *DB, moment string, rows int) ledgerSize {
 			lines = append(lines, fmt.Sprintf("  bucket %-7s %8d keys, %6d pages: %4.0f bytes/row, leaves %3.0f%% full", name, bs.KeyN, pages,
 				perRow(float64(pages*pageSize)), 100*float64(bs.LeafInuse)/float64(max(bs.LeafAlloc, 1))))
 		}
-		fs := d.bolt.Stats()
+		fs := d.file.DB().Stats()
 		lines = append(lines, fmt.Sprintf("  free pages %d: %4.0f bytes/row", fs.FreePageN+fs.PendingPageN, perRow(float64((fs.FreePageN+fs.PendingPageN)*pageSize))))
 		return tx.Bucket(bucketRows).ForEach(func(k, v []byte) error {
 			s.value += float64(len(v))
@@ -224,7 +224,7 @@ func sizeOf(b *testing.B, d *DB, moment string, rows int) ledgerSize {
 		b.Fatal(err)
 	}
 	defer dst.Close()
-	if err := bolt.Compact(dst, d.bolt, 64<<20); err != nil {
+	if err := bolt.Compact(dst, d.file.DB(), 64<<20); err != nil {
 		b.Fatal(err)
 	}
 	var compacted float64

@@ -1,5 +1,9 @@
-// Package state is batchd's ledger: an embedded bbolt database that records
-// every file, batch and row, and every step each row takes.
+// Package state is batchd's ledger: it records every file, batch and row,
+// and every step each row takes, in a store of the kv contract
+// (internal/state/kv): a bbolt file (internal/state/bolt) or a PostgreSQL
+// database several instances share (internal/state/postgres). The rules
+// are written here once, over that contract; each backend owns its
+// storage.
 //
 // It is the only package that writes the database. Every change of a row's
 // state goes through a named transition (see Transition); a transition that
@@ -8,7 +12,7 @@
 // rests on is that a row is durably in flight, with the label and number its
 // check will carry, before the create request leaves the process.
 //
-// The database file is mode 0600 and is opened with a lock timeout, so a
+// A ledger file is mode 0600 and is opened with a lock timeout, so a
 // second batchd on the same state fails at once instead of hanging. Writes
 // are never NoSync: every commit is on disk before the call returns.
 package state
@@ -31,8 +35,8 @@ import (
 
 	"github.com/batchd/batchd/internal/funding"
 	"github.com/batchd/batchd/internal/payment"
+	boltkv "github.com/batchd/batchd/internal/state/bolt"
 	"github.com/batchd/batchd/internal/state/kv"
-	bolt "go.etcd.io/bbolt"
 )
 
 // SchemaVersion is the layout this build reads and writes. Version 2 added
@@ -69,9 +73,6 @@ var (
 	keySchema   = []byte("schema")
 	keyInstance = []byte("instance")
 )
-
-// ErrLocked is returned by Open when another process holds the database.
-var ErrLocked = errors.New("state is locked by another batchd process")
 
 // migrations[v] upgrades a database from schema v to v+1, inside the
 // transaction that has already created every bucket of the current layout.
@@ -129,10 +130,11 @@ type Options struct {
 type DB struct {
 	// store holds the ledger; every rule reads and writes through it.
 	store kv.Store
-	// bolt is the bbolt database beneath store when the ledger is a
-	// file, for the features only a file has (snapshots, compaction,
-	// the marker); nil on any other store.
-	bolt     *bolt.DB
+	// file is store when the ledger is a file, for the features only a
+	// file has (snapshots, the marker); nil on any other store, where
+	// they answer ErrUnsupported. It is set where the store is made, so
+	// no capability is ever looked for at run time.
+	file     *boltkv.Store
 	path     string
 	now      func() time.Time
 	chunk    int
@@ -163,7 +165,7 @@ type DB struct {
 	dir        string
 	generation uint64   // as committed by the last bump
 	previous   []string // earlier instances (see RestoreMark)
-	snap       *snapServer
+	snap       *boltkv.Server
 	closeOnce  sync.Once
 }
 
@@ -196,7 +198,7 @@ func (o *Options) defaults() {
 // used. The directory is created 0700 and the file forced to 0600.
 //
 // While it is open, the ledger serves consistent snapshots to `batchd
-// backup` on the socket SocketName in dir (see snapshot.go), unless
+// backup` on the socket SocketName in dir (internal/state/bolt), unless
 // Options.NoSnapshots.
 func Open(dir string, opts Options) (*DB, error) {
 	opts.defaults()
@@ -204,7 +206,7 @@ func Open(dir string, opts Options) (*DB, error) {
 		return nil, fmt.Errorf("open state: create %s: %w", dir, err)
 	}
 	path := filepath.Join(dir, FileName)
-	mk, hasMarker, mkErr := readMarker(dir)
+	mk, hasMarker, mkErr := boltkv.ReadMarker(dir)
 	_, statErr := os.Lstat(path)
 	create := false
 	switch {
@@ -236,7 +238,7 @@ func Open(dir string, opts Options) (*DB, error) {
 		return nil, fmt.Errorf("open state %s: write the marker: %w", path, err)
 	}
 	if !opts.NoSnapshots {
-		d.snap = d.serveSnapshots(filepath.Join(dir, SocketName))
+		d.snap = d.file.Serve(filepath.Join(dir, SocketName), d.now)
 	}
 	return d, nil
 }
@@ -273,11 +275,11 @@ func (d *DB) initSchema(tx kv.Tx) error {
 	}
 	inst := meta.Get(keyInstance)
 	if inst == nil {
-		var b [3]byte
-		if _, err := rand.Read(b[:]); err != nil {
+		id, err := newInstance()
+		if err != nil {
 			return err
 		}
-		inst = []byte(hex.EncodeToString(b[:]))
+		inst = []byte(id)
 		if err := meta.Put(keyInstance, inst); err != nil {
 			return err
 		}
@@ -306,7 +308,7 @@ func (d *DB) initSchema(tx kv.Tx) error {
 // Path names the ledger for messages: the database file's path, or the
 // server a shared ledger is on.
 func (d *DB) Path() string {
-	if d.bolt == nil && d.store != nil {
+	if d.file == nil && d.store != nil {
 		// A shared store names the server its last transaction reached:
 		// after a failover, not the one the ledger was opened on.
 		return d.store.Name()
@@ -334,7 +336,7 @@ func (d *DB) setInstance(inst string) {
 // marker and closes the database. A second Close does nothing more.
 func (d *DB) Close() error {
 	d.closeOnce.Do(func() {
-		d.snap.stop()
+		d.snap.Stop()
 		if d.dir != "" {
 			// Best effort: a ledger that cannot be written (a full
 			// disk) keeps the marker it has, which is never ahead.
@@ -377,17 +379,17 @@ func (d *DB) writeMarker() error {
 	d.mu.Lock()
 	m := marker{Instance: d.instance, Generation: d.generation, Previous: d.previous, Updated: time.Now().UTC()}
 	d.mu.Unlock()
-	return writeMarker(d.dir, m)
+	return boltkv.WriteMarker(d.dir, m)
 }
 
-// Stats reports bbolt's counters; tests and benchmarks use TxStats to count
-// commits.
-// On a ledger not in a file it reports nothing.
-func (d *DB) Stats() bolt.Stats {
-	if d.bolt == nil {
-		return bolt.Stats{}
+// newInstance makes a ledger's instance id (see Instance): six random
+// hex digits, made anew when a ledger is created or restored.
+func newInstance() (string, error) {
+	var b [3]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		return "", fmt.Errorf("make an instance id: %w", err)
 	}
-	return d.bolt.Stats()
+	return hex.EncodeToString(b[:]), nil
 }
 
 func u64(v uint64) []byte {
@@ -429,7 +431,7 @@ func (d *DB) writeWith(run func(func(kv.Tx) error) error, fn func(kv.Tx) error, 
 		// recovers and returns as an error.
 		defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
 		tx.OnCommit(d.counter(tx))
-		if d.bolt == nil {
+		if d.file == nil {
 			txs = append(txs, tx.ID())
 			if err := d.guard(tx, recovering); err != nil {
 				return err

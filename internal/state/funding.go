@@ -81,7 +81,7 @@ func (l *Loader) flushSources() error {
 		for _, ps := range l.src {
 			r := &funding.Row{Key: payment.RowKey{Batch: l.batch.ID, Line: ps.line}, State: payment.Pending, Request: ps.r,
 				History: []payment.Step{{At: at, State: payment.Pending, Note: "ingested"}}}
-			if err := putSource(tx, r); err != nil {
+			if err := sourceRows.put(tx, r); err != nil {
 				return err
 			}
 			if err := tx.Bucket(bucketSrcOpen).Put(keyBytes(r.Key), []byte(payment.Pending)); err != nil {
@@ -98,29 +98,53 @@ func (l *Loader) flushSources() error {
 	return nil
 }
 
-func getSource(tx kv.Tx, k payment.RowKey) (*funding.Row, error) {
-	raw := tx.Bucket(bucketSrcRows).Get(keyBytes(k))
-	if raw == nil {
-		return nil, fmt.Errorf("funding row %s: %w", k, payment.ErrNotFound)
-	}
-	return decodeSource(k, raw)
-}
+// sourceRows is the funding rows' rowType: the src_* buckets, JSON (these
+// files are small, and a funding row has fields a payment row's codec
+// does not), the payment.Transition table with keepRules. A row is
+// tracked while its source's status is Tracked, and owns the source it
+// names unless it is a verification.
+var sourceRows = withFacts(&rowType[funding.Row]{
+	rowKind: rowKind{payments: false, rows: bucketSrcRows, open: bucketSrcOpen, track: bucketSrcTrack, owners: bucketSrcIDs},
+	noun:    "funding row", where: "funding ", idNoun: "source",
+	rowsName: "src_rows", openName: "src_open", trackName: "src_track", idsName: "src_ids",
+	head: func(r *funding.Row) rowHead {
+		return rowHead{Key: &r.Key, State: &r.State, History: &r.History, Attempts: &r.Attempts, AttemptAt: &r.AttemptAt, SendBy: &r.SendBy, Error: &r.Error,
+			HeardAt: &r.HeardAt}
+	},
+	unmarshal:  func(raw []byte, r *funding.Row) error { return json.Unmarshal(raw, r) },
+	marshal:    func(r *funding.Row) ([]byte, error) { return json.Marshal(r) },
+	next:       nextSource,
+	status:     func(r *funding.Row) payment.Status { return payment.Status(r.Status) },
+	tracked:    sourceTracked,
+	owned:      func(r *funding.Row) (string, bool) { return r.SourceID, ownsSource(r) },
+	final:      sourceFinal,
+	lastChange: sourceLastChange,
+	settle:     settleSource,
+	checks: rowChecks[funding.Row]{
+		wrongBatch: func(k payment.RowKey, _ *payment.Batch) string {
+			return fmt.Sprintf("is a funding row of batch %d, a payment batch", k.Batch)
+		},
+		trackMissing: "has a source still %s",
+		foreign:      func(r *funding.Row) bool { return r.Request.Method == funding.Verify },
+		foreignNoun:  "a verification",
+		counts:       func(r *Report) (rows, ids *int) { return &r.SourceRows, &r.Sources },
+	},
+})
 
-func decodeSource(k payment.RowKey, raw []byte) (*funding.Row, error) {
-	r := &funding.Row{}
-	if err := json.Unmarshal(raw, r); err != nil {
-		return nil, fmt.Errorf("decode funding row %s: %w", k, err)
+// settleSource drops what a funding row with a result no longer needs: a
+// token is exchanged once, and a credential is not kept longer than
+// needed; of the account number, as of a payment row's, only the digits
+// a report may show remain.
+func settleSource(_ kv.Tx, r *funding.Row, _ payment.RowState, _ payment.Transition, _ time.Time) error {
+	if r.State.Open() {
+		return nil
 	}
-	r.Key = k
-	return r, nil
-}
-
-func putSource(tx kv.Tx, r *funding.Row) error {
-	raw, err := json.Marshal(r)
-	if err != nil {
-		return err
+	r.Request.ProcessorToken = ""
+	if r.Request.Account != "" {
+		r.Request.AccountLast4 = redact.Last4(r.Request.Account)
+		r.Request.Account = ""
 	}
-	return tx.Bucket(bucketSrcRows).Put(keyBytes(r.Key), raw)
+	return nil
 }
 
 // sourceTracked is the track index's rule: a submitted row whose source's
@@ -130,54 +154,6 @@ func sourceTracked(r *funding.Row) bool { return r.State == payment.Submitted &&
 // ownsSource reports whether r owns the source it names: a Verify row
 // names a source another row created, and never owns it.
 func ownsSource(r *funding.Row) bool { return r.SourceID != "" && r.Request.Method != funding.Verify }
-
-// applySource runs transition t on the funding row under k inside tx, as
-// apply does for payment rows: t is a payment.Transition (its table
-// decides the next state) or a step of keepRules (the state stays).
-// mutate may adjust the row; the history step, the indexes and the batch
-// counts are kept here.
-func (d *DB) applySource(tx kv.Tx, k payment.RowKey, t payment.Transition, note string, mutate func(*funding.Row) error) (*funding.Row, error) {
-	r, err := getSource(tx, k)
-	if err != nil {
-		return nil, err
-	}
-	next, err := nextSource(t, r.State)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", k, err)
-	}
-	before := r.State
-	r.State = next
-	if mutate != nil {
-		if err := mutate(r); err != nil {
-			return nil, err
-		}
-	}
-	at := d.now().UTC().Truncate(time.Millisecond)
-	r.History = append(r.History, payment.Step{At: at, State: r.State, CheckStatus: payment.Status(r.Status), Note: note, Via: t})
-	if !r.State.Open() {
-		// A token is exchanged once; a row with a result never sends
-		// it again, and a credential is not kept longer than needed. The
-		// same holds for the account number, as for payment rows: only
-		// the digits a report may show remain.
-		r.Request.ProcessorToken = ""
-		if r.Request.Account != "" {
-			r.Request.AccountLast4 = redact.Last4(r.Request.Account)
-			r.Request.Account = ""
-		}
-	}
-	if err := d.indexSource(tx, r); err != nil {
-		return nil, err
-	}
-	if err := putSource(tx, r); err != nil {
-		return nil, err
-	}
-	if before != r.State {
-		if err := bumpCounts(tx, k.Batch, before, r.State); err != nil {
-			return nil, err
-		}
-	}
-	return r, nil
-}
 
 // nextSource is t.Next, with the steps that keep the state.
 func nextSource(t payment.Transition, from payment.RowState) (payment.RowState, error) {
@@ -193,40 +169,11 @@ func nextSource(t payment.Transition, from payment.RowState) (payment.RowState, 
 	return "", fmt.Errorf("%w: %s from %s", payment.ErrIllegal, t, from)
 }
 
-// indexSource keeps src_open, src_track and src_ids in step with r. It
-// refuses (payment.ErrCheckOwned) a source id another row owns.
-func (d *DB) indexSource(tx kv.Tx, r *funding.Row) error {
-	key := keyBytes(r.Key)
-	open, track := tx.Bucket(bucketSrcOpen), tx.Bucket(bucketSrcTrack)
-	if r.State.Open() {
-		if err := open.Put(key, []byte(r.State)); err != nil {
-			return err
-		}
-	} else if err := open.Delete(key); err != nil {
-		return err
-	}
-	if sourceTracked(r) {
-		if err := track.Put(key, nil); err != nil {
-			return err
-		}
-	} else if err := track.Delete(key); err != nil {
-		return err
-	}
-	if !ownsSource(r) {
-		return nil
-	}
-	ids := tx.Bucket(bucketSrcIDs)
-	if prev := ids.Get([]byte(r.SourceID)); prev != nil && keyFrom(prev) != r.Key {
-		return fmt.Errorf("%s: funding source %s: %w: %s", r.Key, r.SourceID, payment.ErrCheckOwned, keyFrom(prev))
-	}
-	return ids.Put([]byte(r.SourceID), key)
-}
-
 // SourceRow returns one funding row.
 func (d *DB) SourceRow(k payment.RowKey) (*funding.Row, error) {
 	var r *funding.Row
 	err := d.view(func(tx kv.Tx) (err error) {
-		r, err = getSource(tx, k)
+		r, err = sourceRows.get(tx, k)
 		return err
 	})
 	return r, err
@@ -235,23 +182,21 @@ func (d *DB) SourceRow(k payment.RowKey) (*funding.Row, error) {
 // SourceRows calls fn for each funding row of a batch in line order, until
 // fn returns false or an error. A payment batch has none.
 func (d *DB) SourceRows(batch uint64, fn func(*funding.Row) (bool, error)) error {
-	return scan(d, bucketSrcRows, u64(batch), func(_ kv.Tx, k, v []byte) (*funding.Row, error) {
-		return decodeSource(keyFrom(k), v)
-	}, fn)
+	return sourceRows.batchRows(d, batch, fn)
 }
 
 // OpenSourceRows calls fn for each funding row without a result (pending,
 // in flight, in doubt) of a Ready batch, in batch and line order: a batch
 // still loading is not onboarding's yet.
 func (d *DB) OpenSourceRows(fn func(*funding.Row) (bool, error)) error {
-	return scanIndex(d, bucketSrcOpen, getSource, fn)
+	return sourceRows.openRows(d, fn)
 }
 
 // TrackedSourceRows calls fn for each submitted funding row whose source's
 // status is Tracked, in batch and line order: the rows onboarding's
 // reconcile still follows.
 func (d *DB) TrackedSourceRows(fn func(*funding.Row) (bool, error)) error {
-	return scanIndex(d, bucketSrcTrack, getSource, fn)
+	return sourceRows.trackedRows(d, fn)
 }
 
 // SourceOwners returns the rows that own the given source ids, in one
@@ -259,15 +204,5 @@ func (d *DB) TrackedSourceRows(fn func(*funding.Row) (bool, error)) error {
 // source another row made. Ids no row owns (and ids only Verify rows
 // name) are absent from the map.
 func (d *DB) SourceOwners(ids []string) (map[string]payment.RowKey, error) {
-	out := make(map[string]payment.RowKey, len(ids))
-	err := d.view(func(tx kv.Tx) error {
-		b := tx.Bucket(bucketSrcIDs)
-		for _, id := range ids {
-			if raw := b.Get([]byte(id)); raw != nil {
-				out[id] = keyFrom(raw)
-			}
-		}
-		return nil
-	})
-	return out, err
+	return sourceRows.ownersOf(d, ids)
 }

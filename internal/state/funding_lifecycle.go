@@ -20,17 +20,7 @@ import (
 // customer's others (funding.Belongs). When it returns nil the intent is
 // on disk, and only then may the request leave.
 func (d *DB) SendSource(k payment.RowKey, before []string) (*funding.Row, error) {
-	return d.batchApplySource(k, payment.Send, "", func(r *funding.Row) error {
-		at := d.now().UTC() // inside the transaction, as Send's
-		r.Attempts++
-		r.AttemptAt = at
-		r.SendBy = time.Time{}
-		if d.sendWindow > 0 {
-			r.SendBy = at.Add(d.sendWindow)
-		}
-		r.SourcesBefore = slices.Clone(before)
-		return nil
-	})
+	return sourceRows.send(d, k, func(r *funding.Row) { r.SourcesBefore = slices.Clone(before) })
 }
 
 // CustomerFound records the row's customer as soon as it is known, on a
@@ -43,7 +33,7 @@ func (d *DB) CustomerFound(k payment.RowKey, userID, note string) (*funding.Row,
 	}
 	var out *funding.Row
 	err := d.batch(func(tx kv.Tx) error {
-		r, err := getSource(tx, k)
+		r, err := sourceRows.get(tx, k)
 		if err != nil {
 			return err
 		}
@@ -54,7 +44,7 @@ func (d *DB) CustomerFound(k payment.RowKey, userID, note string) (*funding.Row,
 			out = r
 			return nil
 		}
-		out, err = d.applySource(tx, k, ViaCustomer, note, func(r *funding.Row) error {
+		out, err = sourceRows.apply(d, tx, k, ViaCustomer, note, func(r *funding.Row) error {
 			r.UserID = userID
 			return nil
 		})
@@ -76,7 +66,7 @@ func (d *DB) SourceCreated(k payment.RowKey, res funding.Result) (*funding.Row, 
 		return nil, fmt.Errorf("funding row %s: created without a source id", k)
 	}
 	seen := d.now().UTC()
-	return d.batchApplySource(k, payment.Create, res.Note, func(r *funding.Row) error {
+	return sourceRows.batchApply(d, k, payment.Create, res.Note, func(r *funding.Row) error {
 		r.SourceID, r.Status, r.StatusSeenAt = res.SourceID, res.Status, seen
 		r.BankName, r.LastFour, r.NextStep = res.BankName, res.LastFour, res.NextStep
 		r.Error = ""
@@ -87,7 +77,7 @@ func (d *DB) SourceCreated(k payment.RowKey, res funding.Result) (*funding.Row, 
 // RejectSource records that the service refused the row's request for
 // good, with its message and what the finance team can do instead.
 func (d *DB) RejectSource(k payment.RowKey, message, nextStep string) (*funding.Row, error) {
-	return d.batchApplySource(k, payment.Reject, "refused by the API", func(r *funding.Row) error {
+	return sourceRows.batchApply(d, k, payment.Reject, "refused by the API", func(r *funding.Row) error {
 		r.Error, r.NextStep = message, nextStep
 		return nil
 	})
@@ -96,17 +86,14 @@ func (d *DB) RejectSource(k payment.RowKey, message, nextStep string) (*funding.
 // DoubtSource records that a request's answer was lost: the customer or
 // the source may exist, and the row is looked up before it is sent again.
 func (d *DB) DoubtSource(k payment.RowKey, reason string) (*funding.Row, error) {
-	return d.batchApplySource(k, payment.Doubt, reason, func(r *funding.Row) error {
-		r.Error = reason
-		return nil
-	})
+	return sourceRows.doubt(d, k, reason)
 }
 
 // ReleaseSource returns a row in flight or in doubt to pending: its
 // request certainly made no source (refused before it was processed, or a
 // lookup proved there is none). The customer found stays recorded.
 func (d *DB) ReleaseSource(k payment.RowKey, reason string) (*funding.Row, error) {
-	return d.batchApplySource(k, payment.Release, reason, nil)
+	return sourceRows.batchApply(d, k, payment.Release, reason, nil)
 }
 
 // Initiated records, on a submitted row, that micro-deposit verification
@@ -117,7 +104,7 @@ func (d *DB) Initiated(k payment.RowKey, at time.Time, nextStep string) (*fundin
 	if at.IsZero() {
 		at = d.now()
 	}
-	return d.batchApplySource(k, ViaInitiate, nextStep, func(r *funding.Row) error {
+	return sourceRows.batchApply(d, k, ViaInitiate, nextStep, func(r *funding.Row) error {
 		if nextStep == "" {
 			r.Initiated = at.UTC()
 		}
@@ -129,32 +116,7 @@ func (d *DB) Initiated(k payment.RowKey, at time.Time, nextStep string) (*fundin
 // RecoverSourcesInFlight turns every funding row left in flight by an
 // earlier process into a row in doubt, in one transaction: its request
 // may have left before the process stopped. It returns how many.
-func (d *DB) RecoverSourcesInFlight() (int, error) {
-	n := 0
-	err := d.update(func(tx kv.Tx) error {
-		n = 0 // a retried transaction starts over
-		var keys []payment.RowKey
-		if err := tx.Bucket(bucketSrcOpen).ForEach(func(k, v []byte) error {
-			if payment.RowState(v) == payment.InFlight {
-				keys = append(keys, keyFrom(k))
-			}
-			return nil
-		}); err != nil {
-			return err
-		}
-		for _, k := range keys {
-			if _, err := d.applySource(tx, k, payment.Doubt, "found in flight at start: the process stopped mid-request", nil); err != nil {
-				return err
-			}
-		}
-		n = len(keys)
-		return nil
-	})
-	if err != nil {
-		return 0, fmt.Errorf("recover funding rows in flight: %w", err)
-	}
-	return n, nil
-}
+func (d *DB) RecoverSourcesInFlight() (int, error) { return sourceRows.recoverInFlight(d) }
 
 // ObserveSources records source statuses seen at the service in one
 // transaction, and returns the rows it changed, as they now are. Only a
@@ -162,31 +124,9 @@ func (d *DB) RecoverSourcesInFlight() (int, error) {
 // another status: the row of a verified, unverified, failed or deleted
 // source keeps what it has, and a status seen again adds no step.
 func (d *DB) ObserveSources(obs []funding.Observation, at time.Time) (map[payment.RowKey]*funding.Row, error) {
-	changed := map[payment.RowKey]*funding.Row{}
-	if len(obs) == 0 {
-		return changed, nil
-	}
-	err := d.update(func(tx kv.Tx) error {
-		clear(changed)
-		for _, o := range obs {
-			r, err := getSource(tx, o.Key)
-			if err != nil {
-				return err
-			}
-			if !sourceMoves(r, o.Status) {
-				continue
-			}
-			r, err = d.applySource(tx, o.Key, payment.Observe, "", func(r *funding.Row) error {
-				seeSource(r, o.Status, at)
-				return nil
-			})
-			if err != nil {
-				return err
-			}
-			changed[o.Key] = r
-		}
-		return nil
-	})
+	changed, err := observe(d, sourceRows, obs, func(o funding.Observation) payment.RowKey { return o.Key },
+		func(r *funding.Row, o funding.Observation) bool { return sourceMoves(r, o.Status) },
+		func(r *funding.Row, o funding.Observation) { seeSource(r, o.Status, at) })
 	if err != nil {
 		return nil, fmt.Errorf("observe %d source statuses: %w", len(obs), err)
 	}
@@ -204,19 +144,4 @@ func sourceMoves(r *funding.Row, s funding.Status) bool {
 // Reconcile and webhooks both apply a status through it.
 func seeSource(r *funding.Row, s funding.Status, at time.Time) {
 	r.Status, r.StatusSeenAt = s, at.UTC()
-}
-
-// batchApplySource runs one transition of a funding row through bbolt's
-// group commit.
-func (d *DB) batchApplySource(k payment.RowKey, t payment.Transition, note string, mutate func(*funding.Row) error) (*funding.Row, error) {
-	var out *funding.Row
-	err := d.batch(func(tx kv.Tx) error {
-		r, err := d.applySource(tx, k, t, note, mutate)
-		out = r
-		return err
-	})
-	if err != nil {
-		return nil, fmt.Errorf("%s funding row %s: %w", t, k, err)
-	}
-	return out, nil
 }

@@ -14,22 +14,9 @@ import (
 // then replaces what it wrote before.
 type SourceArchiver func(b *payment.Batch, rows func(fn func(*funding.Row) error) error) error
 
-// sourceKind is prune's view of funding rows. A row is final when it was
-// rejected, or submitted with a status that is not Tracked (nothing more
-// happens to it by itself); it owns its source id unless it is a Verify
-// row.
-var sourceKind = rowKind{payments: false, rows: bucketSrcRows, open: bucketSrcOpen, track: bucketSrcTrack, owners: bucketSrcIDs,
-	facts: func(k, v []byte) (bool, time.Time, string, error) {
-		r, err := decodeSource(keyFrom(k), v)
-		if err != nil {
-			return false, time.Time{}, "", err
-		}
-		owns := ""
-		if ownsSource(r) {
-			owns = r.SourceID
-		}
-		return sourceFinal(r), sourceLastChange(r), owns, nil
-	}}
+// A funding row is final when it was rejected, or submitted with a
+// status that is not Tracked (nothing more happens to it by itself); it
+// owns its source id unless it is a Verify row (sourceRows, funding.go).
 
 // sourceFinal reports whether nothing more will happen to a funding row.
 func sourceFinal(r *funding.Row) bool {
@@ -55,15 +42,5 @@ func sourceLastChange(r *funding.Row) time.Time {
 // its rows and their src_open, src_track and src_ids entries, in one
 // transaction. Payment batches are Prune's and are left alone.
 func (d *DB) PruneSources(ctx context.Context, before time.Time, archive SourceArchiver) (PruneSummary, error) {
-	return d.prune(ctx, before, sourceKind, func(b *payment.Batch, raw func(func(k, v []byte) error) error) error {
-		return archive(b, func(fn func(*funding.Row) error) error {
-			return raw(func(k, v []byte) error {
-				r, err := decodeSource(keyFrom(k), v)
-				if err != nil {
-					return err
-				}
-				return fn(r)
-			})
-		})
-	})
+	return d.prune(ctx, before, sourceRows.rowKind, sourceRows.archiver(archive))
 }

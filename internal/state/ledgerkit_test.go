@@ -104,7 +104,7 @@ func TestOpenCreatesOnlyInAFreshDirectory(t *testing.T) {
 	}
 	inst := d.Instance()
 	d.Close()
-	mk, ok, err := readMarker(dir)
+	mk, ok, err := boltkv.ReadMarker(dir)
 	if !ok || err != nil || mk.Instance != inst || mk.Generation == 0 {
 		t.Fatalf("marker %+v %v %v, want instance %s", mk, ok, err, inst)
 	}
@@ -119,7 +119,7 @@ func TestOpenCreatesOnlyInAFreshDirectory(t *testing.T) {
 		t.Fatal(err)
 	}
 	d.Close()
-	if _, ok, _ := readMarker(dir); !ok {
+	if _, ok, _ := boltkv.ReadMarker(dir); !ok {
 		t.Fatal("no marker written beside an existing ledger")
 	}
 }
@@ -363,7 +363,7 @@ func TestRestoreOfTheFile(t *testing.T) {
 	if _, err := os.Stat(m.Replaced); err != nil {
 		t.Fatalf("the replaced ledger was not kept: %v", err)
 	}
-	if mk, _, _ := readMarker(dir); mk.Instance != m.Instance {
+	if mk, _, _ := boltkv.ReadMarker(dir); mk.Instance != m.Instance {
 		t.Fatalf("marker %+v after restore, want instance %s", mk, m.Instance)
 	}
 	d, err = Open(dir, Options{})
@@ -400,11 +400,11 @@ func TestCheckFindsBrokenInvariants(t *testing.T) {
 		open.Delete(k(7)) // a pending row missing from the open index
 		open.Put(k(99), []byte("pending"))
 		// Row 3 claims row 2's check.
-		r3, _ := getRow(tx, payment.RowKey{Batch: b.ID, Line: 3})
+		r3, _ := paymentRows.get(tx, payment.RowKey{Batch: b.ID, Line: 3})
 		r3.CheckID = "chk-2"
 		rows.Put(k(3), encodeRow(nil, r3))
 		// Row 8's state is not a state; row 9 does not decode.
-		r8, _ := getRow(tx, payment.RowKey{Batch: b.ID, Line: 8})
+		r8, _ := paymentRows.get(tx, payment.RowKey{Batch: b.ID, Line: 8})
 		r8.State = "paid"
 		rows.Put(k(8), encodeRow(nil, r8))
 		rows.Put(k(9), []byte{rowCodecV1, 0xff})

@@ -17,19 +17,7 @@ import (
 // Send marks a pending row in flight and returns it. When Send returns nil
 // the intent is on disk, and only then may the create request leave.
 func (d *DB) Send(k payment.RowKey) (*payment.Row, error) {
-	return d.batchApply(k, payment.Send, "", func(r *payment.Row) error {
-		// Read the clock inside the transaction, once the write lock is
-		// had: a Send that waited behind a long write (a file's load)
-		// must not start its send-by window before it is recorded.
-		at := d.now().UTC()
-		r.Attempts++
-		r.AttemptAt = at
-		r.SendBy = time.Time{}
-		if d.sendWindow > 0 {
-			r.SendBy = at.Add(d.sendWindow)
-		}
-		return nil
-	})
+	return paymentRows.send(d, k, nil)
 }
 
 // Created records the check that a create made, or that a lookup found
@@ -40,7 +28,7 @@ func (d *DB) Created(k payment.RowKey, res payment.CheckResult) (*payment.Row, e
 	}
 	note := res.Note
 	seen := d.now().UTC()
-	return d.batchApply(k, payment.Create, note, func(r *payment.Row) error {
+	return paymentRows.batchApply(d, k, payment.Create, note, func(r *payment.Row) error {
 		r.CheckID, r.CheckStatus = res.CheckID, res.Status
 		r.CheckCreated, r.StatusSeenAt = res.Created, seen
 		r.Risk, r.FundConfirmation = res.Risk, res.FundConfirmation
@@ -51,7 +39,7 @@ func (d *DB) Created(k payment.RowKey, res payment.CheckResult) (*payment.Row, e
 
 // Reject records that the API refused the create, with its message.
 func (d *DB) Reject(k payment.RowKey, message string) (*payment.Row, error) {
-	return d.batchApply(k, payment.Reject, "refused by the API", func(r *payment.Row) error {
+	return paymentRows.batchApply(d, k, payment.Reject, "refused by the API", func(r *payment.Row) error {
 		r.Error = message
 		return nil
 	})
@@ -60,10 +48,7 @@ func (d *DB) Reject(k payment.RowKey, message string) (*payment.Row, error) {
 // Doubt records that a create's answer was lost: the check may or may not
 // exist, and the row must be looked up before it is ever sent again.
 func (d *DB) Doubt(k payment.RowKey, reason string) (*payment.Row, error) {
-	return d.batchApply(k, payment.Doubt, reason, func(r *payment.Row) error {
-		r.Error = reason
-		return nil
-	})
+	return paymentRows.doubt(d, k, reason)
 }
 
 // Release returns a row to pending: the create certainly made no check
@@ -74,19 +59,19 @@ func (d *DB) Doubt(k payment.RowKey, reason string) (*payment.Row, error) {
 func (d *DB) Release(k payment.RowKey, reason string) (*payment.Row, error) {
 	var out *payment.Row
 	err := d.batch(func(tx kv.Tx) error {
-		r, err := getRow(tx, k)
+		r, err := paymentRows.get(tx, k)
 		if err != nil {
 			return err
 		}
 		if !r.HeldUnapproved() {
-			out, err = d.apply(tx, k, payment.Release, reason, nil)
+			out, err = paymentRows.apply(d, tx, k, payment.Release, reason, nil)
 			return err
 		}
 		why, err := heldReason(tx, k)
 		if err != nil {
 			return err
 		}
-		out, err = d.apply(tx, k, payment.Rehold, reason, func(r *payment.Row) error {
+		out, err = paymentRows.apply(d, tx, k, payment.Rehold, reason, func(r *payment.Row) error {
 			r.Error = why
 			return nil
 		})
@@ -114,31 +99,11 @@ func (d *DB) ObserveStatus(k payment.RowKey, status payment.Status, at time.Time
 // final is left alone: a final status never changes. It returns the rows
 // it changed, as they now are.
 func (d *DB) ObserveStatuses(obs []payment.Observation, at time.Time) (map[payment.RowKey]*payment.Row, error) {
-	changed := map[payment.RowKey]*payment.Row{}
-	if len(obs) == 0 {
-		return changed, nil
-	}
-	err := d.update(func(tx kv.Tx) error {
-		clear(changed) // a retried transaction starts over
-		for _, o := range obs {
-			r, err := getRow(tx, o.Key)
-			if err != nil {
-				return err
-			}
-			if !checkObservable(r) || r.CheckStatus == o.Status {
-				continue
-			}
-			r, err = d.apply(tx, o.Key, payment.Observe, "", func(r *payment.Row) error {
-				seeCheck(r, o.Status, at)
-				return nil
-			})
-			if err != nil {
-				return err
-			}
-			changed[o.Key] = r
-		}
-		return nil
-	})
+	changed, err := observe(d, paymentRows, obs, func(o payment.Observation) payment.RowKey { return o.Key },
+		func(r *payment.Row, o payment.Observation) bool {
+			return checkObservable(r) && r.CheckStatus != o.Status
+		},
+		func(r *payment.Row, o payment.Observation) { seeCheck(r, o.Status, at) })
 	if err != nil {
 		return nil, fmt.Errorf("observe %d statuses: %w", len(obs), err)
 	}
@@ -166,7 +131,7 @@ func seeCheck(r *payment.Row, s payment.Status, at time.Time) {
 func (d *DB) Voided(k payment.RowKey, reason string) error {
 	at := d.now().UTC()
 	err := d.update(func(tx kv.Tx) error {
-		_, err := d.apply(tx, k, payment.Observe, payment.VoidedByBatchdNote+reason, func(r *payment.Row) error {
+		_, err := paymentRows.apply(d, tx, k, payment.Observe, payment.VoidedByBatchdNote+reason, func(r *payment.Row) error {
 			r.CheckStatus, r.StatusSeenAt, r.Error = "void", at, reason
 			return nil
 		})
@@ -181,43 +146,4 @@ func (d *DB) Voided(k payment.RowKey, reason string) error {
 // RecoverInFlight turns every row left in flight by an earlier process into
 // a row in doubt: its request may have left before the crash. It returns
 // how many it found.
-func (d *DB) RecoverInFlight() (int, error) {
-	var keys []payment.RowKey
-	err := d.view(func(tx kv.Tx) error {
-		return tx.Bucket(bucketOpen).ForEach(func(k, v []byte) error {
-			if payment.RowState(v) == payment.InFlight {
-				keys = append(keys, keyFrom(k))
-			}
-			return nil
-		})
-	})
-	if err != nil {
-		return 0, fmt.Errorf("recover rows in flight: %w", err)
-	}
-	err = d.update(func(tx kv.Tx) error {
-		for _, k := range keys {
-			if _, err := d.apply(tx, k, payment.Doubt, "found in flight at start: the process stopped mid-request", nil); err != nil {
-				return err
-			}
-		}
-		return nil
-	})
-	if err != nil {
-		return 0, fmt.Errorf("recover rows in flight: %w", err)
-	}
-	return len(keys), nil
-}
-
-// batchApply runs one transition through bbolt's group commit.
-func (d *DB) batchApply(k payment.RowKey, t payment.Transition, note string, mutate func(*payment.Row) error) (*payment.Row, error) {
-	var out *payment.Row
-	err := d.batch(func(tx kv.Tx) error {
-		r, err := d.apply(tx, k, t, note, mutate)
-		out = r
-		return err
-	})
-	if err != nil {
-		return nil, fmt.Errorf("%s row %s: %w", t, k, err)
-	}
-	return out, nil
-}
+func (d *DB) RecoverInFlight() (int, error) { return paymentRows.recoverInFlight(d) }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/batchd/batchd/internal/payment"
+	boltkv "github.com/batchd/batchd/internal/state/bolt"
 	"github.com/batchd/batchd/internal/state/kv"
 )
 
@@ -19,7 +20,7 @@ import (
 func (d *DB) Check() (*Report, error) {
 	r := &Report{Path: d.Path(), ByState: map[payment.RowState]int{}}
 	err := d.view(func(tx kv.Tx) error {
-		return guarded(func() error { return r.invariants(tx) })
+		return boltkv.Guarded(func() error { return r.invariants(tx) })
 	})
 	if err != nil {
 		return nil, fmt.Errorf("check %s: %w", d.Path(), err)

@@ -165,7 +165,7 @@ func heldReason(tx kv.Tx, k payment.RowKey) (string, error) {
 func (d *DB) ApproveHeld(k payment.RowKey, who string) (*payment.Row, error) {
 	var out *payment.Row
 	err := d.update(func(tx kv.Tx) error {
-		r, err := d.apply(tx, k, payment.Approve, "released by "+who, func(r *payment.Row) error {
+		r, err := paymentRows.apply(d, tx, k, payment.Approve, "released by "+who, func(r *payment.Row) error {
 			r.Error = ""
 			return nil
 		})

@@ -78,17 +78,7 @@ var testHookPruneTx func(batch uint64) error
 // of the ledger, having pruned the batches before it, and between batches
 // when ctx is done.
 func (d *DB) Prune(ctx context.Context, before time.Time, archive Archiver) (PruneSummary, error) {
-	return d.prune(ctx, before, paymentKind, func(b *payment.Batch, raw func(func(k, v []byte) error) error) error {
-		return archive(b, func(fn func(*payment.Row) error) error {
-			return raw(func(k, v []byte) error {
-				r, err := decodeRow(keyFrom(k), v)
-				if err != nil {
-					return err
-				}
-				return fn(r)
-			})
-		})
-	})
+	return d.prune(ctx, before, paymentRows.rowKind, paymentRows.archiver(archive))
 }
 
 // rowKind is what prune needs to know of one kind of row: which batches
@@ -98,18 +88,9 @@ type rowKind struct {
 	rows, open, track, owners []byte
 	// facts decodes a stored row: whether nothing more will happen to
 	// it, when it last changed, and the id it owns in owners ("" for
-	// none).
+	// none). withFacts sets it from a rowType.
 	facts func(k, v []byte) (final bool, last time.Time, owns string, err error)
 }
-
-var paymentKind = rowKind{payments: true, rows: bucketRows, open: bucketOpen, track: bucketTrack, owners: bucketChecks,
-	facts: func(k, v []byte) (bool, time.Time, string, error) {
-		r, err := decodeRow(keyFrom(k), v)
-		if err != nil {
-			return false, time.Time{}, "", err
-		}
-		return r.Final(), lastChange(r), r.CheckID, nil
-	}}
 
 // rawArchiver is an Archiver before rows are decoded: raw calls fn with
 // the stored key and value of every row of b in line order.

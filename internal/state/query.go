@@ -12,7 +12,7 @@ import (
 func (d *DB) Row(k payment.RowKey) (*payment.Row, error) {
 	var r *payment.Row
 	err := d.readRows(1, func(tx kv.Tx) (err error) {
-		r, err = getRow(tx, k)
+		r, err = paymentRows.get(tx, k)
 		return err
 	})
 	return r, err
@@ -27,7 +27,7 @@ func (d *DB) RowByCheck(checkID string) (*payment.Row, error) {
 			return fmt.Errorf("check %s: %w", checkID, payment.ErrNotFound)
 		}
 		var err error
-		r, err = getRow(tx, keyFrom(k))
+		r, err = paymentRows.get(tx, keyFrom(k))
 		return err
 	})
 	return r, err
@@ -53,17 +53,7 @@ func (d *DB) CheckOwner(checkID string) (payment.RowKey, bool, error) {
 // transaction: reconcile looks up a whole page of listed checks at once.
 // Ids that no row owns are absent from the map.
 func (d *DB) CheckOwners(ids []string) (map[string]payment.RowKey, error) {
-	out := make(map[string]payment.RowKey, len(ids))
-	err := d.readRows(len(ids), func(tx kv.Tx) error {
-		b := tx.Bucket(bucketChecks)
-		for _, id := range ids {
-			if raw := b.Get([]byte(id)); raw != nil {
-				out[id] = keyFrom(raw)
-			}
-		}
-		return nil
-	})
-	return out, err
+	return paymentRows.ownersOf(d, ids)
 }
 
 // OwnerRows returns the rows that own the given check ids, by id, in one
@@ -77,7 +67,7 @@ func (d *DB) OwnerRows(ids []string) (map[string]*payment.Row, error) {
 			if raw == nil {
 				continue
 			}
-			r, err := getRow(tx, keyFrom(raw))
+			r, err := paymentRows.get(tx, keyFrom(raw))
 			if err != nil {
 				return fmt.Errorf("the row of check %s: %w", id, err)
 			}
@@ -173,21 +163,17 @@ func (d *DB) ResultsReported(id uint64) error {
 // Rows calls fn for each row of a batch in line order, until fn returns
 // false or an error.
 func (d *DB) Rows(batch uint64, fn func(*payment.Row) (bool, error)) error {
-	return scan(d, bucketRows, u64(batch), func(_ kv.Tx, k, v []byte) (*payment.Row, error) {
-		return decodeRow(keyFrom(k), v)
-	}, fn)
+	return paymentRows.batchRows(d, batch, fn)
 }
 
 // OpenRows calls fn for each row without a check, in batch and line order,
 // skipping batches that are not Ready.
-func (d *DB) OpenRows(fn func(*payment.Row) (bool, error)) error {
-	return scanIndex(d, bucketOpen, getRow, fn)
-}
+func (d *DB) OpenRows(fn func(*payment.Row) (bool, error)) error { return paymentRows.openRows(d, fn) }
 
 // TrackedRows calls fn for each submitted row whose check is not final, in
 // batch and line order.
 func (d *DB) TrackedRows(fn func(*payment.Row) (bool, error)) error {
-	return scanIndex(d, bucketTrack, getRow, fn)
+	return paymentRows.trackedRows(d, fn)
 }
 
 // scanIndex walks an index bucket and yields the rows it names, read by

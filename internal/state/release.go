@@ -31,12 +31,3 @@ func (d *DB) readRows(n int, fn func(kv.Tx) error) error {
 		return nil
 	})
 }
-
-// touchRelease is how many bytes of keys and values the walk at open
-// (touch) reads between two hints. That walk reads the file in order, so
-// the pages it maps are about the bytes it reads: 1 MB of them keeps the
-// file's resident pages to a few MB, as releaseEvery does for random row
-// reads. Hinting every releaseEvery entries instead (about 1,200 hints for
-// a 100,000-row ledger, most entries being small index keys) cost 70 ms
-// of a 170 ms open in system calls and faults (docs/benchmarks.md).
-const touchRelease = 1 << 20

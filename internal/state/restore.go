@@ -1,9 +1,7 @@
 package state
 
 import (
-	"crypto/rand"
 	"encoding/binary"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -15,8 +13,8 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/batchd/batchd/internal/funding"
 	"github.com/batchd/batchd/internal/payment"
+	boltkv "github.com/batchd/batchd/internal/state/bolt"
 	"github.com/batchd/batchd/internal/state/kv"
 )
 
@@ -137,9 +135,12 @@ func Restore(dir, from string, opts RestoreOptions) (*Restoral, error) {
 	if same(from, ledger) {
 		return nil, fmt.Errorf("restore: %s is the ledger itself", from)
 	}
-	unlock, err := lockLedger(ledger)
+	unlock, err := boltkv.Lock(ledger)
+	if errors.Is(err, ErrLocked) {
+		return nil, fmt.Errorf("restore: %s: %w: stop batchd (systemctl stop batchd, and any batchd command) first", ledger, ErrInUse)
+	}
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("restore: %w", err)
 	}
 	defer unlock()
 
@@ -153,7 +154,7 @@ func Restore(dir, from string, opts RestoreOptions) (*Restoral, error) {
 	if rep.SnapshotAt.IsZero() {
 		return nil, fmt.Errorf("restore: %s is not a snapshot made by `batchd backup` (it has no snapshot time); restore only such snapshots, whose time says which rows to look up", from)
 	}
-	mk, hasMarker, mkErr := readMarker(dir)
+	mk, hasMarker, mkErr := boltkv.ReadMarker(dir)
 	if mkErr != nil {
 		hasMarker = false
 	}
@@ -234,11 +235,11 @@ func Restore(dir, from string, opts RestoreOptions) (*Restoral, error) {
 		return nil, fmt.Errorf("restore: install %s: %w", ledger, err)
 	}
 	installed = true
-	if err := syncDir(dir); err != nil {
+	if err := boltkv.SyncDir(dir); err != nil {
 		return nil, fmt.Errorf("restore: sync %s: %w", dir, err)
 	}
 	prev := append(slices.Clone(after.id.previous), mk.Previous...)
-	if err := writeMarker(dir, marker{Instance: mark.Instance, Generation: after.id.generation, Previous: prev, Updated: now}); err != nil {
+	if err := boltkv.WriteMarker(dir, marker{Instance: mark.Instance, Generation: after.id.generation, Previous: prev, Updated: now}); err != nil {
 		return nil, fmt.Errorf("restore: the ledger is installed, but its marker could not be written: %w", err)
 	}
 	if err := ownLikeDir(filepath.Join(dir, MarkerName), dir); err != nil {
@@ -246,27 +247,6 @@ func Restore(dir, from string, opts RestoreOptions) (*Restoral, error) {
 	}
 	after.Path = ledger
 	return &Restoral{Ledger: ledger, Mark: mark, Report: after}, nil
-}
-
-// lockLedger takes the ledger file's lock as bbolt does (flock), so that
-// no batchd opens it during the restore; it fails at once if one holds
-// it. A missing ledger needs no lock.
-func lockLedger(ledger string) (unlock func(), err error) {
-	f, err := os.Open(ledger)
-	if errors.Is(err, os.ErrNotExist) {
-		return func() {}, nil
-	}
-	if err != nil {
-		return nil, fmt.Errorf("restore: %w", err)
-	}
-	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
-		f.Close()
-		if errors.Is(err, syscall.EWOULDBLOCK) {
-			return nil, fmt.Errorf("restore: %s: %w: stop batchd (systemctl stop batchd, and any batchd command) first", ledger, ErrInUse)
-		}
-		return nil, fmt.Errorf("restore: lock %s: %w", ledger, err)
-	}
-	return func() { f.Close() }, nil
 }
 
 // ownLikeDir gives path the owner of dir when they differ (only root
@@ -319,65 +299,22 @@ func CopyFile(from, to string) error {
 // lookup may release the row before (zero: no process can still send).
 func (d *DB) suspectAll(write func(func(kv.Tx) error) error, at, sendBy time.Time, why string) (int, error) {
 	var keys, srcKeys []payment.RowKey
-	err := d.view(func(tx kv.Tx) error {
-		err := tx.Bucket(bucketOpen).ForEach(func(k, _ []byte) error {
-			keys = append(keys, keyFrom(k))
-			return nil
-		})
-		if err != nil {
+	err := d.view(func(tx kv.Tx) (err error) {
+		if keys, err = paymentRows.openKeys(tx); err != nil {
 			return err
 		}
-		return tx.Bucket(bucketSrcOpen).ForEach(func(k, _ []byte) error {
-			srcKeys = append(srcKeys, keyFrom(k))
-			return nil
-		})
+		srcKeys, err = sourceRows.openKeys(tx)
+		return err
 	})
 	if err != nil {
 		return 0, err
 	}
 	note := why + ": a create may have left after " + at.UTC().Format(time.RFC3339) + "; looked up before any send"
-	suspect := func(attemptAt, rowSendBy *time.Time, rowErr *string) {
-		if attemptAt.IsZero() || attemptAt.After(at) {
-			*attemptAt = at.UTC()
-		}
-		if sendBy.After(*rowSendBy) {
-			*rowSendBy = sendBy.UTC()
-		}
-		*rowErr = note
+	if err := sourceRows.suspect(d, write, srcKeys, at, sendBy, note); err != nil {
+		return 0, err
 	}
-	for chunk := range slices.Chunk(srcKeys, d.chunk) {
-		err := write(func(tx kv.Tx) error {
-			for _, k := range chunk {
-				_, err := d.applySource(tx, k, payment.Suspect, note, func(r *funding.Row) error {
-					suspect(&r.AttemptAt, &r.SendBy, &r.Error)
-					return nil
-				})
-				if err != nil {
-					return err
-				}
-			}
-			return nil
-		})
-		if err != nil {
-			return 0, fmt.Errorf("put funding rows in doubt: %w", err)
-		}
-	}
-	for chunk := range slices.Chunk(keys, d.chunk) {
-		err := write(func(tx kv.Tx) error {
-			for _, k := range chunk {
-				_, err := d.apply(tx, k, payment.Suspect, note, func(r *payment.Row) error {
-					suspect(&r.AttemptAt, &r.SendBy, &r.Error)
-					return nil
-				})
-				if err != nil {
-					return err
-				}
-			}
-			return nil
-		})
-		if err != nil {
-			return 0, fmt.Errorf("put rows in doubt: %w", err)
-		}
+	if err := paymentRows.suspect(d, write, keys, at, sendBy, note); err != nil {
+		return 0, err
 	}
 	return len(keys) + len(srcKeys), nil
 }
@@ -386,11 +323,11 @@ func (d *DB) suspectAll(write func(func(kv.Tx) error) error, at, sendBy time.Tim
 // one kept in the previous list), a generation ahead of the marker's, no
 // snapshot stamp, and the restored mark.
 func (d *DB) finishRestore(write func(func(kv.Tx) error) error, m *RestoreMark, markerGen uint64) error {
-	var b [3]byte
-	if _, err := rand.Read(b[:]); err != nil {
+	inst, err := newInstance()
+	if err != nil {
 		return err
 	}
-	m.Instance = hex.EncodeToString(b[:])
+	m.Instance = inst
 	return write(func(tx kv.Tx) error {
 		meta := tx.Bucket(bucketMeta)
 		var prev []string

@@ -223,7 +223,7 @@ func (d *DB) rewound(m guardMeta, live kv.Origin) *Rewind {
 // next leader's TakeOver finishes the work. It returns nil when the
 // database did not go back.
 func (d *DB) recoverRewind() (*Rewind, error) {
-	if d.bolt != nil {
+	if d.file != nil {
 		return nil, nil // a file's older copy is refused at Open (open.go)
 	}
 	now := d.now().UTC()

@@ -23,103 +23,51 @@ func keyFrom(b []byte) payment.RowKey {
 	return payment.RowKey{Batch: binary.BigEndian.Uint64(b[:8]), Line: binary.BigEndian.Uint32(b[8:12])}
 }
 
-// apply runs transition t on the row stored under k inside tx. mutate may
-// adjust the row further; the state change, the history step and every
-// index are maintained here, so no caller can forget one.
-func (d *DB) apply(tx kv.Tx, k payment.RowKey, t payment.Transition, note string, mutate func(*payment.Row) error) (*payment.Row, error) {
-	r, err := getRow(tx, k)
-	if err != nil {
-		return nil, err
-	}
-	next, err := t.Next(r.State)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", k, err)
-	}
-	before := r.State
-	r.State = next
-	if mutate != nil {
-		if err := mutate(r); err != nil {
-			return nil, err
-		}
-	}
-	at := d.now().UTC().Truncate(time.Millisecond)
-	r.History = append(r.History, payment.Step{At: at, State: r.State, CheckStatus: r.CheckStatus, Note: note, Via: t})
+// paymentRows is the payment rows' rowType: the rows, open, track and
+// checks buckets, the binary codec (codec.go), the payment.Transition
+// table. A row is tracked while its check is not final, and owns the
+// check it names.
+var paymentRows = withFacts(&rowType[payment.Row]{
+	rowKind: rowKind{payments: true, rows: bucketRows, open: bucketOpen, track: bucketTrack, owners: bucketChecks},
+	noun:    "row", idNoun: "check",
+	rowsName: "rows", openName: "open", trackName: "track", idsName: "checks",
+	head: func(r *payment.Row) rowHead {
+		return rowHead{Key: &r.Key, State: &r.State, History: &r.History, Attempts: &r.Attempts, AttemptAt: &r.AttemptAt, SendBy: &r.SendBy, Error: &r.Error,
+			HeardAt: &r.HeardAt}
+	},
+	unmarshal:  decodeRowValue,
+	marshal:    func(r *payment.Row) ([]byte, error) { return encodeRow(nil, r), nil },
+	next:       payment.Transition.Next,
+	status:     func(r *payment.Row) payment.Status { return r.CheckStatus },
+	tracked:    func(r *payment.Row) bool { return r.State == payment.Submitted && !r.CheckStatus.Final() },
+	owned:      func(r *payment.Row) (string, bool) { return r.CheckID, r.CheckID != "" },
+	final:      (*payment.Row).Final,
+	lastChange: lastChange,
+	settle:     settlePayment,
+	checks: rowChecks[payment.Row]{
+		wrongBatch: func(k payment.RowKey, b *payment.Batch) string {
+			return fmt.Sprintf("is a payment row of batch %d, a %s batch", k.Batch, b.Kind)
+		},
+		trackMissing: "has a check not final (%s)",
+		counts:       func(r *Report) (rows, ids *int) { return nil, &r.Checks },
+		countFaulty:  true,
+	},
+})
+
+// settlePayment settles the payee's mark of a row that leaves the open
+// states (payees.go), and keeps of a row that will never be sent again
+// only the digits of its account a report may show.
+func settlePayment(tx kv.Tx, r *payment.Row, before payment.RowState, t payment.Transition, at time.Time) error {
 	if before.Open() && !r.State.Open() {
-		if err := settleMark(tx, k, t == payment.Create, at); err != nil {
-			return nil, err
+		if err := settleMark(tx, r.Key, t == payment.Create, at); err != nil {
+			return err
 		}
 	}
 	if !r.State.Open() && r.Payment.BankAccount != "" {
-		// Submitted or rejected rows are never sent again: keep only
-		// the digits a report may show.
 		r.Payment.AccountLast4 = redact.Last4(r.Payment.BankAccount)
 		r.Payment.BankAccount = ""
 	}
-	if err := d.index(tx, r); err != nil {
-		return nil, err
-	}
-	if err := putRow(tx, r); err != nil {
-		return nil, err
-	}
-	if before != r.State {
-		if err := bumpCounts(tx, k.Batch, before, r.State); err != nil {
-			return nil, err
-		}
-	}
-	return r, nil
-}
-
-// index keeps the open, track and checks buckets in step with r.
-func (d *DB) index(tx kv.Tx, r *payment.Row) error {
-	key := keyBytes(r.Key)
-	open, track := tx.Bucket(bucketOpen), tx.Bucket(bucketTrack)
-	if r.State.Open() {
-		if err := open.Put(key, []byte(r.State)); err != nil {
-			return err
-		}
-	} else if err := open.Delete(key); err != nil {
-		return err
-	}
-	if r.State == payment.Submitted && !r.CheckStatus.Final() {
-		// Rows are submitted in about key order: pack the pages.
-		track.FillPercent(1.0)
-		if err := track.Put(key, nil); err != nil {
-			return err
-		}
-	} else if err := track.Delete(key); err != nil {
-		return err
-	}
-	if r.CheckID != "" {
-		checks := tx.Bucket(bucketChecks)
-		if prev := checks.Get([]byte(r.CheckID)); prev != nil && keyFrom(prev) != r.Key {
-			return fmt.Errorf("%s: check %s: %w: %s", r.Key, r.CheckID, payment.ErrCheckOwned, keyFrom(prev))
-		}
-		return checks.Put([]byte(r.CheckID), key)
-	}
 	return nil
-}
-
-func getRow(tx kv.Tx, k payment.RowKey) (*payment.Row, error) {
-	raw := tx.Bucket(bucketRows).Get(keyBytes(k))
-	if raw == nil {
-		return nil, fmt.Errorf("row %s: %w", k, payment.ErrNotFound)
-	}
-	return decodeRow(k, raw)
-}
-
-func decodeRow(k payment.RowKey, raw []byte) (*payment.Row, error) {
-	r := &payment.Row{}
-	if err := decodeRowValue(raw, r); err != nil {
-		return nil, fmt.Errorf("decode row %s: %w", k, err)
-	}
-	r.Key = k
-	return r, nil
-}
-
-func putRow(tx kv.Tx, r *payment.Row) error {
-	b := tx.Bucket(bucketRows)
-	b.FillPercent(rowFill)
-	return b.Put(keyBytes(r.Key), encodeRow(nil, r))
 }
 
 // rowFill is how full bbolt fills a page of rows before splitting it.

@@ -3,6 +3,7 @@ package state
 import (
 	"fmt"
 
+	boltkv "github.com/batchd/batchd/internal/state/bolt"
 	"github.com/batchd/batchd/internal/state/kv"
 )
 
@@ -33,7 +34,7 @@ func OpenStore(store kv.Store, elector Elector, opts Options) (*DB, error) {
 			"a copy rolled back in place only if it lost writes this instance sees from now on", store.Name(), err)
 	}
 	d.mark.last = f
-	if err := guarded(func() error { return d.store.UpdateUnfenced(d.initSchema) }); err != nil {
+	if err := boltkv.Guarded(func() error { return d.store.UpdateUnfenced(d.initSchema) }); err != nil {
 		return nil, fmt.Errorf("open state %s: %w", d.Path(), err)
 	}
 	return d, nil

@@ -124,7 +124,7 @@ func (w *watermark) read() (watermarkFile, bool, error) {
 // Refresh raises this instance's watermark to the ledger's write count;
 // a standby calls it each time it reads the lease.
 func (d *DB) Refresh() error {
-	if d.bolt != nil {
+	if d.file != nil {
 		return nil
 	}
 	inst, n, err := d.writes()
@@ -153,7 +153,7 @@ func (d *DB) writes() (instance string, n uint64, err error) {
 // at completes. It must run with no other instance working (the caller
 // holds the lease). from says what was restored, for the mark.
 func (d *DB) MarkRestored(at time.Time, from string) (*RestoreMark, error) {
-	if d.bolt != nil {
+	if d.file != nil {
 		return nil, Unsupported("mark restored", "the ledger is a file: restore it with `batchd restore --from SNAPSHOT`, which applies the same rules")
 	}
 	now := d.now().UTC()

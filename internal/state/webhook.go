@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/binary"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"time"
 	"unicode/utf8"
@@ -209,58 +208,20 @@ func (d *DB) applyEvent(tx kv.Tx, e webhook.Event, now time.Time) (EventOutcome,
 // status moves only forward (payment.Status.Advances), and through
 // seeCheck, as reconcile moves it; the row's HeardAt moves in any case.
 func (d *DB) hearCheck(tx kv.Tx, e webhook.Event, now time.Time) (EventOutcome, error) {
-	owner := tx.Bucket(bucketChecks).Get([]byte(e.CheckID))
-	if owner == nil {
-		return EventUnknown, nil
-	}
-	k := keyFrom(owner)
-	r, err := getRow(tx, k)
-	if errors.Is(err, payment.ErrNotFound) {
-		return "", fmt.Errorf("the checks index gives check %s to %s, which does not exist: run `batchd check`", e.CheckID, k)
-	}
-	if err != nil {
-		return "", err
-	}
-	if !checkObservable(r) || !e.CheckStatus.Advances(r.CheckStatus) {
-		r.HeardAt = now
-		return EventUnchanged, putRow(tx, r)
-	}
-	_, err = d.apply(tx, k, payment.Observe, eventNote(e), func(r *payment.Row) error {
-		seeCheck(r, e.CheckStatus, now)
-		r.HeardAt = now
-		return nil
-	})
-	return EventApplied, err
+	return paymentRows.hear(d, tx, e.CheckID, eventNote(e), now,
+		func(r *payment.Row) bool { return checkObservable(r) && e.CheckStatus.Advances(r.CheckStatus) },
+		func(r *payment.Row) { seeCheck(r, e.CheckStatus, now) })
 }
 
 // hearSource applies a source event to the row that owns the source, by
 // the rule reconcile follows (sourceMoves: only a pending source's row
 // changes); the row's HeardAt moves in any case.
 func (d *DB) hearSource(tx kv.Tx, e webhook.Event, now time.Time) (EventOutcome, error) {
-	owner := tx.Bucket(bucketSrcIDs).Get([]byte(e.SourceID))
-	if owner == nil {
-		return EventUnknown, nil
-	}
-	k := keyFrom(owner)
-	r, err := getSource(tx, k)
-	if errors.Is(err, payment.ErrNotFound) {
-		return "", fmt.Errorf("the src_ids index gives funding source %s to %s, which does not exist: run `batchd check`", e.SourceID, k)
-	}
-	if err != nil {
-		return "", err
-	}
 	// A word batchd does not know changes nothing here: an event is news,
 	// not the listing reconcile takes as the current truth.
-	if !e.SourceStatus.Known() || !sourceMoves(r, e.SourceStatus) {
-		r.HeardAt = now
-		return EventUnchanged, putSource(tx, r)
-	}
-	_, err = d.applySource(tx, k, payment.Observe, eventNote(e), func(r *funding.Row) error {
-		seeSource(r, e.SourceStatus, now)
-		r.HeardAt = now
-		return nil
-	})
-	return EventApplied, err
+	return sourceRows.hear(d, tx, e.SourceID, eventNote(e), now,
+		func(r *funding.Row) bool { return e.SourceStatus.Known() && sourceMoves(r, e.SourceStatus) },
+		func(r *funding.Row) { seeSource(r, e.SourceStatus, now) })
 }
 
 // eventNote is the history step's note for a change an event made. Every

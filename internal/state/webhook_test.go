@@ -122,7 +122,8 @@ func TestRecordLedgerFailure(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer ro.Close()
-	readOnly := &DB{store: boltkv.New(ro), bolt: ro, path: filepath.Join(dir, FileName), now: time.Now}
+	file := boltkv.New(ro)
+	readOnly := &DB{store: file, file: file, path: filepath.Join(dir, FileName), now: time.Now}
 	_, err = readOnly.Record(context.Background(), checkEvent("chk-1", payment.StatusDeposited))
 	var le *payment.LedgerError
 	if !errors.Is(err, payment.ErrLedger) || !errors.As(err, &le) || le.Op != "write" {

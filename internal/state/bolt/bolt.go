@@ -1,8 +1,10 @@
 // Package bolt is the embedded storage beneath batchd's ledger: the kv
-// contract (internal/state/kv) on a bbolt file. It is a thin adapter; the
-// ledger's rules are in internal/state, and the file's life (creation,
-// the marker, snapshots, compaction, restore) in internal/state too, which
-// reaches the *bbolt.DB through Store.DB.
+// contract (internal/state/kv) on a bbolt file, and the file's own life:
+// opening it only once its header and page tree are proven sound (Open,
+// header.go, pages.go), checking it (Inspect), the marker beside it
+// (marker.go), snapshots while a process holds it (snapshot.go), and
+// compaction (compact.go). The ledger's rules, which ledger may be used
+// among them, are in internal/state, over the kv contract.
 package bolt
 
 import (
@@ -23,7 +25,7 @@ var _ kv.Store = (*Store)(nil)
 // New wraps db; closing the Store closes db.
 func New(db *bbolt.DB) *Store { return &Store{db: db} }
 
-// DB is the bbolt database, for the file-level features only bbolt has.
+// DB is the bbolt database, for tests that measure the file itself.
 func (s *Store) DB() *bbolt.DB { return s.db }
 
 func (s *Store) View(fn func(kv.Tx) error) error {

@@ -1,4 +1,4 @@
-package state
+package bolt
 
 import (
 	"encoding/binary"

@@ -1,0 +1,265 @@
+package state
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/batchd/batchd/internal/payment"
+	"github.com/batchd/batchd/internal/state/kv"
+)
+
+// One row store for every type of row. Payment rows and funding-source
+// rows (and the payment links, cancels and edits to come) move through
+// the same payment.Transition table, are indexed alike (the rows without
+// a result, the rows still followed, the one row that owns each id the
+// service gave), are counted in their batch and checked by the same
+// invariants. Each rule is written once, over a rowType; a type of row is
+// a rowType value (paymentRows in rows.go, sourceRows in funding.go), so
+// a new one is a new value and not a copy of the rules.
+
+// rowType is what the ledger's rules need to know of one type of row R.
+type rowType[R any] struct {
+	// rowKind names the buckets, and the batches that hold the rows.
+	rowKind
+	// noun names a row in errors: "row", "funding row".
+	noun string
+	// where prefixes a row's (or an id's) place in a Report: "" or
+	// "funding ".
+	where string
+	// idNoun names the id a row owns, in messages: "check", "source".
+	idNoun string
+	// rowsName, openName, trackName and idsName are the buckets'
+	// names in a Report.
+	rowsName, openName, trackName, idsName string
+
+	// head points at the fields every row type has.
+	head func(*R) rowHead
+	// unmarshal and marshal are the stored form.
+	unmarshal func([]byte, *R) error
+	marshal   func(*R) ([]byte, error)
+	// next is the state t leads to from from (t.Next, or steps of the
+	// type's own that keep the state).
+	next func(t payment.Transition, from payment.RowState) (payment.RowState, error)
+	// status is the status at the service a history step records.
+	status func(*R) payment.Status
+	// tracked is the track index's rule: a submitted row whose status
+	// still moves on by itself.
+	tracked func(*R) bool
+	// owned is the id the row names and whether it owns it (is indexed
+	// as its owner).
+	owned func(*R) (id string, owns bool)
+	// final says that nothing more will happen to the row; lastChange is
+	// when it last changed (retention).
+	final      func(*R) bool
+	lastChange func(*R) time.Time
+	// settle runs after a transition's history step, before the row is
+	// indexed and stored: what a row leaving the open states takes along
+	// or drops (the payee's mark, full account numbers, tokens).
+	settle func(tx kv.Tx, r *R, before payment.RowState, t payment.Transition, at time.Time) error
+	// checks is the wording the invariant walk needs (rowcheck.go).
+	checks rowChecks[R]
+}
+
+// rowHead points at the fields every type of row has.
+type rowHead struct {
+	Key       *payment.RowKey
+	State     *payment.RowState
+	History   *[]payment.Step
+	Attempts  *int
+	AttemptAt *time.Time
+	SendBy    *time.Time
+	Error     *string
+	HeardAt   *time.Time
+}
+
+// withFacts returns t with prune's facts (rowKind.facts) read through t.
+func withFacts[R any](t *rowType[R]) *rowType[R] {
+	t.facts = func(k, v []byte) (bool, time.Time, string, error) {
+		r, err := t.decode(keyFrom(k), v)
+		if err != nil {
+			return false, time.Time{}, "", err
+		}
+		id, owns := t.owned(r)
+		if !owns {
+			id = ""
+		}
+		return t.final(r), t.lastChange(r), id, nil
+	}
+	return t
+}
+
+func (t *rowType[R]) get(tx kv.Tx, k payment.RowKey) (*R, error) {
+	raw := tx.Bucket(t.rows).Get(keyBytes(k))
+	if raw == nil {
+		return nil, fmt.Errorf("%s %s: %w", t.noun, k, payment.ErrNotFound)
+	}
+	return t.decode(k, raw)
+}
+
+func (t *rowType[R]) decode(k payment.RowKey, raw []byte) (*R, error) {
+	r := new(R)
+	if err := t.unmarshal(raw, r); err != nil {
+		return nil, fmt.Errorf("decode %s %s: %w", t.noun, k, err)
+	}
+	*t.head(r).Key = k
+	return r, nil
+}
+
+func (t *rowType[R]) put(tx kv.Tx, r *R) error {
+	raw, err := t.marshal(r)
+	if err != nil {
+		return err
+	}
+	b := tx.Bucket(t.rows)
+	b.FillPercent(rowFill)
+	return b.Put(keyBytes(*t.head(r).Key), raw)
+}
+
+// apply runs transition tr on the row stored under k inside tx. mutate
+// may adjust the row further; the state change, the history step, the
+// settling and every index are maintained here, so no caller can forget
+// one.
+func (t *rowType[R]) apply(d *DB, tx kv.Tx, k payment.RowKey, tr payment.Transition, note string, mutate func(*R) error) (*R, error) {
+	r, err := t.get(tx, k)
+	if err != nil {
+		return nil, err
+	}
+	h := t.head(r)
+	next, err := t.next(tr, *h.State)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", k, err)
+	}
+	before := *h.State
+	*h.State = next
+	if mutate != nil {
+		if err := mutate(r); err != nil {
+			return nil, err
+		}
+	}
+	at := d.now().UTC().Truncate(time.Millisecond)
+	*h.History = append(*h.History, payment.Step{At: at, State: *h.State, CheckStatus: t.status(r), Note: note, Via: tr})
+	if err := t.settle(tx, r, before, tr, at); err != nil {
+		return nil, err
+	}
+	if err := t.index(tx, r); err != nil {
+		return nil, err
+	}
+	if err := t.put(tx, r); err != nil {
+		return nil, err
+	}
+	if before != *h.State {
+		if err := bumpCounts(tx, k.Batch, before, *h.State); err != nil {
+			return nil, err
+		}
+	}
+	return r, nil
+}
+
+// index keeps the open, track and owners buckets in step with r. It
+// refuses (payment.ErrCheckOwned) an id another row owns.
+func (t *rowType[R]) index(tx kv.Tx, r *R) error {
+	h := t.head(r)
+	key := keyBytes(*h.Key)
+	open, track := tx.Bucket(t.open), tx.Bucket(t.track)
+	if h.State.Open() {
+		if err := open.Put(key, []byte(*h.State)); err != nil {
+			return err
+		}
+	} else if err := open.Delete(key); err != nil {
+		return err
+	}
+	if t.tracked(r) {
+		// Rows are submitted in about key order: pack the pages.
+		track.FillPercent(1.0)
+		if err := track.Put(key, nil); err != nil {
+			return err
+		}
+	} else if err := track.Delete(key); err != nil {
+		return err
+	}
+	id, owns := t.owned(r)
+	if !owns {
+		return nil
+	}
+	ids := tx.Bucket(t.owners)
+	if prev := ids.Get([]byte(id)); prev != nil && keyFrom(prev) != *h.Key {
+		return fmt.Errorf("%s: %s%s %s: %w: %s", *h.Key, t.where, t.idNoun, id, payment.ErrCheckOwned, keyFrom(prev))
+	}
+	return ids.Put([]byte(id), key)
+}
+
+// batchApply runs one transition through the store's group commit.
+func (t *rowType[R]) batchApply(d *DB, k payment.RowKey, tr payment.Transition, note string, mutate func(*R) error) (*R, error) {
+	var out *R
+	err := d.batch(func(tx kv.Tx) error {
+		r, err := t.apply(d, tx, k, tr, note, mutate)
+		out = r
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("%s %s %s: %w", tr, t.noun, k, err)
+	}
+	return out, nil
+}
+
+// openKeys are the keys of every row in tx's open index.
+func (t *rowType[R]) openKeys(tx kv.Tx) ([]payment.RowKey, error) {
+	var keys []payment.RowKey
+	err := tx.Bucket(t.open).ForEach(func(k, _ []byte) error {
+		keys = append(keys, keyFrom(k))
+		return nil
+	})
+	return keys, err
+}
+
+// archiver is archive, an archiver of decoded rows of type R, as prune's
+// rawArchiver of stored rows.
+func (t *rowType[R]) archiver(archive func(b *payment.Batch, rows func(fn func(*R) error) error) error) rawArchiver {
+	return func(b *payment.Batch, raw func(func(k, v []byte) error) error) error {
+		return archive(b, func(fn func(*R) error) error {
+			return raw(func(k, v []byte) error {
+				r, err := t.decode(keyFrom(k), v)
+				if err != nil {
+					return err
+				}
+				return fn(r)
+			})
+		})
+	}
+}
+
+// batchRows calls fn for each row of a batch in line order, until fn
+// returns false or an error.
+func (t *rowType[R]) batchRows(d *DB, batch uint64, fn func(*R) (bool, error)) error {
+	return scan(d, t.rows, u64(batch), func(_ kv.Tx, k, v []byte) (*R, error) {
+		return t.decode(keyFrom(k), v)
+	}, fn)
+}
+
+// openRows calls fn for each row without a result of a Ready batch, in
+// batch and line order.
+func (t *rowType[R]) openRows(d *DB, fn func(*R) (bool, error)) error {
+	return scanIndex(d, t.open, t.get, fn)
+}
+
+// trackedRows calls fn for each row the track index holds, in batch and
+// line order.
+func (t *rowType[R]) trackedRows(d *DB, fn func(*R) (bool, error)) error {
+	return scanIndex(d, t.track, t.get, fn)
+}
+
+// ownersOf returns the rows that own the given ids, in one read
+// transaction. Ids no row owns are absent from the map.
+func (t *rowType[R]) ownersOf(d *DB, ids []string) (map[string]payment.RowKey, error) {
+	out := make(map[string]payment.RowKey, len(ids))
+	err := d.readRows(len(ids), func(tx kv.Tx) error {
+		b := tx.Bucket(t.owners)
+		for _, id := range ids {
+			if raw := b.Get([]byte(id)); raw != nil {
+				out[id] = keyFrom(raw)
+			}
+		}
+		return nil
+	})
+	return out, err
+}
