@@ -50,7 +50,7 @@ func Cancel(db CancelLedger, svc payment.Service) ingest.CancelFunc {
 		}
 		res.CheckID, res.Row = target.CheckID, target.row
 		rec, fresh, err := db.CancelIntent(payment.Cancel{
-			Key: payment.CancelKey{File: line.FileSHA, Line: line.Line}, CheckID: target.CheckID, Row: target.Row, Reason: line.Reason})
+			Key: payment.LineKey{File: line.FileSHA, Line: line.Line}, CheckID: target.CheckID, Row: target.Row, Reason: line.Reason})
 		if err != nil {
 			return res, err
 		}

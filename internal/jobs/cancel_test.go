@@ -113,7 +113,7 @@ func TestCancelAfterALostAnswer(t *testing.T) {
 
 	// Line 2's intent was recorded and its void left; then the process died.
 	lost := ingest.CancelLine{FileSHA: "f1", Line: 2, CheckID: rows[0].CheckID, Reason: "wrong payee"}
-	if _, fresh, err := c.env.DB.CancelIntent(payment.Cancel{Key: payment.CancelKey{File: "f1", Line: 2}, CheckID: rows[0].CheckID, Row: rows[0].Key, Reason: "wrong payee"}); err != nil || !fresh {
+	if _, fresh, err := c.env.DB.CancelIntent(payment.Cancel{Key: payment.LineKey{File: "f1", Line: 2}, CheckID: rows[0].CheckID, Row: rows[0].Key, Reason: "wrong payee"}); err != nil || !fresh {
 		t.Fatal(fresh, err)
 	}
 	if err := c.api.DeleteCheck(ctx, rows[0].CheckID); err != nil {

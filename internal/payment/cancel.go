@@ -11,9 +11,10 @@ import "time"
 // and settles the line from that (a check found void after batchd's own
 // request is batchd's void, not "already void").
 
-// CancelKey names one line of one cancel file: the file's SHA-256 (the
-// same content dropped again is the same lines) and the physical line.
-type CancelKey struct {
+// LineKey names one line of one file whose lines batchd applies (cancels,
+// payment links): the file's SHA-256 (the same content dropped again is
+// the same lines) and the physical line.
+type LineKey struct {
 	File string `json:"file"` // sha256 hex of the cancel file's content
 	Line int    `json:"line"`
 }
@@ -39,7 +40,7 @@ func (o CancelOutcome) Settled() bool { return o != "" && o != CancelSent }
 
 // Cancel is the ledger's record of one cancel line.
 type Cancel struct {
-	Key     CancelKey     `json:"key"`
+	Key     LineKey       `json:"key"`
 	CheckID string        `json:"check_id"`
 	Row     RowKey        `json:"row,omitzero"` // the row that owns the check, when it is batchd's
 	Reason  string        `json:"reason"`
@@ -58,7 +59,7 @@ type CancelLedger interface {
 	CancelIntent(c Cancel) (rec Cancel, fresh bool, err error)
 	// CancelSettled records a line's final outcome; a line settled
 	// before keeps its first outcome, which is returned.
-	CancelSettled(k CancelKey, outcome CancelOutcome, status Status, note string) (Cancel, error)
+	CancelSettled(k LineKey, outcome CancelOutcome, status Status, note string) (Cancel, error)
 	// Cancels lists the recorded lines of one cancel file, by line.
 	Cancels(file string) ([]Cancel, error)
 }

@@ -17,7 +17,7 @@ var cancelCases = []testCase{
 
 func testCancelIntent(t *testing.T, be Backend) {
 	f := open(t, be)
-	k := payment.CancelKey{File: "ab12", Line: 3}
+	k := payment.LineKey{File: "ab12", Line: 3}
 	rec, fresh, err := f.CancelIntent(payment.Cancel{Key: k, CheckID: "chk-1", Reason: "paid twice", Row: payment.RowKey{Batch: 1, Line: 2}})
 	if err != nil || !fresh || rec.Outcome != payment.CancelSent || !rec.Sent.Equal(Epoch) {
 		t.Fatalf("first intent: %+v fresh=%v err=%v", rec, fresh, err)
@@ -36,10 +36,10 @@ func testCancelIntent(t *testing.T, be Backend) {
 	if err != nil || got.Outcome != payment.CancelVoided {
 		t.Fatalf("a settled line must keep its first outcome: %+v err=%v", got, err)
 	}
-	if _, _, err := f.CancelIntent(payment.Cancel{Key: payment.CancelKey{File: "ab12", Line: 10}, CheckID: "chk-2"}); err != nil {
+	if _, _, err := f.CancelIntent(payment.Cancel{Key: payment.LineKey{File: "ab12", Line: 10}, CheckID: "chk-2"}); err != nil {
 		t.Fatal(err)
 	}
-	if _, _, err := f.CancelIntent(payment.Cancel{Key: payment.CancelKey{File: "ab13", Line: 1}, CheckID: "chk-3"}); err != nil {
+	if _, _, err := f.CancelIntent(payment.Cancel{Key: payment.LineKey{File: "ab13", Line: 1}, CheckID: "chk-3"}); err != nil {
 		t.Fatal(err)
 	}
 	lines, err := f.Cancels("ab12")
@@ -52,21 +52,21 @@ func testCancelIntent(t *testing.T, be Backend) {
 func testCancelRefuses(t *testing.T, be Backend) {
 	f := open(t, be)
 	for _, c := range []payment.Cancel{
-		{Key: payment.CancelKey{Line: 1}, CheckID: "chk"},
-		{Key: payment.CancelKey{File: "ab", Line: 0}, CheckID: "chk"},
-		{Key: payment.CancelKey{File: "ab", Line: 1}},
+		{Key: payment.LineKey{Line: 1}, CheckID: "chk"},
+		{Key: payment.LineKey{File: "ab", Line: 0}, CheckID: "chk"},
+		{Key: payment.LineKey{File: "ab", Line: 1}},
 	} {
 		if _, _, err := f.CancelIntent(c); err == nil {
 			t.Errorf("intent %+v recorded", c)
 		}
 	}
-	if _, err := f.CancelSettled(payment.CancelKey{File: "ab", Line: 1}, payment.CancelVoided, payment.StatusVoid, ""); !errors.Is(err, payment.ErrNotFound) {
+	if _, err := f.CancelSettled(payment.LineKey{File: "ab", Line: 1}, payment.CancelVoided, payment.StatusVoid, ""); !errors.Is(err, payment.ErrNotFound) {
 		t.Errorf("settling a line without an intent: %v", err)
 	}
-	if _, _, err := f.CancelIntent(payment.Cancel{Key: payment.CancelKey{File: "ab", Line: 1}, CheckID: "chk"}); err != nil {
+	if _, _, err := f.CancelIntent(payment.Cancel{Key: payment.LineKey{File: "ab", Line: 1}, CheckID: "chk"}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := f.CancelSettled(payment.CancelKey{File: "ab", Line: 1}, payment.CancelSent, "", ""); err == nil {
+	if _, err := f.CancelSettled(payment.LineKey{File: "ab", Line: 1}, payment.CancelSent, "", ""); err == nil {
 		t.Error("settled with the intent's own outcome")
 	}
 	f.invariants()
