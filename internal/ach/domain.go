@@ -2,11 +2,10 @@ package ach
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"net/http"
 	"strings"
 
+	"github.com/batchd/batchd/internal/apiwire"
 	"github.com/batchd/batchd/internal/funding"
 	"github.com/batchd/batchd/internal/money"
 	"github.com/batchd/batchd/internal/payment"
@@ -46,7 +45,7 @@ const customerWalks = 3
 func (s *FundingService) CreateCustomer(ctx context.Context, cu funding.Customer) (string, error) {
 	u, err := s.c.CreateUser(ctx, UserRequest{FirstName: cu.FirstName, LastName: cu.LastName, Email: cu.Email, Phone: cu.Phone})
 	if err != nil {
-		return "", fundingError(err)
+		return "", apiwire.Domain(err)
 	}
 	return u.ID, nil
 }
@@ -83,7 +82,7 @@ func (s *FundingService) walkCustomers(ctx context.Context, want string) (id str
 	for page := 1; ; page++ {
 		pg, err := s.c.ListUsers(ctx, page, customerPage)
 		if err != nil {
-			return "", 0, 0, fundingError(err)
+			return "", 0, 0, apiwire.Domain(err)
 		}
 		total = max(total, pg.Total)
 		for _, u := range pg.Users {
@@ -120,7 +119,7 @@ func (s *FundingService) CreateSource(ctx context.Context, userID string, r *fun
 		return nil, fmt.Errorf("%w: %w: a %q row creates no funding source", payment.ErrService, payment.ErrRefused, r.Method)
 	}
 	if err != nil {
-		return nil, fundingError(err)
+		return nil, apiwire.Domain(err)
 	}
 	out := fs.Domain()
 	if out.UserID == "" {
@@ -133,7 +132,7 @@ func (s *FundingService) CreateSource(ctx context.Context, userID string, r *fun
 func (s *FundingService) Sources(ctx context.Context, userID string) ([]funding.Source, error) {
 	list, err := s.c.ListFundingSources(ctx, userID)
 	if err != nil {
-		return nil, fundingError(err)
+		return nil, apiwire.Domain(err)
 	}
 	out := make([]funding.Source, len(list))
 	for i := range list {
@@ -147,7 +146,7 @@ func (s *FundingService) Sources(ctx context.Context, userID string) ([]funding.
 func (s *FundingService) Source(ctx context.Context, id string) (*funding.Source, error) {
 	fs, err := s.c.GetFundingSource(ctx, id)
 	if err != nil {
-		return nil, fundingError(err)
+		return nil, apiwire.Domain(err)
 	}
 	return fs.Domain(), nil
 }
@@ -156,7 +155,7 @@ func (s *FundingService) Source(ctx context.Context, id string) (*funding.Source
 // funding.DeprecationDate it wraps funding.ErrDeprecated.
 func (s *FundingService) InitiateVerification(ctx context.Context, sourceID string) error {
 	_, err := s.c.InitiateVerification(ctx, sourceID)
-	return fundingError(err)
+	return apiwire.Domain(err)
 }
 
 // Verify completes a micro-deposit verification. The answer names the
@@ -164,7 +163,7 @@ func (s *FundingService) InitiateVerification(ctx context.Context, sourceID stri
 func (s *FundingService) Verify(ctx context.Context, sourceID string, amounts [2]money.Cents) (*funding.Source, error) {
 	v, err := s.c.Verify(ctx, sourceID, amounts[0], amounts[1])
 	if err != nil {
-		return nil, fundingError(err)
+		return nil, apiwire.Domain(err)
 	}
 	return &funding.Source{ID: v.SourceID, Status: domainStatus(v.StatusText, v.Status)}, nil
 }
@@ -185,47 +184,17 @@ func domainStatus(text string, st Status) funding.Status {
 	return funding.ParseStatus(text)
 }
 
-// fundingError files err under the domain's failures: every error is
-// payment.ErrService, its class decides the failure, and the conditions
-// a row's outcome depends on become funding's sentinels. The text stays
-// the client's own.
-func fundingError(err error) error {
-	if err == nil {
-		return nil
-	}
-	kinds := []error{payment.ErrService}
-	switch ClassOf(err) {
-	case Fatal:
-		kinds = append(kinds, payment.ErrKeyRefused)
-	case Permanent:
-		kinds = append(kinds, payment.ErrRefused)
-	case Retryable:
-		kinds = append(kinds, payment.ErrNotDone)
-	}
-	var e *Error
-	if errors.As(err, &e) && e.Status == http.StatusNotFound && errors.Is(err, ErrNotFound) {
-		kinds = append(kinds, payment.ErrNotFound)
-	}
-	for _, m := range []struct{ wire, domain error }{
-		{ErrDeprecated, funding.ErrDeprecated},
-		{ErrInvalidProcessorToken, funding.ErrInvalidToken},
-		{ErrAccountTaken, funding.ErrAccountTaken},
-		{ErrTooManySources, funding.ErrTooManySources},
-		{ErrCustomerNotFound, funding.ErrCustomerNotFound},
-		{ErrNotOwner, funding.ErrCustomerNotFound},
-	} {
-		if errors.Is(err, m.wire) {
-			kinds = append(kinds, m.domain)
-		}
-	}
-	return &fundingFailure{err: err, kinds: kinds}
+// domainKinds is the table from the client's conditions to the domain's
+// sentinels that a row's outcome depends on (funding's refusals, and
+// payment.ErrNotFound for a customer, source or account that does not
+// exist; an unknown endpoint is not ErrNotFound). apiwire.Domain adds
+// payment.ErrService and the failure of the error's class.
+var domainKinds = []struct{ wire, domain error }{
+	{ErrNotFound, payment.ErrNotFound},
+	{ErrDeprecated, funding.ErrDeprecated},
+	{ErrInvalidProcessorToken, funding.ErrInvalidToken},
+	{ErrAccountTaken, funding.ErrAccountTaken},
+	{ErrTooManySources, funding.ErrTooManySources},
+	{ErrCustomerNotFound, funding.ErrCustomerNotFound},
+	{ErrNotOwner, funding.ErrCustomerNotFound},
 }
-
-// fundingFailure is a client error that also is the domain's sentinels.
-type fundingFailure struct {
-	err   error
-	kinds []error
-}
-
-func (f *fundingFailure) Error() string   { return f.err.Error() }
-func (f *fundingFailure) Unwrap() []error { return append([]error{f.err}, f.kinds...) }

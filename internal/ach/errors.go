@@ -5,42 +5,12 @@ import (
 	"net/http"
 	"slices"
 	"strings"
-	"time"
 
 	"github.com/batchd/batchd/internal/apiwire"
 )
 
-// Class tells a caller what it may do after a failed call. The classes and
-// their meaning are those of internal/echeck, so that batchd's retry
-// policy treats both APIs alike. The zero Class is not a class: ClassOf
-// returns it only for a nil error.
-type Class int
-
-const (
-	// Retryable: the service did not act on the request (it was never
-	// fully sent, or the service said so with 429, 408, 500 or 503 on a
-	// call without an effect worth guarding). Sending it again is safe.
-	Retryable = Class(apiwire.Retryable)
-	// Ambiguous: a call with an effect (a create, a debit or credit, a
-	// verification step) was sent but its answer was lost or unreadable,
-	// so the effect may or may not have happened. The caller must find out
-	// (list the customer's funding sources, look the source up) before
-	// sending it again.
-	Ambiguous = Class(apiwire.Ambiguous)
-	// Permanent: the service refused this request (400, 402, 404, 410,
-	// ...). Sending it again will fail the same way.
-	Permanent = Class(apiwire.Permanent)
-	// Fatal: the key is missing, wrong, of the other environment, or its
-	// application is inactive (401, 403). Every further call will fail
-	// too; the run should stop.
-	Fatal = Class(apiwire.Fatal)
-)
-
-// String returns the lower-case name of c, as echeck.Class does.
-func (c Class) String() string { return apiwire.Class(c).String() }
-
 // The conditions a caller must tell apart, matched with errors.Is on any
-// error of the Client. An *Error may be several at once: ErrCustomerNotFound
+// error of the Client. An error may be several at once: ErrCustomerNotFound
 // and ErrNotOwner are also ErrNotFound. They are decided in one place,
 // kindsOf, from the status, the code and the message, so that a change of
 // the service's wording is one edit.
@@ -93,6 +63,19 @@ var (
 	// ErrThrottled: the service answered 429. Retryable after RetryAfter.
 	ErrThrottled = errors.New("ach: rate limited")
 )
+
+// conditions names what a refusal says beyond its class
+// (apiwire.Wire.Conditions): the sentinels above, by kindsOf, and the
+// domain's they stand for, by the table domainKinds.
+func conditions(status int, code, msg string) (conds, outcomes []error) {
+	conds = kindsOf(status, code, msg)
+	for _, m := range domainKinds {
+		if slices.Contains(conds, m.wire) {
+			outcomes = append(outcomes, m.domain)
+		}
+	}
+	return conds, outcomes
+}
 
 // kindsOf is the one function that tells the service's conditions apart,
 // from the HTTP status (0 for a 2xx that flagged an error), the "code" and
@@ -154,58 +137,6 @@ func kindsOf(status int, code, msg string) []error {
 		add(ErrNotVerified)
 	}
 	return ks
-}
-
-// Error is every error the Client returns. Its text never holds the API
-// key or a processor token, and shows an account number only masked, even
-// when the service echoes them.
-type Error struct {
-	Op         string        // operation, such as "ach.fundingsource.create" (see the Op constants)
-	Status     int           // HTTP status; 0 when no response was read
-	Message    string        // the service's message, or an excerpt of a non-JSON body
-	Code       string        // the service's "code", when it sent one
-	RetryAfter time.Duration // from a Retry-After header; 0 when absent
-	Class      Class         // what the caller may do next
-	// UserID is a customer the error answer named, such as the existing
-	// customer of an email that is taken (ErrEmailTaken).
-	UserID string
-	Err    error // the underlying network or decoding error, if any
-
-	kinds []error // the sentinels this error is, from kindsOf
-}
-
-// Error describes the failure in one line, ending with its class.
-func (e *Error) Error() string {
-	return (&apiwire.Failure{Op: e.Op, Status: e.Status, Message: e.Message, Code: e.Code,
-		RetryAfter: e.RetryAfter, Class: apiwire.Class(e.Class), Err: e.Err}).Text("ach")
-}
-
-// Unwrap returns the underlying error, so errors.Is(err,
-// context.DeadlineExceeded) works through an *Error.
-func (e *Error) Unwrap() error { return e.Err }
-
-// Is reports whether e is the condition target, one of the Err sentinels
-// of this package.
-func (e *Error) Is(target error) bool { return slices.Contains(e.kinds, target) }
-
-// RetryDelay is the service's Retry-After (payment.RetryAfter reads it).
-func (e *Error) RetryDelay() time.Duration { return e.RetryAfter }
-
-// ServiceMessage is the service's own message (payment.ServiceMessage
-// reads it).
-func (e *Error) ServiceMessage() string { return e.Message }
-
-// ClassOf classifies any error, as echeck.ClassOf does:
-//   - nil gives the zero Class;
-//   - an *Error anywhere in the chain gives its Class;
-//   - context.Canceled or context.DeadlineExceeded without an *Error gives
-//     Retryable: the client wraps every error it returns, so such an error
-//     did not come from a request in flight;
-//   - any other error gives Ambiguous: it did not come from this client,
-//     and Ambiguous is the one class under which a caller neither resends
-//     blindly nor gives up.
-func ClassOf(err error) Class {
-	return Class(apiwire.ClassOf(err, func(e *Error) apiwire.Class { return apiwire.Class(e.Class) }))
 }
 
 // apiMessage reads the message and code of an error body: "message", else

@@ -77,7 +77,7 @@ type FundingSource struct {
 func (c *Client) CreateFundingSource(ctx context.Context, r FundingSourceRequest) (*FundingSource, error) {
 	k := c.sourceCall(OpSourceCreate, "/funding-source", r)
 	if err := checkSourceRequest(r, true); err != nil {
-		return nil, c.refuse(k, err)
+		return nil, c.core.Refuse(k, "not sent", err)
 	}
 	return c.sourceAnswer(ctx, k, "")
 }
@@ -89,7 +89,7 @@ func (c *Client) CreateFundingSource(ctx context.Context, r FundingSourceRequest
 func (c *Client) CreateOnDemandFundingSource(ctx context.Context, r FundingSourceRequest) (*FundingSource, error) {
 	k := c.sourceCall(OpSourceCreateOnDemand, "/on-demand/funding-source", r)
 	if err := checkSourceRequest(r, false); err != nil {
-		return nil, c.refuse(k, err)
+		return nil, c.core.Refuse(k, "not sent", err)
 	}
 	return c.sourceAnswer(ctx, k, "")
 }
@@ -127,11 +127,11 @@ func (c *Client) CreateProcessorFundingSource(ctx context.Context, provider, use
 		Effect: true, Result: "funding_source", Tokens: []string{token}}
 	switch {
 	case provider == "" || len(provider) > 64 || strings.Trim(provider, "abcdefghijklmnopqrstuvwxyz0123456789") != "":
-		return nil, c.refuse(k, fmt.Errorf("provider %q: want a lowercase word", apiwire.Excerpt(provider)))
+		return nil, c.core.Refuse(k, "not sent", fmt.Errorf("provider %q: want a lowercase word", apiwire.Excerpt(provider)))
 	case userID == "":
-		return nil, c.refuse(k, errors.New("user_id is empty"))
+		return nil, c.core.Refuse(k, "not sent", errors.New("user_id is empty"))
 	case strings.TrimSpace(token) == "":
-		return nil, c.refuse(k, errors.New("processor_token is empty"))
+		return nil, c.core.Refuse(k, "not sent", errors.New("processor_token is empty"))
 	}
 	return c.sourceAnswer(ctx, k, "")
 }
@@ -141,9 +141,9 @@ func (c *Client) CreateProcessorFundingSource(ctx context.Context, provider, use
 func (c *Client) ListFundingSources(ctx context.Context, userID string) ([]FundingSource, error) {
 	k := apiwire.Call{Op: OpSourceList, Method: "GET", Path: "/funding-source/user/:" + url.PathEscape(userID)}
 	if err := validID("user id", userID); err != nil {
-		return nil, c.refuse(k, err)
+		return nil, c.core.Refuse(k, "not sent", err)
 	}
-	a, err := c.do(ctx, k)
+	a, err := c.core.Do(ctx, k)
 	if err != nil {
 		return nil, err
 	}
@@ -154,20 +154,20 @@ func (c *Client) ListFundingSources(ctx context.Context, userID string) ([]Fundi
 		}
 	}
 	if err != nil {
-		return nil, c.badAnswer(k, a.Status, err)
+		return nil, c.core.BadAnswer(k, a.Status, err)
 	}
 	out := make([]FundingSource, 0, len(items))
 	for i, it := range items {
 		o, ok := apiwire.ObjectOf(it)
 		if !ok {
-			return nil, c.badAnswer(k, a.Status, fmt.Errorf("entry %d is not an object", i))
+			return nil, c.core.BadAnswer(k, a.Status, fmt.Errorf("entry %d is not an object", i))
 		}
 		s, err := sourceFrom(o)
 		if err == nil && s.ID == "" {
 			err = errors.New("no source_id")
 		}
 		if err != nil {
-			return nil, c.badAnswer(k, a.Status, fmt.Errorf("entry %d: %w", i, err))
+			return nil, c.core.BadAnswer(k, a.Status, fmt.Errorf("entry %d: %w", i, err))
 		}
 		if s.UserID == "" {
 			s.UserID = userID
@@ -182,7 +182,7 @@ func (c *Client) ListFundingSources(ctx context.Context, userID string) ([]Fundi
 func (c *Client) GetFundingSource(ctx context.Context, id string) (*FundingSource, error) {
 	k := apiwire.Call{Op: OpSourceGet, Method: "GET", Path: "/funding-source/:" + url.PathEscape(id), Result: "funding_source"}
 	if err := validID("funding source id", id); err != nil {
-		return nil, c.refuse(k, err)
+		return nil, c.core.Refuse(k, "not sent", err)
 	}
 	return c.sourceAnswer(ctx, k, id)
 }
@@ -194,16 +194,16 @@ func (c *Client) RemoveFundingSource(ctx context.Context, userID, sourceID strin
 	k := apiwire.Call{Op: OpSourceRemove, Method: "POST", Path: "/funding-source/remove",
 		Body: map[string]string{"user_id": userID, "source_id": sourceID}}
 	if userID == "" || sourceID == "" {
-		return c.refuse(k, errors.New("user_id and source_id are required"))
+		return c.core.Refuse(k, "not sent", errors.New("user_id and source_id are required"))
 	}
-	_, err := c.do(ctx, k)
+	_, err := c.core.Do(ctx, k)
 	return err
 }
 
 // sourceAnswer sends k and reads the funding source of its answer. When
 // want is set, the answer must be about that source.
 func (c *Client) sourceAnswer(ctx context.Context, k apiwire.Call, want string) (*FundingSource, error) {
-	a, err := c.do(ctx, k)
+	a, err := c.core.Do(ctx, k)
 	if err != nil {
 		return nil, err
 	}
@@ -216,7 +216,7 @@ func (c *Client) sourceAnswer(ctx context.Context, k apiwire.Call, want string) 
 		err = fmt.Errorf("answer is about funding source %q, not %q", apiwire.Excerpt(s.ID), want)
 	}
 	if err != nil {
-		return nil, c.badAnswer(k, a.Status, err)
+		return nil, c.core.BadAnswer(k, a.Status, err)
 	}
 	return &s, nil
 }

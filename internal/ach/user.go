@@ -59,7 +59,7 @@ type UserPage struct {
 // ListUsers by email).
 func (c *Client) CreateUser(ctx context.Context, r UserRequest) (*User, error) {
 	k := apiwire.Call{Op: OpUserCreate, Method: "POST", Path: "/user", Body: r, Effect: true, Result: "user"}
-	a, err := c.do(ctx, k)
+	a, err := c.core.Do(ctx, k)
 	if err != nil {
 		return nil, err
 	}
@@ -68,7 +68,7 @@ func (c *Client) CreateUser(ctx context.Context, r UserRequest) (*User, error) {
 		err = errors.New("no user_id in the answer")
 	}
 	if err != nil {
-		return nil, c.badAnswer(k, a.Status, err)
+		return nil, c.core.BadAnswer(k, a.Status, err)
 	}
 	return &u, nil
 }
@@ -78,9 +78,9 @@ func (c *Client) CreateUser(ctx context.Context, r UserRequest) (*User, error) {
 func (c *Client) GetUser(ctx context.Context, id string) (*User, error) {
 	k := apiwire.Call{Op: OpUserGet, Method: "GET", Path: "/user/:" + url.PathEscape(id), Result: "user"}
 	if err := validID("user id", id); err != nil {
-		return nil, c.refuse(k, err)
+		return nil, c.core.Refuse(k, "not sent", err)
 	}
-	a, err := c.do(ctx, k)
+	a, err := c.core.Do(ctx, k)
 	if err != nil {
 		return nil, err
 	}
@@ -93,7 +93,7 @@ func (c *Client) GetUser(ctx context.Context, id string) (*User, error) {
 		err = fmt.Errorf("answer is about customer %q, not %q", apiwire.Excerpt(u.ID), id)
 	}
 	if err != nil {
-		return nil, c.badAnswer(k, a.Status, err)
+		return nil, c.core.BadAnswer(k, a.Status, err)
 	}
 	return &u, nil
 }
@@ -105,7 +105,7 @@ func (c *Client) GetUser(ctx context.Context, id string) (*User, error) {
 func (c *Client) ListUsers(ctx context.Context, page, limit int) (*UserPage, error) {
 	k := apiwire.Call{Op: OpUserList, Method: "GET", Path: "/user"}
 	if page < 0 || limit < 0 {
-		return nil, c.refuse(k, fmt.Errorf("negative page %d or limit %d", page, limit))
+		return nil, c.core.Refuse(k, "not sent", fmt.Errorf("negative page %d or limit %d", page, limit))
 	}
 	q := url.Values{}
 	if page > 0 {
@@ -115,26 +115,26 @@ func (c *Client) ListUsers(ctx context.Context, page, limit int) (*UserPage, err
 		q.Set("limit", strconv.Itoa(limit))
 	}
 	k.Query = q
-	a, err := c.do(ctx, k)
+	a, err := c.core.Do(ctx, k)
 	if err != nil {
 		return nil, err
 	}
 	pg, items, err := pageOf(a.Object)
 	if err != nil {
-		return nil, c.badAnswer(k, a.Status, err)
+		return nil, c.core.BadAnswer(k, a.Status, err)
 	}
 	out := &UserPage{Paging: pg, Users: make([]User, 0, len(items))}
 	for i, it := range items {
 		o, ok := apiwire.ObjectOf(it)
 		if !ok {
-			return nil, c.badAnswer(k, a.Status, fmt.Errorf("entry %d is not an object", i))
+			return nil, c.core.BadAnswer(k, a.Status, fmt.Errorf("entry %d is not an object", i))
 		}
 		u, err := userFrom(o)
 		if err == nil && u.ID == "" {
 			err = errors.New("no user_id")
 		}
 		if err != nil {
-			return nil, c.badAnswer(k, a.Status, fmt.Errorf("entry %d: %w", i, err))
+			return nil, c.core.BadAnswer(k, a.Status, fmt.Errorf("entry %d: %w", i, err))
 		}
 		out.Users = append(out.Users, u)
 	}

@@ -201,7 +201,7 @@ func (c *Client) CreateCheck(ctx context.Context, r CheckRequest) (*Check, error
 	k := apiwire.Call{Op: OpCheckCreate, Method: "POST", Path: "/v1/check/create", Body: checkRequestWire{r: &r},
 		Effect: true, Result: "check", Accounts: []string{r.BankAccount, r.Token}}
 	if r.Amount <= 0 {
-		return nil, c.fail(k, 0, Permanent, fmt.Sprintf("not sent: amount %s is not positive", r.Amount), nil)
+		return nil, c.core.Refuse(k, fmt.Sprintf("not sent: amount %s is not positive", r.Amount), nil)
 	}
 	return c.checkCall(ctx, k, "")
 }
@@ -210,7 +210,7 @@ func (c *Client) CreateCheck(ctx context.Context, r CheckRequest) (*Check, error
 func (c *Client) GetCheck(ctx context.Context, id string) (*Check, error) {
 	k := apiwire.Call{Op: OpCheckGet, Method: "GET", Path: "/v1/check/" + url.PathEscape(id), Result: "check"}
 	if err := apiwire.ValidID(id); err != nil {
-		return nil, c.fail(k, 0, Permanent, "not sent: check id", err)
+		return nil, c.core.Refuse(k, "not sent: check id", err)
 	}
 	return c.checkCall(ctx, k, id)
 }
@@ -223,10 +223,10 @@ func (c *Client) EditCheck(ctx context.Context, id string, r CheckRequest) (*Che
 	k := apiwire.Call{Op: OpCheckEdit, Method: "POST", Path: "/v1/check/edit", Body: checkRequestWire{r: &r, edit: true, checkID: id},
 		Result: "check", Accounts: []string{r.BankAccount, r.Token}}
 	if err := apiwire.ValidID(id); err != nil {
-		return nil, c.fail(k, 0, Permanent, "not sent: check id", err)
+		return nil, c.core.Refuse(k, "not sent: check id", err)
 	}
 	if r.Amount <= 0 {
-		return nil, c.fail(k, 0, Permanent, fmt.Sprintf("not sent: amount %s is not positive", r.Amount), nil)
+		return nil, c.core.Refuse(k, fmt.Sprintf("not sent: amount %s is not positive", r.Amount), nil)
 	}
 	return c.checkCall(ctx, k, id)
 }
@@ -237,28 +237,28 @@ func (c *Client) EditCheck(ctx context.Context, id string, r CheckRequest) (*Che
 func (c *Client) DeleteCheck(ctx context.Context, id string) error {
 	k := apiwire.Call{Op: OpCheckDelete, Method: "DELETE", Path: "/v1/check/" + url.PathEscape(id)}
 	if err := apiwire.ValidID(id); err != nil {
-		return c.fail(k, 0, Permanent, "not sent: check id", err)
+		return c.core.Refuse(k, "not sent: check id", err)
 	}
-	_, err := c.do(ctx, k)
+	_, err := c.core.Do(ctx, k)
 	return err
 }
 
 // checkCall sends k and reads the check from its answer. When want is
 // set, the answer must be about that check.
 func (c *Client) checkCall(ctx context.Context, k apiwire.Call, want string) (*Check, error) {
-	a, err := c.do(ctx, k)
+	a, err := c.core.Do(ctx, k)
 	if err != nil {
 		return nil, err
 	}
 	ch, err := checkOf(envelopeOf(a, "check", "check_id"))
 	if err != nil {
-		return nil, c.badAnswer(k, a.Status, err)
+		return nil, c.core.BadAnswer(k, a.Status, err)
 	}
 	switch {
 	case ch.CheckID == "":
-		return nil, c.badAnswer(k, a.Status, errors.New("no check_id in the answer"))
+		return nil, c.core.BadAnswer(k, a.Status, errors.New("no check_id in the answer"))
 	case want != "" && !strings.EqualFold(ch.CheckID, want):
-		return nil, c.badAnswer(k, a.Status, fmt.Errorf("answer is about check %q, not %q", ch.CheckID, want))
+		return nil, c.core.BadAnswer(k, a.Status, fmt.Errorf("answer is about check %q, not %q", ch.CheckID, want))
 	}
 	return &ch, nil
 }

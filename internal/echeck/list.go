@@ -85,16 +85,16 @@ func (c *Client) ListChecks(ctx context.Context, p ListParams) (*CheckPage, erro
 	k := apiwire.Call{Op: OpCheckList, Method: "GET", Path: "/v1/check/list"}
 	q, err := p.query(true)
 	if err != nil {
-		return nil, c.fail(k, 0, Permanent, "not sent", err)
+		return nil, c.core.Refuse(k, "not sent", err)
 	}
 	k.Query = q
-	a, err := c.do(ctx, k)
+	a, err := c.core.Do(ctx, k)
 	if err != nil {
 		return nil, err
 	}
 	pg, checks, err := entries(a, (*checkWire).check)
 	if err != nil {
-		return nil, c.badAnswer(k, a.Status, err)
+		return nil, c.core.BadAnswer(k, a.Status, err)
 	}
 	return &CheckPage{Paging: pg, Checks: checks}, nil
 }
