@@ -3,8 +3,9 @@ package ach
 import (
 	"context"
 	"errors"
-	"github.com/batchd/batchd/internal/apiwire"
 	"net/url"
+
+	"github.com/batchd/batchd/internal/apiwire"
 )
 
 // Availability tells whether an account number may be linked to a new

@@ -4,12 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/batchd/batchd/internal/apiwire"
 	"log/slog"
 	"net/url"
 	"strings"
 	"time"
 
+	"github.com/batchd/batchd/internal/apiwire"
 	"github.com/batchd/batchd/internal/redact"
 )
 
@@ -153,26 +153,20 @@ func (c *Client) ListFundingSources(ctx context.Context, userID string) ([]Fundi
 			items, err = apiwire.ListOf(a.Object[key])
 		}
 	}
+	var out []FundingSource
+	if err == nil {
+		out, err = entries(items, sourceFrom, func(s *FundingSource) error {
+			if s.ID == "" {
+				return errors.New("no source_id")
+			}
+			if s.UserID == "" {
+				s.UserID = userID
+			}
+			return nil
+		})
+	}
 	if err != nil {
 		return nil, c.core.BadAnswer(k, a.Status, err)
-	}
-	out := make([]FundingSource, 0, len(items))
-	for i, it := range items {
-		o, ok := apiwire.ObjectOf(it)
-		if !ok {
-			return nil, c.core.BadAnswer(k, a.Status, fmt.Errorf("entry %d is not an object", i))
-		}
-		s, err := sourceFrom(o)
-		if err == nil && s.ID == "" {
-			err = errors.New("no source_id")
-		}
-		if err != nil {
-			return nil, c.core.BadAnswer(k, a.Status, fmt.Errorf("entry %d: %w", i, err))
-		}
-		if s.UserID == "" {
-			s.UserID = userID
-		}
-		out = append(out, s)
 	}
 	return out, nil
 }

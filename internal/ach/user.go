@@ -6,11 +6,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/batchd/batchd/internal/apiwire"
 	"net/url"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/batchd/batchd/internal/apiwire"
 )
 
 // UserRequest creates a customer. The service requires FirstName,
@@ -120,25 +121,19 @@ func (c *Client) ListUsers(ctx context.Context, page, limit int) (*UserPage, err
 		return nil, err
 	}
 	pg, items, err := pageOf(a.Object)
+	var users []User
+	if err == nil {
+		users, err = entries(items, userFrom, func(u *User) error {
+			if u.ID == "" {
+				return errors.New("no user_id")
+			}
+			return nil
+		})
+	}
 	if err != nil {
 		return nil, c.core.BadAnswer(k, a.Status, err)
 	}
-	out := &UserPage{Paging: pg, Users: make([]User, 0, len(items))}
-	for i, it := range items {
-		o, ok := apiwire.ObjectOf(it)
-		if !ok {
-			return nil, c.core.BadAnswer(k, a.Status, fmt.Errorf("entry %d is not an object", i))
-		}
-		u, err := userFrom(o)
-		if err == nil && u.ID == "" {
-			err = errors.New("no user_id")
-		}
-		if err != nil {
-			return nil, c.core.BadAnswer(k, a.Status, fmt.Errorf("entry %d: %w", i, err))
-		}
-		out.Users = append(out.Users, u)
-	}
-	return out, nil
+	return &UserPage{Paging: pg, Users: users}, nil
 }
 
 // userOf reads the customer of an answer: under "user" (the contract),
@@ -224,6 +219,28 @@ func pageOf(m object) (Paging, []json.RawMessage, error) {
 		return Paging{}, nil, fmt.Errorf("field \"data\": %w", err)
 	}
 	return pg, items, nil
+}
+
+// entries decodes the entries of a list answer with from, then check
+// (which may also fill in what an entry left out). The first entry that
+// is not an object or fails either is the error, naming its index.
+func entries[T any](items []json.RawMessage, from func(object) (T, error), check func(*T) error) ([]T, error) {
+	out := make([]T, 0, len(items))
+	for i, it := range items {
+		o, ok := apiwire.ObjectOf(it)
+		if !ok {
+			return nil, fmt.Errorf("entry %d is not an object", i)
+		}
+		v, err := from(o)
+		if err == nil {
+			err = check(&v)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("entry %d: %w", i, err)
+		}
+		out = append(out, v)
+	}
+	return out, nil
 }
 
 // numericKeys reports an object whose keys are all decimal numbers: how

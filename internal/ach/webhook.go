@@ -3,8 +3,9 @@ package ach
 import (
 	"context"
 	"errors"
-	"github.com/batchd/batchd/internal/apiwire"
 	"net/url"
+
+	"github.com/batchd/batchd/internal/apiwire"
 )
 
 // RegisterWebhook sets the key's one webhook URL (spec 2.6), replacing any

@@ -189,6 +189,16 @@ func New(w Wire, opts Options) (*Core, error) {
 	return c, nil
 }
 
+// Open is New for a client made of a Core and its endpoints: wrap makes
+// the client of the new Core; on New's error there is no client.
+func Open[C any](w Wire, opts Options, wrap func(*Core) *C) (*C, error) {
+	core, err := New(w, opts)
+	if err != nil {
+		return nil, err
+	}
+	return wrap(core), nil
+}
+
 func parseBaseURL(raw string) (string, error) {
 	u, err := url.Parse(strings.TrimSpace(raw))
 	if err != nil {

@@ -39,11 +39,7 @@ type Client struct {
 // fails on a missing or non-https BaseURL (http only to loopback), a
 // missing key, or a key with characters not allowed in an HTTP header.
 func New(opts apiwire.Options) (*Client, error) {
-	core, err := apiwire.New(wire, opts)
-	if err != nil {
-		return nil, err
-	}
-	return &Client{core: core}, nil
+	return apiwire.Open(wire, opts, func(core *apiwire.Core) *Client { return &Client{core: core} })
 }
 
 // object is one decoded JSON object (apiwire.Object).

@@ -6,9 +6,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/batchd/batchd/internal/apiwire"
 	"net/url"
 
+	"github.com/batchd/batchd/internal/apiwire"
 	"github.com/batchd/batchd/internal/money"
 )
 
@@ -120,18 +120,9 @@ func (c *Client) CreatePaymentLink(ctx context.Context, r PaymentLinkRequest) (*
 // Sort and Direction of p apply.
 func (c *Client) ListPaymentLinks(ctx context.Context, p ListParams) (*PaymentLinkPage, error) {
 	k := apiwire.Call{Op: OpPaymentLinkList, Method: "GET", Path: "/v1/paymentlink/list"}
-	q, err := p.query(false)
-	if err != nil {
-		return nil, c.core.Refuse(k, "not sent", err)
-	}
-	k.Query = q
-	a, err := c.core.Do(ctx, k)
+	pg, links, err := list(ctx, c, k, p, false, paymentLinkEntry)
 	if err != nil {
 		return nil, err
-	}
-	pg, links, err := entries(a, paymentLinkEntry)
-	if err != nil {
-		return nil, c.core.BadAnswer(k, a.Status, err)
 	}
 	return &PaymentLinkPage{Paging: pg, Links: links}, nil
 }
