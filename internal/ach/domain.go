@@ -184,17 +184,16 @@ func domainStatus(text string, st Status) funding.Status {
 	return funding.ParseStatus(text)
 }
 
-// domainKinds is the table from the client's conditions to the domain's
-// sentinels that a row's outcome depends on (funding's refusals, and
-// payment.ErrNotFound for a customer, source or account that does not
-// exist; an unknown endpoint is not ErrNotFound). apiwire.Domain adds
-// payment.ErrService and the failure of the error's class.
+// domainKinds is the table from the client's own conditions to the
+// domain's sentinels that a row's outcome depends on: payment.ErrNotFound
+// for a customer, source or account that does not exist (an unknown
+// endpoint is not ErrNotFound), and funding.ErrCustomerNotFound for a
+// customer that is unknown or another merchant's. funding's other
+// refusals are the client's conditions themselves (kindsOf).
+// apiwire.Domain adds payment.ErrService and the failure of the error's
+// class.
 var domainKinds = []struct{ wire, domain error }{
 	{ErrNotFound, payment.ErrNotFound},
-	{ErrDeprecated, funding.ErrDeprecated},
-	{ErrInvalidProcessorToken, funding.ErrInvalidToken},
-	{ErrAccountTaken, funding.ErrAccountTaken},
-	{ErrTooManySources, funding.ErrTooManySources},
 	{ErrCustomerNotFound, funding.ErrCustomerNotFound},
 	{ErrNotOwner, funding.ErrCustomerNotFound},
 }

@@ -7,13 +7,23 @@ import (
 	"strings"
 
 	"github.com/batchd/batchd/internal/apiwire"
+	"github.com/batchd/batchd/internal/funding"
 )
 
 // The conditions a caller must tell apart, matched with errors.Is on any
 // error of the Client. An error may be several at once: ErrCustomerNotFound
 // and ErrNotOwner are also ErrNotFound. They are decided in one place,
 // kindsOf, from the status, the code and the message, so that a change of
-// the service's wording is one edit.
+// the service's wording is one edit. A condition onboarding acts on with
+// the same meaning is funding's own sentinel, not a twin of it:
+// funding.ErrDeprecated (410: micro-deposit initiation is no longer
+// offered; link the account with a processor token instead),
+// funding.ErrInvalidToken (400 INVALID_PROCESSOR_TOKEN: the token was
+// issued for another processor or environment, was revoked, is unknown or
+// was already exchanged), funding.ErrAccountTaken (the account number is
+// bound to another customer, who must free it with DeleteAccount) and
+// funding.ErrTooManySources (the customer has reached the funding source
+// limit).
 var (
 	// ErrAuth: the key was refused (401, 403: missing, invalid, revoked,
 	// of the other environment, or its application inactive). Fatal.
@@ -27,24 +37,12 @@ var (
 	// ErrNotOwner: the user_id is another merchant's customer (404 "You are
 	// not the owner of the customer"). Also ErrNotFound.
 	ErrNotOwner = errors.New("ach: customer belongs to another merchant")
-	// ErrDeprecated: micro-deposit initiation is no longer offered (410,
-	// from 2026-06-08); link the account with a processor token instead.
-	ErrDeprecated = errors.New("ach: micro-deposit verification deprecated")
-	// ErrInvalidProcessorToken: the token was issued for another processor
-	// or environment, was revoked, is unknown or was already exchanged
-	// (400 INVALID_PROCESSOR_TOKEN). A new token is needed.
-	ErrInvalidProcessorToken = errors.New("ach: invalid processor token")
 	// ErrAccountSubtype: the account behind a processor token is neither
 	// checking nor savings.
 	ErrAccountSubtype = errors.New("ach: only checking and savings accounts are accepted")
-	// ErrAccountTaken: the account number is bound to another customer;
-	// it must be freed with DeleteAccount by its owner first.
-	ErrAccountTaken = errors.New("ach: bank account associated with another user")
 	// ErrAlreadyLinked: the customer already holds this account. After an
 	// Ambiguous create this means the earlier create took effect.
 	ErrAlreadyLinked = errors.New("ach: bank account already linked to this customer")
-	// ErrTooManySources: the customer has reached the funding source limit.
-	ErrTooManySources = errors.New("ach: maximum number of bank accounts reached")
 	// ErrEmailTaken: a customer with this email already exists for the key;
 	// Error.UserID names it when the service says which.
 	ErrEmailTaken = errors.New("ach: customer email already exists")
@@ -65,8 +63,9 @@ var (
 )
 
 // conditions names what a refusal says beyond its class
-// (apiwire.Wire.Conditions): the sentinels above, by kindsOf, and the
-// domain's they stand for, by the table domainKinds.
+// (apiwire.Wire.Conditions): the conditions above, by kindsOf, and the
+// domain's sentinels that the client's own stand for, by the table
+// domainKinds.
 func conditions(status int, code, msg string) (conds, outcomes []error) {
 	conds = kindsOf(status, code, msg)
 	for _, m := range domainKinds {
@@ -94,7 +93,7 @@ func kindsOf(status int, code, msg string) []error {
 		has("api key is missing"), has("access key invalid"), has("app inactive"):
 		add(ErrAuth)
 	case status == http.StatusGone:
-		add(ErrDeprecated)
+		add(funding.ErrDeprecated)
 	case status == http.StatusTooManyRequests:
 		add(ErrThrottled)
 	}
@@ -108,16 +107,16 @@ func kindsOf(status int, code, msg string) []error {
 		add(ErrNotFound)
 	}
 	if strings.EqualFold(strings.TrimSpace(code), "INVALID_PROCESSOR_TOKEN") || has("invalid_processor_token") {
-		add(ErrInvalidProcessorToken)
+		add(funding.ErrInvalidToken)
 	}
 	for _, m := range []struct {
 		phrase string
 		kind   error
 	}{
 		{"only checking and savings", ErrAccountSubtype},
-		{"associated with another user", ErrAccountTaken},
+		{"associated with another user", funding.ErrAccountTaken},
 		{"already linked", ErrAlreadyLinked},
-		{"maximum number of bank accounts", ErrTooManySources},
+		{"maximum number of bank accounts", funding.ErrTooManySources},
 		{"email already exists", ErrEmailTaken},
 		{"not verified for debit", ErrNotVerified},
 		{"has not been initiated", ErrNotInitiated},

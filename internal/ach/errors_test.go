@@ -10,10 +10,11 @@ import (
 	"time"
 
 	"github.com/batchd/batchd/internal/apiwire"
+	"github.com/batchd/batchd/internal/funding"
 )
 
-var allKinds = []error{ErrAuth, ErrNotFound, ErrCustomerNotFound, ErrNotOwner, ErrDeprecated,
-	ErrInvalidProcessorToken, ErrAccountSubtype, ErrAccountTaken, ErrAlreadyLinked, ErrTooManySources,
+var allKinds = []error{ErrAuth, ErrNotFound, ErrCustomerNotFound, ErrNotOwner, funding.ErrDeprecated,
+	funding.ErrInvalidToken, ErrAccountSubtype, funding.ErrAccountTaken, ErrAlreadyLinked, funding.ErrTooManySources,
 	ErrEmailTaken, ErrNotVerified, ErrNotInitiated, ErrWrongAmounts, ErrTooManyAttempts, ErrThrottled}
 
 // TestClassification sends every error answer of the contract through
@@ -37,17 +38,17 @@ func TestClassification(t *testing.T) {
 		{"bank account not found", 404, env("Bank account not found"), apiwire.Permanent, []error{ErrNotFound}},
 		{"unknown endpoint", 404, env("no such endpoint"), apiwire.Permanent, nil},
 		{"processor token by code", 400, `{"success":false,"error":true,"code":"INVALID_PROCESSOR_TOKEN","message":"INVALID_PROCESSOR_TOKEN: token was revoked"}`,
-			apiwire.Permanent, []error{ErrInvalidProcessorToken}},
-		{"processor token code only", 400, `{"error":true,"code":"invalid_processor_token","message":"bad token"}`, apiwire.Permanent, []error{ErrInvalidProcessorToken}},
-		{"processor token message only", 400, env("INVALID_PROCESSOR_TOKEN"), apiwire.Permanent, []error{ErrInvalidProcessorToken}},
+			apiwire.Permanent, []error{funding.ErrInvalidToken}},
+		{"processor token code only", 400, `{"error":true,"code":"invalid_processor_token","message":"bad token"}`, apiwire.Permanent, []error{funding.ErrInvalidToken}},
+		{"processor token message only", 400, env("INVALID_PROCESSOR_TOKEN"), apiwire.Permanent, []error{funding.ErrInvalidToken}},
 		{"subtype", 400, env("Only checking and savings accounts are accepted"), apiwire.Permanent, []error{ErrAccountSubtype}},
-		{"too many sources", 400, env("You exceeded the maximum number of bank accounts"), apiwire.Permanent, []error{ErrTooManySources}},
-		{"account taken", 400, env("This bank account is associated with another user"), apiwire.Permanent, []error{ErrAccountTaken}},
-		{"account taken 409", 409, env("This bank account is associated with another user."), apiwire.Permanent, []error{ErrAccountTaken}},
+		{"too many sources", 400, env("You exceeded the maximum number of bank accounts"), apiwire.Permanent, []error{funding.ErrTooManySources}},
+		{"account taken", 400, env("This bank account is associated with another user"), apiwire.Permanent, []error{funding.ErrAccountTaken}},
+		{"account taken 409", 409, env("This bank account is associated with another user."), apiwire.Permanent, []error{funding.ErrAccountTaken}},
 		{"already linked", 400, env("This bank account is already linked to this customer"), apiwire.Permanent, []error{ErrAlreadyLinked}},
 		{"email taken", 400, env("A customer with this email already exists"), apiwire.Permanent, []error{ErrEmailTaken}},
 		{"deprecated", 410, env("Micro-deposit verification is deprecated since 2026-06-08; use the bank-linking provider's verification (processor token) instead"),
-			apiwire.Permanent, []error{ErrDeprecated}},
+			apiwire.Permanent, []error{funding.ErrDeprecated}},
 		{"not initiated", 400, env("Verification has not been initiated for this funding source"), apiwire.Permanent, []error{ErrNotInitiated}},
 		{"wrong amounts", 400, env("The amounts do not match the micro-deposits (2 attempts left)"), apiwire.Permanent, []error{ErrWrongAmounts}},
 		{"last attempt spent", 400, env("The amounts do not match the micro-deposits (0 attempts left)"), apiwire.Permanent, []error{ErrWrongAmounts, ErrTooManyAttempts}},
@@ -58,10 +59,10 @@ func TestClassification(t *testing.T) {
 		{"rate limit", 429, env("rate limit exceeded"), apiwire.Retryable, []error{ErrThrottled}},
 		{"500 on a create", 500, env("sandbox: injected error"), apiwire.Ambiguous, nil},
 		{"503 naming a customer", 503, env("Customer not found"), apiwire.Ambiguous, nil},
-		{"messages list", 400, `{"success":false,"messages":["You exceeded the maximum number of bank accounts"]}`, apiwire.Permanent, []error{ErrTooManySources}},
-		{"messages object", 400, `{"success":false,"messages":{"account_number":["is associated with another user"]}}`, apiwire.Permanent, []error{ErrAccountTaken}},
+		{"messages list", 400, `{"success":false,"messages":["You exceeded the maximum number of bank accounts"]}`, apiwire.Permanent, []error{funding.ErrTooManySources}},
+		{"messages object", 400, `{"success":false,"messages":{"account_number":["is associated with another user"]}}`, apiwire.Permanent, []error{funding.ErrAccountTaken}},
 		{"error string", 404, `{"success":false,"error":"Customer not found"}`, apiwire.Permanent, []error{ErrCustomerNotFound, ErrNotFound}},
-		{"2xx saying no", 200, `{"success":false,"message":"This bank account is associated with another user"}`, apiwire.Permanent, []error{ErrAccountTaken}},
+		{"2xx saying no", 200, `{"success":false,"message":"This bank account is associated with another user"}`, apiwire.Permanent, []error{funding.ErrAccountTaken}},
 		{"2xx saying no with the object", 200, `{"success":false,"message":"odd","funding_source":{"source_id":"s"}}`, apiwire.Ambiguous, nil},
 		{"not json", 502, `<html>Bad gateway</html>`, apiwire.Ambiguous, nil},
 	}

@@ -120,7 +120,7 @@ func checkSourceRequest(r FundingSourceRequest, needType bool) error {
 // that becomes the customer's primary one. provider is the path's
 // lowercase word for the provider. The token never appears in an error.
 // A token is exchanged once, so after an Ambiguous error a second
-// exchange is ErrInvalidProcessorToken: look at ListFundingSources.
+// exchange is funding.ErrInvalidToken: look at ListFundingSources.
 func (c *Client) CreateProcessorFundingSource(ctx context.Context, provider, userID, token string) (*FundingSource, error) {
 	k := apiwire.Call{Op: OpSourceCreateProcessor, Method: "POST", Path: "/funding-source/processor/" + url.PathEscape(provider),
 		Body:   map[string]string{"user_id": userID, "processor_token": token},

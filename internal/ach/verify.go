@@ -19,7 +19,7 @@ type Verification struct {
 }
 
 // InitiateVerification asks the service to send the two micro-deposits to
-// a Pending source. From 2026-06-08 it is ErrDeprecated (410) for a source
+// a Pending source. From 2026-06-08 it is funding.ErrDeprecated (410) for a source
 // whose verification was not initiated before; link the account with
 // CreateProcessorFundingSource instead. A lost answer is Ambiguous: look
 // the source up, or try Verify, before initiating again.

@@ -10,6 +10,7 @@ import (
 
 	"github.com/batchd/batchd/internal/ach"
 	"github.com/batchd/batchd/internal/apiwire"
+	"github.com/batchd/batchd/internal/funding"
 	"github.com/batchd/batchd/internal/sandbox"
 )
 
@@ -224,7 +225,7 @@ func TestACHProcessorTokenErrors(t *testing.T) {
 		for _, tc := range cases {
 			t.Run(tc.name, func(t *testing.T) {
 				_, err := c.CreateProcessorFundingSource(ctx, "plaid", u.ID, tc.token)
-				ae := achErr(t, err, http.StatusBadRequest, apiwire.Permanent, ach.ErrInvalidProcessorToken)
+				ae := achErr(t, err, http.StatusBadRequest, apiwire.Permanent, funding.ErrInvalidToken)
 				if ae.Code != "INVALID_PROCESSOR_TOKEN" || !strings.HasPrefix(ae.Message, "INVALID_PROCESSOR_TOKEN: ") {
 					t.Errorf("code %q message %q", ae.Code, ae.Message)
 				}
@@ -269,7 +270,7 @@ func TestACHTooManySources(t *testing.T) {
 				return err
 			},
 		} {
-			ae := achErr(t, call(), http.StatusBadRequest, apiwire.Permanent, ach.ErrTooManySources)
+			ae := achErr(t, call(), http.StatusBadRequest, apiwire.Permanent, funding.ErrTooManySources)
 			if ae.Message != "You exceeded the maximum number of bank accounts" {
 				t.Errorf("%s: message %q", name, ae.Message)
 			}
@@ -293,7 +294,7 @@ func TestACHTooManySources(t *testing.T) {
 				newPending(t, c, u.ID, freshAccount())
 			}
 			_, err := c.CreateFundingSource(t.Context(), sourceReq(u.ID, freshAccount()))
-			achErr(t, err, http.StatusBadRequest, apiwire.Permanent, ach.ErrTooManySources)
+			achErr(t, err, http.StatusBadRequest, apiwire.Permanent, funding.ErrTooManySources)
 		})
 	})
 }
@@ -321,7 +322,7 @@ func TestACHAccountTaken(t *testing.T) {
 			},
 		} {
 			err := call()
-			ae := achErr(t, err, http.StatusBadRequest, apiwire.Permanent, ach.ErrAccountTaken)
+			ae := achErr(t, err, http.StatusBadRequest, apiwire.Permanent, funding.ErrAccountTaken)
 			if ae.Message != "This bank account is associated with another user" {
 				t.Errorf("%s: message %q", name, ae.Message)
 			}

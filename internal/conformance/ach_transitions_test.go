@@ -7,6 +7,7 @@ import (
 
 	"github.com/batchd/batchd/internal/ach"
 	"github.com/batchd/batchd/internal/apiwire"
+	"github.com/batchd/batchd/internal/funding"
 	"github.com/batchd/batchd/internal/money"
 	"github.com/batchd/batchd/internal/sandbox"
 )
@@ -239,7 +240,7 @@ func TestACHDeprecation(t *testing.T) {
 
 		e.setDate(keyA, deprecationDay)
 		_, err := c.InitiateVerification(ctx, late.ID)
-		ae := achErr(t, err, http.StatusGone, apiwire.Permanent, ach.ErrDeprecated)
+		ae := achErr(t, err, http.StatusGone, apiwire.Permanent, funding.ErrDeprecated)
 		if !strings.Contains(ae.Message, "deprecated") || !strings.Contains(ae.Message, "processor token") {
 			t.Errorf("410 message %q: want deprecated, with the processor token as the way", ae.Message)
 		}
@@ -254,7 +255,7 @@ func TestACHDeprecation(t *testing.T) {
 
 		e.setDate(keyA, "2026-07-01")
 		_, err = c.InitiateVerification(ctx, late.ID)
-		achErr(t, err, http.StatusGone, apiwire.Permanent, ach.ErrDeprecated)
+		achErr(t, err, http.StatusGone, apiwire.Permanent, funding.ErrDeprecated)
 
 		b := e.achClient(keyB)
 		ub := newCustomer(t, b)
@@ -290,7 +291,7 @@ func TestACHLegacyProcessor(t *testing.T) {
 			}
 			_, err := c.CreateProcessorFundingSource(t.Context(), "plaid", u.ID, e.issueToken(keyA, legacyProcessor, "", freshAccount(), ""))
 			if legacy == "" {
-				achErr(t, err, http.StatusBadRequest, apiwire.Permanent, ach.ErrInvalidProcessorToken)
+				achErr(t, err, http.StatusBadRequest, apiwire.Permanent, funding.ErrInvalidToken)
 			} else if err != nil {
 				t.Errorf("legacy name accepted by Options.LegacyProcessor: %v", err)
 			}
