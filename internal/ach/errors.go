@@ -44,7 +44,7 @@ var (
 	// Ambiguous create this means the earlier create took effect.
 	ErrAlreadyLinked = errors.New("ach: bank account already linked to this customer")
 	// ErrEmailTaken: a customer with this email already exists for the key;
-	// Error.UserID names it when the service says which.
+	// UserIDOf names it when the service says which.
 	ErrEmailTaken = errors.New("ach: customer email already exists")
 	// ErrNotVerified: a debit from a funding source that is not Verified
 	// (402).

@@ -56,7 +56,7 @@ type UserPage struct {
 }
 
 // CreateUser creates a customer. An Ambiguous error means it may exist:
-// create it again and, on ErrEmailTaken, take Error.UserID (or find it in
+// create it again and, on ErrEmailTaken, take UserIDOf the error (or find it in
 // ListUsers by email).
 func (c *Client) CreateUser(ctx context.Context, r UserRequest) (*User, error) {
 	k := apiwire.Call{Op: OpUserCreate, Method: "POST", Path: "/user", Body: r, Effect: true, Result: "user"}
