@@ -43,11 +43,8 @@ const customerWalks = 3
 // refusal (payment.ErrRefused): whether that customer is the row's is
 // onboarding's decision, by FindCustomer.
 func (s *FundingService) CreateCustomer(ctx context.Context, cu funding.Customer) (string, error) {
-	u, err := s.c.CreateUser(ctx, UserRequest{FirstName: cu.FirstName, LastName: cu.LastName, Email: cu.Email, Phone: cu.Phone})
-	if err != nil {
-		return "", apiwire.Domain(err)
-	}
-	return u.ID, nil
+	return apiwire.Adapt(func(u *User) string { return u.ID })(s.c.CreateUser(ctx,
+		UserRequest{FirstName: cu.FirstName, LastName: cu.LastName, Email: cu.Email, Phone: cu.Phone}))
 }
 
 // FindCustomer walks the whole customer list for email (compared as
@@ -118,37 +115,33 @@ func (s *FundingService) CreateSource(ctx context.Context, userID string, r *fun
 	default:
 		return nil, fmt.Errorf("%w: %w: a %q row creates no funding source", payment.ErrService, payment.ErrRefused, r.Method)
 	}
-	if err != nil {
-		return nil, apiwire.Domain(err)
-	}
-	out := fs.Domain()
-	if out.UserID == "" {
-		out.UserID = userID
-	}
-	return out, nil
+	return apiwire.Adapt(func(fs *FundingSource) *funding.Source {
+		out := fs.Domain()
+		if out.UserID == "" {
+			out.UserID = userID
+		}
+		return out
+	})(fs, err)
 }
 
 // Sources lists every funding source of a customer, deleted ones too.
 func (s *FundingService) Sources(ctx context.Context, userID string) ([]funding.Source, error) {
-	list, err := s.c.ListFundingSources(ctx, userID)
-	if err != nil {
-		return nil, apiwire.Domain(err)
-	}
+	return apiwire.Adapt(domainSources)(s.c.ListFundingSources(ctx, userID))
+}
+
+// domainSources is what the domain keeps of a list of funding sources.
+func domainSources(list []FundingSource) []funding.Source {
 	out := make([]funding.Source, len(list))
 	for i := range list {
 		out[i] = *list[i].Domain()
 	}
-	return out, nil
+	return out
 }
 
 // Source reads one funding source; an unknown one is a refusal that also
 // wraps payment.ErrNotFound.
 func (s *FundingService) Source(ctx context.Context, id string) (*funding.Source, error) {
-	fs, err := s.c.GetFundingSource(ctx, id)
-	if err != nil {
-		return nil, apiwire.Domain(err)
-	}
-	return fs.Domain(), nil
+	return apiwire.Adapt((*FundingSource).Domain)(s.c.GetFundingSource(ctx, id))
 }
 
 // InitiateVerification sends a Pending source its micro-deposits; from
@@ -161,11 +154,9 @@ func (s *FundingService) InitiateVerification(ctx context.Context, sourceID stri
 // Verify completes a micro-deposit verification. The answer names the
 // source and its status only.
 func (s *FundingService) Verify(ctx context.Context, sourceID string, amounts [2]money.Cents) (*funding.Source, error) {
-	v, err := s.c.Verify(ctx, sourceID, amounts[0], amounts[1])
-	if err != nil {
-		return nil, apiwire.Domain(err)
-	}
-	return &funding.Source{ID: v.SourceID, Status: domainStatus(v.StatusText, v.Status)}, nil
+	return apiwire.Adapt(func(v *Verification) *funding.Source {
+		return &funding.Source{ID: v.SourceID, Status: domainStatus(v.StatusText, v.Status)}
+	})(s.c.Verify(ctx, sourceID, amounts[0], amounts[1]))
 }
 
 // Domain is what the domain keeps of a funding source from the wire.

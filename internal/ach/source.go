@@ -79,7 +79,7 @@ func (c *Client) CreateFundingSource(ctx context.Context, r FundingSourceRequest
 	if err := checkSourceRequest(r, true); err != nil {
 		return nil, c.core.Refuse(k, "not sent", err)
 	}
-	return c.sourceAnswer(ctx, k, "")
+	return apiwire.About(ctx, c.core, k, sourceAnswer, "")
 }
 
 // CreateOnDemandFundingSource links an account without micro-deposits. By
@@ -91,7 +91,7 @@ func (c *Client) CreateOnDemandFundingSource(ctx context.Context, r FundingSourc
 	if err := checkSourceRequest(r, false); err != nil {
 		return nil, c.core.Refuse(k, "not sent", err)
 	}
-	return c.sourceAnswer(ctx, k, "")
+	return apiwire.About(ctx, c.core, k, sourceAnswer, "")
 }
 
 func (c *Client) sourceCall(op, path string, r FundingSourceRequest) apiwire.Call {
@@ -133,7 +133,7 @@ func (c *Client) CreateProcessorFundingSource(ctx context.Context, provider, use
 	case strings.TrimSpace(token) == "":
 		return nil, c.core.Refuse(k, "not sent", errors.New("processor_token is empty"))
 	}
-	return c.sourceAnswer(ctx, k, "")
+	return apiwire.About(ctx, c.core, k, sourceAnswer, "")
 }
 
 // ListFundingSources returns every funding source of a customer, oldest
@@ -178,7 +178,7 @@ func (c *Client) GetFundingSource(ctx context.Context, id string) (*FundingSourc
 	if err := validID("funding source id", id); err != nil {
 		return nil, c.core.Refuse(k, "not sent", err)
 	}
-	return c.sourceAnswer(ctx, k, id)
+	return apiwire.About(ctx, c.core, k, sourceAnswer, id)
 }
 
 // RemoveFundingSource deletes a customer's funding source: its status
@@ -194,26 +194,13 @@ func (c *Client) RemoveFundingSource(ctx context.Context, userID, sourceID strin
 	return err
 }
 
-// sourceAnswer sends k and reads the funding source of its answer. When
-// want is set, the answer must be about that source.
-func (c *Client) sourceAnswer(ctx context.Context, k apiwire.Call, want string) (*FundingSource, error) {
-	a, err := c.core.Do(ctx, k)
-	if err != nil {
-		return nil, err
-	}
-	s, err := sourceOf(a.Object)
-	switch {
-	case err != nil:
-	case s.ID == "":
-		err = errors.New("no funding_source_id in the answer")
-	case want != "" && !strings.EqualFold(s.ID, want):
-		err = fmt.Errorf("answer is about funding source %q, not %q", apiwire.Excerpt(s.ID), want)
-	}
-	if err != nil {
-		return nil, c.core.BadAnswer(k, a.Status, err)
-	}
-	return &s, nil
-}
+// sourceAnswer reads the funding source an answer is about
+// (apiwire.About).
+var sourceAnswer = apiwire.Subject[FundingSource]{What: "funding source", Field: "funding_source_id",
+	Read: func(a apiwire.Answer) (FundingSource, string, error) {
+		s, err := sourceOf(a.Object)
+		return s, s.ID, err
+	}}
 
 // sourceOf reads the funding source of an answer: the object under
 // "funding_source" (or "source", "data") completed by the top level's

@@ -135,6 +135,37 @@ func (c *Core) done(ctx context.Context, k Call, status int, d time.Duration) {
 		slog.String("op", k.Op), slog.Int("status", status), logattr.Duration("duration", d))
 }
 
+// Subject is how a client reads the object an answer is about: Read
+// decodes it and gives its identifier, which the answer holds as Field;
+// What names the object in texts.
+type Subject[T any] struct {
+	What, Field string
+	Read        func(Answer) (T, string, error)
+}
+
+// About sends k and returns the object of its answer, read by s. The
+// answer must give the object's identifier and, when want is set, be
+// about want (in any case); an answer that does not is an unreadable one
+// (BadAnswer), as is one Read refuses.
+func About[T any](ctx context.Context, c *Core, k Call, s Subject[T], want string) (*T, error) {
+	a, err := c.Do(ctx, k)
+	if err != nil {
+		return nil, err
+	}
+	v, id, err := s.Read(a)
+	switch {
+	case err != nil:
+	case id == "":
+		err = fmt.Errorf("no %s in the answer", s.Field)
+	case want != "" && !strings.EqualFold(id, want):
+		err = fmt.Errorf("answer is about %s %q, not %q", s.What, Excerpt(id), want)
+	}
+	if err != nil {
+		return nil, c.BadAnswer(k, a.Status, err)
+	}
+	return &v, nil
+}
+
 // lost builds the error of a request whose answer did not arrive whole:
 // no response, or a body cut off. It is Ambiguous only for a call with an
 // effect that may have reached the service.

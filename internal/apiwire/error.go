@@ -122,3 +122,17 @@ func Domain(err error) error {
 	}
 	return &d
 }
+
+// Adapt turns the answer of a client's method into a domain adapter's:
+// of converts the value into the domain's, and an error is filed by
+// Domain. Written apiwire.Adapt(of)(client.Method(...)), so that an
+// adapter's method is its conversion and nothing more.
+func Adapt[W, D any](of func(W) D) func(W, error) (D, error) {
+	return func(w W, err error) (D, error) {
+		if err != nil {
+			var none D
+			return none, Domain(err)
+		}
+		return of(w), nil
+	}
+}

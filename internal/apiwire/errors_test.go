@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -213,5 +214,16 @@ func TestDomain(t *testing.T) {
 		if payment.FailureOf(d) != f || !errors.Is(d, payment.ErrService) || !errors.Is(d, err) || d.Error() != err.Error() {
 			t.Errorf("Domain(%v) = %v, failure %d, want %d", err, d, payment.FailureOf(d), f)
 		}
+	}
+}
+
+func TestAdapt(t *testing.T) {
+	of := Adapt(func(n int) string { return strconv.Itoa(n) })
+	if s, err := of(7, nil); s != "7" || err != nil {
+		t.Errorf("answer: %q, %v", s, err)
+	}
+	if s, err := of(7, &Error{Op: "x.get", Class: Permanent}); s != "" || payment.FailureOf(err) != payment.FailRefused ||
+		!errors.Is(err, payment.ErrService) {
+		t.Errorf("error: %q, %v, want none and a refusal the domain's", s, err)
 	}
 }

@@ -3,7 +3,6 @@ package echeck
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"net/url"
 	"reflect"
@@ -203,7 +202,7 @@ func (c *Client) CreateCheck(ctx context.Context, r CheckRequest) (*Check, error
 	if r.Amount <= 0 {
 		return nil, c.core.Refuse(k, fmt.Sprintf("not sent: amount %s is not positive", r.Amount), nil)
 	}
-	return c.checkCall(ctx, k, "")
+	return apiwire.About(ctx, c.core, k, checkAnswer, "")
 }
 
 // GetCheck fetches one check by its identifier.
@@ -212,7 +211,7 @@ func (c *Client) GetCheck(ctx context.Context, id string) (*Check, error) {
 	if err := apiwire.ValidID(id); err != nil {
 		return nil, c.core.Refuse(k, "not sent: check id", err)
 	}
-	return c.checkCall(ctx, k, id)
+	return apiwire.About(ctx, c.core, k, checkAnswer, id)
 }
 
 // EditCheck replaces the fields of check id (only a check in_process can be
@@ -228,7 +227,7 @@ func (c *Client) EditCheck(ctx context.Context, id string, r CheckRequest) (*Che
 	if r.Amount <= 0 {
 		return nil, c.core.Refuse(k, fmt.Sprintf("not sent: amount %s is not positive", r.Amount), nil)
 	}
-	return c.checkCall(ctx, k, id)
+	return apiwire.About(ctx, c.core, k, checkAnswer, id)
 }
 
 // DeleteCheck voids check id (only a check in_process can be voided). A
@@ -243,25 +242,12 @@ func (c *Client) DeleteCheck(ctx context.Context, id string) error {
 	return err
 }
 
-// checkCall sends k and reads the check from its answer. When want is
-// set, the answer must be about that check.
-func (c *Client) checkCall(ctx context.Context, k apiwire.Call, want string) (*Check, error) {
-	a, err := c.core.Do(ctx, k)
-	if err != nil {
-		return nil, err
-	}
-	ch, err := checkOf(envelopeOf(a, "check", "check_id"))
-	if err != nil {
-		return nil, c.core.BadAnswer(k, a.Status, err)
-	}
-	switch {
-	case ch.CheckID == "":
-		return nil, c.core.BadAnswer(k, a.Status, errors.New("no check_id in the answer"))
-	case want != "" && !strings.EqualFold(ch.CheckID, want):
-		return nil, c.core.BadAnswer(k, a.Status, fmt.Errorf("answer is about check %q, not %q", ch.CheckID, want))
-	}
-	return &ch, nil
-}
+// checkAnswer reads the check an answer is about (apiwire.About).
+var checkAnswer = apiwire.Subject[Check]{What: "check", Field: "check_id",
+	Read: func(a apiwire.Answer) (Check, string, error) {
+		ch, err := checkOf(envelopeOf(a, "check", "check_id"))
+		return ch, ch.CheckID, err
+	}}
 
 // envelopeOf returns the object under key (the documented envelope), or,
 // when there is none, the whole answer if it has idField (some services

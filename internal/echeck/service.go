@@ -22,37 +22,30 @@ func NewService(c *Client) *Service { return &Service{c: c} }
 
 // CreateCheck creates row's check, with the row's identity.
 func (s *Service) CreateCheck(ctx context.Context, row *payment.Row) (*payment.Check, error) {
-	c, err := s.c.CreateCheck(ctx, RequestOf(row))
-	if err != nil {
-		return nil, apiwire.Domain(err)
-	}
-	return c.Domain(), nil
+	return apiwire.Adapt((*Check).Domain)(s.c.CreateCheck(ctx, RequestOf(row)))
 }
 
 // ListChecks returns one page of the check list.
 func (s *Service) ListChecks(ctx context.Context, q payment.CheckQuery) (*payment.CheckPage, error) {
-	pg, err := s.c.ListChecks(ctx, ListParams{
+	return apiwire.Adapt((*CheckPage).Domain)(s.c.ListChecks(ctx, ListParams{
 		Label: q.Label, FromDate: q.FromDate, ToDate: q.ToDate,
 		Sort: q.Sort, Direction: q.Direction, Page: q.Page, Limit: q.Limit,
-	})
-	if err != nil {
-		return nil, apiwire.Domain(err)
-	}
+	}))
+}
+
+// Domain is what the domain keeps of a page of the check list.
+func (pg *CheckPage) Domain() *payment.CheckPage {
 	out := &payment.CheckPage{CurrentPage: pg.CurrentPage, LastPage: pg.LastPage, PerPage: pg.PerPage,
 		Total: pg.Total, Checks: make([]payment.Check, len(pg.Checks))}
 	for i := range pg.Checks {
 		out.Checks[i] = *pg.Checks[i].Domain()
 	}
-	return out, nil
+	return out
 }
 
 // GetCheck returns one check; a 404 wraps payment.ErrNotFound.
 func (s *Service) GetCheck(ctx context.Context, id string) (*payment.Check, error) {
-	c, err := s.c.GetCheck(ctx, id)
-	if err != nil {
-		return nil, apiwire.Domain(err)
-	}
-	return c.Domain(), nil
+	return apiwire.Adapt((*Check).Domain)(s.c.GetCheck(ctx, id))
 }
 
 // DeleteCheck voids a check.
