@@ -207,11 +207,7 @@ var sourceAnswer = apiwire.Subject[FundingSource]{What: "funding source", Field:
 // funding_source_id, status, bank_name and last_four, which the contract
 // puts beside it; or the top level alone.
 func sourceOf(top object) (FundingSource, error) {
-	m := nested(top, "funding_source", "source", "data")
-	if m == nil {
-		m = top
-	}
-	s, err := sourceFrom(m)
+	s, err := sourceFrom(inner(top, "funding_source", "source", "data"))
 	if err != nil {
 		return s, err
 	}

@@ -63,11 +63,7 @@ func (c *Client) transfer(ctx context.Context, k apiwire.Call, r TransferRequest
 	if err != nil {
 		return nil, err
 	}
-	m := a.Object
-	if o := nested(m, "check", "transaction", "data"); o != nil {
-		m = o
-	}
-	f := fields{m: m}
+	f := fields{m: inner(a.Object, "check", "transaction", "data")}
 	t := &Transfer{CheckID: f.strictStr("check_id", "transaction_id", "id"), Status: f.str("status")}
 	if t.CheckID == "" && f.err == nil {
 		t.CheckID = (&fields{m: a.Object}).strictStr("check_id")

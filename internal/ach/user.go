@@ -140,11 +140,7 @@ func (c *Client) ListUsers(ctx context.Context, page, limit int) (*UserPage, err
 // "customer" or "data", or the top level itself; its id falls back to the
 // top level's user_id, customer_id or id.
 func userOf(top object) (User, error) {
-	m := nested(top, "user", "customer", "data")
-	if m == nil {
-		m = top
-	}
-	u, err := userFrom(m)
+	u, err := userFrom(inner(top, "user", "customer", "data"))
 	if err != nil {
 		return u, err
 	}

@@ -58,11 +58,7 @@ func (c *Client) verification(ctx context.Context, k apiwire.Call, sourceID stri
 	if err != nil {
 		return nil, err
 	}
-	m := a.Object
-	if o := nested(m, "funding_source"); o != nil {
-		m = o
-	}
-	f := fields{m: m}
+	f := fields{m: inner(a.Object, "funding_source")}
 	v := &Verification{
 		SourceID:   f.strictStr("funding_source_id", "source_id", "id"),
 		StatusText: f.strictStr("status"),
