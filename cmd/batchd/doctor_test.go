@@ -16,6 +16,7 @@ import (
 	"golang.org/x/crypto/ssh/knownhosts"
 
 	"github.com/batchd/batchd/internal/ach"
+	"github.com/batchd/batchd/internal/apiwire"
 	"github.com/batchd/batchd/internal/sandbox"
 	"github.com/batchd/batchd/internal/sftpd"
 )
@@ -85,7 +86,7 @@ webhook: {listen: "127.0.0.1:9", url: %q, secret_file: %s}
 // run does at start.
 func (s *doctorSite) register(t *testing.T) {
 	t.Helper()
-	c, err := ach.New(ach.Options{BaseURL: s.apiURL, Key: doctorKey})
+	c, err := ach.New(apiwire.Options{BaseURL: s.apiURL, Key: doctorKey})
 	if err != nil {
 		t.Fatal(err)
 	}

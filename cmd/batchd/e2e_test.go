@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/batchd/batchd/internal/apiwire"
 	"github.com/batchd/batchd/internal/echeck"
 )
 
@@ -81,7 +82,7 @@ func writeConfig(t *testing.T, dir, yaml string) string {
 // client returns an API client for assertions against a sandbox.
 func client(t *testing.T, url, key string) *echeck.Client {
 	t.Helper()
-	c, err := echeck.New(echeck.Options{BaseURL: url, Key: key})
+	c, err := echeck.New(apiwire.Options{BaseURL: url, Key: key})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -95,8 +96,8 @@ func allChecks(t *testing.T, c *echeck.Client) []echeck.Check {
 	for page, tries := 1, 0; ; {
 		p, err := c.ListChecks(context.Background(), echeck.ListParams{Limit: 100, Page: page, Sort: "date", Direction: "ASC"})
 		if err != nil {
-			var apiErr *echeck.Error
-			if errors.As(err, &apiErr) && apiErr.Class == echeck.Retryable && tries < 50 {
+			var apiErr *apiwire.Error
+			if errors.As(err, &apiErr) && apiErr.Class == apiwire.Retryable && tries < 50 {
 				tries++
 				time.Sleep(max(apiErr.RetryAfter, 50*time.Millisecond)) // as the service asked
 				continue

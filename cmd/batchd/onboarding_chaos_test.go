@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/batchd/batchd/internal/ach"
+	"github.com/batchd/batchd/internal/apiwire"
 	"github.com/batchd/batchd/internal/funding"
 	"github.com/batchd/batchd/internal/ledgertest"
 	"github.com/batchd/batchd/internal/payment"
@@ -114,7 +115,7 @@ submit: {resolve_after: 1ms, max_attempts: 20, backoff_max: 200ms}
 		t.Fatalf("%d SIGKILLs, %d with a request out: the test proves too little", kills, midRequest)
 	}
 
-	api, err := ach.New(ach.Options{BaseURL: url, Key: key})
+	api, err := ach.New(apiwire.Options{BaseURL: url, Key: key})
 	if err != nil {
 		t.Fatal(err)
 	}

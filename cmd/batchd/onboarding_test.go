@@ -14,6 +14,7 @@ import (
 	"testing"
 
 	"github.com/batchd/batchd/internal/ach"
+	"github.com/batchd/batchd/internal/apiwire"
 	"github.com/batchd/batchd/internal/config"
 	"github.com/batchd/batchd/internal/jobs"
 	"github.com/batchd/batchd/internal/ledgertest"
@@ -38,7 +39,7 @@ func TestOnboardingProcess(t *testing.T) {
 func onboardingProcess(t *testing.T, backend string) {
 	const key = "sk_test_onboarding_0123456789abcdef"
 	sandboxURL, sandboxLog := startSandboxLogged(t, "--key", key, "--drop-rate", "0.3", "--seed", "7")
-	api, err := ach.New(ach.Options{BaseURL: sandboxURL, Key: key})
+	api, err := ach.New(apiwire.Options{BaseURL: sandboxURL, Key: key})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -305,7 +306,7 @@ func achRead(t *testing.T, read func() error) {
 	t.Helper()
 	var err error
 	for range 50 {
-		if err = read(); err == nil || ach.ClassOf(err) != ach.Retryable {
+		if err = read(); err == nil || apiwire.ClassOf(err) != apiwire.Retryable {
 			break
 		}
 	}

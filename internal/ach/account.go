@@ -3,8 +3,9 @@ package ach
 import (
 	"context"
 	"errors"
-	"github.com/batchd/batchd/internal/apiwire"
 	"net/url"
+
+	"github.com/batchd/batchd/internal/apiwire"
 )
 
 // Availability tells whether an account number may be linked to a new
@@ -24,9 +25,9 @@ func (c *Client) AccountAvailable(ctx context.Context, routing, account string) 
 		Query:    url.Values{"routing_number": {routing}, "account_number": {account}},
 		Accounts: []string{account}}
 	if err := checkAccount(routing, account); err != nil {
-		return nil, c.refuse(k, err)
+		return nil, c.core.Refuse(k, "not sent", err)
 	}
-	a, err := c.do(ctx, k)
+	a, err := c.core.Do(ctx, k)
 	if err != nil {
 		return nil, err
 	}
@@ -36,7 +37,7 @@ func (c *Client) AccountAvailable(ctx context.Context, routing, account string) 
 		f.err = errors.New("no \"available\" in the answer")
 	}
 	if f.err != nil {
-		return nil, c.badAnswer(k, a.Status, f.err)
+		return nil, c.core.BadAnswer(k, a.Status, f.err)
 	}
 	return &Availability{Available: v, UserID: f.str("user_id", "customer_id")}, nil
 }
@@ -51,9 +52,9 @@ func (c *Client) DeleteAccount(ctx context.Context, routing, account string) err
 		Body:     map[string]string{"routing_number": routing, "account_number": account},
 		Accounts: []string{account}}
 	if err := checkAccount(routing, account); err != nil {
-		return c.refuse(k, err)
+		return c.core.Refuse(k, "not sent", err)
 	}
-	_, err := c.do(ctx, k)
+	_, err := c.core.Do(ctx, k)
 	return err
 }
 

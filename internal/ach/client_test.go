@@ -10,15 +10,15 @@ import (
 	"testing"
 	"time"
 
+	"github.com/batchd/batchd/internal/apiwire"
 	"github.com/batchd/batchd/internal/echeck"
 	"github.com/batchd/batchd/internal/throttle"
 )
 
-// The one limiter batchd builds serves both clients: *throttle.Limiter
-// and any echeck.Limiter value are ach Limiters.
+// The one limiter batchd builds serves both clients: *throttle.Limiter is
+// an apiwire.Limiter, with the optional Pause.
 var (
-	_ Limiter                           = (*throttle.Limiter)(nil)
-	_                                   = func(l echeck.Limiter) Options { return Options{Limiter: l} }
+	_ apiwire.Limiter                   = (*throttle.Limiter)(nil)
 	_ interface{ Pause(time.Duration) } = (*throttle.Limiter)(nil)
 )
 
@@ -43,7 +43,7 @@ func TestNewBaseURL(t *testing.T) {
 		{"https://sandbox.example/#frag", false},
 	}
 	for _, c := range cases {
-		_, err := New(Options{BaseURL: c.url, Key: testKey})
+		_, err := New(apiwire.Options{BaseURL: c.url, Key: testKey})
 		if (err == nil) != c.ok {
 			t.Errorf("New(%q): err = %v, want ok = %v", c.url, err, c.ok)
 		}
@@ -51,7 +51,7 @@ func TestNewBaseURL(t *testing.T) {
 }
 
 func TestNewRefusesBadOptions(t *testing.T) {
-	for name, opts := range map[string]Options{
+	for name, opts := range map[string]apiwire.Options{
 		"no key":           {BaseURL: "https://x.example"},
 		"key with space":   {BaseURL: "https://x.example", Key: testKey + " x"},
 		"key with newline": {BaseURL: "https://x.example", Key: testKey + "\n"},
@@ -209,7 +209,7 @@ func TestInvalidInputIsNotSent(t *testing.T) {
 	}
 	for name, call := range calls {
 		err := call()
-		if e := asError(t, err); e.Class != Permanent || e.Status != 0 {
+		if e := asError(t, err); e.Class != apiwire.Permanent || e.Status != 0 {
 			t.Errorf("%s: %v, want Permanent without status", name, err)
 		}
 		if strings.Contains(err.Error(), testAccount) || strings.Contains(err.Error(), testToken) {
@@ -244,7 +244,7 @@ func TestLimiterAndObserve(t *testing.T) {
 		got = append(got, obs{e, s})
 		mu.Unlock()
 	}
-	c := newTestClient(t, srv.URL, func(o *Options) { o.Limiter, o.Observe = lim, observe })
+	c := newTestClient(t, srv.URL, func(o *apiwire.Options) { o.Limiter, o.Observe = lim, observe })
 	ctx := context.Background()
 	if _, err := c.CreateUser(ctx, UserRequest{FirstName: "A", LastName: "B", Email: "a@b"}); err != nil {
 		t.Fatal(err)
@@ -255,7 +255,7 @@ func TestLimiterAndObserve(t *testing.T) {
 	if _, err := c.GetUser(ctx, "a/b"); err == nil { // refused: neither waits nor is observed
 		t.Fatal("GetUser of a bad id succeeded")
 	}
-	dead := newTestClient(t, closedAddr(t), func(o *Options) { o.Limiter, o.Observe = lim, observe })
+	dead := newTestClient(t, closedAddr(t), func(o *apiwire.Options) { o.Limiter, o.Observe = lim, observe })
 	if _, err := dead.Debit(ctx, TransferRequest{SourceID: testSource, Amount: 1}); err == nil {
 		t.Fatal("debit against nothing succeeded")
 	}
@@ -280,13 +280,13 @@ func TestLimiterAndObserve(t *testing.T) {
 func TestSharedThrottleLimiter(t *testing.T) {
 	srv, _ := fakeService(t, reply(429, `{"error":true,"message":"rate limit exceeded"}`))
 	lim := throttle.New(1000, 10)
-	a := newTestClient(t, srv.URL, func(o *Options) { o.Limiter = lim })
-	if _, err := echeck.New(echeck.Options{BaseURL: srv.URL, Key: testKey, Limiter: lim}); err != nil {
+	a := newTestClient(t, srv.URL, func(o *apiwire.Options) { o.Limiter = lim })
+	if _, err := echeck.New(apiwire.Options{BaseURL: srv.URL, Key: testKey, Limiter: lim}); err != nil {
 		t.Fatal(err)
 	}
 	before := lim.Rate()
 	_, err := a.Webhook(context.Background())
-	if !errorsIs(err, ErrThrottled) || ClassOf(err) != Retryable {
+	if !errorsIs(err, ErrThrottled) || apiwire.ClassOf(err) != apiwire.Retryable {
 		t.Fatalf("429: %v, want ErrThrottled and Retryable", err)
 	}
 	if after := lim.Rate(); after >= before {
@@ -303,11 +303,11 @@ func TestRedirectIsNotFollowed(t *testing.T) {
 	})
 	c := newTestClient(t, srv.URL)
 	_, err := c.Debit(context.Background(), TransferRequest{SourceID: testSource, Amount: 100})
-	if e := asError(t, err); e.Class != Ambiguous || e.Status != 307 {
+	if e := asError(t, err); e.Class != apiwire.Ambiguous || e.Status != 307 {
 		t.Errorf("debit redirected: %v, want Ambiguous 307", err)
 	}
 	_, err = c.GetFundingSource(context.Background(), testSource)
-	if e := asError(t, err); e.Class != Permanent || e.Status != 307 {
+	if e := asError(t, err); e.Class != apiwire.Permanent || e.Status != 307 {
 		t.Errorf("get redirected: %v, want Permanent 307", err)
 	}
 	if n := len(rec.all()); n != 2 {
@@ -320,7 +320,7 @@ func TestLogsCarryNoSecret(t *testing.T) {
 	var buf bytes.Buffer
 	var mu sync.Mutex
 	log := slog.New(slog.NewTextHandler(&lockedWriter{w: &buf, mu: &mu}, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	c := newTestClient(t, srv.URL, func(o *Options) { o.Logger = log })
+	c := newTestClient(t, srv.URL, func(o *apiwire.Options) { o.Logger = log })
 	ctx := context.Background()
 	if _, err := c.AccountAvailable(ctx, testRouting, testAccount); err != nil {
 		t.Fatal(err)

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/batchd/batchd/internal/apiwire"
 )
 
 func TestParseStatus(t *testing.T) {
@@ -128,7 +130,7 @@ func TestUserListShapes(t *testing.T) {
 	} {
 		t.Run("refused/"+name, func(t *testing.T) {
 			_, err := answerWith(t, body).ListUsers(ctx, 0, 0)
-			if e := asError(t, err); e.Class != Permanent || e.Status != 200 {
+			if e := asError(t, err); e.Class != apiwire.Permanent || e.Status != 200 {
 				t.Errorf("%v, want Permanent unreadable answer", err)
 			}
 		})
@@ -237,18 +239,18 @@ func TestUnreadableAnswers(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			c := answerWith(t, body)
 			_, err := c.CreateOnDemandFundingSource(ctx, FundingSourceRequest{UserID: testUser, Routing: testRouting, Account: testAccount})
-			if e := asError(t, err); e.Class != Ambiguous || e.Status != 200 {
+			if e := asError(t, err); e.Class != apiwire.Ambiguous || e.Status != 200 {
 				t.Errorf("create: %v, want Ambiguous (the source may exist)", err)
 			}
 			_, err = c.GetFundingSource(ctx, testSource)
-			if e := asError(t, err); e.Class != Permanent || e.Status != 200 {
+			if e := asError(t, err); e.Class != apiwire.Permanent || e.Status != 200 {
 				t.Errorf("get: %v, want Permanent", err)
 			}
 		})
 	}
 	t.Run("answer about another source", func(t *testing.T) {
 		_, err := answerWith(t, `{"funding_source":{"source_id":"other"}}`).GetFundingSource(ctx, testSource)
-		if ClassOf(err) != Permanent || !strings.Contains(err.Error(), "other") {
+		if apiwire.ClassOf(err) != apiwire.Permanent || !strings.Contains(err.Error(), "other") {
 			t.Errorf("%v, want Permanent naming the other source", err)
 		}
 	})
@@ -283,7 +285,7 @@ func TestSmallAnswers(t *testing.T) {
 			}
 		}
 		for _, body := range []string{`{"success":true}`, `{"available":"maybe"}`, `{"available":{"a":1}}`} {
-			if _, err := answerWith(t, body).AccountAvailable(ctx, testRouting, testAccount); ClassOf(err) != Permanent {
+			if _, err := answerWith(t, body).AccountAvailable(ctx, testRouting, testAccount); apiwire.ClassOf(err) != apiwire.Permanent {
 				t.Errorf("%s: %v, want Permanent", body, err)
 			}
 		}
@@ -295,7 +297,7 @@ func TestSmallAnswers(t *testing.T) {
 				t.Errorf("%s: %+v %v", body, tr, err)
 			}
 		}
-		if _, err := answerWith(t, `{"success":true}`).Credit(ctx, TransferRequest{SourceID: testSource, Amount: 1}); ClassOf(err) != Ambiguous {
+		if _, err := answerWith(t, `{"success":true}`).Credit(ctx, TransferRequest{SourceID: testSource, Amount: 1}); apiwire.ClassOf(err) != apiwire.Ambiguous {
 			t.Errorf("credit without check_id: %v, want Ambiguous", err)
 		}
 	})
@@ -321,7 +323,7 @@ func TestSmallAnswers(t *testing.T) {
 		if err := c.DeleteAccount(ctx, testRouting, testAccount); err != nil {
 			t.Errorf("delete account: %v", err)
 		}
-		if _, err := c.Debit(ctx, TransferRequest{SourceID: testSource, Amount: 1}); ClassOf(err) != Ambiguous {
+		if _, err := c.Debit(ctx, TransferRequest{SourceID: testSource, Amount: 1}); apiwire.ClassOf(err) != apiwire.Ambiguous {
 			t.Errorf("debit answered 204: %v, want Ambiguous", err)
 		}
 	})

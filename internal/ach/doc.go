@@ -8,12 +8,15 @@
 // leaves unshown. Each method sends one request, after waiting on the
 // shared Limiter (the same object the eCheck client waits on, so one 429
 // slows every call batchd makes), and never retries. Every error is an
-// *Error whose Class tells the caller what it may do next, with the same
-// classes as the eCheck client. The conditions a caller must tell apart
+// *apiwire.Error, the eCheck client's type, whose Class tells the caller
+// what it may do next. The conditions a caller must tell apart
 // (a deprecated micro-deposit flow, an invalid processor token, an
 // account bound to another customer, the funding source limit, an
 // unknown or foreign customer, a refused key) are sentinels matched with
-// errors.Is, decided in one function from status, code and message.
+// errors.Is, decided in one function from status, code and message;
+// FundingService files errors under the domain's failures with
+// apiwire.Domain, and the conditions under funding's refusals by one
+// table (domainKinds).
 //
 // Answers are decoded leniently, because only part of them is specified
 // and public clients read them defensively: unknown fields are ignored,

@@ -2,11 +2,10 @@ package ach
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"net/http"
 	"strings"
 
+	"github.com/batchd/batchd/internal/apiwire"
 	"github.com/batchd/batchd/internal/funding"
 	"github.com/batchd/batchd/internal/money"
 	"github.com/batchd/batchd/internal/payment"
@@ -44,11 +43,8 @@ const customerWalks = 3
 // refusal (payment.ErrRefused): whether that customer is the row's is
 // onboarding's decision, by FindCustomer.
 func (s *FundingService) CreateCustomer(ctx context.Context, cu funding.Customer) (string, error) {
-	u, err := s.c.CreateUser(ctx, UserRequest{FirstName: cu.FirstName, LastName: cu.LastName, Email: cu.Email, Phone: cu.Phone})
-	if err != nil {
-		return "", fundingError(err)
-	}
-	return u.ID, nil
+	return apiwire.Adapt(func(u *User) string { return u.ID })(s.c.CreateUser(ctx,
+		UserRequest{FirstName: cu.FirstName, LastName: cu.LastName, Email: cu.Email, Phone: cu.Phone}))
 }
 
 // FindCustomer walks the whole customer list for email (compared as
@@ -83,7 +79,7 @@ func (s *FundingService) walkCustomers(ctx context.Context, want string) (id str
 	for page := 1; ; page++ {
 		pg, err := s.c.ListUsers(ctx, page, customerPage)
 		if err != nil {
-			return "", 0, 0, fundingError(err)
+			return "", 0, 0, apiwire.Domain(err)
 		}
 		total = max(total, pg.Total)
 		for _, u := range pg.Users {
@@ -119,54 +115,48 @@ func (s *FundingService) CreateSource(ctx context.Context, userID string, r *fun
 	default:
 		return nil, fmt.Errorf("%w: %w: a %q row creates no funding source", payment.ErrService, payment.ErrRefused, r.Method)
 	}
-	if err != nil {
-		return nil, fundingError(err)
-	}
-	out := fs.Domain()
-	if out.UserID == "" {
-		out.UserID = userID
-	}
-	return out, nil
+	return apiwire.Adapt(func(fs *FundingSource) *funding.Source {
+		out := fs.Domain()
+		if out.UserID == "" {
+			out.UserID = userID
+		}
+		return out
+	})(fs, err)
 }
 
 // Sources lists every funding source of a customer, deleted ones too.
 func (s *FundingService) Sources(ctx context.Context, userID string) ([]funding.Source, error) {
-	list, err := s.c.ListFundingSources(ctx, userID)
-	if err != nil {
-		return nil, fundingError(err)
-	}
+	return apiwire.Adapt(domainSources)(s.c.ListFundingSources(ctx, userID))
+}
+
+// domainSources is what the domain keeps of a list of funding sources.
+func domainSources(list []FundingSource) []funding.Source {
 	out := make([]funding.Source, len(list))
 	for i := range list {
 		out[i] = *list[i].Domain()
 	}
-	return out, nil
+	return out
 }
 
 // Source reads one funding source; an unknown one is a refusal that also
 // wraps payment.ErrNotFound.
 func (s *FundingService) Source(ctx context.Context, id string) (*funding.Source, error) {
-	fs, err := s.c.GetFundingSource(ctx, id)
-	if err != nil {
-		return nil, fundingError(err)
-	}
-	return fs.Domain(), nil
+	return apiwire.Adapt((*FundingSource).Domain)(s.c.GetFundingSource(ctx, id))
 }
 
 // InitiateVerification sends a Pending source its micro-deposits; from
 // funding.DeprecationDate it wraps funding.ErrDeprecated.
 func (s *FundingService) InitiateVerification(ctx context.Context, sourceID string) error {
 	_, err := s.c.InitiateVerification(ctx, sourceID)
-	return fundingError(err)
+	return apiwire.Domain(err)
 }
 
 // Verify completes a micro-deposit verification. The answer names the
 // source and its status only.
 func (s *FundingService) Verify(ctx context.Context, sourceID string, amounts [2]money.Cents) (*funding.Source, error) {
-	v, err := s.c.Verify(ctx, sourceID, amounts[0], amounts[1])
-	if err != nil {
-		return nil, fundingError(err)
-	}
-	return &funding.Source{ID: v.SourceID, Status: domainStatus(v.StatusText, v.Status)}, nil
+	return apiwire.Adapt(func(v *Verification) *funding.Source {
+		return &funding.Source{ID: v.SourceID, Status: domainStatus(v.StatusText, v.Status)}
+	})(s.c.Verify(ctx, sourceID, amounts[0], amounts[1]))
 }
 
 // Domain is what the domain keeps of a funding source from the wire.
@@ -185,47 +175,16 @@ func domainStatus(text string, st Status) funding.Status {
 	return funding.ParseStatus(text)
 }
 
-// fundingError files err under the domain's failures: every error is
-// payment.ErrService, its class decides the failure, and the conditions
-// a row's outcome depends on become funding's sentinels. The text stays
-// the client's own.
-func fundingError(err error) error {
-	if err == nil {
-		return nil
-	}
-	kinds := []error{payment.ErrService}
-	switch ClassOf(err) {
-	case Fatal:
-		kinds = append(kinds, payment.ErrKeyRefused)
-	case Permanent:
-		kinds = append(kinds, payment.ErrRefused)
-	case Retryable:
-		kinds = append(kinds, payment.ErrNotDone)
-	}
-	var e *Error
-	if errors.As(err, &e) && e.Status == http.StatusNotFound && errors.Is(err, ErrNotFound) {
-		kinds = append(kinds, payment.ErrNotFound)
-	}
-	for _, m := range []struct{ wire, domain error }{
-		{ErrDeprecated, funding.ErrDeprecated},
-		{ErrInvalidProcessorToken, funding.ErrInvalidToken},
-		{ErrAccountTaken, funding.ErrAccountTaken},
-		{ErrTooManySources, funding.ErrTooManySources},
-		{ErrCustomerNotFound, funding.ErrCustomerNotFound},
-		{ErrNotOwner, funding.ErrCustomerNotFound},
-	} {
-		if errors.Is(err, m.wire) {
-			kinds = append(kinds, m.domain)
-		}
-	}
-	return &fundingFailure{err: err, kinds: kinds}
+// domainKinds is the table from the client's own conditions to the
+// domain's sentinels that a row's outcome depends on: payment.ErrNotFound
+// for a customer, source or account that does not exist (an unknown
+// endpoint is not ErrNotFound), and funding.ErrCustomerNotFound for a
+// customer that is unknown or another merchant's. funding's other
+// refusals are the client's conditions themselves (kindsOf).
+// apiwire.Domain adds payment.ErrService and the failure of the error's
+// class.
+var domainKinds = []struct{ wire, domain error }{
+	{ErrNotFound, payment.ErrNotFound},
+	{ErrCustomerNotFound, funding.ErrCustomerNotFound},
+	{ErrNotOwner, funding.ErrCustomerNotFound},
 }
-
-// fundingFailure is a client error that also is the domain's sentinels.
-type fundingFailure struct {
-	err   error
-	kinds []error
-}
-
-func (f *fundingFailure) Error() string   { return f.err.Error() }
-func (f *fundingFailure) Unwrap() []error { return append([]error{f.err}, f.kinds...) }

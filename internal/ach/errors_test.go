@@ -3,16 +3,18 @@ package ach
 import (
 	"context"
 	"errors"
-	"github.com/batchd/batchd/internal/apiwire"
 	"net/http"
 	"net/url"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/batchd/batchd/internal/apiwire"
+	"github.com/batchd/batchd/internal/funding"
 )
 
-var allKinds = []error{ErrAuth, ErrNotFound, ErrCustomerNotFound, ErrNotOwner, ErrDeprecated,
-	ErrInvalidProcessorToken, ErrAccountSubtype, ErrAccountTaken, ErrAlreadyLinked, ErrTooManySources,
+var allKinds = []error{ErrAuth, ErrNotFound, ErrCustomerNotFound, ErrNotOwner, funding.ErrDeprecated,
+	funding.ErrInvalidToken, ErrAccountSubtype, funding.ErrAccountTaken, ErrAlreadyLinked, funding.ErrTooManySources,
 	ErrEmailTaken, ErrNotVerified, ErrNotInitiated, ErrWrongAmounts, ErrTooManyAttempts, ErrThrottled}
 
 // TestClassification sends every error answer of the contract through
@@ -23,46 +25,46 @@ func TestClassification(t *testing.T) {
 		name   string
 		status int
 		body   string
-		class  Class
+		class  apiwire.Class
 		kinds  []error
 	}{
-		{"missing key", 403, env("API key is missing in Authorization header"), Fatal, []error{ErrAuth}},
-		{"invalid key", 403, env("Access key invalid"), Fatal, []error{ErrAuth}},
-		{"app inactive", 403, env("App inactive"), Fatal, []error{ErrAuth}},
-		{"401 of the spec", 401, `{"error":true,"message":"no valid key"}`, Fatal, []error{ErrAuth}},
-		{"customer not found", 404, env("Customer not found"), Permanent, []error{ErrCustomerNotFound, ErrNotFound}},
-		{"not the owner", 404, env("You are not the owner of the customer"), Permanent, []error{ErrNotOwner, ErrNotFound}},
-		{"source not found", 404, env("Funding source not found"), Permanent, []error{ErrNotFound}},
-		{"bank account not found", 404, env("Bank account not found"), Permanent, []error{ErrNotFound}},
-		{"unknown endpoint", 404, env("no such endpoint"), Permanent, nil},
+		{"missing key", 403, env("API key is missing in Authorization header"), apiwire.Fatal, []error{ErrAuth}},
+		{"invalid key", 403, env("Access key invalid"), apiwire.Fatal, []error{ErrAuth}},
+		{"app inactive", 403, env("App inactive"), apiwire.Fatal, []error{ErrAuth}},
+		{"401 of the spec", 401, `{"error":true,"message":"no valid key"}`, apiwire.Fatal, []error{ErrAuth}},
+		{"customer not found", 404, env("Customer not found"), apiwire.Permanent, []error{ErrCustomerNotFound, ErrNotFound}},
+		{"not the owner", 404, env("You are not the owner of the customer"), apiwire.Permanent, []error{ErrNotOwner, ErrNotFound}},
+		{"source not found", 404, env("Funding source not found"), apiwire.Permanent, []error{ErrNotFound}},
+		{"bank account not found", 404, env("Bank account not found"), apiwire.Permanent, []error{ErrNotFound}},
+		{"unknown endpoint", 404, env("no such endpoint"), apiwire.Permanent, nil},
 		{"processor token by code", 400, `{"success":false,"error":true,"code":"INVALID_PROCESSOR_TOKEN","message":"INVALID_PROCESSOR_TOKEN: token was revoked"}`,
-			Permanent, []error{ErrInvalidProcessorToken}},
-		{"processor token code only", 400, `{"error":true,"code":"invalid_processor_token","message":"bad token"}`, Permanent, []error{ErrInvalidProcessorToken}},
-		{"processor token message only", 400, env("INVALID_PROCESSOR_TOKEN"), Permanent, []error{ErrInvalidProcessorToken}},
-		{"subtype", 400, env("Only checking and savings accounts are accepted"), Permanent, []error{ErrAccountSubtype}},
-		{"too many sources", 400, env("You exceeded the maximum number of bank accounts"), Permanent, []error{ErrTooManySources}},
-		{"account taken", 400, env("This bank account is associated with another user"), Permanent, []error{ErrAccountTaken}},
-		{"account taken 409", 409, env("This bank account is associated with another user."), Permanent, []error{ErrAccountTaken}},
-		{"already linked", 400, env("This bank account is already linked to this customer"), Permanent, []error{ErrAlreadyLinked}},
-		{"email taken", 400, env("A customer with this email already exists"), Permanent, []error{ErrEmailTaken}},
+			apiwire.Permanent, []error{funding.ErrInvalidToken}},
+		{"processor token code only", 400, `{"error":true,"code":"invalid_processor_token","message":"bad token"}`, apiwire.Permanent, []error{funding.ErrInvalidToken}},
+		{"processor token message only", 400, env("INVALID_PROCESSOR_TOKEN"), apiwire.Permanent, []error{funding.ErrInvalidToken}},
+		{"subtype", 400, env("Only checking and savings accounts are accepted"), apiwire.Permanent, []error{ErrAccountSubtype}},
+		{"too many sources", 400, env("You exceeded the maximum number of bank accounts"), apiwire.Permanent, []error{funding.ErrTooManySources}},
+		{"account taken", 400, env("This bank account is associated with another user"), apiwire.Permanent, []error{funding.ErrAccountTaken}},
+		{"account taken 409", 409, env("This bank account is associated with another user."), apiwire.Permanent, []error{funding.ErrAccountTaken}},
+		{"already linked", 400, env("This bank account is already linked to this customer"), apiwire.Permanent, []error{ErrAlreadyLinked}},
+		{"email taken", 400, env("A customer with this email already exists"), apiwire.Permanent, []error{ErrEmailTaken}},
 		{"deprecated", 410, env("Micro-deposit verification is deprecated since 2026-06-08; use the bank-linking provider's verification (processor token) instead"),
-			Permanent, []error{ErrDeprecated}},
-		{"not initiated", 400, env("Verification has not been initiated for this funding source"), Permanent, []error{ErrNotInitiated}},
-		{"wrong amounts", 400, env("The amounts do not match the micro-deposits (2 attempts left)"), Permanent, []error{ErrWrongAmounts}},
-		{"last attempt spent", 400, env("The amounts do not match the micro-deposits (0 attempts left)"), Permanent, []error{ErrWrongAmounts, ErrTooManyAttempts}},
-		{"too many attempts", 400, env("Too many failed verification attempts"), Permanent, []error{ErrTooManyAttempts}},
-		{"not verified", 402, env("Funding source is not verified for debits"), Permanent, []error{ErrNotVerified}},
-		{"402 in other words", 402, env("Parameters valid but the request failed"), Permanent, []error{ErrNotVerified}},
-		{"field", 400, env("routing_number must be 9 digits"), Permanent, nil},
-		{"rate limit", 429, env("rate limit exceeded"), Retryable, []error{ErrThrottled}},
-		{"500 on a create", 500, env("sandbox: injected error"), Ambiguous, nil},
-		{"503 naming a customer", 503, env("Customer not found"), Ambiguous, nil},
-		{"messages list", 400, `{"success":false,"messages":["You exceeded the maximum number of bank accounts"]}`, Permanent, []error{ErrTooManySources}},
-		{"messages object", 400, `{"success":false,"messages":{"account_number":["is associated with another user"]}}`, Permanent, []error{ErrAccountTaken}},
-		{"error string", 404, `{"success":false,"error":"Customer not found"}`, Permanent, []error{ErrCustomerNotFound, ErrNotFound}},
-		{"2xx saying no", 200, `{"success":false,"message":"This bank account is associated with another user"}`, Permanent, []error{ErrAccountTaken}},
-		{"2xx saying no with the object", 200, `{"success":false,"message":"odd","funding_source":{"source_id":"s"}}`, Ambiguous, nil},
-		{"not json", 502, `<html>Bad gateway</html>`, Ambiguous, nil},
+			apiwire.Permanent, []error{funding.ErrDeprecated}},
+		{"not initiated", 400, env("Verification has not been initiated for this funding source"), apiwire.Permanent, []error{ErrNotInitiated}},
+		{"wrong amounts", 400, env("The amounts do not match the micro-deposits (2 attempts left)"), apiwire.Permanent, []error{ErrWrongAmounts}},
+		{"last attempt spent", 400, env("The amounts do not match the micro-deposits (0 attempts left)"), apiwire.Permanent, []error{ErrWrongAmounts, ErrTooManyAttempts}},
+		{"too many attempts", 400, env("Too many failed verification attempts"), apiwire.Permanent, []error{ErrTooManyAttempts}},
+		{"not verified", 402, env("Funding source is not verified for debits"), apiwire.Permanent, []error{ErrNotVerified}},
+		{"402 in other words", 402, env("Parameters valid but the request failed"), apiwire.Permanent, []error{ErrNotVerified}},
+		{"field", 400, env("routing_number must be 9 digits"), apiwire.Permanent, nil},
+		{"rate limit", 429, env("rate limit exceeded"), apiwire.Retryable, []error{ErrThrottled}},
+		{"500 on a create", 500, env("sandbox: injected error"), apiwire.Ambiguous, nil},
+		{"503 naming a customer", 503, env("Customer not found"), apiwire.Ambiguous, nil},
+		{"messages list", 400, `{"success":false,"messages":["You exceeded the maximum number of bank accounts"]}`, apiwire.Permanent, []error{funding.ErrTooManySources}},
+		{"messages object", 400, `{"success":false,"messages":{"account_number":["is associated with another user"]}}`, apiwire.Permanent, []error{funding.ErrAccountTaken}},
+		{"error string", 404, `{"success":false,"error":"Customer not found"}`, apiwire.Permanent, []error{ErrCustomerNotFound, ErrNotFound}},
+		{"2xx saying no", 200, `{"success":false,"message":"This bank account is associated with another user"}`, apiwire.Permanent, []error{funding.ErrAccountTaken}},
+		{"2xx saying no with the object", 200, `{"success":false,"message":"odd","funding_source":{"source_id":"s"}}`, apiwire.Ambiguous, nil},
+		{"not json", 502, `<html>Bad gateway</html>`, apiwire.Ambiguous, nil},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -71,7 +73,7 @@ func TestClassification(t *testing.T) {
 			_, err := c.CreateFundingSource(context.Background(),
 				FundingSourceRequest{UserID: testUser, Routing: testRouting, Account: testAccount, Type: Checking})
 			e := asError(t, err)
-			if e.Class != tc.class || ClassOf(err) != tc.class {
+			if e.Class != tc.class || apiwire.ClassOf(err) != tc.class {
 				t.Errorf("class %s, want %s (%v)", e.Class, tc.class, err)
 			}
 			if e.Status != tc.status {
@@ -98,10 +100,10 @@ func TestClassOnOtherCalls(t *testing.T) {
 	c := newTestClient(t, srv.URL)
 	ctx := context.Background()
 	_, err := c.GetUser(ctx, testUser)
-	if ClassOf(err) != Retryable {
+	if apiwire.ClassOf(err) != apiwire.Retryable {
 		t.Errorf("get on 500: %v, want Retryable", err)
 	}
-	if err := c.RemoveFundingSource(ctx, testUser, testSource); ClassOf(err) != Retryable {
+	if err := c.RemoveFundingSource(ctx, testUser, testSource); apiwire.ClassOf(err) != apiwire.Retryable {
 		t.Errorf("remove on 500: %v, want Retryable", err)
 	}
 	for name, call := range map[string]func() error{
@@ -112,7 +114,7 @@ func TestClassOnOtherCalls(t *testing.T) {
 		"user":     func() error { _, err := c.CreateUser(ctx, UserRequest{}); return err },
 		"token":    func() error { _, err := c.CreateProcessorFundingSource(ctx, "plaid", testUser, testToken); return err },
 	} {
-		if ClassOf(call()) != Ambiguous {
+		if apiwire.ClassOf(call()) != apiwire.Ambiguous {
 			t.Errorf("%s on 500: want Ambiguous", name)
 		}
 	}
@@ -126,9 +128,9 @@ func TestEmailTakenNamesTheCustomer(t *testing.T) {
 	} {
 		srv, _ := fakeService(t, reply(400, body))
 		_, err := newTestClient(t, srv.URL).CreateUser(context.Background(), UserRequest{Email: "a@b"})
-		var e *Error
-		if !errors.As(err, &e) || !errors.Is(err, ErrEmailTaken) || e.UserID != "u-existing" {
-			t.Errorf("%s: %v (UserID %q), want ErrEmailTaken naming u-existing", body, err, e.UserID)
+		var e *apiwire.Error
+		if !errors.As(err, &e) || !errors.Is(err, ErrEmailTaken) || UserIDOf(err) != "u-existing" {
+			t.Errorf("%s: %v (UserID %q), want ErrEmailTaken naming u-existing", body, err, UserIDOf(err))
 		}
 	}
 }
@@ -139,10 +141,10 @@ func TestRetryAfterPausesTheLimiter(t *testing.T) {
 		reply(429, `{"error":true,"message":"rate limit exceeded"}`)(w, r, b)
 	})
 	lim := &fakeLimiter{}
-	c := newTestClient(t, srv.URL, func(o *Options) { o.Limiter = lim })
+	c := newTestClient(t, srv.URL, func(o *apiwire.Options) { o.Limiter = lim })
 	_, err := c.ListUsers(context.Background(), 0, 0)
 	e := asError(t, err)
-	if e.RetryAfter != 3*time.Second || e.RetryDelay() != 3*time.Second || e.Class != Retryable {
+	if e.RetryAfter != 3*time.Second || e.RetryDelay() != 3*time.Second || e.Class != apiwire.Retryable {
 		t.Errorf("%v: RetryAfter %s", err, e.RetryAfter)
 	}
 	if lim.throttled.Load() != 1 || len(lim.pauses) != 1 || lim.pauses[0] != 3*time.Second {
@@ -168,7 +170,7 @@ func TestAnswerLostAfterSend(t *testing.T) {
 		"verify":        func() error { _, err := c.Verify(ctx, testSource, 1, 2); return err },
 	} {
 		err := call()
-		if e := asError(t, err); e.Class != Ambiguous || e.Status != 0 || e.Err == nil {
+		if e := asError(t, err); e.Class != apiwire.Ambiguous || e.Status != 0 || e.Err == nil {
 			t.Errorf("%s: %v, want Ambiguous network error", name, err)
 		}
 	}
@@ -177,7 +179,7 @@ func TestAnswerLostAfterSend(t *testing.T) {
 		"webhook":  func() error { _, err := c.RegisterWebhook(ctx, "https://x.example/h"); return err },
 		"get user": func() error { _, err := c.GetUser(ctx, testUser); return err },
 	} {
-		if err := call(); ClassOf(err) != Retryable {
+		if err := call(); apiwire.ClassOf(err) != apiwire.Retryable {
 			t.Errorf("%s: %v, want Retryable", name, err)
 		}
 	}
@@ -209,7 +211,7 @@ func TestCallerCancelAfterSendIsAmbiguous(t *testing.T) {
 	<-arrived
 	cancel()
 	err := <-errc
-	if e := asError(t, err); e.Class != Ambiguous || !errors.Is(err, context.Canceled) {
+	if e := asError(t, err); e.Class != apiwire.Ambiguous || !errors.Is(err, context.Canceled) {
 		t.Errorf("debit canceled after send: %v, want Ambiguous wrapping Canceled", err)
 	}
 }
@@ -217,14 +219,14 @@ func TestCallerCancelAfterSendIsAmbiguous(t *testing.T) {
 func TestNotSentIsRetryable(t *testing.T) {
 	c := newTestClient(t, closedAddr(t))
 	_, err := c.Debit(context.Background(), TransferRequest{SourceID: testSource, Amount: 1})
-	if e := asError(t, err); e.Class != Retryable || e.Status != 0 {
+	if e := asError(t, err); e.Class != apiwire.Retryable || e.Status != 0 {
 		t.Errorf("debit to a closed port: %v, want Retryable", err)
 	}
 	srv, rec := fakeService(t, okAnswers)
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	_, err = newTestClient(t, srv.URL).Debit(ctx, TransferRequest{SourceID: testSource, Amount: 1})
-	if e := asError(t, err); e.Class != Retryable || !errors.Is(err, context.Canceled) {
+	if e := asError(t, err); e.Class != apiwire.Retryable || !errors.Is(err, context.Canceled) {
 		t.Errorf("debit with a canceled context: %v, want Retryable wrapping Canceled", err)
 	}
 	if n := len(rec.all()); n != 0 {
@@ -233,14 +235,14 @@ func TestNotSentIsRetryable(t *testing.T) {
 }
 
 func TestClassOf(t *testing.T) {
-	if ClassOf(nil) != 0 || ClassOf(context.Canceled) != Retryable || ClassOf(errors.New("x")) != Ambiguous {
+	if apiwire.ClassOf(nil) != 0 || apiwire.ClassOf(context.Canceled) != apiwire.Retryable || apiwire.ClassOf(errors.New("x")) != apiwire.Ambiguous {
 		t.Error("ClassOf of plain errors")
 	}
-	wrapped := &url.Error{Op: "Get", URL: "u", Err: &Error{Class: Fatal}}
-	if ClassOf(wrapped) != Fatal {
+	wrapped := &url.Error{Op: "Get", URL: "u", Err: &apiwire.Error{Class: apiwire.Fatal}}
+	if apiwire.ClassOf(wrapped) != apiwire.Fatal {
 		t.Error("ClassOf through a wrapper")
 	}
-	for c, s := range map[Class]string{Retryable: "retryable", Ambiguous: "ambiguous", Permanent: "permanent", Fatal: "fatal", 9: "Class(9)"} {
+	for c, s := range map[apiwire.Class]string{apiwire.Retryable: "retryable", apiwire.Ambiguous: "ambiguous", apiwire.Permanent: "permanent", apiwire.Fatal: "fatal", 9: "Class(9)"} {
 		if c.String() != s {
 			t.Errorf("%d.String() = %q", c, c.String())
 		}

@@ -1,11 +1,12 @@
 package ach
 
 import (
-	"github.com/batchd/batchd/internal/apiwire"
 	"strings"
 	"testing"
 	"time"
 	"unicode/utf8"
+
+	"github.com/batchd/batchd/internal/apiwire"
 )
 
 // FuzzDecodeAnswer feeds arbitrary bodies to every decoder the client runs

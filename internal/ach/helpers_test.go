@@ -14,6 +14,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/batchd/batchd/internal/apiwire"
 )
 
 // testKey is distinctive so that a leak into any text is easy to find.
@@ -173,9 +175,9 @@ func (l *fakeLimiter) Pause(d time.Duration) {
 	l.pauses = append(l.pauses, d)
 }
 
-func newTestClient(t *testing.T, baseURL string, tweak ...func(*Options)) *Client {
+func newTestClient(t *testing.T, baseURL string, tweak ...func(*apiwire.Options)) *Client {
 	t.Helper()
-	opts := Options{BaseURL: baseURL, Key: testKey, Timeout: 5 * time.Second}
+	opts := apiwire.Options{BaseURL: baseURL, Key: testKey, Timeout: 5 * time.Second}
 	for _, f := range tweak {
 		f(&opts)
 	}
@@ -203,9 +205,9 @@ func canonJSON(t *testing.T, b []byte) string {
 }
 
 // asError returns err as an *Error or fails the test.
-func asError(t *testing.T, err error) *Error {
+func asError(t *testing.T, err error) *apiwire.Error {
 	t.Helper()
-	e, ok := err.(*Error)
+	e, ok := err.(*apiwire.Error)
 	if !ok {
 		t.Fatalf("error %v (%T) is not an *Error", err, err)
 	}

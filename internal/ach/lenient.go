@@ -112,3 +112,13 @@ func nested(m object, keys ...string) object {
 	}
 	return nil
 }
+
+// inner returns the object under the first of keys present as a
+// non-empty object (nested), else m itself: an answer may wrap its object
+// in an envelope or send it bare.
+func inner(m object, keys ...string) object {
+	if o := nested(m, keys...); o != nil {
+		return o
+	}
+	return m
+}

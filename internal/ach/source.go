@@ -4,12 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/batchd/batchd/internal/apiwire"
 	"log/slog"
 	"net/url"
 	"strings"
 	"time"
 
+	"github.com/batchd/batchd/internal/apiwire"
 	"github.com/batchd/batchd/internal/redact"
 )
 
@@ -77,9 +77,9 @@ type FundingSource struct {
 func (c *Client) CreateFundingSource(ctx context.Context, r FundingSourceRequest) (*FundingSource, error) {
 	k := c.sourceCall(OpSourceCreate, "/funding-source", r)
 	if err := checkSourceRequest(r, true); err != nil {
-		return nil, c.refuse(k, err)
+		return nil, c.core.Refuse(k, "not sent", err)
 	}
-	return c.sourceAnswer(ctx, k, "")
+	return apiwire.About(ctx, c.core, k, sourceAnswer, "")
 }
 
 // CreateOnDemandFundingSource links an account without micro-deposits. By
@@ -89,9 +89,9 @@ func (c *Client) CreateFundingSource(ctx context.Context, r FundingSourceRequest
 func (c *Client) CreateOnDemandFundingSource(ctx context.Context, r FundingSourceRequest) (*FundingSource, error) {
 	k := c.sourceCall(OpSourceCreateOnDemand, "/on-demand/funding-source", r)
 	if err := checkSourceRequest(r, false); err != nil {
-		return nil, c.refuse(k, err)
+		return nil, c.core.Refuse(k, "not sent", err)
 	}
-	return c.sourceAnswer(ctx, k, "")
+	return apiwire.About(ctx, c.core, k, sourceAnswer, "")
 }
 
 func (c *Client) sourceCall(op, path string, r FundingSourceRequest) apiwire.Call {
@@ -120,20 +120,20 @@ func checkSourceRequest(r FundingSourceRequest, needType bool) error {
 // that becomes the customer's primary one. provider is the path's
 // lowercase word for the provider. The token never appears in an error.
 // A token is exchanged once, so after an Ambiguous error a second
-// exchange is ErrInvalidProcessorToken: look at ListFundingSources.
+// exchange is funding.ErrInvalidToken: look at ListFundingSources.
 func (c *Client) CreateProcessorFundingSource(ctx context.Context, provider, userID, token string) (*FundingSource, error) {
 	k := apiwire.Call{Op: OpSourceCreateProcessor, Method: "POST", Path: "/funding-source/processor/" + url.PathEscape(provider),
 		Body:   map[string]string{"user_id": userID, "processor_token": token},
 		Effect: true, Result: "funding_source", Tokens: []string{token}}
 	switch {
 	case provider == "" || len(provider) > 64 || strings.Trim(provider, "abcdefghijklmnopqrstuvwxyz0123456789") != "":
-		return nil, c.refuse(k, fmt.Errorf("provider %q: want a lowercase word", apiwire.Excerpt(provider)))
+		return nil, c.core.Refuse(k, "not sent", fmt.Errorf("provider %q: want a lowercase word", apiwire.Excerpt(provider)))
 	case userID == "":
-		return nil, c.refuse(k, errors.New("user_id is empty"))
+		return nil, c.core.Refuse(k, "not sent", errors.New("user_id is empty"))
 	case strings.TrimSpace(token) == "":
-		return nil, c.refuse(k, errors.New("processor_token is empty"))
+		return nil, c.core.Refuse(k, "not sent", errors.New("processor_token is empty"))
 	}
-	return c.sourceAnswer(ctx, k, "")
+	return apiwire.About(ctx, c.core, k, sourceAnswer, "")
 }
 
 // ListFundingSources returns every funding source of a customer, oldest
@@ -141,9 +141,9 @@ func (c *Client) CreateProcessorFundingSource(ctx context.Context, provider, use
 func (c *Client) ListFundingSources(ctx context.Context, userID string) ([]FundingSource, error) {
 	k := apiwire.Call{Op: OpSourceList, Method: "GET", Path: "/funding-source/user/:" + url.PathEscape(userID)}
 	if err := validID("user id", userID); err != nil {
-		return nil, c.refuse(k, err)
+		return nil, c.core.Refuse(k, "not sent", err)
 	}
-	a, err := c.do(ctx, k)
+	a, err := c.core.Do(ctx, k)
 	if err != nil {
 		return nil, err
 	}
@@ -153,26 +153,20 @@ func (c *Client) ListFundingSources(ctx context.Context, userID string) ([]Fundi
 			items, err = apiwire.ListOf(a.Object[key])
 		}
 	}
-	if err != nil {
-		return nil, c.badAnswer(k, a.Status, err)
+	var out []FundingSource
+	if err == nil {
+		out, err = entries(items, sourceFrom, func(s *FundingSource) error {
+			if s.ID == "" {
+				return errors.New("no source_id")
+			}
+			if s.UserID == "" {
+				s.UserID = userID
+			}
+			return nil
+		})
 	}
-	out := make([]FundingSource, 0, len(items))
-	for i, it := range items {
-		o, ok := apiwire.ObjectOf(it)
-		if !ok {
-			return nil, c.badAnswer(k, a.Status, fmt.Errorf("entry %d is not an object", i))
-		}
-		s, err := sourceFrom(o)
-		if err == nil && s.ID == "" {
-			err = errors.New("no source_id")
-		}
-		if err != nil {
-			return nil, c.badAnswer(k, a.Status, fmt.Errorf("entry %d: %w", i, err))
-		}
-		if s.UserID == "" {
-			s.UserID = userID
-		}
-		out = append(out, s)
+	if err != nil {
+		return nil, c.core.BadAnswer(k, a.Status, err)
 	}
 	return out, nil
 }
@@ -182,9 +176,9 @@ func (c *Client) ListFundingSources(ctx context.Context, userID string) ([]Fundi
 func (c *Client) GetFundingSource(ctx context.Context, id string) (*FundingSource, error) {
 	k := apiwire.Call{Op: OpSourceGet, Method: "GET", Path: "/funding-source/:" + url.PathEscape(id), Result: "funding_source"}
 	if err := validID("funding source id", id); err != nil {
-		return nil, c.refuse(k, err)
+		return nil, c.core.Refuse(k, "not sent", err)
 	}
-	return c.sourceAnswer(ctx, k, id)
+	return apiwire.About(ctx, c.core, k, sourceAnswer, id)
 }
 
 // RemoveFundingSource deletes a customer's funding source: its status
@@ -194,43 +188,26 @@ func (c *Client) RemoveFundingSource(ctx context.Context, userID, sourceID strin
 	k := apiwire.Call{Op: OpSourceRemove, Method: "POST", Path: "/funding-source/remove",
 		Body: map[string]string{"user_id": userID, "source_id": sourceID}}
 	if userID == "" || sourceID == "" {
-		return c.refuse(k, errors.New("user_id and source_id are required"))
+		return c.core.Refuse(k, "not sent", errors.New("user_id and source_id are required"))
 	}
-	_, err := c.do(ctx, k)
+	_, err := c.core.Do(ctx, k)
 	return err
 }
 
-// sourceAnswer sends k and reads the funding source of its answer. When
-// want is set, the answer must be about that source.
-func (c *Client) sourceAnswer(ctx context.Context, k apiwire.Call, want string) (*FundingSource, error) {
-	a, err := c.do(ctx, k)
-	if err != nil {
-		return nil, err
-	}
-	s, err := sourceOf(a.Object)
-	switch {
-	case err != nil:
-	case s.ID == "":
-		err = errors.New("no funding_source_id in the answer")
-	case want != "" && !strings.EqualFold(s.ID, want):
-		err = fmt.Errorf("answer is about funding source %q, not %q", apiwire.Excerpt(s.ID), want)
-	}
-	if err != nil {
-		return nil, c.badAnswer(k, a.Status, err)
-	}
-	return &s, nil
-}
+// sourceAnswer reads the funding source an answer is about
+// (apiwire.About).
+var sourceAnswer = apiwire.Subject[FundingSource]{What: "funding source", Field: "funding_source_id",
+	Read: func(a apiwire.Answer) (FundingSource, string, error) {
+		s, err := sourceOf(a.Object)
+		return s, s.ID, err
+	}}
 
 // sourceOf reads the funding source of an answer: the object under
 // "funding_source" (or "source", "data") completed by the top level's
 // funding_source_id, status, bank_name and last_four, which the contract
 // puts beside it; or the top level alone.
 func sourceOf(top object) (FundingSource, error) {
-	m := nested(top, "funding_source", "source", "data")
-	if m == nil {
-		m = top
-	}
-	s, err := sourceFrom(m)
+	s, err := sourceFrom(inner(top, "funding_source", "source", "data"))
 	if err != nil {
 		return s, err
 	}

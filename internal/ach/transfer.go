@@ -54,20 +54,16 @@ func (c *Client) Credit(ctx context.Context, r TransferRequest) (*Transfer, erro
 
 func (c *Client) transfer(ctx context.Context, k apiwire.Call, r TransferRequest) (*Transfer, error) {
 	if r.SourceID == "" {
-		return nil, c.refuse(k, errors.New("funding source id is empty"))
+		return nil, c.core.Refuse(k, "not sent", errors.New("funding source id is empty"))
 	}
 	if r.Amount <= 0 {
-		return nil, c.refuse(k, fmt.Errorf("amount %s is not positive", r.Amount))
+		return nil, c.core.Refuse(k, "not sent", fmt.Errorf("amount %s is not positive", r.Amount))
 	}
-	a, err := c.do(ctx, k)
+	a, err := c.core.Do(ctx, k)
 	if err != nil {
 		return nil, err
 	}
-	m := a.Object
-	if o := nested(m, "check", "transaction", "data"); o != nil {
-		m = o
-	}
-	f := fields{m: m}
+	f := fields{m: inner(a.Object, "check", "transaction", "data")}
 	t := &Transfer{CheckID: f.strictStr("check_id", "transaction_id", "id"), Status: f.str("status")}
 	if t.CheckID == "" && f.err == nil {
 		t.CheckID = (&fields{m: a.Object}).strictStr("check_id")
@@ -76,7 +72,7 @@ func (c *Client) transfer(ctx context.Context, k apiwire.Call, r TransferRequest
 		f.err = errors.New("no check_id in the answer")
 	}
 	if f.err != nil {
-		return nil, c.badAnswer(k, a.Status, f.err)
+		return nil, c.core.BadAnswer(k, a.Status, f.err)
 	}
 	return t, nil
 }

@@ -6,11 +6,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/batchd/batchd/internal/apiwire"
 	"net/url"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/batchd/batchd/internal/apiwire"
 )
 
 // UserRequest creates a customer. The service requires FirstName,
@@ -55,11 +56,11 @@ type UserPage struct {
 }
 
 // CreateUser creates a customer. An Ambiguous error means it may exist:
-// create it again and, on ErrEmailTaken, take Error.UserID (or find it in
+// create it again and, on ErrEmailTaken, take UserIDOf the error (or find it in
 // ListUsers by email).
 func (c *Client) CreateUser(ctx context.Context, r UserRequest) (*User, error) {
 	k := apiwire.Call{Op: OpUserCreate, Method: "POST", Path: "/user", Body: r, Effect: true, Result: "user"}
-	a, err := c.do(ctx, k)
+	a, err := c.core.Do(ctx, k)
 	if err != nil {
 		return nil, err
 	}
@@ -68,7 +69,7 @@ func (c *Client) CreateUser(ctx context.Context, r UserRequest) (*User, error) {
 		err = errors.New("no user_id in the answer")
 	}
 	if err != nil {
-		return nil, c.badAnswer(k, a.Status, err)
+		return nil, c.core.BadAnswer(k, a.Status, err)
 	}
 	return &u, nil
 }
@@ -78,9 +79,9 @@ func (c *Client) CreateUser(ctx context.Context, r UserRequest) (*User, error) {
 func (c *Client) GetUser(ctx context.Context, id string) (*User, error) {
 	k := apiwire.Call{Op: OpUserGet, Method: "GET", Path: "/user/:" + url.PathEscape(id), Result: "user"}
 	if err := validID("user id", id); err != nil {
-		return nil, c.refuse(k, err)
+		return nil, c.core.Refuse(k, "not sent", err)
 	}
-	a, err := c.do(ctx, k)
+	a, err := c.core.Do(ctx, k)
 	if err != nil {
 		return nil, err
 	}
@@ -93,7 +94,7 @@ func (c *Client) GetUser(ctx context.Context, id string) (*User, error) {
 		err = fmt.Errorf("answer is about customer %q, not %q", apiwire.Excerpt(u.ID), id)
 	}
 	if err != nil {
-		return nil, c.badAnswer(k, a.Status, err)
+		return nil, c.core.BadAnswer(k, a.Status, err)
 	}
 	return &u, nil
 }
@@ -105,7 +106,7 @@ func (c *Client) GetUser(ctx context.Context, id string) (*User, error) {
 func (c *Client) ListUsers(ctx context.Context, page, limit int) (*UserPage, error) {
 	k := apiwire.Call{Op: OpUserList, Method: "GET", Path: "/user"}
 	if page < 0 || limit < 0 {
-		return nil, c.refuse(k, fmt.Errorf("negative page %d or limit %d", page, limit))
+		return nil, c.core.Refuse(k, "not sent", fmt.Errorf("negative page %d or limit %d", page, limit))
 	}
 	q := url.Values{}
 	if page > 0 {
@@ -115,41 +116,31 @@ func (c *Client) ListUsers(ctx context.Context, page, limit int) (*UserPage, err
 		q.Set("limit", strconv.Itoa(limit))
 	}
 	k.Query = q
-	a, err := c.do(ctx, k)
+	a, err := c.core.Do(ctx, k)
 	if err != nil {
 		return nil, err
 	}
 	pg, items, err := pageOf(a.Object)
+	var users []User
+	if err == nil {
+		users, err = entries(items, userFrom, func(u *User) error {
+			if u.ID == "" {
+				return errors.New("no user_id")
+			}
+			return nil
+		})
+	}
 	if err != nil {
-		return nil, c.badAnswer(k, a.Status, err)
+		return nil, c.core.BadAnswer(k, a.Status, err)
 	}
-	out := &UserPage{Paging: pg, Users: make([]User, 0, len(items))}
-	for i, it := range items {
-		o, ok := apiwire.ObjectOf(it)
-		if !ok {
-			return nil, c.badAnswer(k, a.Status, fmt.Errorf("entry %d is not an object", i))
-		}
-		u, err := userFrom(o)
-		if err == nil && u.ID == "" {
-			err = errors.New("no user_id")
-		}
-		if err != nil {
-			return nil, c.badAnswer(k, a.Status, fmt.Errorf("entry %d: %w", i, err))
-		}
-		out.Users = append(out.Users, u)
-	}
-	return out, nil
+	return &UserPage{Paging: pg, Users: users}, nil
 }
 
 // userOf reads the customer of an answer: under "user" (the contract),
 // "customer" or "data", or the top level itself; its id falls back to the
 // top level's user_id, customer_id or id.
 func userOf(top object) (User, error) {
-	m := nested(top, "user", "customer", "data")
-	if m == nil {
-		m = top
-	}
-	u, err := userFrom(m)
+	u, err := userFrom(inner(top, "user", "customer", "data"))
 	if err != nil {
 		return u, err
 	}
@@ -224,6 +215,28 @@ func pageOf(m object) (Paging, []json.RawMessage, error) {
 		return Paging{}, nil, fmt.Errorf("field \"data\": %w", err)
 	}
 	return pg, items, nil
+}
+
+// entries decodes the entries of a list answer with from, then check
+// (which may also fill in what an entry left out). The first entry that
+// is not an object or fails either is the error, naming its index.
+func entries[T any](items []json.RawMessage, from func(object) (T, error), check func(*T) error) ([]T, error) {
+	out := make([]T, 0, len(items))
+	for i, it := range items {
+		o, ok := apiwire.ObjectOf(it)
+		if !ok {
+			return nil, fmt.Errorf("entry %d is not an object", i)
+		}
+		v, err := from(o)
+		if err == nil {
+			err = check(&v)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("entry %d: %w", i, err)
+		}
+		out = append(out, v)
+	}
+	return out, nil
 }
 
 // numericKeys reports an object whose keys are all decimal numbers: how

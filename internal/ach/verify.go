@@ -19,7 +19,7 @@ type Verification struct {
 }
 
 // InitiateVerification asks the service to send the two micro-deposits to
-// a Pending source. From 2026-06-08 it is ErrDeprecated (410) for a source
+// a Pending source. From 2026-06-08 it is funding.ErrDeprecated (410) for a source
 // whose verification was not initiated before; link the account with
 // CreateProcessorFundingSource instead. A lost answer is Ambiguous: look
 // the source up, or try Verify, before initiating again.
@@ -27,7 +27,7 @@ func (c *Client) InitiateVerification(ctx context.Context, sourceID string) (*Ve
 	k := apiwire.Call{Op: OpVerificationInitiate, Method: "POST", Path: "/funding-source/initiate/verification",
 		Body: map[string]string{"funding_source_id": sourceID}, Effect: true}
 	if err := validID("funding source id", sourceID); err != nil {
-		return nil, c.refuse(k, err)
+		return nil, c.core.Refuse(k, "not sent", err)
 	}
 	return c.verification(ctx, k, sourceID)
 }
@@ -45,31 +45,27 @@ func (c *Client) Verify(ctx context.Context, sourceID string, amount1, amount2 m
 			Amounts []money.Cents `json:"amounts"`
 		}{sourceID, []money.Cents{amount1, amount2}}}
 	if err := validID("funding source id", sourceID); err != nil {
-		return nil, c.refuse(k, err)
+		return nil, c.core.Refuse(k, "not sent", err)
 	}
 	if amount1 <= 0 || amount2 <= 0 {
-		return nil, c.refuse(k, errors.New("micro-deposit amounts must be positive"))
+		return nil, c.core.Refuse(k, "not sent", errors.New("micro-deposit amounts must be positive"))
 	}
 	return c.verification(ctx, k, sourceID)
 }
 
 func (c *Client) verification(ctx context.Context, k apiwire.Call, sourceID string) (*Verification, error) {
-	a, err := c.do(ctx, k)
+	a, err := c.core.Do(ctx, k)
 	if err != nil {
 		return nil, err
 	}
-	m := a.Object
-	if o := nested(m, "funding_source"); o != nil {
-		m = o
-	}
-	f := fields{m: m}
+	f := fields{m: inner(a.Object, "funding_source")}
 	v := &Verification{
 		SourceID:   f.strictStr("funding_source_id", "source_id", "id"),
 		StatusText: f.strictStr("status"),
 		Message:    (&fields{m: a.Object}).str("message"),
 	}
 	if f.err != nil {
-		return nil, c.badAnswer(k, a.Status, f.err)
+		return nil, c.core.BadAnswer(k, a.Status, f.err)
 	}
 	if v.StatusText == "" {
 		v.StatusText = (&fields{m: a.Object}).str("status")

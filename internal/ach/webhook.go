@@ -3,8 +3,9 @@ package ach
 import (
 	"context"
 	"errors"
-	"github.com/batchd/batchd/internal/apiwire"
 	"net/url"
+
+	"github.com/batchd/batchd/internal/apiwire"
 )
 
 // RegisterWebhook sets the key's one webhook URL (spec 2.6), replacing any
@@ -15,16 +16,16 @@ func (c *Client) RegisterWebhook(ctx context.Context, hookURL string) (string, e
 	k := apiwire.Call{Op: OpWebhookRegister, Method: "POST", Path: "/webhooks", Body: map[string]string{"url": hookURL}}
 	if u, err := url.Parse(hookURL); err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
 		// The URL is not quoted: its last segment is usually a secret.
-		return "", c.refuse(k, errors.New("the webhook URL is not an absolute http(s) URL"))
+		return "", c.core.Refuse(k, "not sent", errors.New("the webhook URL is not an absolute http(s) URL"))
 	}
-	a, err := c.do(ctx, k)
+	a, err := c.core.Do(ctx, k)
 	if err != nil {
 		return "", err
 	}
 	f := fields{m: a.Object}
 	got := f.strictStr("webhook_url", "url")
 	if f.err != nil {
-		return "", c.badAnswer(k, a.Status, f.err)
+		return "", c.core.BadAnswer(k, a.Status, f.err)
 	}
 	return got, nil
 }
@@ -50,14 +51,14 @@ func (c *Client) Webhook(ctx context.Context) (string, error) {
 // disabled deliveries.
 func (c *Client) WebhookStatus(ctx context.Context) (WebhookRegistration, error) {
 	k := apiwire.Call{Op: OpWebhookGet, Method: "GET", Path: "/webhooks"}
-	a, err := c.do(ctx, k)
+	a, err := c.core.Do(ctx, k)
 	if err != nil {
 		return WebhookRegistration{}, err
 	}
 	f := fields{m: a.Object}
 	got := WebhookRegistration{URL: f.strictStr("webhook_url", "url"), Disabled: f.boolean("disabled")}
 	if f.err != nil {
-		return WebhookRegistration{}, c.badAnswer(k, a.Status, f.err)
+		return WebhookRegistration{}, c.core.BadAnswer(k, a.Status, f.err)
 	}
 	return got, nil
 }

@@ -20,7 +20,7 @@ import (
 
 // Call describes one request.
 type Call struct {
-	Op     string     // operation name: the Failure's Op and the endpoint observed
+	Op     string     // operation name: the Error's Op and the endpoint observed
 	Method string     // HTTP method
 	Path   string     // below the base URL and prefix, identifiers already escaped
 	Query  url.Values // nil for none
@@ -47,36 +47,19 @@ type Answer struct {
 	Body   []byte // the body, for a client that decodes it into a wire struct; {} for an empty one
 }
 
-// Failure is a failed call, for the client to turn into its own error.
-// Its texts never hold the key or a secret of the Call.
-type Failure struct {
-	Op         string
-	Status     int           // HTTP status; 0 when no response was read
-	Class      Class         // what the caller may do next
-	Message    string        // what went wrong, or the service's message
-	Code       string        // the service's "code", when it sent one
-	RetryAfter time.Duration // from a Retry-After header; 0 when absent
-	Err        error         // the underlying network or decoding error, if any
-	// Refused is set when the service answered and said no: a non-2xx, or
-	// a 2xx that flagged an error. Message and Code are then its own, and
-	// Answer the object of its body (nil when the body is not one).
-	Refused bool
-	Answer  Object
-}
-
-// Do sends one request and returns its answer, or the Failure.
-func (c *Core) Do(ctx context.Context, k Call) (Answer, *Failure) {
+// Do sends one request and returns its answer, or an *Error.
+func (c *Core) Do(ctx context.Context, k Call) (Answer, error) {
 	if err := c.limiter.Wait(ctx); err != nil {
-		return Answer{}, c.Fail(k, 0, Retryable, "not sent: waiting for the rate limiter", err)
+		return Answer{}, c.Fail(k, 0, notSent.of(k.Effect), "not sent: waiting for the rate limiter", err)
 	}
 	ctx, cancel := context.WithTimeout(ctx, c.timeout)
 	defer cancel()
 	req, sent, err := c.newRequest(ctx, k)
 	if err != nil {
-		return Answer{}, c.Fail(k, 0, Permanent, "building the request", err)
+		return Answer{}, c.Refuse(k, "building the request", err)
 	}
 	if err := sendgate.Check(ctx); err != nil {
-		return Answer{}, c.Fail(k, 0, Retryable, "not sent: refused at the last moment", err)
+		return Answer{}, c.Fail(k, 0, notSent.of(k.Effect), "not sent: refused at the last moment", err)
 	}
 	start := time.Now()
 	resp, err := c.http.Do(req)
@@ -108,11 +91,11 @@ func (c *Core) Do(ctx context.Context, k Call) (Answer, *Failure) {
 		return Answer{}, c.BadAnswer(k, resp.StatusCode, err)
 	}
 	if c.flagged(m) {
-		cls := Permanent
-		if _, ok := ObjectOf(m[k.Result]); k.Effect && k.Result != "" && ok {
-			cls = Ambiguous // says error, yet shows the object: do not trust either
+		cls := flagged
+		if _, ok := ObjectOf(m[k.Result]); k.Result != "" && ok {
+			cls = flaggedShowing
 		}
-		return Answer{}, c.refusal(k, resp.StatusCode, cls, body)
+		return Answer{}, c.refusal(k, resp.StatusCode, cls.of(k.Effect), body)
 	}
 	return Answer{resp.StatusCode, m, body}, nil
 }
@@ -152,32 +135,63 @@ func (c *Core) done(ctx context.Context, k Call, status int, d time.Duration) {
 		slog.String("op", k.Op), slog.Int("status", status), logattr.Duration("duration", d))
 }
 
-// lost builds the failure of a request whose answer did not arrive whole:
-// no response, or a body cut off. It is Ambiguous only for a call with an
-// effect that may have reached the service.
-func (c *Core) lost(k Call, mayHaveBeenSent bool, status int, err error) *Failure {
-	switch {
-	case k.Effect && mayHaveBeenSent:
-		return c.Fail(k, status, Ambiguous, "answer lost after the request was sent", err)
-	case mayHaveBeenSent:
-		return c.Fail(k, status, Retryable, "answer lost after the request was sent", err)
-	}
-	return c.Fail(k, status, Retryable, "request not sent", err)
+// Subject is how a client reads the object an answer is about: Read
+// decodes it and gives its identifier, which the answer holds as Field;
+// What names the object in texts.
+type Subject[T any] struct {
+	What, Field string
+	Read        func(Answer) (T, string, error)
 }
 
-// BadAnswer builds the failure of a 2xx answer that cannot be read. For a
+// About sends k and returns the object of its answer, read by s. The
+// answer must give the object's identifier and, when want is set, be
+// about want (in any case); an answer that does not is an unreadable one
+// (BadAnswer), as is one Read refuses.
+func About[T any](ctx context.Context, c *Core, k Call, s Subject[T], want string) (*T, error) {
+	a, err := c.Do(ctx, k)
+	if err != nil {
+		return nil, err
+	}
+	v, id, err := s.Read(a)
+	switch {
+	case err != nil:
+	case id == "":
+		err = fmt.Errorf("no %s in the answer", s.Field)
+	case want != "" && !strings.EqualFold(id, want):
+		err = fmt.Errorf("answer is about %s %q, not %q", s.What, Excerpt(id), want)
+	}
+	if err != nil {
+		return nil, c.BadAnswer(k, a.Status, err)
+	}
+	return &v, nil
+}
+
+// lost builds the error of a request whose answer did not arrive whole:
+// no response, or a body cut off. It is Ambiguous only for a call with an
+// effect that may have reached the service.
+func (c *Core) lost(k Call, mayHaveBeenSent bool, status int, err error) *Error {
+	if mayHaveBeenSent {
+		return c.Fail(k, status, mayBeSent.of(k.Effect), "answer lost after the request was sent", err)
+	}
+	return c.Fail(k, status, notSent.of(k.Effect), "request not sent", err)
+}
+
+// BadAnswer builds the error of a 2xx answer that cannot be read. For a
 // call with an effect the effect may well have happened, so it is
 // Ambiguous; otherwise the answer is not in a shape the client
 // understands, and resending the same request will not change that.
-func (c *Core) BadAnswer(k Call, status int, err error) *Failure {
-	cls := Permanent
-	if k.Effect {
-		cls = Ambiguous
-	}
-	return c.Fail(k, status, cls, "unreadable answer", err)
+func (c *Core) BadAnswer(k Call, status int, err error) *Error {
+	return c.Fail(k, status, unreadable.of(k.Effect), "unreadable answer", err)
 }
 
-func (c *Core) statusError(k Call, resp *http.Response, body []byte) *Failure {
+// Refuse builds the error of a call refused before sending, such as for
+// invalid input: Permanent, since sending it again would fail the same
+// way.
+func (c *Core) Refuse(k Call, what string, err error) *Error {
+	return c.Fail(k, 0, Permanent, what, err)
+}
+
+func (c *Core) statusError(k Call, resp *http.Response, body []byte) *Error {
 	if int64(len(body)) > c.MaxBody {
 		body = body[:c.MaxBody]
 	}
@@ -195,21 +209,30 @@ func (c *Core) statusError(k Call, resp *http.Response, body []byte) *Failure {
 	return f
 }
 
-// refusal builds the failure of an answer in which the service said no.
-// The body is scrubbed before the message is read, because cutting an
-// excerpt could split a secret and leave a half that no longer matches.
-func (c *Core) refusal(k Call, status int, cls Class, body []byte) *Failure {
+// refusal builds the error of an answer in which the service said no,
+// with the conditions its client reads in it (Wire.Conditions; a 2xx is
+// status 0 to them). The body is scrubbed before the message is read,
+// because cutting an excerpt could split a secret and leave a half that
+// no longer matches.
+func (c *Core) refusal(k Call, status int, cls Class, body []byte) *Error {
 	msg, code, m := c.message([]byte(c.scrub(k, string(body))), status)
 	f := c.Fail(k, status, cls, msg, nil)
 	f.Code = c.scrub(k, code)
 	f.Refused, f.Answer = true, m
+	if c.conds != nil {
+		condStatus := status
+		if condStatus >= 200 && condStatus <= 299 {
+			condStatus = 0
+		}
+		f.conds, f.outcomes = c.conds(condStatus, f.Code, f.Message)
+	}
 	return f
 }
 
-// Fail builds a Failure with every secret masked out of its text; a
-// client also uses it for input refused before sending.
-func (c *Core) Fail(k Call, status int, cls Class, msg string, err error) *Failure {
-	f := &Failure{Op: k.Op, Status: status, Class: cls, Message: c.scrub(k, msg)}
+// Fail builds an *Error with every secret masked out of its text; a
+// client also uses it for an answer it cannot use.
+func (c *Core) Fail(k Call, status int, cls Class, msg string, err error) *Error {
+	f := &Error{Op: k.Op, Status: status, Class: cls, Message: c.scrub(k, msg), client: c.name}
 	if err != nil {
 		f.Err = err
 		if s := err.Error(); c.scrub(k, s) != s {

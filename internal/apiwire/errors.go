@@ -2,8 +2,6 @@ package apiwire
 
 import (
 	"bytes"
-	"context"
-	"errors"
 	"fmt"
 	"net/http"
 	"strconv"
@@ -12,120 +10,6 @@ import (
 	"unicode"
 	"unicode/utf8"
 )
-
-// Class tells a caller what it may do after a failed call; echeck.Class
-// and ach.Class have the same values and meaning. The zero Class is not a
-// class.
-type Class int
-
-const (
-	// Retryable: the service did not act on the request. Sending it
-	// again is safe.
-	Retryable Class = iota + 1
-	// Ambiguous: a call with an effect was sent but its answer was lost or
-	// unreadable; the caller must find out before sending it again.
-	Ambiguous
-	// Permanent: the service refused this request; sending it again will
-	// fail the same way.
-	Permanent
-	// Fatal: the key is missing, wrong or lacks permission (401, 403).
-	Fatal
-)
-
-// String returns the lower-case name of c.
-func (c Class) String() string {
-	switch c {
-	case Retryable:
-		return "retryable"
-	case Ambiguous:
-		return "ambiguous"
-	case Permanent:
-		return "permanent"
-	case Fatal:
-		return "fatal"
-	}
-	return "Class(" + strconv.Itoa(int(c)) + ")"
-}
-
-// Classify classifies a non-2xx answer. A call with an effect that got a
-// 5xx may have been carried out before the server failed, so it is
-// Ambiguous; any other call can simply be sent again. 408 means the
-// server did not receive the whole request, so it is Retryable even for a
-// call with an effect. Any other status outside 2xx, 4xx and 5xx (a
-// redirect, which the client never follows) is Ambiguous for a call with
-// an effect, because it does not say whether the effect happened, and
-// Permanent otherwise.
-func Classify(effect bool, status int) Class {
-	switch {
-	case status == http.StatusUnauthorized || status == http.StatusForbidden:
-		return Fatal
-	case status == http.StatusTooManyRequests || status == http.StatusRequestTimeout:
-		return Retryable
-	case status >= 500 && status <= 599:
-		if effect {
-			return Ambiguous
-		}
-		return Retryable
-	case status >= 400 && status <= 499:
-		return Permanent
-	case effect:
-		return Ambiguous
-	}
-	return Permanent
-}
-
-// ClassOf classifies any error for a client whose errors are E, with
-// class reading an E's Class:
-//   - nil gives the zero Class;
-//   - an E anywhere in the chain gives its class;
-//   - context.Canceled or context.DeadlineExceeded without an E gives
-//     Retryable: the client wraps every error it returns, so such an error
-//     did not come from a request in flight;
-//   - any other error gives Ambiguous: it did not come from the client,
-//     and Ambiguous is the one class under which a caller neither resends
-//     blindly nor gives up: it finds out first.
-func ClassOf[E error](err error, class func(E) Class) Class {
-	if err == nil {
-		return 0
-	}
-	var e E
-	if errors.As(err, &e) {
-		return class(e)
-	}
-	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
-		return Retryable
-	}
-	return Ambiguous
-}
-
-// Text describes f in one line, after the client's name, ending with its
-// class: "echeck check.create: HTTP 400 code 7: message: cause (permanent)".
-func (f *Failure) Text(client string) string {
-	var b strings.Builder
-	b.WriteString(client)
-	b.WriteString(" ")
-	b.WriteString(f.Op)
-	if f.Status != 0 {
-		fmt.Fprintf(&b, ": HTTP %d", f.Status)
-	}
-	if f.Code != "" {
-		fmt.Fprintf(&b, " code %s", f.Code)
-	}
-	if f.Message != "" {
-		b.WriteString(": ")
-		b.WriteString(f.Message)
-	}
-	if f.Err != nil {
-		b.WriteString(": ")
-		b.WriteString(f.Err.Error())
-	}
-	fmt.Fprintf(&b, " (%s", f.Class)
-	if f.RetryAfter > 0 {
-		fmt.Fprintf(&b, ", retry after %s", f.RetryAfter)
-	}
-	b.WriteString(")")
-	return b.String()
-}
 
 // MaxRetryAfter caps a Retry-After, so that a hostile or broken header
 // cannot park batchd for years.

@@ -5,9 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/batchd/batchd/internal/payment"
 )
 
 func TestParseRetryAfter(t *testing.T) {
@@ -77,24 +80,19 @@ func TestClassify(t *testing.T) {
 	}
 }
 
-type testError struct{ c Class }
-
-func (e *testError) Error() string { return "test" }
-
 func TestClassOf(t *testing.T) {
-	of := func(e *testError) Class { return e.c }
 	cases := []struct {
 		err  error
 		want Class
 	}{
 		{nil, 0},
-		{fmt.Errorf("row 3: %w", &testError{Fatal}), Fatal},
+		{fmt.Errorf("row 3: %w", &Error{Class: Fatal}), Fatal},
 		{context.Canceled, Retryable},
 		{fmt.Errorf("wait: %w", context.DeadlineExceeded), Retryable},
 		{errors.New("disk full"), Ambiguous},
 	}
 	for _, c := range cases {
-		if got := ClassOf(c.err, of); got != c.want {
+		if got := ClassOf(c.err); got != c.want {
 			t.Errorf("ClassOf(%v) = %s, want %s", c.err, got, c.want)
 		}
 	}
@@ -103,14 +101,14 @@ func TestClassOf(t *testing.T) {
 	}
 }
 
-func TestFailureText(t *testing.T) {
-	f := &Failure{Op: "x.create", Status: 429, Code: "E1", Message: "slow down", Err: errors.New("cause"),
-		Class: Retryable, RetryAfter: 3 * time.Second}
-	if got, want := f.Text("ach"), "ach x.create: HTTP 429 code E1: slow down: cause (retryable, retry after 3s)"; got != want {
-		t.Errorf("Text = %q, want %q", got, want)
+func TestErrorText(t *testing.T) {
+	f := &Error{Op: "x.create", Status: 429, Code: "E1", Message: "slow down", Err: errors.New("cause"),
+		Class: Retryable, RetryAfter: 3 * time.Second, client: "ach"}
+	if got, want := f.Error(), "ach x.create: HTTP 429 code E1: slow down: cause (retryable, retry after 3s)"; got != want {
+		t.Errorf("Error = %q, want %q", got, want)
 	}
-	if got, want := (&Failure{Op: "y", Class: Permanent}).Text("echeck"), "echeck y (permanent)"; got != want {
-		t.Errorf("Text = %q, want %q", got, want)
+	if got, want := (&Error{Op: "y", Class: Permanent, client: "echeck"}).Error(), "echeck y (permanent)"; got != want {
+		t.Errorf("Error = %q, want %q", got, want)
 	}
 }
 
@@ -178,5 +176,54 @@ func TestValidID(t *testing.T) {
 		if err := ValidID(id); err == nil {
 			t.Errorf("ValidID(%q) accepted", id)
 		}
+	}
+}
+
+// TestDomain checks the one table from a Class to the domain's failure,
+// and that only an error filed by Domain is the domain's.
+func TestDomain(t *testing.T) {
+	want := map[Class]payment.Failure{Retryable: payment.FailNotDone, Ambiguous: payment.FailLost,
+		Permanent: payment.FailRefused, Fatal: payment.FailKeyRefused}
+	cond, outcome := errors.New("cond"), errors.New("outcome")
+	for cls, f := range want {
+		e := &Error{Op: "x.create", Status: 404, Class: cls, Message: "no", RetryAfter: time.Second, client: "ach",
+			conds: []error{cond}, outcomes: []error{outcome}}
+		if errors.Is(e, payment.ErrService) || errors.Is(e, outcome) || payment.FailureOf(e) != payment.FailLost {
+			t.Errorf("%s: the client's own error is the domain's", cls)
+		}
+		d := Domain(e)
+		if got := payment.FailureOf(d); got != f {
+			t.Errorf("%s: FailureOf = %d, want %d", cls, got, f)
+		}
+		if !errors.Is(d, payment.ErrService) || !errors.Is(d, cond) || !errors.Is(d, outcome) {
+			t.Errorf("%s: %v is not ErrService, its condition and its outcome", cls, d)
+		}
+		if d.Error() != e.Error() || ClassOf(d) != cls || payment.RetryAfter(d) != time.Second || payment.ServiceMessage(d) != "no" {
+			t.Errorf("%s: Domain changed the error: %v", cls, d)
+		}
+		w := Domain(fmt.Errorf("row 3: %w", e))
+		if w.Error() != "row 3: "+e.Error() || payment.FailureOf(w) != f || !errors.Is(w, outcome) || payment.RetryAfter(w) != time.Second {
+			t.Errorf("%s: a wrapped error filed as %v", cls, w)
+		}
+	}
+	if Domain(nil) != nil {
+		t.Error("Domain(nil) is not nil")
+	}
+	for err, f := range map[error]payment.Failure{context.Canceled: payment.FailNotDone, errors.New("disk full"): payment.FailLost} {
+		d := Domain(err)
+		if payment.FailureOf(d) != f || !errors.Is(d, payment.ErrService) || !errors.Is(d, err) || d.Error() != err.Error() {
+			t.Errorf("Domain(%v) = %v, failure %d, want %d", err, d, payment.FailureOf(d), f)
+		}
+	}
+}
+
+func TestAdapt(t *testing.T) {
+	of := Adapt(func(n int) string { return strconv.Itoa(n) })
+	if s, err := of(7, nil); s != "7" || err != nil {
+		t.Errorf("answer: %q, %v", s, err)
+	}
+	if s, err := of(7, &Error{Op: "x.get", Class: Permanent}); s != "" || payment.FailureOf(err) != payment.FailRefused ||
+		!errors.Is(err, payment.ErrService) {
+		t.Errorf("error: %q, %v, want none and a refusal the domain's", s, err)
 	}
 }

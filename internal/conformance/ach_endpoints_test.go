@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/batchd/batchd/internal/ach"
+	"github.com/batchd/batchd/internal/apiwire"
 	"github.com/batchd/batchd/internal/sandbox"
 )
 
@@ -48,9 +49,9 @@ func TestACHCustomers(t *testing.T) {
 
 		t.Run("email unique per key", func(t *testing.T) {
 			_, err := c.CreateUser(ctx, ach.UserRequest{FirstName: "G", LastName: "H", Email: "grace@EXAMPLE.com"})
-			ae := achErr(t, err, http.StatusBadRequest, ach.Permanent, ach.ErrEmailTaken)
-			if ae.UserID != u.ID {
-				t.Errorf("duplicate e-mail names customer %q, want %q", ae.UserID, u.ID)
+			ae := achErr(t, err, http.StatusBadRequest, apiwire.Permanent, ach.ErrEmailTaken)
+			if ach.UserIDOf(ae) != u.ID {
+				t.Errorf("duplicate e-mail names customer %q, want %q", ach.UserIDOf(ae), u.ID)
 			}
 			if _, err := e.achClient(keyB).CreateUser(ctx, req); err != nil {
 				t.Errorf("the same e-mail under another key: %v", err)
@@ -108,7 +109,7 @@ func TestACHCustomers(t *testing.T) {
 				{"phone", ach.UserRequest{FirstName: "F", LastName: "L", Email: "x4@example.com", Phone: strings.Repeat("5", 21)}},
 			} {
 				_, err := c.CreateUser(ctx, tc.req)
-				ae := achErr(t, err, http.StatusBadRequest, ach.Permanent)
+				ae := achErr(t, err, http.StatusBadRequest, apiwire.Permanent)
 				if !namesField(ae.Message, tc.field) {
 					t.Errorf("%+v: message %q does not name %s", tc.req, ae.Message, tc.field)
 				}
@@ -246,7 +247,7 @@ func TestACHAccounts(t *testing.T) {
 			t.Errorf("another key's view: %+v %v, want unavailable without the owner", av, err)
 		}
 		err := b.DeleteAccount(ctx, fixtureRouting, acct)
-		achErr(t, err, http.StatusNotFound, ach.Permanent, ach.ErrNotFound)
+		achErr(t, err, http.StatusNotFound, apiwire.Permanent, ach.ErrNotFound)
 		if err := a.DeleteAccount(ctx, fixtureRouting, acct); err != nil {
 			t.Fatalf("DeleteAccount: %v", err)
 		}
@@ -255,7 +256,7 @@ func TestACHAccounts(t *testing.T) {
 			t.Errorf("deleted account: %+v %v, want available", av, err)
 		}
 		err = a.DeleteAccount(ctx, fixtureRouting, acct)
-		achErr(t, err, http.StatusNotFound, ach.Permanent, ach.ErrNotFound)
+		achErr(t, err, http.StatusNotFound, apiwire.Permanent, ach.ErrNotFound)
 		if _, err := b.CreateFundingSource(ctx, sourceReq(newCustomer(t, b).ID, acct)); err != nil {
 			t.Errorf("freed account linked by another key's customer: %v", err)
 		}
@@ -287,7 +288,7 @@ func TestACHTransfers(t *testing.T) {
 		}
 		for _, s := range []*ach.FundingSource{pending, unverified} {
 			_, err := c.Debit(ctx, tr(s.ID))
-			ae := achErr(t, err, http.StatusPaymentRequired, ach.Permanent, ach.ErrNotVerified)
+			ae := achErr(t, err, http.StatusPaymentRequired, apiwire.Permanent, ach.ErrNotVerified)
 			if ae.Message != "Funding source is not verified for debits" {
 				t.Errorf("402 message %q", ae.Message)
 			}
@@ -301,13 +302,13 @@ func TestACHTransfers(t *testing.T) {
 				t.Errorf("credit to %v source: %+v %v", s.Status, got, err)
 			}
 		}
-		if _, err := c.Credit(ctx, tr(pending.ID)); ach.ClassOf(err) != ach.Permanent {
+		if _, err := c.Credit(ctx, tr(pending.ID)); apiwire.ClassOf(err) != apiwire.Permanent {
 			t.Errorf("credit to a Pending source: %v, want refused (credits need Unverified or Verified)", err)
 		}
 		_, err = c.Debit(ctx, tr(unknownID))
-		achErr(t, err, http.StatusNotFound, ach.Permanent, ach.ErrNotFound)
+		achErr(t, err, http.StatusNotFound, apiwire.Permanent, ach.ErrNotFound)
 		_, err = e.achClient(keyB).Credit(ctx, tr(verified.ID))
-		achErr(t, err, http.StatusNotFound, ach.Permanent, ach.ErrNotFound)
+		achErr(t, err, http.StatusNotFound, apiwire.Permanent, ach.ErrNotFound)
 
 		r := e.achRaw(http.MethodPost, "/ach-debit", keyA, map[string]any{"sender": verified.ID, "amount": "25.001"})
 		achRawErr(t, r, http.StatusBadRequest, "")
@@ -369,7 +370,7 @@ func TestACHRouting(t *testing.T) {
 		}
 		u := newCustomer(t, c)
 		_, err := c.CreateProcessorFundingSource(t.Context(), "otherbank", u.ID, e.issueToken(keyA, "", "", freshAccount(), ""))
-		ae := achErr(t, err, http.StatusNotFound, ach.Permanent)
+		ae := achErr(t, err, http.StatusNotFound, apiwire.Permanent)
 		if ae.Message != "no such endpoint" {
 			t.Errorf("unknown provider: message %q, want no such endpoint", ae.Message)
 		}

@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/batchd/batchd/internal/ach"
+	"github.com/batchd/batchd/internal/apiwire"
+	"github.com/batchd/batchd/internal/funding"
 	"github.com/batchd/batchd/internal/sandbox"
 )
 
@@ -93,7 +95,7 @@ func TestACHAuth(t *testing.T) {
 			for _, op := range everyACHOp(u.ID, s.ID, tok) {
 				t.Run(k.name+"/"+op.name, func(t *testing.T) {
 					err := op.call(t.Context(), c)
-					ae := achErr(t, err, http.StatusForbidden, ach.Fatal, ach.ErrAuth)
+					ae := achErr(t, err, http.StatusForbidden, apiwire.Fatal, ach.ErrAuth)
 					if ae.Message != k.msg {
 						t.Errorf("message %q, want %q", ae.Message, k.msg)
 					}
@@ -166,11 +168,11 @@ func TestACHCustomerErrors(t *testing.T) {
 		}
 		for _, tc := range calls {
 			t.Run(tc.name, func(t *testing.T) {
-				ae := achErr(t, tc.call(unknownID), http.StatusNotFound, ach.Permanent, ach.ErrCustomerNotFound, ach.ErrNotFound)
+				ae := achErr(t, tc.call(unknownID), http.StatusNotFound, apiwire.Permanent, ach.ErrCustomerNotFound, ach.ErrNotFound)
 				if ae.Message != "Customer not found" {
 					t.Errorf("unknown customer: message %q", ae.Message)
 				}
-				ae = achErr(t, tc.call(theirs.ID), http.StatusNotFound, ach.Permanent, ach.ErrNotOwner, ach.ErrNotFound)
+				ae = achErr(t, tc.call(theirs.ID), http.StatusNotFound, apiwire.Permanent, ach.ErrNotOwner, ach.ErrNotFound)
 				if ae.Message != "You are not the owner of the customer" {
 					t.Errorf("another key's customer: message %q", ae.Message)
 				}
@@ -187,7 +189,7 @@ func TestACHCustomerErrors(t *testing.T) {
 			"remove":   func() error { return a.RemoveFundingSource(ctx, mine.ID, theirSource.ID) },
 			"unknown":  func() error { _, err := a.GetFundingSource(ctx, unknownID); return err },
 		} {
-			ae := achErr(t, call(), http.StatusNotFound, ach.Permanent, ach.ErrNotFound)
+			ae := achErr(t, call(), http.StatusNotFound, apiwire.Permanent, ach.ErrNotFound)
 			if ae.Message != "Funding source not found" {
 				t.Errorf("%s: message %q", name, ae.Message)
 			}
@@ -223,7 +225,7 @@ func TestACHProcessorTokenErrors(t *testing.T) {
 		for _, tc := range cases {
 			t.Run(tc.name, func(t *testing.T) {
 				_, err := c.CreateProcessorFundingSource(ctx, "plaid", u.ID, tc.token)
-				ae := achErr(t, err, http.StatusBadRequest, ach.Permanent, ach.ErrInvalidProcessorToken)
+				ae := achErr(t, err, http.StatusBadRequest, apiwire.Permanent, funding.ErrInvalidToken)
 				if ae.Code != "INVALID_PROCESSOR_TOKEN" || !strings.HasPrefix(ae.Message, "INVALID_PROCESSOR_TOKEN: ") {
 					t.Errorf("code %q message %q", ae.Code, ae.Message)
 				}
@@ -234,7 +236,7 @@ func TestACHProcessorTokenErrors(t *testing.T) {
 		}
 		for _, subtype := range []string{"cd", "money market"} {
 			_, err := c.CreateProcessorFundingSource(ctx, "plaid", u.ID, e.issueToken(keyA, "", "", freshAccount(), subtype))
-			ae := achErr(t, err, http.StatusBadRequest, ach.Permanent, ach.ErrAccountSubtype)
+			ae := achErr(t, err, http.StatusBadRequest, apiwire.Permanent, ach.ErrAccountSubtype)
 			if ae.Message != "Only checking and savings accounts are accepted" {
 				t.Errorf("subtype %s: message %q", subtype, ae.Message)
 			}
@@ -268,7 +270,7 @@ func TestACHTooManySources(t *testing.T) {
 				return err
 			},
 		} {
-			ae := achErr(t, call(), http.StatusBadRequest, ach.Permanent, ach.ErrTooManySources)
+			ae := achErr(t, call(), http.StatusBadRequest, apiwire.Permanent, funding.ErrTooManySources)
 			if ae.Message != "You exceeded the maximum number of bank accounts" {
 				t.Errorf("%s: message %q", name, ae.Message)
 			}
@@ -292,7 +294,7 @@ func TestACHTooManySources(t *testing.T) {
 				newPending(t, c, u.ID, freshAccount())
 			}
 			_, err := c.CreateFundingSource(t.Context(), sourceReq(u.ID, freshAccount()))
-			achErr(t, err, http.StatusBadRequest, ach.Permanent, ach.ErrTooManySources)
+			achErr(t, err, http.StatusBadRequest, apiwire.Permanent, funding.ErrTooManySources)
 		})
 	})
 }
@@ -320,14 +322,14 @@ func TestACHAccountTaken(t *testing.T) {
 			},
 		} {
 			err := call()
-			ae := achErr(t, err, http.StatusBadRequest, ach.Permanent, ach.ErrAccountTaken)
+			ae := achErr(t, err, http.StatusBadRequest, apiwire.Permanent, funding.ErrAccountTaken)
 			if ae.Message != "This bank account is associated with another user" {
 				t.Errorf("%s: message %q", name, ae.Message)
 			}
 			noFullAccount(t, err.Error(), acct)
 		}
 		_, err := a.CreateFundingSource(ctx, sourceReq(owner.ID, acct))
-		achErr(t, err, http.StatusBadRequest, ach.Permanent, ach.ErrAlreadyLinked)
+		achErr(t, err, http.StatusBadRequest, apiwire.Permanent, ach.ErrAlreadyLinked)
 		noFullAccount(t, err.Error(), acct)
 
 		if err := a.DeleteAccount(ctx, fixtureRouting, acct); err != nil {
@@ -365,8 +367,8 @@ func TestACHFieldErrors(t *testing.T) {
 			"no customer id": {Routing: fixtureRouting, Account: freshAccount(), Type: ach.Checking},
 		} {
 			_, err := c.CreateFundingSource(ctx, req)
-			var ae *ach.Error
-			if !errors.As(err, &ae) || ae.Status != 0 || ae.Class != ach.Permanent {
+			var ae *apiwire.Error
+			if !errors.As(err, &ae) || ae.Status != 0 || ae.Class != apiwire.Permanent {
 				t.Errorf("%s: %v, want the client's refusal", name, err)
 			}
 		}
@@ -387,13 +389,13 @@ func TestACHFieldErrors(t *testing.T) {
 			achRawErr(t, r, http.StatusBadRequest, tc.msg)
 		}
 		_, err := c.CreateFundingSource(ctx, ach.FundingSourceRequest{UserID: u.ID, Routing: fixtureRouting, Account: freshAccount(), Type: "brokerage"})
-		ae := achErr(t, err, http.StatusBadRequest, ach.Permanent)
+		ae := achErr(t, err, http.StatusBadRequest, apiwire.Permanent)
 		if !namesField(ae.Message, "account_type") {
 			t.Errorf("account_type brokerage: message %q does not name account_type", ae.Message)
 		}
 		_, err = c.CreateFundingSource(ctx, ach.FundingSourceRequest{UserID: u.ID, Routing: fixtureRouting, Account: freshAccount(),
 			Type: ach.Checking, Nickname: strings.Repeat("n", 129)})
-		ae = achErr(t, err, http.StatusBadRequest, ach.Permanent)
+		ae = achErr(t, err, http.StatusBadRequest, apiwire.Permanent)
 		if !namesField(ae.Message, "nickname") {
 			t.Errorf("long nickname: message %q does not name nickname", ae.Message)
 		}
@@ -428,7 +430,7 @@ func TestACHFaults(t *testing.T) {
 				t.Fatalf("first call: %v", err)
 			}
 			_, err := c.Webhook(t.Context())
-			ae := achErr(t, err, http.StatusTooManyRequests, ach.Retryable, ach.ErrThrottled)
+			ae := achErr(t, err, http.StatusTooManyRequests, apiwire.Retryable, ach.ErrThrottled)
 			if ae.RetryAfter < time.Second || ae.Message != "rate limit exceeded" {
 				t.Errorf("429: RetryAfter %s message %q", ae.RetryAfter, ae.Message)
 			}
@@ -438,13 +440,13 @@ func TestACHFaults(t *testing.T) {
 			c := e.achClient(keyA)
 			for range 4 {
 				_, err := c.CreateUser(t.Context(), ach.UserRequest{FirstName: "A", LastName: "B", Email: "f@example.com"})
-				var ae *ach.Error
-				if !errors.As(err, &ae) || (ae.Status != 500 && ae.Status != 503) || ae.Class != ach.Ambiguous ||
+				var ae *apiwire.Error
+				if !errors.As(err, &ae) || (ae.Status != 500 && ae.Status != 503) || ae.Class != apiwire.Ambiguous ||
 					ae.Message != "sandbox: injected error" {
 					t.Errorf("create under ErrorRate 1: %v, want Ambiguous 500/503 sandbox: injected error", err)
 				}
 				_, err = c.ListUsers(t.Context(), 0, 0)
-				if ach.ClassOf(err) != ach.Retryable {
+				if apiwire.ClassOf(err) != apiwire.Retryable {
 					t.Errorf("list under ErrorRate 1: %v, want Retryable", err)
 				}
 			}
@@ -460,21 +462,21 @@ func TestACHFaults(t *testing.T) {
 			ctx := t.Context()
 			req := ach.UserRequest{FirstName: "Drop", LastName: "Ped", Email: "drop@example.com"}
 			_, err := c.CreateUser(ctx, req)
-			achErr(t, err, 0, ach.Ambiguous)
+			achErr(t, err, 0, apiwire.Ambiguous)
 			_, err = c.CreateUser(ctx, req)
-			ae := achErr(t, err, http.StatusBadRequest, ach.Permanent, ach.ErrEmailTaken)
-			if !uuidRE.MatchString(ae.UserID) {
-				t.Fatalf("ErrEmailTaken names customer %q", ae.UserID)
+			ae := achErr(t, err, http.StatusBadRequest, apiwire.Permanent, ach.ErrEmailTaken)
+			if !uuidRE.MatchString(ach.UserIDOf(ae)) {
+				t.Fatalf("ErrEmailTaken names customer %q", ach.UserIDOf(ae))
 			}
-			u, err := c.GetUser(ctx, ae.UserID)
+			u, err := c.GetUser(ctx, ach.UserIDOf(ae))
 			if err != nil || u.Email != req.Email {
 				t.Fatalf("the dropped customer: %+v %v", u, err)
 			}
 			acct := freshAccount()
 			_, err = c.CreateFundingSource(ctx, sourceReq(u.ID, acct))
-			achErr(t, err, 0, ach.Ambiguous)
+			achErr(t, err, 0, apiwire.Ambiguous)
 			_, err = c.CreateFundingSource(ctx, sourceReq(u.ID, acct))
-			achErr(t, err, http.StatusBadRequest, ach.Permanent, ach.ErrAlreadyLinked)
+			achErr(t, err, http.StatusBadRequest, apiwire.Permanent, ach.ErrAlreadyLinked)
 			if l := listSources(t, c, u.ID); len(l) != 1 || l[0].Status != ach.StatusPending {
 				t.Errorf("the dropped source: %+v", l)
 			}

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/batchd/batchd/internal/ach"
+	"github.com/batchd/batchd/internal/apiwire"
 	"github.com/batchd/batchd/internal/money"
 	"github.com/batchd/batchd/internal/sandbox"
 )
@@ -55,7 +56,7 @@ func inactiveKey() string { v, _, _ := strings.Cut(keyInactive, ":"); return v }
 // achClient returns an ACH client for key.
 func (e *env) achClient(key string) *ach.Client {
 	e.t.Helper()
-	c, err := ach.New(ach.Options{BaseURL: e.url, Key: key, HTTPClient: e.hc})
+	c, err := ach.New(apiwire.Options{BaseURL: e.url, Key: key, HTTPClient: e.hc})
 	if err != nil {
 		e.t.Fatalf("ach.New: %v", err)
 	}
@@ -130,18 +131,18 @@ func (e *env) statusWord(s string) string {
 	return s
 }
 
-// achErr asserts that err is an *ach.Error with HTTP status and class that
+// achErr asserts that err is an *apiwire.Error with HTTP status and class that
 // is every one of kinds (and ErrNotFound only when listed).
-func achErr(t *testing.T, err error, status int, class ach.Class, kinds ...error) *ach.Error {
+func achErr(t *testing.T, err error, status int, class apiwire.Class, kinds ...error) *apiwire.Error {
 	t.Helper()
-	var e *ach.Error
+	var e *apiwire.Error
 	if !errors.As(err, &e) {
-		t.Fatalf("error %v (%T), want *ach.Error with HTTP %d", err, err, status)
+		t.Fatalf("error %v (%T), want *apiwire.Error with HTTP %d", err, err, status)
 	}
 	if e.Status != status {
 		t.Errorf("HTTP status %d, want %d (%v)", e.Status, status, err)
 	}
-	if got := ach.ClassOf(err); got != class {
+	if got := apiwire.ClassOf(err); got != class {
 		t.Errorf("ClassOf = %s, want %s (%v)", got, class, err)
 	}
 	for _, k := range kinds {

@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	"github.com/batchd/batchd/internal/ach"
+	"github.com/batchd/batchd/internal/apiwire"
+	"github.com/batchd/batchd/internal/funding"
 	"github.com/batchd/batchd/internal/money"
 	"github.com/batchd/batchd/internal/sandbox"
 )
@@ -22,7 +24,7 @@ func TestACHMicroDeposits(t *testing.T) {
 		s := newPending(t, c, u.ID, freshAccount())
 
 		_, err := c.Verify(ctx, s.ID, 1, 2)
-		achErr(t, err, http.StatusBadRequest, ach.Permanent, ach.ErrNotInitiated)
+		achErr(t, err, http.StatusBadRequest, apiwire.Permanent, ach.ErrNotInitiated)
 		r := e.achRaw(http.MethodGet, "/_sandbox/funding-source/"+s.ID+"/micro-deposits", keyA, nil)
 		achRawErr(t, r, http.StatusBadRequest, "Verification has not been initiated for this funding source")
 
@@ -41,12 +43,12 @@ func TestACHMicroDeposits(t *testing.T) {
 			wrong++
 		}
 		_, err = c.Verify(ctx, s.ID, wrong, d2)
-		ae := achErr(t, err, http.StatusBadRequest, ach.Permanent, ach.ErrWrongAmounts)
+		ae := achErr(t, err, http.StatusBadRequest, apiwire.Permanent, ach.ErrWrongAmounts)
 		if ae.Message != "The amounts do not match the micro-deposits (2 attempts left)" {
 			t.Errorf("wrong amounts: message %q", ae.Message)
 		}
 		wantSourceStatus(t, c, s.ID, ach.StatusPending)
-		if _, err := c.Debit(ctx, ach.TransferRequest{SourceID: s.ID, Amount: 100}); ach.ClassOf(err) != ach.Permanent {
+		if _, err := c.Debit(ctx, ach.TransferRequest{SourceID: s.ID, Amount: 100}); apiwire.ClassOf(err) != apiwire.Permanent {
 			t.Errorf("debit of a Pending source: %v, want refused", err)
 		}
 
@@ -107,7 +109,7 @@ func TestACHWrongAmountsBounded(t *testing.T) {
 		}
 		for try, left := range []string{"2", "1"} {
 			_, err := c.Verify(ctx, s.ID, wrong, wrong+100)
-			ae := achErr(t, err, http.StatusBadRequest, ach.Permanent, ach.ErrWrongAmounts)
+			ae := achErr(t, err, http.StatusBadRequest, apiwire.Permanent, ach.ErrWrongAmounts)
 			if want := "(" + left + " attempts left)"; !strings.Contains(ae.Message, want) {
 				t.Errorf("try %d: message %q lacks %s", try+1, ae.Message, want)
 			}
@@ -117,10 +119,10 @@ func TestACHWrongAmountsBounded(t *testing.T) {
 		// The third wrong try spends the last attempt: the client reads
 		// it as ErrTooManyAttempts whichever of the two wordings the
 		// contract's table allows the service uses.
-		achErr(t, err, http.StatusBadRequest, ach.Permanent, ach.ErrTooManyAttempts)
+		achErr(t, err, http.StatusBadRequest, apiwire.Permanent, ach.ErrTooManyAttempts)
 		wantSourceStatus(t, c, s.ID, ach.StatusVerificationFailed)
 		_, err = c.Verify(ctx, s.ID, d1, d2)
-		ae := achErr(t, err, http.StatusBadRequest, ach.Permanent, ach.ErrTooManyAttempts)
+		ae := achErr(t, err, http.StatusBadRequest, apiwire.Permanent, ach.ErrTooManyAttempts)
 		if ae.Message != "Too many failed verification attempts" {
 			t.Errorf("verify after three wrong tries: message %q", ae.Message)
 		}
@@ -238,7 +240,7 @@ func TestACHDeprecation(t *testing.T) {
 
 		e.setDate(keyA, deprecationDay)
 		_, err := c.InitiateVerification(ctx, late.ID)
-		ae := achErr(t, err, http.StatusGone, ach.Permanent, ach.ErrDeprecated)
+		ae := achErr(t, err, http.StatusGone, apiwire.Permanent, funding.ErrDeprecated)
 		if !strings.Contains(ae.Message, "deprecated") || !strings.Contains(ae.Message, "processor token") {
 			t.Errorf("410 message %q: want deprecated, with the processor token as the way", ae.Message)
 		}
@@ -253,7 +255,7 @@ func TestACHDeprecation(t *testing.T) {
 
 		e.setDate(keyA, "2026-07-01")
 		_, err = c.InitiateVerification(ctx, late.ID)
-		achErr(t, err, http.StatusGone, ach.Permanent, ach.ErrDeprecated)
+		achErr(t, err, http.StatusGone, apiwire.Permanent, funding.ErrDeprecated)
 
 		b := e.achClient(keyB)
 		ub := newCustomer(t, b)
@@ -289,7 +291,7 @@ func TestACHLegacyProcessor(t *testing.T) {
 			}
 			_, err := c.CreateProcessorFundingSource(t.Context(), "plaid", u.ID, e.issueToken(keyA, legacyProcessor, "", freshAccount(), ""))
 			if legacy == "" {
-				achErr(t, err, http.StatusBadRequest, ach.Permanent, ach.ErrInvalidProcessorToken)
+				achErr(t, err, http.StatusBadRequest, apiwire.Permanent, funding.ErrInvalidToken)
 			} else if err != nil {
 				t.Errorf("legacy name accepted by Options.LegacyProcessor: %v", err)
 			}

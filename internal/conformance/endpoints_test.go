@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/batchd/batchd/internal/apiwire"
 	"github.com/batchd/batchd/internal/echeck"
 	"github.com/batchd/batchd/internal/sandbox"
 )
@@ -102,7 +103,7 @@ func TestCheckEndpoints(t *testing.T) {
 				t.Errorf("bank name %q differs from the check's %q", info.Name, created.BankName)
 			}
 			_, err = c.BankInfo(ctx, "123456789")
-			apiErr(t, err, http.StatusNotFound, echeck.Permanent, "")
+			apiErr(t, err, http.StatusNotFound, apiwire.Permanent, "")
 		})
 
 		t.Run("edit", func(t *testing.T) {
@@ -166,7 +167,7 @@ func TestCheckEndpoints(t *testing.T) {
 			noNumber := ed
 			noNumber.Number = ""
 			_, err = c.EditCheck(ctx, created.CheckID, noNumber)
-			apiErr(t, err, http.StatusBadRequest, echeck.Permanent, "number")
+			apiErr(t, err, http.StatusBadRequest, apiwire.Permanent, "number")
 		})
 
 		t.Run("delete", func(t *testing.T) {
@@ -175,7 +176,7 @@ func TestCheckEndpoints(t *testing.T) {
 			}
 			wantStatus(t, c, created.CheckID, "void")
 			err := c.DeleteCheck(ctx, created.CheckID)
-			apiErr(t, err, http.StatusPaymentRequired, echeck.Permanent, "")
+			apiErr(t, err, http.StatusPaymentRequired, apiwire.Permanent, "")
 		})
 	})
 }
@@ -278,13 +279,13 @@ func TestTokenization(t *testing.T) {
 			r := req
 			r.Store = "other-store"
 			_, err := c.CreateCheck(ctx, r)
-			if echeck.ClassOf(err) != echeck.Permanent {
+			if apiwire.ClassOf(err) != apiwire.Permanent {
 				t.Errorf("token with another store: %v, want a permanent refusal", err)
 			}
 		})
 		t.Run("token of another key", func(t *testing.T) {
 			_, err := e.client(keyB).CreateCheck(ctx, req)
-			if echeck.ClassOf(err) != echeck.Permanent {
+			if apiwire.ClassOf(err) != apiwire.Permanent {
 				t.Errorf("token used by another key: %v, want a permanent refusal", err)
 			}
 		})
@@ -313,7 +314,7 @@ func TestTokenization(t *testing.T) {
 					r := good
 					tc.mut(&r)
 					_, err := c.Tokenize(ctx, r)
-					e := apiErr(t, err, http.StatusBadRequest, echeck.Permanent, tc.field)
+					e := apiErr(t, err, http.StatusBadRequest, apiwire.Permanent, tc.field)
 					if strings.Contains(e.Error(), r.BankAccount) && len(r.BankAccount) > 4 {
 						t.Errorf("error text shows the account number: %v", e)
 					}
@@ -407,9 +408,9 @@ func TestPaymentLinks(t *testing.T) {
 
 		t.Run("list limits", func(t *testing.T) {
 			_, err := c.ListPaymentLinks(ctx, echeck.ListParams{Limit: 101})
-			apiErr(t, err, http.StatusBadRequest, echeck.Permanent, "limit")
+			apiErr(t, err, http.StatusBadRequest, apiwire.Permanent, "limit")
 			_, err = c.ListPaymentLinks(ctx, echeck.ListParams{Page: -1})
-			apiErr(t, err, http.StatusBadRequest, echeck.Permanent, "page")
+			apiErr(t, err, http.StatusBadRequest, apiwire.Permanent, "page")
 			p, err := c.ListPaymentLinks(ctx, echeck.ListParams{Limit: 1, Page: 2, Direction: "ASC"})
 			if err != nil {
 				t.Fatalf("ListPaymentLinks: %v", err)
@@ -421,11 +422,11 @@ func TestPaymentLinks(t *testing.T) {
 
 		t.Run("unknown token", func(t *testing.T) {
 			err := c.ChangePaymentLinkStatus(ctx, "00000000-0000-4000-8000-000000000000")
-			apiErr(t, err, http.StatusNotFound, echeck.Permanent, "")
+			apiErr(t, err, http.StatusNotFound, apiwire.Permanent, "")
 			err = e.client(keyB).ChangePaymentLinkStatus(ctx, other.CheckoutToken)
-			apiErr(t, err, http.StatusNotFound, echeck.Permanent, "")
+			apiErr(t, err, http.StatusNotFound, apiwire.Permanent, "")
 			err = c.ChangePaymentLinkStatus(ctx, "short-token")
-			apiErr(t, err, http.StatusBadRequest, echeck.Permanent, "checkout_token")
+			apiErr(t, err, http.StatusBadRequest, apiwire.Permanent, "checkout_token")
 		})
 	})
 }

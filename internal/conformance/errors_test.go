@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/batchd/batchd/internal/apiwire"
 	"github.com/batchd/batchd/internal/echeck"
 	"github.com/batchd/batchd/internal/sandbox"
 )
@@ -76,7 +77,7 @@ func TestUnauthorized(t *testing.T) {
 			for _, op := range everyOp(unknownID, unknownID) {
 				t.Run(k.name+"/"+op.name, func(t *testing.T) {
 					err := op.call(t.Context(), c)
-					ee := apiErr(t, err, http.StatusUnauthorized, echeck.Fatal, "")
+					ee := apiErr(t, err, http.StatusUnauthorized, apiwire.Fatal, "")
 					if strings.Contains(ee.Error(), k.key) {
 						t.Errorf("error text shows the key: %v", ee)
 					}
@@ -88,7 +89,7 @@ func TestUnauthorized(t *testing.T) {
 		}
 
 		t.Run("no key at the client", func(t *testing.T) {
-			if _, err := echeck.New(echeck.Options{BaseURL: e.url, Key: ""}); err == nil {
+			if _, err := echeck.New(apiwire.Options{BaseURL: e.url, Key: ""}); err == nil {
 				t.Error("echeck.New accepted an empty key")
 			}
 		})
@@ -125,7 +126,7 @@ func TestFundConfirmationForbidden(t *testing.T) {
 		req := validRequest("basic-plan")
 		req.FundConfirmation = true
 		_, err := c.CreateCheck(ctx, req)
-		ee := apiErr(t, err, http.StatusForbidden, echeck.Fatal, "")
+		ee := apiErr(t, err, http.StatusForbidden, apiwire.Fatal, "")
 		if !strings.Contains(strings.ToLower(ee.Message), "fund confirmation") {
 			t.Errorf("403 message %q does not mention fund confirmation", ee.Message)
 		}
@@ -142,7 +143,7 @@ func TestFundConfirmationForbidden(t *testing.T) {
 		edit := req
 		edit.Number, edit.FundConfirmation = ch.Number, true
 		_, err = c.EditCheck(ctx, ch.CheckID, edit)
-		apiErr(t, err, http.StatusForbidden, echeck.Fatal, "")
+		apiErr(t, err, http.StatusForbidden, apiwire.Fatal, "")
 		if got := get(t, c, ch.CheckID); got.FundsConfirmation != nil {
 			t.Errorf("refused edit added fund confirmation %+v", got.FundsConfirmation)
 		}
@@ -175,22 +176,22 @@ func TestNotFound(t *testing.T) {
 		for _, tc := range cases {
 			t.Run(tc.name, func(t *testing.T) {
 				_, err := tc.c.GetCheck(ctx, tc.id)
-				apiErr(t, err, http.StatusNotFound, echeck.Permanent, "")
+				apiErr(t, err, http.StatusNotFound, apiwire.Permanent, "")
 				_, err = tc.c.EditCheck(ctx, tc.id, edit)
-				apiErr(t, err, http.StatusNotFound, echeck.Permanent, "")
+				apiErr(t, err, http.StatusNotFound, apiwire.Permanent, "")
 				err = tc.c.DeleteCheck(ctx, tc.id)
-				apiErr(t, err, http.StatusNotFound, echeck.Permanent, "")
+				apiErr(t, err, http.StatusNotFound, apiwire.Permanent, "")
 			})
 		}
 		t.Run("check id of the wrong length", func(t *testing.T) {
 			_, err := a.GetCheck(ctx, "abc")
-			apiErr(t, err, http.StatusBadRequest, echeck.Permanent, "check_id")
+			apiErr(t, err, http.StatusBadRequest, apiwire.Permanent, "check_id")
 			err = a.DeleteCheck(ctx, mine.CheckID+"0")
-			apiErr(t, err, http.StatusBadRequest, echeck.Permanent, "check_id")
+			apiErr(t, err, http.StatusBadRequest, apiwire.Permanent, "check_id")
 		})
 		t.Run("another key's payment link", func(t *testing.T) {
 			err := b.ChangePaymentLinkStatus(ctx, link.CheckoutToken)
-			apiErr(t, err, http.StatusNotFound, echeck.Permanent, "")
+			apiErr(t, err, http.StatusNotFound, apiwire.Permanent, "")
 		})
 		t.Run("another key's list", func(t *testing.T) {
 			p, err := b.ListChecks(ctx, echeck.ListParams{})
@@ -260,7 +261,7 @@ func TestRateLimited(t *testing.T) {
 		first := create(t, c, validRequest("rate")) // the burst of one
 		for _, op := range everyOp(first.CheckID, unknownID) {
 			t.Run(op.name, func(t *testing.T) {
-				ee := apiErr(t, op.call(ctx, c), http.StatusTooManyRequests, echeck.Retryable, "")
+				ee := apiErr(t, op.call(ctx, c), http.StatusTooManyRequests, apiwire.Retryable, "")
 				if ee.RetryAfter <= 0 {
 					t.Errorf("RetryAfter %s, want > 0", ee.RetryAfter)
 				}

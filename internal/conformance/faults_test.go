@@ -4,7 +4,7 @@ import (
 	"errors"
 	"testing"
 
-	"github.com/batchd/batchd/internal/echeck"
+	"github.com/batchd/batchd/internal/apiwire"
 	"github.com/batchd/batchd/internal/sandbox"
 )
 
@@ -24,7 +24,7 @@ func TestLostAnswer(t *testing.T) {
 		if err == nil {
 			t.Fatal("CreateCheck succeeded although the sandbox dropped the answer")
 		}
-		if cls := echeck.ClassOf(err); cls != echeck.Ambiguous {
+		if cls := apiwire.ClassOf(err); cls != apiwire.Ambiguous {
 			t.Fatalf("ClassOf = %s, want ambiguous (%v)", cls, err)
 		}
 		if st := e.sb.Stats(); st.Drops != 1 || st.Creates != 1 {
@@ -56,14 +56,14 @@ func TestInjectedErrors(t *testing.T) {
 		c := e.client(keyA)
 		for i := 0; i < 4; i++ {
 			_, err := c.CreateCheck(t.Context(), validRequest("injected"))
-			var ee *echeck.Error
-			if cls := echeck.ClassOf(err); cls != echeck.Ambiguous {
+			var ee *apiwire.Error
+			if cls := apiwire.ClassOf(err); cls != apiwire.Ambiguous {
 				t.Errorf("create: ClassOf = %s, want ambiguous (%v)", cls, err)
 			} else if errors.As(err, &ee) && ee.Status != 500 && ee.Status != 503 {
 				t.Errorf("create: HTTP %d, want 500 or 503", ee.Status)
 			}
 			_, err = c.GetCheck(t.Context(), unknownID)
-			if cls := echeck.ClassOf(err); cls != echeck.Retryable {
+			if cls := apiwire.ClassOf(err); cls != apiwire.Retryable {
 				t.Errorf("get: ClassOf = %s, want retryable (%v)", cls, err)
 			}
 		}

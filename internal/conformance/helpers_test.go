@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/batchd/batchd/internal/apiwire"
 	"github.com/batchd/batchd/internal/echeck"
 	"github.com/batchd/batchd/internal/money"
 	"github.com/batchd/batchd/internal/sandbox"
@@ -93,7 +94,7 @@ func newEnv(t *testing.T, m mode, opts sandbox.Options) *env {
 // client returns an API client for key.
 func (e *env) client(key string) *echeck.Client {
 	e.t.Helper()
-	c, err := echeck.New(echeck.Options{BaseURL: e.url, Key: key})
+	c, err := echeck.New(apiwire.Options{BaseURL: e.url, Key: key})
 	if err != nil {
 		e.t.Fatalf("echeck.New: %v", err)
 	}
@@ -256,18 +257,18 @@ func wantStatus(t *testing.T, c *echeck.Client, id, want string) {
 	}
 }
 
-// apiErr asserts that err is an *echeck.Error with HTTP status and class,
+// apiErr asserts that err is an *apiwire.Error with HTTP status and class,
 // whose message names field (alternatives separated by "|"; "" for any).
-func apiErr(t *testing.T, err error, status int, class echeck.Class, field string) *echeck.Error {
+func apiErr(t *testing.T, err error, status int, class apiwire.Class, field string) *apiwire.Error {
 	t.Helper()
-	var e *echeck.Error
+	var e *apiwire.Error
 	if !errors.As(err, &e) {
-		t.Fatalf("error %v (%T), want *echeck.Error with HTTP %d", err, err, status)
+		t.Fatalf("error %v (%T), want *apiwire.Error with HTTP %d", err, err, status)
 	}
 	if e.Status != status {
 		t.Errorf("HTTP status %d, want %d (%v)", e.Status, status, err)
 	}
-	if got := echeck.ClassOf(err); got != class {
+	if got := apiwire.ClassOf(err); got != class {
 		t.Errorf("ClassOf = %s, want %s (%v)", got, class, err)
 	}
 	if field != "" && !namesField(e.Message, field) {
@@ -277,14 +278,14 @@ func apiErr(t *testing.T, err error, status int, class echeck.Class, field strin
 }
 
 // refused asserts that the client refused a call without sending it: a
-// Permanent *echeck.Error with no status, and no request at the sandbox.
+// Permanent *apiwire.Error with no status, and no request at the sandbox.
 func refused(t *testing.T, e *env, before int64, err error) {
 	t.Helper()
-	var ee *echeck.Error
+	var ee *apiwire.Error
 	if !errors.As(err, &ee) {
 		t.Fatalf("error %v (%T), want the client's own refusal", err, err)
 	}
-	if ee.Status != 0 || ee.Class != echeck.Permanent {
+	if ee.Status != 0 || ee.Class != apiwire.Permanent {
 		t.Errorf("refusal: status %d class %s, want 0 and permanent (%v)", ee.Status, ee.Class, err)
 	}
 	if n := e.requests() - before; n != 0 {

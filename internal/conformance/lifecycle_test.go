@@ -5,6 +5,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/batchd/batchd/internal/apiwire"
 	"github.com/batchd/batchd/internal/echeck"
 	"github.com/batchd/batchd/internal/sandbox"
 )
@@ -80,9 +81,9 @@ func TestLifecycle(t *testing.T) {
 				ed := validRequest(ch.Label)
 				ed.Number, ed.BankAccount, ed.Amount = ch.Number, account(16), 999
 				_, err := c.EditCheck(ctx, ch.CheckID, ed)
-				apiErr(t, err, http.StatusPaymentRequired, echeck.Permanent, "")
+				apiErr(t, err, http.StatusPaymentRequired, apiwire.Permanent, "")
 				err = c.DeleteCheck(ctx, ch.CheckID)
-				apiErr(t, err, http.StatusPaymentRequired, echeck.Permanent, "")
+				apiErr(t, err, http.StatusPaymentRequired, apiwire.Permanent, "")
 				got := get(t, c, ch.CheckID)
 				if got.Status != want[ch.CheckID] || got.Amount != ch.Amount {
 					t.Errorf("after refused edit/delete: status %q amount %s, want %q %s",

@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"testing"
 
+	"github.com/batchd/batchd/internal/apiwire"
 	"github.com/batchd/batchd/internal/echeck"
 	"github.com/batchd/batchd/internal/sandbox"
 )
@@ -109,7 +110,7 @@ func TestListPaging(t *testing.T) {
 			paging(t, list(t, echeck.ListParams{Limit: 5, Page: 5}), 5, 5, 5, pageTotal, 3)
 			for _, n := range []int{101, -1, 1000} {
 				_, err := c.ListChecks(ctx, echeck.ListParams{Limit: n})
-				apiErr(t, err, http.StatusBadRequest, echeck.Permanent, "limit")
+				apiErr(t, err, http.StatusBadRequest, apiwire.Permanent, "limit")
 			}
 			// The client does not send a zero limit (it means "default"), so
 			// the sandbox's refusal of limit=0 is shown raw.
@@ -127,7 +128,7 @@ func TestListPaging(t *testing.T) {
 			paging(t, list(t, echeck.ListParams{Page: 1}), 1, 2, 15, pageTotal, 15)
 			for _, n := range []int{-1, -100} {
 				_, err := c.ListChecks(ctx, echeck.ListParams{Page: n})
-				apiErr(t, err, http.StatusBadRequest, echeck.Permanent, "page")
+				apiErr(t, err, http.StatusBadRequest, apiwire.Permanent, "page")
 			}
 			rawErr(t, e.raw(http.MethodGet, "/v1/check/list?page=0", keyA, nil), http.StatusBadRequest, "page")
 			rawErr(t, e.raw(http.MethodGet, "/v1/check/list?page=x", keyA, nil), http.StatusBadRequest, "page")
@@ -165,9 +166,9 @@ func TestListPaging(t *testing.T) {
 			wantDays(t, f, list(t, echeck.ListParams{Limit: 100, Sort: "date", Direction: "ASC"}).Checks, false)
 			wantDays(t, f, list(t, echeck.ListParams{Limit: 100, Sort: "date", Direction: "DESC"}).Checks, true)
 			_, err := c.ListChecks(ctx, echeck.ListParams{Sort: "amount"})
-			apiErr(t, err, http.StatusBadRequest, echeck.Permanent, "sort")
+			apiErr(t, err, http.StatusBadRequest, apiwire.Permanent, "sort")
 			_, err = c.ListChecks(ctx, echeck.ListParams{Direction: "SIDEWAYS"})
-			apiErr(t, err, http.StatusBadRequest, echeck.Permanent, "direction")
+			apiErr(t, err, http.StatusBadRequest, apiwire.Permanent, "direction")
 		})
 
 		t.Run("date range", func(t *testing.T) {
@@ -227,7 +228,7 @@ func TestListPaging(t *testing.T) {
 				}
 			}
 			_, err = c.ListChecks(ctx, echeck.ListParams{Label: rep("l", 129)})
-			apiErr(t, err, http.StatusBadRequest, echeck.Permanent, "label")
+			apiErr(t, err, http.StatusBadRequest, apiwire.Permanent, "label")
 			if _, err := c.ListChecks(ctx, echeck.ListParams{Label: rep("l", 128)}); err != nil {
 				t.Errorf("label of 128 characters: %v", err)
 			}

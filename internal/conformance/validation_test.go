@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/batchd/batchd/internal/apiwire"
 	"github.com/batchd/batchd/internal/echeck"
 	"github.com/batchd/batchd/internal/money"
 	"github.com/batchd/batchd/internal/sandbox"
@@ -154,7 +155,7 @@ func checkClient(t *testing.T, e *env, tc vcase, w wire, send func(echeck.CheckR
 	case tc.clientRefuses:
 		refused(t, e, before, err)
 	case tc.field != "":
-		apiErr(t, err, http.StatusBadRequest, echeck.Permanent, tc.field)
+		apiErr(t, err, http.StatusBadRequest, apiwire.Permanent, tc.field)
 	case err != nil:
 		t.Fatalf("want success: %v", err)
 	case ch.Status != "in_process":
@@ -182,7 +183,7 @@ func TestAuthorizationDateFollowsSandboxClock(t *testing.T) {
 			req.AuthorizationDate = today.AddDate(0, 0, tc.days).Format("2006-01-02")
 			ch, err := c.CreateCheck(t.Context(), req)
 			if tc.field != "" {
-				apiErr(t, err, http.StatusBadRequest, echeck.Permanent, tc.field)
+				apiErr(t, err, http.StatusBadRequest, apiwire.Permanent, tc.field)
 			} else if err != nil {
 				t.Errorf("authorization_date %s (%+d days): %v", req.AuthorizationDate, tc.days, err)
 			} else if ch.AuthorizationDate != req.AuthorizationDate {
@@ -238,11 +239,11 @@ func TestPaymentLinkValidation(t *testing.T) {
 		}
 		// The same through the client, where it can express them.
 		_, err := c.CreatePaymentLink(t.Context(), echeck.PaymentLinkRequest{Memo: rep("m", 129)})
-		apiErr(t, err, http.StatusBadRequest, echeck.Permanent, "memo")
+		apiErr(t, err, http.StatusBadRequest, apiwire.Permanent, "memo")
 		_, err = c.CreatePaymentLink(t.Context(), echeck.PaymentLinkRequest{ThankYouURL: "not a url"})
-		apiErr(t, err, http.StatusBadRequest, echeck.Permanent, "thank_you_url")
+		apiErr(t, err, http.StatusBadRequest, apiwire.Permanent, "thank_you_url")
 		_, err = c.CreatePaymentLink(t.Context(), echeck.PaymentLinkRequest{Recurring: true, RecurringCycle: "year"})
-		apiErr(t, err, http.StatusBadRequest, echeck.Permanent, "recurring_cycle")
+		apiErr(t, err, http.StatusBadRequest, apiwire.Permanent, "recurring_cycle")
 		if _, err := c.CreatePaymentLink(t.Context(), echeck.PaymentLinkRequest{Amount: 1, Memo: rep("m", 128)}); err != nil {
 			t.Errorf("payment link of 0.01 with a 128-character memo: %v", err)
 		}
@@ -339,9 +340,9 @@ func TestEditCheckID(t *testing.T) {
 		req := validRequest("editid")
 		req.Number = "55"
 		_, err := c.EditCheck(t.Context(), "abc", req)
-		apiErr(t, err, http.StatusBadRequest, echeck.Permanent, "check_id")
+		apiErr(t, err, http.StatusBadRequest, apiwire.Permanent, "check_id")
 		_, err = c.EditCheck(t.Context(), strings.Repeat("a", 37), req)
-		apiErr(t, err, http.StatusBadRequest, echeck.Permanent, "check_id")
+		apiErr(t, err, http.StatusBadRequest, apiwire.Permanent, "check_id")
 		rawErr(t, e.raw(http.MethodPost, "/v1/check/edit", keyA, wireWith("number", "55")), http.StatusBadRequest, "check_id")
 	})
 }

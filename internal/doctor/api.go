@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/batchd/batchd/internal/ach"
+	"github.com/batchd/batchd/internal/apiwire"
 	"github.com/batchd/batchd/internal/config"
 	"github.com/batchd/batchd/internal/echeck"
 )
@@ -44,7 +45,7 @@ func (d *dateRecorder) last() string {
 func API(ctx context.Context, cfg *config.Config, o Options) (api, clock Result) {
 	o = o.normalize()
 	rec := &dateRecorder{next: http.DefaultTransport}
-	c, err := echeck.New(echeck.Options{BaseURL: cfg.API.BaseURL, Key: cfg.APIKey(), Timeout: cfg.API.Timeout.Std(),
+	c, err := echeck.New(apiwire.Options{BaseURL: cfg.API.BaseURL, Key: cfg.APIKey(), Timeout: cfg.API.Timeout.Std(),
 		HTTPClient: &http.Client{Transport: rec}})
 	if err != nil {
 		r := fail("api", "cannot make a client: "+err.Error(), "correct api.base_url and api.key_file")
@@ -61,7 +62,7 @@ func apiResult(cfg *config.Config, err error) Result {
 	if err == nil {
 		return ok("api", fmt.Sprintf("%s accepts the %s key (a check list read)", cfg.API.BaseURL, cfg.API.Mode))
 	}
-	if echeck.ClassOf(err) == echeck.Fatal {
+	if apiwire.ClassOf(err) == apiwire.Fatal {
 		return fail("api", "the service refused the API key: "+err.Error(),
 			fmt.Sprintf("put a valid %s key (sk_%s_…) from the service's dashboard in api.key_file; api.mode %s must match it",
 				cfg.API.Mode, cfg.API.Mode, cfg.API.Mode))
@@ -100,7 +101,7 @@ func Webhook(ctx context.Context, cfg *config.Config, timeout time.Duration) Res
 	if !cfg.Webhook.Enabled() {
 		return ok("webhook", "not configured (webhook.listen is empty); reconcile pages the check list")
 	}
-	c, err := ach.New(ach.Options{BaseURL: cfg.ACHBaseURL(), Key: cfg.APIKey(), Timeout: cfg.API.Timeout.Std()})
+	c, err := ach.New(apiwire.Options{BaseURL: cfg.ACHBaseURL(), Key: cfg.APIKey(), Timeout: cfg.API.Timeout.Std()})
 	if err != nil {
 		return fail("webhook", "cannot make a client: "+err.Error(), "correct ach.base_url or api.base_url")
 	}

@@ -4,8 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"github.com/batchd/batchd/internal/apiwire"
 	"net/url"
+
+	"github.com/batchd/batchd/internal/apiwire"
 )
 
 // BankInfo describes the bank of a routing number. The spec does not show
@@ -29,9 +30,9 @@ func (c *Client) BankInfo(ctx context.Context, routing string) (*BankInfo, error
 	k := apiwire.Call{Op: OpCheckBankInfo, Method: "GET", Path: "/v1/check/bankinfo",
 		Query: url.Values{"bank_routing": {routing}}}
 	if len(routing) != 9 || !apiwire.IsDigits(routing) {
-		return nil, c.fail(k, 0, Permanent, "not sent", errors.New("routing number is not 9 digits"))
+		return nil, c.core.Refuse(k, "not sent", errors.New("routing number is not 9 digits"))
 	}
-	a, err := c.do(ctx, k)
+	a, err := c.core.Do(ctx, k)
 	if err != nil {
 		return nil, err
 	}

@@ -3,13 +3,12 @@ package echeck
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"github.com/batchd/batchd/internal/apiwire"
 	"net/url"
 	"reflect"
 	"strings"
 
+	"github.com/batchd/batchd/internal/apiwire"
 	"github.com/batchd/batchd/internal/money"
 	"github.com/batchd/batchd/internal/payment"
 	"github.com/batchd/batchd/internal/redact"
@@ -201,18 +200,18 @@ func (c *Client) CreateCheck(ctx context.Context, r CheckRequest) (*Check, error
 	k := apiwire.Call{Op: OpCheckCreate, Method: "POST", Path: "/v1/check/create", Body: checkRequestWire{r: &r},
 		Effect: true, Result: "check", Accounts: []string{r.BankAccount, r.Token}}
 	if r.Amount <= 0 {
-		return nil, c.fail(k, 0, Permanent, fmt.Sprintf("not sent: amount %s is not positive", r.Amount), nil)
+		return nil, c.core.Refuse(k, fmt.Sprintf("not sent: amount %s is not positive", r.Amount), nil)
 	}
-	return c.checkCall(ctx, k, "")
+	return apiwire.About(ctx, c.core, k, checkAnswer, "")
 }
 
 // GetCheck fetches one check by its identifier.
 func (c *Client) GetCheck(ctx context.Context, id string) (*Check, error) {
 	k := apiwire.Call{Op: OpCheckGet, Method: "GET", Path: "/v1/check/" + url.PathEscape(id), Result: "check"}
 	if err := apiwire.ValidID(id); err != nil {
-		return nil, c.fail(k, 0, Permanent, "not sent: check id", err)
+		return nil, c.core.Refuse(k, "not sent: check id", err)
 	}
-	return c.checkCall(ctx, k, id)
+	return apiwire.About(ctx, c.core, k, checkAnswer, id)
 }
 
 // EditCheck replaces the fields of check id (only a check in_process can be
@@ -223,12 +222,12 @@ func (c *Client) EditCheck(ctx context.Context, id string, r CheckRequest) (*Che
 	k := apiwire.Call{Op: OpCheckEdit, Method: "POST", Path: "/v1/check/edit", Body: checkRequestWire{r: &r, edit: true, checkID: id},
 		Result: "check", Accounts: []string{r.BankAccount, r.Token}}
 	if err := apiwire.ValidID(id); err != nil {
-		return nil, c.fail(k, 0, Permanent, "not sent: check id", err)
+		return nil, c.core.Refuse(k, "not sent: check id", err)
 	}
 	if r.Amount <= 0 {
-		return nil, c.fail(k, 0, Permanent, fmt.Sprintf("not sent: amount %s is not positive", r.Amount), nil)
+		return nil, c.core.Refuse(k, fmt.Sprintf("not sent: amount %s is not positive", r.Amount), nil)
 	}
-	return c.checkCall(ctx, k, id)
+	return apiwire.About(ctx, c.core, k, checkAnswer, id)
 }
 
 // DeleteCheck voids check id (only a check in_process can be voided). A
@@ -237,31 +236,18 @@ func (c *Client) EditCheck(ctx context.Context, id string, r CheckRequest) (*Che
 func (c *Client) DeleteCheck(ctx context.Context, id string) error {
 	k := apiwire.Call{Op: OpCheckDelete, Method: "DELETE", Path: "/v1/check/" + url.PathEscape(id)}
 	if err := apiwire.ValidID(id); err != nil {
-		return c.fail(k, 0, Permanent, "not sent: check id", err)
+		return c.core.Refuse(k, "not sent: check id", err)
 	}
-	_, err := c.do(ctx, k)
+	_, err := c.core.Do(ctx, k)
 	return err
 }
 
-// checkCall sends k and reads the check from its answer. When want is
-// set, the answer must be about that check.
-func (c *Client) checkCall(ctx context.Context, k apiwire.Call, want string) (*Check, error) {
-	a, err := c.do(ctx, k)
-	if err != nil {
-		return nil, err
-	}
-	ch, err := checkOf(envelopeOf(a, "check", "check_id"))
-	if err != nil {
-		return nil, c.badAnswer(k, a.Status, err)
-	}
-	switch {
-	case ch.CheckID == "":
-		return nil, c.badAnswer(k, a.Status, errors.New("no check_id in the answer"))
-	case want != "" && !strings.EqualFold(ch.CheckID, want):
-		return nil, c.badAnswer(k, a.Status, fmt.Errorf("answer is about check %q, not %q", ch.CheckID, want))
-	}
-	return &ch, nil
-}
+// checkAnswer reads the check an answer is about (apiwire.About).
+var checkAnswer = apiwire.Subject[Check]{What: "check", Field: "check_id",
+	Read: func(a apiwire.Answer) (Check, string, error) {
+		ch, err := checkOf(envelopeOf(a, "check", "check_id"))
+		return ch, ch.CheckID, err
+	}}
 
 // envelopeOf returns the object under key (the documented envelope), or,
 // when there is none, the whole answer if it has idField (some services

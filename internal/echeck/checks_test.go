@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/batchd/batchd/internal/apiwire"
 	"github.com/batchd/batchd/internal/money"
 )
 
@@ -186,7 +187,7 @@ func TestListPaging(t *testing.T) {
 	} {
 		srv, _ := fakeService(t, reply(200, body))
 		c := newTestClient(t, srv.URL)
-		if _, err := c.ListChecks(context.Background(), ListParams{}); ClassOf(err) != Permanent {
+		if _, err := c.ListChecks(context.Background(), ListParams{}); apiwire.ClassOf(err) != apiwire.Permanent {
 			t.Errorf("%s: %v, want Permanent", name, err)
 		}
 	}
@@ -243,7 +244,7 @@ func TestAnswerForAnotherCheckIsRefused(t *testing.T) {
 	other := strings.Replace(checkJSON("1", `"1"`), testID, "00000000-0000-4000-8000-000000000000", 1)
 	srv, _ := fakeService(t, reply(200, `{"check":`+other+`}`))
 	c := newTestClient(t, srv.URL)
-	if _, err := c.GetCheck(context.Background(), testID); ClassOf(err) != Permanent {
+	if _, err := c.GetCheck(context.Background(), testID); apiwire.ClassOf(err) != apiwire.Permanent {
 		t.Errorf("get answered with another check: %v, want Permanent", err)
 	}
 }

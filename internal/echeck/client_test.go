@@ -12,6 +12,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/batchd/batchd/internal/apiwire"
 )
 
 func TestNewBaseURL(t *testing.T) {
@@ -38,7 +40,7 @@ func TestNewBaseURL(t *testing.T) {
 		{"https://sandbox.example/#frag", false},
 	}
 	for _, c := range cases {
-		_, err := New(Options{BaseURL: c.url, Key: testKey})
+		_, err := New(apiwire.Options{BaseURL: c.url, Key: testKey})
 		if (err == nil) != c.ok {
 			t.Errorf("New(%q): err = %v, want ok = %v", c.url, err, c.ok)
 		}
@@ -46,7 +48,7 @@ func TestNewBaseURL(t *testing.T) {
 }
 
 func TestNewRefusesBadOptions(t *testing.T) {
-	for name, opts := range map[string]Options{
+	for name, opts := range map[string]apiwire.Options{
 		"no key":           {BaseURL: "https://x.example"},
 		"key with space":   {BaseURL: "https://x.example", Key: testKey + " x"},
 		"key with newline": {BaseURL: "https://x.example", Key: testKey + "\n"},
@@ -192,7 +194,7 @@ func TestInvalidInputIsNotSent(t *testing.T) {
 	}
 	for name, call := range calls {
 		err := call()
-		if e := asError(t, err); e.Class != Permanent || e.Status != 0 {
+		if e := asError(t, err); e.Class != apiwire.Permanent || e.Status != 0 {
 			t.Errorf("%s: %v, want Permanent without status", name, err)
 		}
 	}
@@ -216,7 +218,7 @@ func TestLimiterAndObserve(t *testing.T) {
 	}
 	var mu sync.Mutex
 	var got []obs
-	c := newTestClient(t, srv.URL, func(o *Options) {
+	c := newTestClient(t, srv.URL, func(o *apiwire.Options) {
 		o.Limiter = lim
 		o.Observe = func(e string, s int, d time.Duration) {
 			if d < 0 {
@@ -237,7 +239,7 @@ func TestLimiterAndObserve(t *testing.T) {
 	if _, err := c.ListChecks(ctx, ListParams{}); err != nil {
 		t.Fatal(err)
 	}
-	dead := newTestClient(t, closedAddr(t), func(o *Options) {
+	dead := newTestClient(t, closedAddr(t), func(o *apiwire.Options) {
 		o.Limiter = lim
 		o.Observe = func(e string, s int, _ time.Duration) { mu.Lock(); got = append(got, obs{e, s}); mu.Unlock() }
 	})
@@ -269,11 +271,11 @@ func TestRedirectIsNotFollowed(t *testing.T) {
 	})
 	c := newTestClient(t, srv.URL)
 	_, err := c.CreateCheck(context.Background(), CheckRequest{Amount: 100})
-	if e := asError(t, err); e.Class != Ambiguous || e.Status != 307 {
+	if e := asError(t, err); e.Class != apiwire.Ambiguous || e.Status != 307 {
 		t.Errorf("create redirected: %v, want Ambiguous 307", err)
 	}
 	_, err = c.GetCheck(context.Background(), testID)
-	if e := asError(t, err); e.Class != Permanent || e.Status != 307 {
+	if e := asError(t, err); e.Class != apiwire.Permanent || e.Status != 307 {
 		t.Errorf("get redirected: %v, want Permanent 307", err)
 	}
 	if n := len(rec.all()); n != 2 {
@@ -286,7 +288,7 @@ func TestLogsCarryNoKey(t *testing.T) {
 	var buf bytes.Buffer
 	var mu sync.Mutex
 	log := slog.New(slog.NewTextHandler(&lockedWriter{w: &buf, mu: &mu}, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	c := newTestClient(t, srv.URL, func(o *Options) { o.Logger = log })
+	c := newTestClient(t, srv.URL, func(o *apiwire.Options) { o.Logger = log })
 	if _, err := c.CreateCheck(context.Background(), CheckRequest{Amount: 100, BankAccount: testAccount}); err != nil {
 		t.Fatal(err)
 	}
@@ -334,7 +336,7 @@ func TestHTTP2(t *testing.T) {
 	srv.EnableHTTP2 = true
 	srv.StartTLS()
 	t.Cleanup(srv.Close)
-	c := newTestClient(t, srv.URL, func(o *Options) { o.HTTPClient = srv.Client() })
+	c := newTestClient(t, srv.URL, func(o *apiwire.Options) { o.HTTPClient = srv.Client() })
 	ctx := context.Background()
 	if _, err := c.GetCheck(ctx, testID); err != nil {
 		t.Fatalf("get over HTTP/2: %v", err)
@@ -342,7 +344,7 @@ func TestHTTP2(t *testing.T) {
 	if p, _ := proto.Load().(string); p != "HTTP/2.0" {
 		t.Fatalf("protocol %q, want HTTP/2.0", p)
 	}
-	if _, err := c.CreateCheck(ctx, CheckRequest{Amount: 100, Memo: "reset"}); ClassOf(err) != Ambiguous {
+	if _, err := c.CreateCheck(ctx, CheckRequest{Amount: 100, Memo: "reset"}); apiwire.ClassOf(err) != apiwire.Ambiguous {
 		t.Errorf("create with its stream reset: %v, want Ambiguous", err)
 	}
 	cctx, cancel := context.WithCancel(ctx)
@@ -354,7 +356,7 @@ func TestHTTP2(t *testing.T) {
 	}()
 	<-arrived
 	cancel()
-	if err := <-errc; ClassOf(err) != Ambiguous {
+	if err := <-errc; apiwire.ClassOf(err) != apiwire.Ambiguous {
 		t.Errorf("create canceled after send: %v, want Ambiguous", err)
 	}
 }

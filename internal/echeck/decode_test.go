@@ -3,10 +3,11 @@ package echeck
 import (
 	"bytes"
 	"fmt"
-	"github.com/batchd/batchd/internal/apiwire"
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/batchd/batchd/internal/apiwire"
 )
 
 // decodeListAnswer runs every decoding step ListChecks takes after the

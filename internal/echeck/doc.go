@@ -2,11 +2,14 @@
 // in batchd that speaks HTTP to the payments service.
 //
 // Each method sends one request, after waiting on the shared Limiter, and
-// never retries. Every error it returns is an *Error whose Class tells the
-// caller what it may do next; the distinction that matters most is between
+// never retries. Every error it returns is an *apiwire.Error, the one
+// error type of both API clients, whose Class tells the caller what it may
+// do next; the distinction that matters most is between
 // Retryable (the service did not act) and Ambiguous (a create was sent and
 // its answer lost, so the check may exist and must be looked up before it
-// is sent again).
+// is sent again). The client keeps only the endpoints and wire shapes of
+// the eCheck API: options, limiter, classes and errors are apiwire's, and
+// Service files errors under the domain's failures with apiwire.Domain.
 //
 // Requests are JSON, with Content-Type: application/json on every request
 // and the key as "Authorization: Bearer <key>". Amounts travel as exact

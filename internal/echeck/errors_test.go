@@ -4,13 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/batchd/batchd/internal/apiwire"
 	"io"
 	"net"
 	"net/http"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/batchd/batchd/internal/apiwire"
 )
 
 // closedAddr returns the base URL of a loopback port nothing listens on.
@@ -29,24 +30,24 @@ func TestStatusClassification(t *testing.T) {
 	cases := []struct {
 		status    int
 		body      string
-		createCls Class
-		getCls    Class
+		createCls apiwire.Class
+		getCls    apiwire.Class
 		msg, code string
 	}{
-		{400, `{"error":true,"message":"The amount field is required.","code":1001}`, Permanent, Permanent, "The amount field is required.", "1001"},
-		{402, `{"error":true,"message":"Request failed","code":"E402"}`, Permanent, Permanent, "Request failed", "E402"},
-		{404, `{"error":true,"message":"Check not found"}`, Permanent, Permanent, "Check not found", ""},
-		{405, `{"error":true,"message":"Method not allowed"}`, Permanent, Permanent, "Method not allowed", ""},
-		{409, `{"error":true,"message":"Conflict"}`, Permanent, Permanent, "Conflict", ""},
+		{400, `{"error":true,"message":"The amount field is required.","code":1001}`, apiwire.Permanent, apiwire.Permanent, "The amount field is required.", "1001"},
+		{402, `{"error":true,"message":"Request failed","code":"E402"}`, apiwire.Permanent, apiwire.Permanent, "Request failed", "E402"},
+		{404, `{"error":true,"message":"Check not found"}`, apiwire.Permanent, apiwire.Permanent, "Check not found", ""},
+		{405, `{"error":true,"message":"Method not allowed"}`, apiwire.Permanent, apiwire.Permanent, "Method not allowed", ""},
+		{409, `{"error":true,"message":"Conflict"}`, apiwire.Permanent, apiwire.Permanent, "Conflict", ""},
 		{422, `{"message":"The given data was invalid.","errors":{"memo":["The memo may not be greater than 128 characters."]}}`,
-			Permanent, Permanent, "The given data was invalid. (memo: The memo may not be greater than 128 characters.)", ""},
-		{401, `{"error":true,"message":"Unauthenticated"}`, Fatal, Fatal, "Unauthenticated", ""},
-		{403, `{"error":true,"message":"Fund Confirmation Limit Reached"}`, Fatal, Fatal, "Fund Confirmation Limit Reached", ""},
-		{429, `{"error":true,"message":"Too Many Attempts."}`, Retryable, Retryable, "Too Many Attempts.", ""},
-		{408, ``, Retryable, Retryable, "Request Timeout", ""},
-		{500, `{"error":true,"message":"Server Error"}`, Ambiguous, Retryable, "Server Error", ""},
-		{503, `{"error":true,"message":"Down for maintenance"}`, Ambiguous, Retryable, "Down for maintenance", ""},
-		{502, `<html><body>Bad Gateway</body></html>`, Ambiguous, Retryable, "<html><body>Bad Gateway</body></html>", ""},
+			apiwire.Permanent, apiwire.Permanent, "The given data was invalid. (memo: The memo may not be greater than 128 characters.)", ""},
+		{401, `{"error":true,"message":"Unauthenticated"}`, apiwire.Fatal, apiwire.Fatal, "Unauthenticated", ""},
+		{403, `{"error":true,"message":"Fund Confirmation Limit Reached"}`, apiwire.Fatal, apiwire.Fatal, "Fund Confirmation Limit Reached", ""},
+		{429, `{"error":true,"message":"Too Many Attempts."}`, apiwire.Retryable, apiwire.Retryable, "Too Many Attempts.", ""},
+		{408, ``, apiwire.Retryable, apiwire.Retryable, "Request Timeout", ""},
+		{500, `{"error":true,"message":"Server Error"}`, apiwire.Ambiguous, apiwire.Retryable, "Server Error", ""},
+		{503, `{"error":true,"message":"Down for maintenance"}`, apiwire.Ambiguous, apiwire.Retryable, "Down for maintenance", ""},
+		{502, `<html><body>Bad Gateway</body></html>`, apiwire.Ambiguous, apiwire.Retryable, "<html><body>Bad Gateway</body></html>", ""},
 	}
 	for _, tc := range cases {
 		t.Run(fmt.Sprint(tc.status), func(t *testing.T) {
@@ -59,10 +60,10 @@ func TestStatusClassification(t *testing.T) {
 				t.Errorf("create: %+v, want class %s message %q code %q", e, tc.createCls, tc.msg, tc.code)
 			}
 			_, err = c.GetCheck(ctx, testID)
-			if got := ClassOf(err); got != tc.getCls {
+			if got := apiwire.ClassOf(err); got != tc.getCls {
 				t.Errorf("get: %v, want %s", err, tc.getCls)
 			}
-			if err := c.DeleteCheck(ctx, testID); ClassOf(err) != tc.getCls {
+			if err := c.DeleteCheck(ctx, testID); apiwire.ClassOf(err) != tc.getCls {
 				t.Errorf("delete: %v, want %s", err, tc.getCls)
 			}
 		})
@@ -82,11 +83,11 @@ func TestTooManyRequests(t *testing.T) {
 				io.WriteString(w, `{"error":true,"message":"Too Many Attempts."}`)
 			})
 			lim := &fakeLimiter{}
-			c := newTestClient(t, srv.URL, func(o *Options) { o.Limiter = lim })
+			c := newTestClient(t, srv.URL, func(o *apiwire.Options) { o.Limiter = lim })
 			c.core.Now = func() time.Time { return now }
 			_, err := c.CreateCheck(context.Background(), CheckRequest{Amount: 100})
 			e := asError(t, err)
-			if e.Class != Retryable || e.RetryAfter != 90*time.Second {
+			if e.Class != apiwire.Retryable || e.RetryAfter != 90*time.Second {
 				t.Errorf("got %v, want Retryable after 90s", err)
 			}
 			if n := lim.throttled.Load(); n != 1 {
@@ -116,23 +117,23 @@ func TestAnswerLostAfterSend(t *testing.T) {
 	c := newTestClient(t, srv.URL)
 	ctx := context.Background()
 	_, err := c.CreateCheck(ctx, CheckRequest{Amount: 100})
-	if e := asError(t, err); e.Class != Ambiguous || e.Status != 0 || e.Err == nil {
+	if e := asError(t, err); e.Class != apiwire.Ambiguous || e.Status != 0 || e.Err == nil {
 		t.Errorf("create: %v, want Ambiguous network error", err)
 	}
 	_, err = c.CreatePaymentLink(ctx, PaymentLinkRequest{Amount: 100})
-	if ClassOf(err) != Ambiguous {
+	if apiwire.ClassOf(err) != apiwire.Ambiguous {
 		t.Errorf("payment link create: %v, want Ambiguous", err)
 	}
 	_, err = c.Tokenize(ctx, TokenizeRequest{BankAccount: testAccount})
-	if ClassOf(err) != Ambiguous {
+	if apiwire.ClassOf(err) != apiwire.Ambiguous {
 		t.Errorf("tokenize: %v, want Ambiguous", err)
 	}
 	_, err = c.EditCheck(ctx, testID, CheckRequest{Amount: 100})
-	if ClassOf(err) != Retryable {
+	if apiwire.ClassOf(err) != apiwire.Retryable {
 		t.Errorf("edit: %v, want Retryable", err)
 	}
 	_, err = c.GetCheck(ctx, testID)
-	if ClassOf(err) != Retryable {
+	if apiwire.ClassOf(err) != apiwire.Retryable {
 		t.Errorf("get: %v, want Retryable", err)
 	}
 	// The transport may replay an idempotent GET once on a fresh
@@ -154,9 +155,9 @@ func TestTimeoutAfterSendOnCreateIsAmbiguous(t *testing.T) {
 	})
 	// Long enough for the request to arrive even on a loaded machine; the
 	// test waits this long once.
-	c := newTestClient(t, srv.URL, func(o *Options) { o.Timeout = time.Second })
+	c := newTestClient(t, srv.URL, func(o *apiwire.Options) { o.Timeout = time.Second })
 	_, err := c.CreateCheck(context.Background(), CheckRequest{Amount: 100})
-	if e := asError(t, err); e.Class != Ambiguous || !errors.Is(err, context.DeadlineExceeded) {
+	if e := asError(t, err); e.Class != apiwire.Ambiguous || !errors.Is(err, context.DeadlineExceeded) {
 		t.Errorf("create timed out: %v, want Ambiguous wrapping DeadlineExceeded", err)
 	}
 }
@@ -178,7 +179,7 @@ func TestCallerCancelAfterSendOnCreateIsAmbiguous(t *testing.T) {
 	<-arrived
 	cancel()
 	err := <-errc
-	if e := asError(t, err); e.Class != Ambiguous || !errors.Is(err, context.Canceled) {
+	if e := asError(t, err); e.Class != apiwire.Ambiguous || !errors.Is(err, context.Canceled) {
 		t.Errorf("create canceled after send: %v, want Ambiguous wrapping Canceled", err)
 	}
 }
@@ -189,7 +190,7 @@ func TestCanceledBeforeSendIsRetryable(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	_, err := c.CreateCheck(ctx, CheckRequest{Amount: 100})
-	if e := asError(t, err); e.Class != Retryable || !errors.Is(err, context.Canceled) {
+	if e := asError(t, err); e.Class != apiwire.Retryable || !errors.Is(err, context.Canceled) {
 		t.Errorf("create with a canceled context: %v, want Retryable wrapping Canceled", err)
 	}
 	if n := len(rec.all()); n != 0 {
@@ -200,7 +201,7 @@ func TestCanceledBeforeSendIsRetryable(t *testing.T) {
 func TestConnectionRefusedIsRetryable(t *testing.T) {
 	c := newTestClient(t, closedAddr(t))
 	_, err := c.CreateCheck(context.Background(), CheckRequest{Amount: 100, BankAccount: testAccount})
-	if e := asError(t, err); e.Class != Retryable || e.Status != 0 {
+	if e := asError(t, err); e.Class != apiwire.Retryable || e.Status != 0 {
 		t.Errorf("create to a closed port: %v, want Retryable", err)
 	}
 }
@@ -217,11 +218,11 @@ func TestTruncatedSuccessOnCreateIsAmbiguous(t *testing.T) {
 	})
 	c := newTestClient(t, srv.URL)
 	_, err := c.CreateCheck(context.Background(), CheckRequest{Amount: 100})
-	if e := asError(t, err); e.Class != Ambiguous || e.Status != 200 {
+	if e := asError(t, err); e.Class != apiwire.Ambiguous || e.Status != 200 {
 		t.Errorf("create cut off: %v, want Ambiguous with status 200", err)
 	}
 	_, err = c.GetCheck(context.Background(), testID)
-	if ClassOf(err) != Retryable {
+	if apiwire.ClassOf(err) != apiwire.Retryable {
 		t.Errorf("get cut off: %v, want Retryable", err)
 	}
 }
@@ -238,11 +239,11 @@ func TestUnreadableSuccess(t *testing.T) {
 		srv, _ := fakeService(t, reply(200, body))
 		c := newTestClient(t, srv.URL)
 		_, err := c.CreateCheck(context.Background(), CheckRequest{Amount: 100})
-		if e := asError(t, err); e.Class != Ambiguous || e.Status != 200 {
+		if e := asError(t, err); e.Class != apiwire.Ambiguous || e.Status != 200 {
 			t.Errorf("%s: create: %v, want Ambiguous", name, err)
 		}
 		_, err = c.GetCheck(context.Background(), testID)
-		if ClassOf(err) != Permanent {
+		if apiwire.ClassOf(err) != apiwire.Permanent {
 			t.Errorf("%s: get: %v, want Permanent", name, err)
 		}
 	}
@@ -262,7 +263,7 @@ func TestOversizedBody(t *testing.T) {
 	c := newTestClient(t, srv.URL)
 	c.core.MaxBody = 1 << 20 // the production cap is 10 MiB; the logic is the same
 	_, err := c.CreateCheck(context.Background(), CheckRequest{Amount: 100})
-	if e := asError(t, err); e.Class != Ambiguous || !strings.Contains(e.Error(), "exceeds") {
+	if e := asError(t, err); e.Class != apiwire.Ambiguous || !strings.Contains(e.Error(), "exceeds") {
 		t.Errorf("oversized create answer: %v, want Ambiguous", err)
 	}
 }
@@ -270,13 +271,13 @@ func TestOversizedBody(t *testing.T) {
 func TestErrorFlagInSuccess(t *testing.T) {
 	cases := []struct {
 		body string
-		want Class
+		want apiwire.Class
 		msg  string
 	}{
-		{`{"error":true,"message":"Invalid routing number"}`, Permanent, "Invalid routing number"},
-		{`{"success":false,"message":"Declined"}`, Permanent, "Declined"},
-		{`{"success":"0","error":"Account closed"}`, Permanent, "Account closed"},
-		{`{"error":true,"message":"odd","check":` + checkJSON("1", `"1"`) + `}`, Ambiguous, "odd"},
+		{`{"error":true,"message":"Invalid routing number"}`, apiwire.Permanent, "Invalid routing number"},
+		{`{"success":false,"message":"Declined"}`, apiwire.Permanent, "Declined"},
+		{`{"success":"0","error":"Account closed"}`, apiwire.Permanent, "Account closed"},
+		{`{"error":true,"message":"odd","check":` + checkJSON("1", `"1"`) + `}`, apiwire.Ambiguous, "odd"},
 	}
 	for _, tc := range cases {
 		srv, _ := fakeService(t, reply(200, tc.body))
@@ -348,23 +349,23 @@ func TestSecretsNeverInErrors(t *testing.T) {
 }
 
 func TestClassOf(t *testing.T) {
-	wrapped := fmt.Errorf("row 3: %w", &Error{Op: OpCheckCreate, Class: Fatal})
+	wrapped := fmt.Errorf("row 3: %w", &apiwire.Error{Op: OpCheckCreate, Class: apiwire.Fatal})
 	cases := []struct {
 		err  error
-		want Class
+		want apiwire.Class
 	}{
 		{nil, 0},
-		{wrapped, Fatal},
-		{context.Canceled, Retryable},
-		{fmt.Errorf("wait: %w", context.DeadlineExceeded), Retryable},
-		{errors.New("disk full"), Ambiguous},
+		{wrapped, apiwire.Fatal},
+		{context.Canceled, apiwire.Retryable},
+		{fmt.Errorf("wait: %w", context.DeadlineExceeded), apiwire.Retryable},
+		{errors.New("disk full"), apiwire.Ambiguous},
 	}
 	for _, c := range cases {
-		if got := ClassOf(c.err); got != c.want {
+		if got := apiwire.ClassOf(c.err); got != c.want {
 			t.Errorf("ClassOf(%v) = %s, want %s", c.err, got, c.want)
 		}
 	}
-	if s := Class(9).String(); s != "Class(9)" {
+	if s := apiwire.Class(9).String(); s != "Class(9)" {
 		t.Errorf("String = %q", s)
 	}
 }

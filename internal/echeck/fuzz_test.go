@@ -2,9 +2,10 @@ package echeck
 
 import (
 	"encoding/json"
-	"github.com/batchd/batchd/internal/apiwire"
 	"reflect"
 	"testing"
+
+	"github.com/batchd/batchd/internal/apiwire"
 )
 
 // FuzzDecodeAnswer feeds arbitrary bodies to every decoder the client runs

@@ -5,10 +5,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/batchd/batchd/internal/apiwire"
 	"net/url"
 	"strconv"
 	"time"
+
+	"github.com/batchd/batchd/internal/apiwire"
 )
 
 // ListParams selects a page of a list. Only non-zero fields are sent, so
@@ -83,20 +84,31 @@ type CheckPage struct {
 // service leaves out reads as 0).
 func (c *Client) ListChecks(ctx context.Context, p ListParams) (*CheckPage, error) {
 	k := apiwire.Call{Op: OpCheckList, Method: "GET", Path: "/v1/check/list"}
-	q, err := p.query(true)
-	if err != nil {
-		return nil, c.fail(k, 0, Permanent, "not sent", err)
-	}
-	k.Query = q
-	a, err := c.do(ctx, k)
+	pg, checks, err := list(ctx, c, k, p, true, (*checkWire).check)
 	if err != nil {
 		return nil, err
 	}
-	pg, checks, err := entries(a, (*checkWire).check)
-	if err != nil {
-		return nil, c.badAnswer(k, a.Status, err)
-	}
 	return &CheckPage{Paging: pg, Checks: checks}, nil
+}
+
+// list sends the list call k with the parameters of p (dated: its dates
+// and label apply) and decodes the page's entries with from.
+func list[W, T any](ctx context.Context, c *Client, k apiwire.Call, p ListParams, dated bool,
+	from func(*W) (T, error)) (Paging, []T, error) {
+	q, err := p.query(dated)
+	if err != nil {
+		return Paging{}, nil, c.core.Refuse(k, "not sent", err)
+	}
+	k.Query = q
+	a, err := c.core.Do(ctx, k)
+	if err != nil {
+		return Paging{}, nil, err
+	}
+	pg, out, err := entries(a, from)
+	if err != nil {
+		return Paging{}, nil, c.core.BadAnswer(k, a.Status, err)
+	}
+	return pg, out, nil
 }
 
 // pageWire is a list answer's page: its paging numbers and entries, each

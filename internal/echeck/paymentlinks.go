@@ -6,9 +6,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/batchd/batchd/internal/apiwire"
 	"net/url"
 
+	"github.com/batchd/batchd/internal/apiwire"
 	"github.com/batchd/batchd/internal/money"
 )
 
@@ -99,9 +99,9 @@ func (c *Client) CreatePaymentLink(ctx context.Context, r PaymentLinkRequest) (*
 			IsBankAuth: r.IsBankAuth, SignatureRequired: r.SignatureRequired, SubmitForApproval: r.SubmitForApproval,
 		}}
 	if r.Amount < 0 {
-		return nil, c.fail(k, 0, Permanent, fmt.Sprintf("not sent: amount %s is negative", r.Amount), nil)
+		return nil, c.core.Refuse(k, fmt.Sprintf("not sent: amount %s is negative", r.Amount), nil)
 	}
-	a, err := c.do(ctx, k)
+	a, err := c.core.Do(ctx, k)
 	if err != nil {
 		return nil, err
 	}
@@ -111,7 +111,7 @@ func (c *Client) CreatePaymentLink(ctx context.Context, r PaymentLinkRequest) (*
 		err = errors.New("no checkout_token in the answer")
 	}
 	if err != nil {
-		return nil, c.badAnswer(k, a.Status, err)
+		return nil, c.core.BadAnswer(k, a.Status, err)
 	}
 	return &l, nil
 }
@@ -120,18 +120,9 @@ func (c *Client) CreatePaymentLink(ctx context.Context, r PaymentLinkRequest) (*
 // Sort and Direction of p apply.
 func (c *Client) ListPaymentLinks(ctx context.Context, p ListParams) (*PaymentLinkPage, error) {
 	k := apiwire.Call{Op: OpPaymentLinkList, Method: "GET", Path: "/v1/paymentlink/list"}
-	q, err := p.query(false)
-	if err != nil {
-		return nil, c.fail(k, 0, Permanent, "not sent", err)
-	}
-	k.Query = q
-	a, err := c.do(ctx, k)
+	pg, links, err := list(ctx, c, k, p, false, paymentLinkEntry)
 	if err != nil {
 		return nil, err
-	}
-	pg, links, err := entries(a, paymentLinkEntry)
-	if err != nil {
-		return nil, c.badAnswer(k, a.Status, err)
 	}
 	return &PaymentLinkPage{Paging: pg, Links: links}, nil
 }
@@ -143,8 +134,8 @@ func (c *Client) ChangePaymentLinkStatus(ctx context.Context, token string) erro
 	k := apiwire.Call{Op: OpPaymentLinkChangeStatus, Method: "DELETE",
 		Path: "/v1/paymentlink/changestatus/" + url.PathEscape(token)}
 	if err := apiwire.ValidID(token); err != nil {
-		return c.fail(k, 0, Permanent, "not sent: checkout token", err)
+		return c.core.Refuse(k, "not sent: checkout token", err)
 	}
-	_, err := c.do(ctx, k)
+	_, err := c.core.Do(ctx, k)
 	return err
 }

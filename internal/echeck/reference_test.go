@@ -5,10 +5,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/batchd/batchd/internal/apiwire"
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/batchd/batchd/internal/apiwire"
 
 	"github.com/batchd/batchd/internal/money"
 	"github.com/batchd/batchd/internal/redact"

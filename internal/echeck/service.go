@@ -2,11 +2,10 @@ package echeck
 
 import (
 	"context"
-	"errors"
-	"net/http"
 	"reflect"
 	"time"
 
+	"github.com/batchd/batchd/internal/apiwire"
 	"github.com/batchd/batchd/internal/payment"
 )
 
@@ -23,42 +22,35 @@ func NewService(c *Client) *Service { return &Service{c: c} }
 
 // CreateCheck creates row's check, with the row's identity.
 func (s *Service) CreateCheck(ctx context.Context, row *payment.Row) (*payment.Check, error) {
-	c, err := s.c.CreateCheck(ctx, RequestOf(row))
-	if err != nil {
-		return nil, domainError(err)
-	}
-	return c.Domain(), nil
+	return apiwire.Adapt((*Check).Domain)(s.c.CreateCheck(ctx, RequestOf(row)))
 }
 
 // ListChecks returns one page of the check list.
 func (s *Service) ListChecks(ctx context.Context, q payment.CheckQuery) (*payment.CheckPage, error) {
-	pg, err := s.c.ListChecks(ctx, ListParams{
+	return apiwire.Adapt((*CheckPage).Domain)(s.c.ListChecks(ctx, ListParams{
 		Label: q.Label, FromDate: q.FromDate, ToDate: q.ToDate,
 		Sort: q.Sort, Direction: q.Direction, Page: q.Page, Limit: q.Limit,
-	})
-	if err != nil {
-		return nil, domainError(err)
-	}
+	}))
+}
+
+// Domain is what the domain keeps of a page of the check list.
+func (pg *CheckPage) Domain() *payment.CheckPage {
 	out := &payment.CheckPage{CurrentPage: pg.CurrentPage, LastPage: pg.LastPage, PerPage: pg.PerPage,
 		Total: pg.Total, Checks: make([]payment.Check, len(pg.Checks))}
 	for i := range pg.Checks {
 		out.Checks[i] = *pg.Checks[i].Domain()
 	}
-	return out, nil
+	return out
 }
 
 // GetCheck returns one check; a 404 wraps payment.ErrNotFound.
 func (s *Service) GetCheck(ctx context.Context, id string) (*payment.Check, error) {
-	c, err := s.c.GetCheck(ctx, id)
-	if err != nil {
-		return nil, domainError(err)
-	}
-	return c.Domain(), nil
+	return apiwire.Adapt((*Check).Domain)(s.c.GetCheck(ctx, id))
 }
 
 // DeleteCheck voids a check.
 func (s *Service) DeleteCheck(ctx context.Context, id string) error {
-	return domainError(s.c.DeleteCheck(ctx, id))
+	return apiwire.Domain(s.c.DeleteCheck(ctx, id))
 }
 
 // Domain is what the domain keeps of a check from the wire. An unreadable
@@ -107,43 +99,3 @@ func RequestOf(row *payment.Row) CheckRequest {
 	req.Number, req.Label = row.Number, row.Label
 	return req
 }
-
-// domainError files err under the domain's failures: every error is
-// payment.ErrService, and the class decides the rest. An error the client
-// did not classify is Ambiguous (ClassOf), read by the domain as "lost".
-// The text stays the client's own.
-func domainError(err error) error {
-	if err == nil {
-		return nil
-	}
-	kinds := []error{payment.ErrService}
-	var e *Error
-	if errors.As(err, &e) && e.Status == http.StatusNotFound {
-		kinds = append(kinds, payment.ErrNotFound)
-	}
-	switch ClassOf(err) {
-	case Fatal:
-		kinds = append(kinds, payment.ErrKeyRefused)
-	case Permanent:
-		kinds = append(kinds, payment.ErrRefused)
-	case Retryable:
-		kinds = append(kinds, payment.ErrNotDone)
-	}
-	return &domainFailure{err: err, kinds: kinds}
-}
-
-// domainFailure is a client error that also is the domain's sentinels.
-type domainFailure struct {
-	err   error
-	kinds []error
-}
-
-func (f *domainFailure) Error() string   { return f.err.Error() }
-func (f *domainFailure) Unwrap() []error { return append([]error{f.err}, f.kinds...) }
-
-// RetryDelay is the service's Retry-After (payment.RetryAfter reads it).
-func (e *Error) RetryDelay() time.Duration { return e.RetryAfter }
-
-// ServiceMessage is the service's own "message" (payment.ServiceMessage
-// reads it).
-func (e *Error) ServiceMessage() string { return e.Message }

@@ -38,7 +38,7 @@ type Tokenization struct {
 func (c *Client) Tokenize(ctx context.Context, r TokenizeRequest) (*Tokenization, error) {
 	k := apiwire.Call{Op: OpTokenize, Method: "POST", Path: "/v1/account/tokenization", Body: r,
 		Effect: true, Result: "tokenization", Accounts: []string{r.BankAccount}}
-	a, err := c.do(ctx, k)
+	a, err := c.core.Do(ctx, k)
 	if err != nil {
 		return nil, err
 	}
@@ -54,7 +54,7 @@ func (c *Client) Tokenize(ctx context.Context, r TokenizeRequest) (*Tokenization
 		err = errors.New("no token in the answer")
 	}
 	if err != nil {
-		return nil, c.badAnswer(k, a.Status, err)
+		return nil, c.core.BadAnswer(k, a.Status, err)
 	}
 	if len(t.Last4) > 4 { // never keep more of an account than its last four
 		t.Last4 = redact.Last4(t.Last4)

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/batchd/batchd/internal/ach"
+	"github.com/batchd/batchd/internal/apiwire"
 	"github.com/batchd/batchd/internal/config"
 	"github.com/batchd/batchd/internal/echeck"
 	"github.com/batchd/batchd/internal/funding"
@@ -106,7 +107,7 @@ func OpenAt(cfg *config.Config, log *slog.Logger, hooks Hooks, now func() time.T
 	// real API, TLS-handshake) a new connection and close it after.
 	tr := http.DefaultTransport.(*http.Transport).Clone()
 	tr.MaxIdleConnsPerHost = max(cfg.API.Concurrency, 2)
-	api, err := echeck.New(echeck.Options{
+	api, err := echeck.New(apiwire.Options{
 		BaseURL: cfg.API.BaseURL, Key: cfg.APIKey(), Timeout: cfg.API.Timeout.Std(),
 		HTTPClient: &http.Client{Transport: tr},
 		Limiter:    lim, Observe: hooks.ObserveAPI, Logger: log,
@@ -115,7 +116,7 @@ func OpenAt(cfg *config.Config, log *slog.Logger, hooks Hooks, now func() time.T
 		db.Close()
 		return nil, fmt.Errorf("api client: %w", err)
 	}
-	achc, err := ach.New(ach.Options{
+	achc, err := ach.New(apiwire.Options{
 		BaseURL: cfg.ACHBaseURL(), Key: cfg.APIKey(), Timeout: cfg.API.Timeout.Std(),
 		HTTPClient: &http.Client{Transport: tr},
 		Limiter:    lim, Observe: hooks.ObserveAPI, Logger: log,

@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/batchd/batchd/internal/apiwire"
 	"github.com/batchd/batchd/internal/calendar"
 	"github.com/batchd/batchd/internal/clocktest"
 	"github.com/batchd/batchd/internal/config"
@@ -99,7 +100,7 @@ func startCycle(t *testing.T, sshd *testsshd.Server, area string, clk *clocktest
 	env := openEnv(t, ledgertest.Bbolt, c, now) // both backends would double the cycles' time
 	cy.env = env
 	cy.sb = srv.URL
-	cy.api, _ = echeck.New(echeck.Options{BaseURL: srv.URL, Key: key})
+	cy.api, _ = echeck.New(apiwire.Options{BaseURL: srv.URL, Key: key})
 	return cy
 }
 

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/batchd/batchd/internal/apiwire"
 	"github.com/batchd/batchd/internal/clocktest"
 	"github.com/batchd/batchd/internal/config"
 	"github.com/batchd/batchd/internal/echeck"
@@ -34,7 +35,7 @@ func TestReconcileWithWebhooks(t *testing.T) {
 		c.SetAPIKey(key)
 		env := openEnv(t, backend, c, clk.Now)
 		ctx := context.Background()
-		api, _ := echeck.New(echeck.Options{BaseURL: srv.URL, Key: key})
+		api, _ := echeck.New(apiwire.Options{BaseURL: srv.URL, Key: key})
 		outside, err := api.CreateCheck(ctx, echeck.CheckRequest{Amount: 999, Memo: "by hand", Name: "Someone",
 			Email: "s@example.com", BankRouting: "999900001", BankAccount: "1111000016", Label: "manual"})
 		if err != nil {

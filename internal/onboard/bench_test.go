@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/batchd/batchd/internal/ach"
+	"github.com/batchd/batchd/internal/apiwire"
 	"github.com/batchd/batchd/internal/config"
 	"github.com/batchd/batchd/internal/funding"
 	"github.com/batchd/batchd/internal/inflight"
@@ -79,7 +80,7 @@ func benchOnboard(b *testing.B, backend, mode string, latency time.Duration, rat
 		limiter := throttle.New(cfg.API.Rate, cfg.API.Burst)
 		tr := http.DefaultTransport.(*http.Transport).Clone()
 		tr.MaxIdleConnsPerHost = max(cfg.API.Concurrency, 2)
-		api, err := ach.New(ach.Options{BaseURL: srv.URL, Key: testKey, Timeout: cfg.API.Timeout.Std(),
+		api, err := ach.New(apiwire.Options{BaseURL: srv.URL, Key: testKey, Timeout: cfg.API.Timeout.Std(),
 			HTTPClient: &http.Client{Transport: tr}, Limiter: limiter})
 		if err != nil {
 			b.Fatal(err)

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/batchd/batchd/internal/ach"
+	"github.com/batchd/batchd/internal/apiwire"
 	"github.com/batchd/batchd/internal/funding"
 	"github.com/batchd/batchd/internal/ledgertest"
 	"github.com/batchd/batchd/internal/money"
@@ -91,7 +92,7 @@ func newRig(t *testing.T, backend string, now time.Time, sbOpts sandbox.Options)
 	sb := sandbox.New(sbOpts)
 	srv := httptest.NewServer(sb)
 	t.Cleanup(srv.Close)
-	api, err := ach.New(ach.Options{BaseURL: srv.URL, Key: testKey, Timeout: 5 * time.Second})
+	api, err := ach.New(apiwire.Options{BaseURL: srv.URL, Key: testKey, Timeout: 5 * time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -227,7 +228,7 @@ func (r *rig) again(read func() error) {
 	r.t.Helper()
 	var err error
 	for range 50 {
-		if err = read(); err == nil || ach.ClassOf(err) != ach.Retryable {
+		if err = read(); err == nil || apiwire.ClassOf(err) != apiwire.Retryable {
 			break
 		}
 	}

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/batchd/batchd/internal/ach"
+	"github.com/batchd/batchd/internal/apiwire"
 	"github.com/batchd/batchd/internal/ledgertest"
 	"github.com/batchd/batchd/internal/payment"
 	"github.com/batchd/batchd/internal/sandbox"
@@ -42,7 +43,7 @@ func TestLateCreateIsNotSent(t *testing.T) {
 	sb := sandbox.New(sandbox.Options{Now: clk.Now})
 	srv := httptest.NewServer(sb)
 	t.Cleanup(srv.Close)
-	api, err := ach.New(ach.Options{BaseURL: srv.URL, Key: testKey, Timeout: 5 * time.Second,
+	api, err := ach.New(apiwire.Options{BaseURL: srv.URL, Key: testKey, Timeout: 5 * time.Second,
 		Limiter: &stallingLimiter{clk: clk, pause: window + time.Second}})
 	if err != nil {
 		t.Fatal(err)

@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/batchd/batchd/internal/apiwire"
 	"github.com/batchd/batchd/internal/echeck"
 	"github.com/batchd/batchd/internal/ledgertest"
 	"github.com/batchd/batchd/internal/throttle"
@@ -47,7 +48,7 @@ func BenchmarkReconcile100k(b *testing.B) {
 	floor := time.Duration(float64(checks/DefaultPageSize-1) / benchRate * float64(time.Second))
 	for _, conc := range []int{DefaultConcurrency, 8} {
 		b.Run(fmt.Sprintf("concurrency=%d", conc), func(b *testing.B) {
-			api, err := echeck.New(echeck.Options{BaseURL: e.url, Key: testKey, Limiter: throttle.New(benchRate, 1)})
+			api, err := echeck.New(apiwire.Options{BaseURL: e.url, Key: testKey, Limiter: throttle.New(benchRate, 1)})
 			if err != nil {
 				b.Fatal(err)
 			}

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/batchd/batchd/internal/apiwire"
 	"github.com/batchd/batchd/internal/echeck"
 	"github.com/batchd/batchd/internal/ledgertest"
 	"github.com/batchd/batchd/internal/payment"
@@ -167,7 +168,7 @@ func TestAuthFailureStopsTheRun(t *testing.T) {
 		sb := sandbox.New(sandbox.Options{Keys: []sandbox.Key{{Value: testKey}}})
 		srv := httptest.NewServer(sb)
 		defer srv.Close()
-		api, err := echeck.New(echeck.Options{BaseURL: srv.URL, Key: "sk_test_revoked", HTTPClient: srv.Client()})
+		api, err := echeck.New(apiwire.Options{BaseURL: srv.URL, Key: "sk_test_revoked", HTTPClient: srv.Client()})
 		if err != nil {
 			t.Fatal(err)
 		}

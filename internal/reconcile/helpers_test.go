@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/batchd/batchd/internal/apiwire"
 	"github.com/batchd/batchd/internal/echeck"
 	"github.com/batchd/batchd/internal/ledgertest"
 	"github.com/batchd/batchd/internal/money"
@@ -65,7 +66,7 @@ type env struct {
 
 // newEnv starts a sandbox whose clock starts at start, and a ledger of
 // backend (ledgertest) and a client; limiter may be nil (unlimited).
-func newEnv(t testing.TB, backend string, start time.Time, limiter echeck.Limiter) *env {
+func newEnv(t testing.TB, backend string, start time.Time, limiter apiwire.Limiter) *env {
 	t.Helper()
 	fixed := start
 	sb := sandbox.New(sandbox.Options{Now: func() time.Time { return fixed }})
@@ -78,9 +79,9 @@ func newEnv(t testing.TB, backend string, start time.Time, limiter echeck.Limite
 
 // newEnvAt is newEnv with a sandbox already serving at url, its clock
 // frozen at start.
-func newEnvAt(t testing.TB, backend, url string, start time.Time, limiter echeck.Limiter) *env {
+func newEnvAt(t testing.TB, backend, url string, start time.Time, limiter apiwire.Limiter) *env {
 	t.Helper()
-	api, err := echeck.New(echeck.Options{BaseURL: url, Key: testKey, Limiter: limiter})
+	api, err := echeck.New(apiwire.Options{BaseURL: url, Key: testKey, Limiter: limiter})
 	if err != nil {
 		t.Fatal(err)
 	}

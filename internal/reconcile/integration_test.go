@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/batchd/batchd/internal/apiwire"
 	"github.com/batchd/batchd/internal/echeck"
 	"github.com/batchd/batchd/internal/ledgertest"
 	"github.com/batchd/batchd/internal/payment"
@@ -35,7 +36,7 @@ func (m *methodRecorder) RoundTrip(r *http.Request) (*http.Response, error) {
 func (e *env) readOnlyClient() (API, *methodRecorder) {
 	e.t.Helper()
 	rec := &methodRecorder{base: http.DefaultTransport, methods: map[string]int{}}
-	c, err := echeck.New(echeck.Options{BaseURL: e.url, Key: testKey, HTTPClient: &http.Client{Transport: rec}})
+	c, err := echeck.New(apiwire.Options{BaseURL: e.url, Key: testKey, HTTPClient: &http.Client{Transport: rec}})
 	if err != nil {
 		e.t.Fatal(err)
 	}

@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/batchd/batchd/internal/apiwire"
 	"github.com/batchd/batchd/internal/echeck"
 	"github.com/batchd/batchd/internal/ledgertest"
 	"github.com/batchd/batchd/internal/payment"
@@ -52,7 +53,7 @@ func (f *faultTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 // through rt.
 func (e *env) serviceVia(rt http.RoundTripper) API {
 	e.t.Helper()
-	c, err := echeck.New(echeck.Options{BaseURL: e.url, Key: testKey, HTTPClient: &http.Client{Transport: rt}})
+	c, err := echeck.New(apiwire.Options{BaseURL: e.url, Key: testKey, HTTPClient: &http.Client{Transport: rt}})
 	if err != nil {
 		e.t.Fatal(err)
 	}

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/batchd/batchd/internal/apiwire"
 	"github.com/batchd/batchd/internal/clocktest"
 	"github.com/batchd/batchd/internal/echeck"
 	"github.com/batchd/batchd/internal/ledgertest"
@@ -59,7 +60,7 @@ func newRigState(t *testing.T, backend string, clock *clocktest.Clock, opts sand
 	}
 	srv := httptest.NewServer(sandbox.New(opts))
 	t.Cleanup(srv.Close)
-	api, err := echeck.New(echeck.Options{BaseURL: srv.URL, Key: key, Timeout: 5 * time.Second})
+	api, err := echeck.New(apiwire.Options{BaseURL: srv.URL, Key: key, Timeout: 5 * time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}

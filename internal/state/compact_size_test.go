@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/batchd/batchd/internal/apiwire"
 	"github.com/batchd/batchd/internal/echeck"
 	"github.com/batchd/batchd/internal/ingest/csvfile"
 	"github.com/batchd/batchd/internal/payment"
@@ -92,7 +93,7 @@ func measureLedger(b *testing.B, rows int) []ledgerSize {
 
 	srv := httptest.NewServer(sandbox.New(sandbox.Options{}))
 	defer srv.Close()
-	api, err := echeck.New(echeck.Options{BaseURL: srv.URL, Key: "sk_test_ledger_size_0123456789", Timeout: 30 * time.Second,
+	api, err := echeck.New(apiwire.Options{BaseURL: srv.URL, Key: "sk_test_ledger_size_0123456789", Timeout: 30 * time.Second,
 		HTTPClient: &http.Client{}})
 	if err != nil {
 		b.Fatal(err)

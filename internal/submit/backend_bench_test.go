@@ -14,6 +14,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/batchd/batchd/internal/apiwire"
 	"github.com/batchd/batchd/internal/echeck"
 	"github.com/batchd/batchd/internal/payment"
 	"github.com/batchd/batchd/internal/pgtest"
@@ -292,7 +293,7 @@ func submitOn(b *testing.B, s benchSetup, db *state.DB) benchRun {
 	tr := http.DefaultTransport.(*http.Transport).Clone()
 	tr.MaxIdleConnsPerHost = max(s.concurrency, 2)
 	lim := throttle.New(s.rate, s.burst)
-	api, err := echeck.New(echeck.Options{BaseURL: srv.URL, Key: benchKey, Timeout: 30 * time.Second,
+	api, err := echeck.New(apiwire.Options{BaseURL: srv.URL, Key: benchKey, Timeout: 30 * time.Second,
 		HTTPClient: &http.Client{Transport: tr}, Limiter: lim})
 	if err != nil {
 		b.Fatal(err)

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/batchd/batchd/internal/apiwire"
 	"github.com/batchd/batchd/internal/echeck"
 	"github.com/batchd/batchd/internal/money"
 	"github.com/batchd/batchd/internal/payment"
@@ -137,7 +138,7 @@ func runOnce(b *testing.B, s benchSetup) benchRun {
 	// worker, the shared limiter.
 	tr := http.DefaultTransport.(*http.Transport).Clone()
 	tr.MaxIdleConnsPerHost = max(s.concurrency, 2)
-	api, err := echeck.New(echeck.Options{BaseURL: srv.URL, Key: benchKey, Timeout: 30 * time.Second,
+	api, err := echeck.New(apiwire.Options{BaseURL: srv.URL, Key: benchKey, Timeout: 30 * time.Second,
 		HTTPClient: &http.Client{Transport: tr}, Limiter: lim})
 	if err != nil {
 		b.Fatal(err)

@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/batchd/batchd/internal/apiwire"
 	"github.com/batchd/batchd/internal/echeck"
 	"github.com/batchd/batchd/internal/ledgertest"
 	"github.com/batchd/batchd/internal/money"
@@ -94,7 +95,7 @@ func newRigOpts(t *testing.T, backend string, sbOpts sandbox.Options, key string
 		rl.mu.Unlock()
 	}))
 	t.Cleanup(srv.Close)
-	api, err := echeck.New(echeck.Options{BaseURL: srv.URL, Key: key, Timeout: 5 * time.Second})
+	api, err := echeck.New(apiwire.Options{BaseURL: srv.URL, Key: key, Timeout: 5 * time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -180,8 +181,8 @@ func (r *rig) serviceChecks() []echeck.Check {
 	var out []echeck.Check
 	for page, tries := 1, 0; ; page++ {
 		p, err := r.api.ListChecks(context.Background(), echeck.ListParams{Limit: 100, Page: page, Sort: "date", Direction: "ASC"})
-		var apiErr *echeck.Error
-		if errors.As(err, &apiErr) && apiErr.Class == echeck.Retryable && tries < 20 {
+		var apiErr *apiwire.Error
+		if errors.As(err, &apiErr) && apiErr.Class == apiwire.Retryable && tries < 20 {
 			tries++
 			time.Sleep(max(apiErr.RetryAfter, 10*time.Millisecond)) // the service asked for this wait
 			page--

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/batchd/batchd/internal/apiwire"
 	"github.com/batchd/batchd/internal/clocktest"
 	"github.com/batchd/batchd/internal/echeck"
 	"github.com/batchd/batchd/internal/ledgertest"
@@ -315,7 +316,7 @@ func (l *stallingLimiter) Throttled() {}
 func TestDeadlinePassedInLimiterIsDropped(t *testing.T) {
 	ledgertest.Each(t, func(t *testing.T, backend string) {
 		r, clock := sendByRig(t, backend)
-		api, err := echeck.New(echeck.Options{BaseURL: r.srv.URL, Key: testKey, Limiter: &stallingLimiter{clock: clock, pause: sendWindow + time.Second}})
+		api, err := echeck.New(apiwire.Options{BaseURL: r.srv.URL, Key: testKey, Limiter: &stallingLimiter{clock: clock, pause: sendWindow + time.Second}})
 		if err != nil {
 			t.Fatal(err)
 		}

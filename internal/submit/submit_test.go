@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/batchd/batchd/internal/apiwire"
 	"github.com/batchd/batchd/internal/echeck"
 	"github.com/batchd/batchd/internal/ledgertest"
 	"github.com/batchd/batchd/internal/money"
@@ -107,7 +108,7 @@ func TestRetryAfterIsHonoured(t *testing.T) {
 	// Retry-After is the client's, not the ledger's: bbolt alone.
 	r := newRig(t, ledgertest.Bbolt, sandbox.Options{RateLimit: 2}, testKey)
 	lim := throttle.New(0, 1) // batchd's own ceiling is off: the service's 429s pace it
-	api, _ := echeck.New(echeck.Options{BaseURL: r.srv.URL, Key: testKey, Limiter: lim})
+	api, _ := echeck.New(apiwire.Options{BaseURL: r.srv.URL, Key: testKey, Limiter: lim})
 	b := r.load("a.csv", payments(6)...)
 	sum, err := New(r.db, echeck.NewService(api), Options{Concurrency: 1, Retry: fast()}).Run(context.Background())
 	if err != nil {
