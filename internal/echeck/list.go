@@ -26,6 +26,11 @@ type ListParams struct {
 	ToDate   string
 	Label    string
 	LinkID   string
+	// Search is the payment link list's search (by memo, amount or
+	// creation date; the spec does not show the parameter's name, and
+	// batchd assumes "search", as docs/sandbox-assumptions.md says). The
+	// check list has none.
+	Search string
 }
 
 // query encodes p; withFilters allows the check list's filters.
@@ -48,7 +53,11 @@ func (p ListParams) query(withFilters bool) (url.Values, error) {
 		if p.FromDate != "" || p.ToDate != "" || p.Label != "" || p.LinkID != "" {
 			return nil, errors.New("the payment link list takes no date, label or link filter")
 		}
+		set("search", p.Search)
 		return q, nil
+	}
+	if p.Search != "" {
+		return nil, errors.New("the check list takes no search")
 	}
 	for _, d := range []string{p.FromDate, p.ToDate} {
 		if _, err := time.Parse(time.DateOnly, d); d != "" && err != nil {

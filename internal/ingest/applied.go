@@ -48,6 +48,7 @@ type appliedKind struct {
 var appliedKinds = map[payment.BatchKind]appliedKind{
 	payment.KindApprovals: approvals,
 	payment.KindCancels:   cancels,
+	payment.KindLinks:     links,
 }
 
 // applyFile takes a claimed file of an applied kind through fence, lines,

@@ -164,6 +164,9 @@ type Options struct {
 	// Cancel applies one line of a cancel file (the void rule,
 	// jobs.Cancel). Nil: a cancel file's lines are refused, saying so.
 	Cancel CancelFunc
+	// Link makes one payment link exactly once (jobs.CreateLink). Nil: a
+	// payment-link file's lines are refused, saying so.
+	Link LinkFunc
 }
 
 // Outcome says what happened to one file in one run; `batchd ingest`

@@ -29,6 +29,7 @@ var kinds = [...]KindInfo{
 	{Kind: KindVerifications, Word: "a verification file", Funding: true},
 	{Kind: KindApprovals, Word: "an approvals file", Applied: true},
 	{Kind: KindCancels, Word: "a cancel file", Applied: true},
+	{Kind: KindLinks, Word: "a payment-link file", Applied: true},
 }
 
 // Kinds lists every kind, in the order of work. The slice is the

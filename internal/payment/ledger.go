@@ -101,6 +101,8 @@ type Ledger interface {
 	LostLedger
 	// CancelLedger: the lines of cancel files, intent before each void.
 	CancelLedger
+	// LinkLedger: the lines of payment-link files, intent before each create.
+	LinkLedger
 	// Ping proves the ledger can be read, for /healthz.
 	Ping() error
 	// Path names the ledger for messages (a file, or a database).

@@ -207,14 +207,15 @@ func stateRule(_ *validator, s string) string {
 func isLetter(b byte) bool { return (b >= 'a' && b <= 'z') || (b >= 'A' && b <= 'Z') }
 
 func boolRule(_ *validator, s string) string {
-	if _, ok := parseBool(s); !ok {
+	if _, ok := ParseBool(s); !ok {
 		return "must be true or false (or 1/0, yes/no)"
 	}
 	return ""
 }
 
-// parseBool reads the booleans of all three flag columns. Empty is false.
-func parseBool(s string) (value, ok bool) {
+// ParseBool reads a flag column (and any other kind's yes/no cell): 1/0,
+// true/false, yes/no in any case. Empty is false.
+func ParseBool(s string) (value, ok bool) {
 	switch strings.ToLower(s) {
 	case "", "0", "false", "no":
 		return false, true

@@ -174,7 +174,7 @@ func (v *validator) pair(a, b int) {
 // 0, because 0 means "indefinitely".
 func (v *validator) recurring() {
 	c := v.cells
-	if on, _ := parseBool(c[colRecurring]); on {
+	if on, _ := ParseBool(c[colRecurring]); on {
 		if c[colRecurringCycle] == "" {
 			v.add(colRecurringCycle, "is required when recurring is 1")
 		}
@@ -211,7 +211,7 @@ func (v *validator) payment() Payment {
 		case payment.Cents:
 			*f.Cents(p), _ = money.Parse(s)
 		case payment.Bool:
-			*f.Bool(p), _ = parseBool(s)
+			*f.Bool(p), _ = ParseBool(s)
 		case payment.Int:
 			*f.Int(p), _ = strconv.Atoi(s)
 		}

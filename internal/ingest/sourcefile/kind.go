@@ -100,6 +100,9 @@ func KindOf(header []string) payment.BatchKind {
 	if cancels(header) {
 		return payment.KindCancels
 	}
+	if links(header) {
+		return payment.KindLinks
+	}
 	var pay, src, ver int
 	for _, cell := range header {
 		name := strings.ToLower(strings.TrimSpace(cell))
@@ -233,10 +236,42 @@ var (
 // CancelColumns are every column a cancel file's line is read from.
 var CancelColumns = []string{"check_id", "file", "line", "label", "number", "reason"}
 
+// LinkColumns are every column a payment-link file's line is read from:
+// the link's fields (spec §2.2), then batchd's own references, which are
+// kept and never sent.
+var LinkColumns = []string{"amount", "memo", "thank_you_url", "error_url", "recurring", "recurring_cycle",
+	"recurring_start_date", "recurring_installments", "fund_confirmation", "basic_verification", "is_bankauth",
+	"signature_required", "submit_for_approval", "invoice", "payer_email", "payer_name"}
+
+// linkOnly are the columns only a payment-link file has; linkNever, the
+// columns of a payee's bank account, which a link never carries.
+var (
+	linkOnly  = []string{"invoice", "payer_email", "payer_name", "thank_you_url", "error_url", "basic_verification", "is_bankauth", "signature_required", "submit_for_approval"}
+	linkNever = []string{"bank_account", "bank_routing", "token", "name"}
+)
+
+// links reports whether header is a payment-link file's: it names a
+// column only links have, and no bank account.
+func links(header []string) bool {
+	seen := headerKeys(header)
+	return hasAny(seen, linkOnly) && !hasAny(seen, linkNever)
+}
+
+// hasAny reports whether seen (headerKeys) holds one of cols.
+func hasAny(seen map[string]bool, cols []string) bool {
+	for _, c := range cols {
+		if seen[key(c)] {
+			return true
+		}
+	}
+	return false
+}
+
 // appliedColumns are the columns of the kinds ingest applies, by kind.
 var appliedColumns = map[payment.BatchKind][]string{
 	payment.KindApprovals: ApprovalColumns,
 	payment.KindCancels:   CancelColumns,
+	payment.KindLinks:     LinkColumns,
 }
 
 // cancels reports whether header is a cancel file's.

@@ -1,0 +1,42 @@
+package echeck
+
+import (
+	"context"
+
+	"github.com/batchd/batchd/internal/apiwire"
+	"github.com/batchd/batchd/internal/payment"
+)
+
+var _ payment.LinkService = (*Service)(nil)
+
+// CreateLink creates a payment link; an error is filed under the domain's
+// failures as a check create's is (a lost answer may have made the link).
+func (s *Service) CreateLink(ctx context.Context, r payment.LinkRequest) (*payment.PaymentLink, error) {
+	return apiwire.Adapt((*PaymentLink).Domain)(s.c.CreatePaymentLink(ctx, PaymentLinkRequest{
+		Amount: r.Amount, Memo: r.Memo, ThankYouURL: r.ThankYouURL, ErrorURL: r.ErrorURL,
+		Recurring: r.Recurring, RecurringCycle: r.RecurringCycle, RecurringStartDate: r.RecurringStartDate,
+		RecurringInstallments: r.RecurringInstallments, FundConfirmation: r.FundConfirmation,
+		BasicVerification: r.BasicVerification, IsBankAuth: r.IsBankAuth, SignatureRequired: r.SignatureRequired,
+		SubmitForApproval: r.SubmitForApproval,
+	}))
+}
+
+// ListLinks returns one page of 100 payment links, searched when search
+// is not "".
+func (s *Service) ListLinks(ctx context.Context, search string, page int) (*payment.LinkPage, error) {
+	return apiwire.Adapt((*PaymentLinkPage).Domain)(s.c.ListPaymentLinks(ctx, ListParams{Limit: 100, Page: page, Search: search}))
+}
+
+// Domain is what the domain keeps of a payment link.
+func (l *PaymentLink) Domain() *payment.PaymentLink {
+	return &payment.PaymentLink{Token: l.CheckoutToken, URL: l.Link, Amount: l.Amount, Memo: l.Memo, Status: l.Status}
+}
+
+// Domain is what the domain keeps of a page of the link list.
+func (pg *PaymentLinkPage) Domain() *payment.LinkPage {
+	out := &payment.LinkPage{Page: pg.CurrentPage, LastPage: pg.LastPage, Links: make([]payment.PaymentLink, len(pg.Links))}
+	for i := range pg.Links {
+		out.Links[i] = *pg.Links[i].Domain()
+	}
+	return out
+}
