@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"fmt"
+	"github.com/batchd/batchd/internal/state"
 	"math/rand/v2"
 	"os"
 	"os/exec"
@@ -76,21 +77,7 @@ func cancelChaos(t *testing.T, seed uint64, ledger chaosLedger, quirks bool) {
 	}
 	ingestInto(t, ledger, map[string]string{"week.csv": file.String()})
 	sshd := testsshd.Start(t)
-	cfg := writeConfig(t, t.TempDir(), fmt.Sprintf(`
-state_dir: %s
-%slog: {format: json}
-api: {base_url: %s, mode: test, rate: 200, burst: 20, timeout: 2s}
-submit: {resolve_after: 1s, max_attempts: 20, backoff_max: 200ms}
-sftp: {address: %s, user: %s, identity_file: %s, known_hosts: %s,
-       inbox: %s/inbox, archive: %s/archive, failed: %s/failed, outbox: %s/outbox}
-ingest: {done_marker: true, stable_for: 0s}
-`, ledger.stateDir, ledger.config(), url, sshd.Addr, sshd.User, sshd.IdentityFile, sshd.KnownHosts,
-		sshd.Root, sshd.Root, sshd.Root, sshd.Root))
-	run := func(cmdName string) *exec.Cmd {
-		cmd := exec.Command(binary, cmdName, "--config", cfg)
-		cmd.Env = append(append(os.Environ(), "BATCHD_API_KEY="+key), ledger.env()...)
-		return cmd
-	}
+	run := processRunner(t, ledger, url, key, sshd)
 	for round := 0; ; round++ { // a run may leave rows in doubt (exit 1) for the next
 		out, err := run("submit").CombinedOutput()
 		if err == nil {
@@ -118,58 +105,12 @@ ingest: {done_marker: true, stable_for: 0s}
 	for _, r := range all[:rows-untouch] {
 		cancels += r.CheckID + ",sent twice\n"
 	}
-	for p, b := range map[string]string{"cancel.csv": cancels, "cancel.csv.done": ""} {
-		if err := os.WriteFile(filepath.Join(sshd.Root, "inbox", p), []byte(b), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	dropFile(t, sshd, "cancel.csv", cancels)
 	sha := fmt.Sprintf("%x", sha256.Sum256([]byte(cancels)))
-	// Each kill aims at the file's lines: a kill before any line was
-	// recorded waits longer next time, one after all of them shorter, so
-	// that the kills land while lines are being voided whatever the
-	// machine's speed.
-	kills, midFile, wait := 0, 0, 150*time.Millisecond
-	if ledger.dsn != "" {
-		wait = 400 * time.Millisecond // a start on PostgreSQL takes the lease first; every kill costs its TTL
-	}
-	for round := 0; ; round++ {
-		cmd := run("ingest")
-		var logs strings.Builder
-		cmd.Stdout, cmd.Stderr = &logs, &logs
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		done := make(chan error, 1)
-		go func() { done <- cmd.Wait() }()
-		var err error
-		if midFile < 2 && round < 30 {
-			select {
-			case err = <-done:
-			case <-time.After(wait + time.Duration(rng.IntN(50))*time.Millisecond):
-				cmd.Process.Signal(syscall.SIGKILL)
-				<-done
-				kills++
-				ledger.afterKill(t)
-				switch n := recordedLines(t, ledger, sha); {
-				case n == 0:
-					wait += 100 * time.Millisecond
-				case n < rows-untouch:
-					midFile++
-				default:
-					wait = max(wait-50*time.Millisecond, 20*time.Millisecond)
-				}
-				continue
-			}
-		} else {
-			err = <-done
-		}
-		if err == nil && strings.Contains(logs.String(), "cancel.csv") && strings.Contains(logs.String(), "accepted") {
-			break
-		}
-		if round > 40 {
-			t.Fatalf("the cancel file was never applied; last run: %v\n%s", err, lastLines(logs.String(), 30))
-		}
-	}
+	kills, midFile := applyWithKills(t, rng, ledger, run, "cancel.csv", rows-untouch, func(db *state.DB) (int, error) {
+		lines, err := db.Cancels(sha)
+		return len(lines), err
+	})
 	matches, _ := filepath.Glob(filepath.Join(sshd.Root, "outbox", "cancel*.results.csv"))
 	if len(matches) != 1 {
 		t.Fatalf("results reports %v", matches)
@@ -202,17 +143,96 @@ ingest: {done_marker: true, stable_for: 0s}
 	}
 }
 
-// recordedLines counts the cancel lines of the file whose content hash is
-// sha that the ledger holds, settled or not.
-func recordedLines(t *testing.T, ledger chaosLedger, sha string) int {
+// processRunner writes the configuration of a process test's batchd
+// (the ledger, the sandbox at url, the sshd's folders, ingest on done
+// markers) and returns what makes a `batchd <cmd>` process of it.
+func processRunner(t *testing.T, ledger chaosLedger, url, key string, sshd *testsshd.Server) func(string) *exec.Cmd {
 	t.Helper()
-	db := ledger.open(t)
-	defer db.Close()
-	lines, err := db.Cancels(sha)
-	if err != nil {
-		t.Fatal(err)
+	cfg := writeConfig(t, t.TempDir(), fmt.Sprintf(`
+state_dir: %s
+%slog: {format: json}
+api: {base_url: %s, mode: test, rate: 200, burst: 20, timeout: 2s}
+submit: {resolve_after: 1s, max_attempts: 20, backoff_max: 200ms}
+sftp: {address: %s, user: %s, identity_file: %s, known_hosts: %s,
+       inbox: %s/inbox, archive: %s/archive, failed: %s/failed, outbox: %s/outbox}
+ingest: {done_marker: true, stable_for: 0s}
+`, ledger.stateDir, ledger.config(), url, sshd.Addr, sshd.User, sshd.IdentityFile, sshd.KnownHosts,
+		sshd.Root, sshd.Root, sshd.Root, sshd.Root))
+	return func(cmdName string) *exec.Cmd {
+		cmd := exec.Command(binary, cmdName, "--config", cfg)
+		cmd.Env = append(append(os.Environ(), "BATCHD_API_KEY="+key), ledger.env()...)
+		return cmd
 	}
-	return len(lines)
+}
+
+// dropFile puts a file and its .done marker in the sshd's inbox.
+func dropFile(t *testing.T, sshd *testsshd.Server, name, body string) {
+	t.Helper()
+	for p, b := range map[string]string{name: body, name + ".done": ""} {
+		if err := os.WriteFile(filepath.Join(sshd.Root, "inbox", p), []byte(b), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// applyWithKills runs `batchd ingest` (run makes the command) until it
+// has applied the file name, SIGKILLing it while the file's lines are
+// being applied: a kill before any of its lines was recorded (recorded
+// counts them in the ledger) waits longer next time, one after all of
+// them shorter, so that the kills land among the lines whatever the
+// machine's speed. It returns the kills, and those that landed with
+// some but not all lines recorded.
+func applyWithKills(t *testing.T, rng *rand.Rand, ledger chaosLedger, run func(string) *exec.Cmd, name string, lines int,
+	recorded func(*state.DB) (int, error)) (kills, midFile int) {
+	t.Helper()
+	wait := 150 * time.Millisecond
+	if ledger.dsn != "" {
+		wait = 400 * time.Millisecond // a start on PostgreSQL takes the lease first; every kill costs its TTL
+	}
+	for round := 0; ; round++ {
+		cmd := run("ingest")
+		var logs strings.Builder
+		cmd.Stdout, cmd.Stderr = &logs, &logs
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		done := make(chan error, 1)
+		go func() { done <- cmd.Wait() }()
+		var err error
+		if midFile < 2 && round < 30 {
+			select {
+			case err = <-done:
+			case <-time.After(wait + time.Duration(rng.IntN(50))*time.Millisecond):
+				cmd.Process.Signal(syscall.SIGKILL)
+				<-done
+				kills++
+				ledger.afterKill(t)
+				db := ledger.open(t)
+				n, rerr := recorded(db)
+				db.Close()
+				if rerr != nil {
+					t.Fatal(rerr)
+				}
+				switch {
+				case n == 0:
+					wait += 100 * time.Millisecond
+				case n < lines:
+					midFile++
+				default:
+					wait = max(wait-50*time.Millisecond, 20*time.Millisecond)
+				}
+				continue
+			}
+		} else {
+			err = <-done
+		}
+		if err == nil && strings.Contains(logs.String(), name) && strings.Contains(logs.String(), "accepted") {
+			return kills, midFile
+		}
+		if round > 40 {
+			t.Fatalf("%s was never applied; last run: %v\n%s", name, err, lastLines(logs.String(), 30))
+		}
+	}
 }
 
 // getCheck reads one check, asking again while the sandbox fails or drops

@@ -160,6 +160,10 @@ type Check struct {
 	Label             string      `json:"label,omitempty"`
 	AuthorizationDate string      `json:"authorization_date,omitempty"`
 	Status            string      `json:"status,omitempty"` // in_process, in_review, printed, deposited, failed, void, deleted
+	// LinkID is the checkout token of the payment link the check was paid
+	// through, "" for a check created by the API (an assumption: the spec
+	// names the check list's link_id filter but not the field).
+	LinkID string `json:"link_id,omitempty"`
 	// BankAccount is masked: the service masks it, and a value that still
 	// shows more than four digits is masked again with redact.Account.
 	BankAccount           string             `json:"bank_account,omitempty"`

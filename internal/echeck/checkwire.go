@@ -16,6 +16,7 @@ type checkWire struct {
 	Amount                apiwire.Val[money.Cents] `json:"amount"`
 	Label                 apiwire.Val[string]      `json:"label"`
 	Status                apiwire.Val[string]      `json:"status"`
+	LinkID                apiwire.Loose[string]    `json:"link_id"`
 	Date                  apiwire.Loose[string]    `json:"date"`
 	Memo                  apiwire.Loose[string]    `json:"memo"`
 	Name                  apiwire.Loose[string]    `json:"name"`
@@ -88,6 +89,7 @@ func (w *checkWire) check() (Check, error) {
 		BankCity: w.BankCity.V, BankState: w.BankState.V, BankZip: w.BankZip.V,
 		Recurring: w.Recurring.V, RecurringCycle: w.RecurringCycle.V,
 		RecurringStartDate: w.RecurringStartDate.V, RecurringInstallments: w.RecurringInstallments.V,
+		LinkID: w.LinkID.V,
 	}
 	if v, e := apiwire.ParseInteger(c.Number); w.Number.num && e == nil && v >= 0 {
 		c.Number = strconv.FormatInt(v, 10)

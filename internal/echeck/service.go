@@ -57,7 +57,7 @@ func (s *Service) DeleteCheck(ctx context.Context, id string) error {
 // date gives the zero time.
 func (c *Check) Domain() *payment.Check {
 	d := &payment.Check{ID: c.CheckID, Label: c.Label, Number: c.Number, Amount: c.Amount,
-		Status: payment.ParseStatus(c.Status)}
+		Status: payment.ParseStatus(c.Status), LinkID: c.LinkID}
 	if t, err := time.Parse(time.DateTime, c.Date); err == nil {
 		d.Created = t
 	}

@@ -20,6 +20,7 @@ type Check struct {
 	Created          time.Time // the check's creation time at the service, UTC; zero when not given
 	Risk             string    // basic verification's risk result, when asked for
 	FundConfirmation string    // fund confirmation's verdict, when asked for
+	LinkID           string    // the checkout token of the payment link it was paid through; "" for batchd's own
 }
 
 // Identity returns the identity the check carries.

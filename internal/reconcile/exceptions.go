@@ -20,7 +20,7 @@ const (
 	KindIncomplete = "incomplete" // the walk could not prove it saw the whole list
 )
 
-var kindOrder = []string{KindMissing, KindLostBatch, KindUnknown, KindMismatch, KindInDoubt, KindStuck, KindIncomplete, KindHeld, KindAccountChange, KindReturned, KindVoided}
+var kindOrder = []string{KindMissing, KindLostBatch, KindUnknown, KindMismatch, KindInDoubt, KindStuck, KindIncomplete, KindHeld, KindAccountChange, KindReturned, KindVoided, KindLinkPaidTwice, KindLinkOtherAmount}
 
 // What a person should do about each kind, in plain words.
 const (
@@ -98,6 +98,11 @@ func (m *matcher) finish(open map[uint64]bool, walk walkResult) ([]*exception, e
 	if err != nil {
 		return nil, err
 	}
+	links, linkExcs, err := m.linkPayments()
+	if err != nil {
+		return nil, err
+	}
+	m.links = links
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	byIdentity := m.twins // made by confirm's pass over the ledger
@@ -146,10 +151,11 @@ func (m *matcher) finish(open map[uint64]bool, walk walkResult) ([]*exception, e
 		m.excs[KindIncomplete] = &exception{kind: KindIncomplete, action: actionIncomplete,
 			detail: fmt.Sprintf("%d distinct checks seen, the list reported %d, after %d passes", walk.distinct, walk.total, walk.passes)}
 	}
-	out := make([]*exception, 0, len(m.excs))
+	out := make([]*exception, 0, len(m.excs)+len(linkExcs))
 	for _, e := range m.excs {
 		out = append(out, e)
 	}
+	out = append(out, linkExcs...)
 	slices.SortFunc(out, compareExceptions)
 	return out, nil
 }

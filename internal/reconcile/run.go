@@ -94,7 +94,7 @@ func (r *Runner) Run(ctx context.Context, w Window) (*Summary, error) {
 			sum.Voided++
 		}
 	}
-	if err := r.writeReports(ctx, sum, today, pr, excs); err != nil {
+	if err := r.writeReports(ctx, sum, today, pr, excs, m.links); err != nil {
 		return sum, fmt.Errorf("reconcile: %w", err)
 	}
 	if err := r.recordListing(sum, plan, explicit, wr.consistent, now); err != nil {
@@ -223,7 +223,7 @@ func (r *Runner) fill(sum *Summary, m *matcher) {
 // format: status, settlement, exceptions as CSV, then as XLSX. The
 // settlement was summed from the very lines of the status report. Each
 // file is renamed into place only when whole.
-func (r *Runner) writeReports(ctx context.Context, sum *Summary, today Date, pr passResult, excs []*exception) error {
+func (r *Runner) writeReports(ctx context.Context, sum *Summary, today Date, pr passResult, excs []*exception, links []linkLine) error {
 	dir := r.opts.ReportsDir
 	status := pr.status
 	settlement, err := writeSettlementFile(filepath.Join(dir, reportName("settlement", today)), r.opts.Formats, pr.settlement)
@@ -237,6 +237,13 @@ func (r *Runner) writeReports(ctx context.Context, sum *Summary, today Date, pr 
 	var paths []string
 	for i := range status { // one path per format in each, in the same order
 		paths = append(paths, status[i], settlement[i], exceptions[i])
+	}
+	if len(links) > 0 { // after the three, so that a ledger with no links reports as before
+		lp, counts, err := writeLinks(filepath.Join(dir, reportName("links", today)), r.opts.Formats, links)
+		if err != nil {
+			return err
+		}
+		paths, sum.Links = append(paths, lp...), counts
 	}
 	sum.Reports = paths
 	if n, err := prune(dir, today, r.opts.KeepDays, time.Now()); err != nil {

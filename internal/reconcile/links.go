@@ -1,0 +1,182 @@
+package reconcile
+
+import (
+	"cmp"
+	"errors"
+	"fmt"
+	"slices"
+
+	"github.com/batchd/batchd/internal/money"
+	"github.com/batchd/batchd/internal/payment"
+	"github.com/batchd/batchd/internal/report"
+)
+
+// Payment links: money coming in. A check a payer made through a link of
+// batchd's (its link_id is the link's checkout token) belongs to that
+// link's line, not to a payment row: it is never a stranger to void, and
+// it is reported in the links report, whose totals are kept apart from
+// the payments going out in the status and settlement reports. A link
+// paid twice, or for another amount than it asked, is an exception.
+//
+// The checks are found among those the run listed (the window's dates):
+// a link paid outside the window is reported open until a run whose
+// window holds the payment.
+
+const (
+	KindLinkPaidTwice   = "link_paid_twice"   // a link of batchd's paid by more than one check
+	KindLinkOtherAmount = "link_other_amount" // a link paid with another amount than it asked
+)
+
+const (
+	actionLinkPaidTwice   = "The payer paid this link more than once: confirm with the payer, and refund or void the extra check at the service."
+	actionLinkOtherAmount = "The payer paid another amount than the link asked: confirm with the payer, and settle the difference."
+)
+
+// Link line statuses in the links report.
+const (
+	LinkOpen     = "open"     // created, not paid yet
+	LinkPaid     = "paid"     // paid by a check
+	LinkInDoubt  = "in_doubt" // the create's answer was lost and the list could not prove the link
+	LinkNotMade  = "refused"  // the service refused the link
+	LinkNotKnown = "unknown"  // no outcome recorded yet
+)
+
+// LinksTable is the layout of links-YYYY-MM-DD.csv (and .xlsx).
+var LinksTable = report.Table{Sheet: "payment links", Columns: []report.Column{
+	{Name: "file", Kind: report.Text},
+	{Name: "line", Kind: report.Int},
+	{Name: "invoice", Kind: report.Text},
+	{Name: "payer_name", Kind: report.Text},
+	{Name: "amount", Kind: report.Money},
+	{Name: "checkout_token", Kind: report.Text},
+	{Name: "status", Kind: report.Text},
+	{Name: "paid", Kind: report.Money},
+	{Name: "checks", Kind: report.Int},
+	{Name: "check_ids", Kind: report.Text},
+	{Name: "check_status", Kind: report.Text},
+}}
+
+// linkLine is one link line as the links report shows it.
+type linkLine struct {
+	payment.Link
+	file   string
+	checks []*payment.Check
+}
+
+// status is the line's status in the report.
+func (l *linkLine) status() string {
+	switch {
+	case len(l.checks) > 0:
+		return LinkPaid
+	case l.Outcome == payment.LinkCreated:
+		return LinkOpen
+	case l.Outcome == payment.LinkInDoubt:
+		return LinkInDoubt
+	case l.Outcome == payment.LinkRefused:
+		return LinkNotMade
+	}
+	return LinkNotKnown
+}
+
+// linkPayments takes out of the listed checks no row owns those paid
+// through a link of batchd's, and returns every link line with its checks
+// and the exceptions they raise.
+func (m *matcher) linkPayments() ([]linkLine, []*exception, error) {
+	links, err := m.db.Links("")
+	if err != nil || len(links) == 0 {
+		return nil, nil, err
+	}
+	lines := make([]linkLine, len(links))
+	byToken := map[string]int{}
+	names := map[string]string{}
+	for i, l := range links {
+		lines[i].Link = l
+		if l.Token != "" {
+			byToken[l.Token] = i
+		}
+		if _, ok := names[l.Key.File]; !ok {
+			f, err := m.db.File(l.Key.File)
+			if err != nil && !errors.Is(err, payment.ErrNotFound) {
+				return nil, nil, err
+			}
+			if f != nil {
+				names[l.Key.File] = f.Name
+			}
+		}
+		lines[i].file = names[l.Key.File]
+	}
+	m.mu.Lock()
+	for id, c := range m.unknown {
+		if i, ok := byToken[c.LinkID]; ok && c.LinkID != "" {
+			lines[i].checks = append(lines[i].checks, c)
+			delete(m.unknown, id)
+		}
+	}
+	m.mu.Unlock()
+	var excs []*exception
+	for i := range lines {
+		l := &lines[i]
+		slices.SortFunc(l.checks, func(a, b *payment.Check) int {
+			return cmp.Or(a.Created.Compare(b.Created), cmp.Compare(a.ID, b.ID))
+		})
+		for j, c := range l.checks {
+			where := fmt.Sprintf("payment link of %s line %d (invoice %q, token %s)", l.file, l.Key.Line, l.Invoice, l.Token)
+			if j > 0 {
+				e := checkException(KindLinkPaidTwice, c)
+				e.file, e.detail, e.action = l.file, fmt.Sprintf("%s: paid again, after check %s", where, l.checks[0].ID), actionLinkPaidTwice
+				excs = append(excs, e)
+			}
+			if want := l.Request.Amount; want != 0 && c.Amount != want {
+				e := checkException(KindLinkOtherAmount, c)
+				e.file, e.detail, e.action = l.file, fmt.Sprintf("%s: asked %s, paid %s", where, want, c.Amount), actionLinkOtherAmount
+				excs = append(excs, e)
+			}
+		}
+	}
+	return lines, excs, nil
+}
+
+// LinkCounts are the link lines by status in the links report.
+type LinkCounts map[string]int
+
+// writeLinks writes the links report, and returns its paths and the lines
+// by status.
+func writeLinks(path string, formats []report.Format, lines []linkLine) ([]string, LinkCounts, error) {
+	counts := LinkCounts{}
+	paths, err := LinksTable.Write(path, formats, func(r *report.Rows) error {
+		for i := range lines {
+			l := &lines[i]
+			var paid money.Cents
+			var ids, statuses string
+			for j, c := range l.checks {
+				paid += c.Amount
+				if j > 0 {
+					ids, statuses = ids+" ", statuses+" "
+				}
+				ids, statuses = ids+c.ID, statuses+string(c.Status)
+			}
+			st := l.status()
+			counts[st]++
+			if err := r.Add(l.file, l.Key.Line, l.Invoice, l.PayerName, l.Request.Amount, l.Token, st,
+				paid, len(l.checks), ids, statuses); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	return paths, counts, err
+}
+
+// String words the counts in one line for the log and the command's
+// output: "payment links: 15 open, 5 paid".
+func (c LinkCounts) String() string {
+	s := "payment links:"
+	sep := " "
+	for _, st := range []string{LinkOpen, LinkPaid, LinkInDoubt, LinkNotMade, LinkNotKnown} {
+		if c[st] > 0 {
+			s += fmt.Sprintf("%s%d %s", sep, c[st], st)
+			sep = ", "
+		}
+	}
+	return s
+}
