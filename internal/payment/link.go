@@ -92,15 +92,13 @@ func IsLinkOf(l PaymentLink, ref string, amount money.Cents) bool {
 	return strings.Contains(strings.ToLower(l.Memo), strings.ToLower("["+ref+"]")) && l.Amount == amount
 }
 
-// LinkOutcome is what became of one link line. LinkSent is the intent;
-// LinkInDoubt means the create's answer was lost and the list could not
-// prove whether the link exists: never created again blindly.
+// LinkOutcome is what became of one link line. LinkSent is the intent:
+// the create may have left, nothing is known of its answer.
 type LinkOutcome string
 
 const (
 	LinkSent    LinkOutcome = "sent"
 	LinkCreated LinkOutcome = "created"
-	LinkInDoubt LinkOutcome = "in_doubt"
 	LinkRefused LinkOutcome = "refused"
 )
 
@@ -130,8 +128,8 @@ type LinkLedger interface {
 	// LinkIntent records l as sent unless its line has a record, which
 	// it returns with fresh false.
 	LinkIntent(l Link) (rec Link, fresh bool, err error)
-	// LinkSettled records what became of a line: created (with link),
-	// refused, or in doubt. A line created or refused keeps that outcome.
+	// LinkSettled records what became of a line: created (with link) or
+	// refused. A line settled keeps its first outcome.
 	LinkSettled(k LineKey, outcome LinkOutcome, link *PaymentLink, note string) (Link, error)
 	// Links lists the recorded lines of one file (every file's for ""),
 	// by file and line.

@@ -34,11 +34,10 @@ const (
 
 // Link line statuses in the links report.
 const (
-	LinkOpen     = "open"     // created, not paid yet
-	LinkPaid     = "paid"     // paid by a check
-	LinkInDoubt  = "in_doubt" // the create's answer was lost and the list could not prove the link
-	LinkNotMade  = "refused"  // the service refused the link
-	LinkNotKnown = "unknown"  // no outcome recorded yet
+	LinkOpen     = "open"    // created, not paid yet
+	LinkPaid     = "paid"    // paid by a check
+	LinkNotMade  = "refused" // the service refused the link
+	LinkNotKnown = "sent"    // its create may have left; ingest settles it on its next run
 )
 
 // LinksTable is the layout of links-YYYY-MM-DD.csv (and .xlsx).
@@ -70,8 +69,6 @@ func (l *linkLine) status() string {
 		return LinkPaid
 	case l.Outcome == payment.LinkCreated:
 		return LinkOpen
-	case l.Outcome == payment.LinkInDoubt:
-		return LinkInDoubt
 	case l.Outcome == payment.LinkRefused:
 		return LinkNotMade
 	}
@@ -172,7 +169,7 @@ func writeLinks(path string, formats []report.Format, lines []linkLine) ([]strin
 func (c LinkCounts) String() string {
 	s := "payment links:"
 	sep := " "
-	for _, st := range []string{LinkOpen, LinkPaid, LinkInDoubt, LinkNotMade, LinkNotKnown} {
+	for _, st := range []string{LinkOpen, LinkPaid, LinkNotMade, LinkNotKnown} {
 		if c[st] > 0 {
 			s += fmt.Sprintf("%s%d %s", sep, c[st], st)
 			sep = ", "

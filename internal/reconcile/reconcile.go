@@ -161,7 +161,7 @@ type Summary struct {
 	Returned      int  // checks the service failed, reported for their days (outcomes.go)
 	Voided        int  // checks voided or deleted, by batchd or elsewhere, reported for their days
 	// Links counts the payment-link lines by status in the links report
-	// (open, paid, in_doubt, refused); nil when the ledger has none.
+	// (open, paid, refused, sent); nil when the ledger has none.
 	Links LinkCounts
 	// Final counts the rows whose check this run saw reach each final
 	// status. FinalBatches names the batches whose results report was

@@ -7,11 +7,10 @@ import (
 	"github.com/batchd/batchd/internal/payment"
 )
 
-// Link lines: the intent is recorded once, before the create leaves; a
-// line in doubt may still be settled created; a created line keeps its
-// link; all of it survives a restart.
+// Link lines: the intent is recorded once, before the create leaves, and
+// found again after a restart; a created line keeps its link.
 var linkCases = []testCase{
-	{"IntentDoubtThenCreated", testLinkLines},
+	{"IntentThenCreated", testLinkLines},
 }
 
 func testLinkLines(t *testing.T, be Backend) {
@@ -25,12 +24,9 @@ func testLinkLines(t *testing.T, be Backend) {
 	if _, _, err := f.LinkIntent(payment.Link{Key: payment.LineKey{File: "cd34", Line: 3}}); err == nil {
 		t.Fatal("a link line without its reference was recorded")
 	}
-	if got, err := f.LinkSettled(k, payment.LinkInDoubt, nil, "answer lost"); err != nil || got.Outcome != payment.LinkInDoubt {
-		t.Fatalf("in doubt: %+v %v", got, err)
-	}
 	f.reopen()
 	again, fresh, err := f.LinkIntent(payment.Link{Key: k, Ref: "other"})
-	if err != nil || fresh || again.Outcome != payment.LinkInDoubt || again.Ref != "bdcd34-2" {
+	if err != nil || fresh || again.Outcome != payment.LinkSent || again.Ref != "bdcd34-2" {
 		t.Fatalf("the line again: %+v fresh=%v err=%v", again, fresh, err)
 	}
 	f.clock.Add(time.Hour)
