@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -118,7 +119,7 @@ func cancelChaos(t *testing.T, seed uint64, ledger chaosLedger, quirks bool) {
 	recs := readReport(t, matches[0])
 	got := map[string]string{}
 	for _, rec := range recs[1:] {
-		got[rec[1]] = rec[4]
+		got[rec[slices.Index(recs[0], "check_id")]] = rec[slices.Index(recs[0], "result")]
 	}
 	c := client(t, url, key)
 	for i, r := range all {

@@ -27,6 +27,12 @@ func (s *Service) ListLinks(ctx context.Context, search string, page int) (*paym
 	return apiwire.Adapt((*PaymentLinkPage).Domain)(s.c.ListPaymentLinks(ctx, ListParams{Limit: 100, Page: page, Search: search}))
 }
 
+// CancelLink deactivates a payment link (change-status); a 404 wraps
+// payment.ErrNotFound.
+func (s *Service) CancelLink(ctx context.Context, token string) error {
+	return apiwire.Domain(s.c.ChangePaymentLinkStatus(ctx, token))
+}
+
 // Domain is what the domain keeps of a payment link.
 func (l *PaymentLink) Domain() *payment.PaymentLink {
 	return &payment.PaymentLink{Token: l.CheckoutToken, URL: l.Link, Amount: l.Amount, Memo: l.Memo, Status: l.Status}

@@ -22,12 +22,14 @@ type CancelLine struct {
 	File          string
 	RowLine       int
 	Label, Number string
+	Token         string // a payment link's checkout token: the line cancels the link
 	Reason        string
 }
 
 // CancelResult is what became of one cancel line.
 type CancelResult struct {
 	CheckID string
+	Token   string // the payment link's, for a line that cancels a link
 	Row     string // the payment file and line whose check it is, or ""
 	Outcome payment.CancelOutcome
 	Status  payment.Status // the check's status as last seen
@@ -47,6 +49,7 @@ var CancelResultsTable = report.Table{Sheet: "cancels", Columns: []report.Column
 	{Name: "line", Kind: report.Int},
 	{Name: "check_id", Kind: report.Text},
 	{Name: "payment_row", Kind: report.Text},
+	{Name: "checkout_token", Kind: report.Text},
 	{Name: "reason", Kind: report.Text},
 	{Name: "result", Kind: report.Text},
 	{Name: "check_status", Kind: report.Text},
@@ -61,10 +64,12 @@ type cancelResult struct {
 }
 
 func (r cancelResult) cells() []any {
-	return []any{r.line, r.CheckID, r.Row, r.reason, string(r.Outcome), string(r.Status), r.Note, r.Action}
+	return []any{r.line, r.CheckID, r.Row, r.Token, r.reason, string(r.Outcome), string(r.Status), r.Note, r.Action}
 }
 
-func (r cancelResult) applied() bool { return r.Outcome == payment.CancelVoided }
+func (r cancelResult) applied() bool {
+	return r.Outcome == payment.CancelVoided || r.Outcome == payment.CancelLinkClosed
+}
 
 // cancels is the cancel kind as ingest applies it.
 var cancels = appliedKind{
@@ -81,7 +86,7 @@ var cancels = appliedKind{
 // applyCancel checks one line of a cancel file and applies it.
 func (j *Job) applyCancel(ctx context.Context, meta payment.FileMeta, line int, rec []string, col map[string]int) (cancelResult, error) {
 	c, why := readCancel(meta, line, rec, col)
-	r := cancelResult{line: line, reason: c.Reason, CancelResult: CancelResult{CheckID: c.CheckID, Outcome: payment.CancelRefused}}
+	r := cancelResult{line: line, reason: c.Reason, CancelResult: CancelResult{CheckID: c.CheckID, Token: c.Token, Outcome: payment.CancelRefused}}
 	if why != "" {
 		r.Note = why
 		return r, nil
@@ -103,7 +108,7 @@ func (j *Job) applyCancel(ctx context.Context, meta payment.FileMeta, line int, 
 func readCancel(meta payment.FileMeta, line int, rec []string, col map[string]int) (CancelLine, string) {
 	cell := func(name string) string { return cellOf(rec, col, name) }
 	c := CancelLine{FileSHA: meta.SHA256, Line: line, CheckID: cell("check_id"), File: cell("file"),
-		Label: cell("label"), Number: cell("number"), Reason: cell("reason")}
+		Label: cell("label"), Number: cell("number"), Token: cell("checkout_token"), Reason: cell("reason")}
 	return c, c.check(cell("line"))
 }
 
@@ -118,14 +123,19 @@ func (c *CancelLine) check(rowLine string) string {
 			return fmt.Sprintf("check_id %q is not a check id (36 characters, as the status report gives it)", c.CheckID)
 		}
 		c.File, c.Label, c.Number = "", "", ""
-	case c.File != "" || rowLine != "":
+	case c.Token == "" && (c.File != "" || rowLine != ""):
 		n, err := strconv.Atoi(rowLine)
 		if c.File == "" || err != nil || n <= 0 {
 			return fmt.Sprintf("file %q line %q does not name a row: give the payment file's name as it was ingested and the row's line, 2 or more", c.File, rowLine)
 		}
 		c.RowLine, c.Label, c.Number = n, "", ""
+	case c.Token != "":
+		if len(c.Token) != 36 {
+			return fmt.Sprintf("checkout_token %q is not a payment link's token (36 characters, as the links report gives it)", c.Token)
+		}
+		c.File, c.Label, c.Number = "", "", ""
 	case c.Label == "" || c.Number == "":
-		return "the line names no check: give check_id, or file and line, or label and number"
+		return "the line names no check: give check_id, or file and line, or label and number, or a payment link's checkout_token"
 	}
 	return ""
 }

@@ -37,8 +37,11 @@ const actionTooLate = "the check was already printed or deposited, so the money 
 // failure that left the line undone (the ledger, the service not
 // answering or refusing batchd's key): ingest stops the file, and the
 // next run applies it again.
-func Cancel(db CancelLedger, svc payment.Service) ingest.CancelFunc {
+func Cancel(db CancelLedger, svc payment.Service, links payment.LinkService) ingest.CancelFunc {
 	return func(ctx context.Context, line ingest.CancelLine) (ingest.CancelResult, error) {
+		if line.Token != "" {
+			return cancelLink(ctx, db, links, line)
+		}
 		res := ingest.CancelResult{CheckID: line.CheckID, Outcome: payment.CancelRefused}
 		target, err := cancelTarget(db, line)
 		if errors.Is(err, ErrNotReleasable) {
@@ -72,6 +75,33 @@ func Cancel(db CancelLedger, svc payment.Service) ingest.CancelFunc {
 		}
 		return resultOf(rec, res.Row), nil
 	}
+}
+
+// cancelLink deactivates the payment link a cancel line names, so that no
+// payer can pay through it, with the line's intent recorded first.
+// Deactivating a link twice changes nothing, so a line whose earlier
+// attempt may have left is simply sent again.
+func cancelLink(ctx context.Context, db CancelLedger, links payment.LinkService, line ingest.CancelLine) (ingest.CancelResult, error) {
+	rec, _, err := db.CancelIntent(payment.Cancel{Key: payment.LineKey{File: line.FileSHA, Line: line.Line}, Token: line.Token, Reason: line.Reason})
+	if err != nil {
+		return ingest.CancelResult{Token: line.Token, Outcome: payment.CancelRefused}, err
+	}
+	if rec.Outcome.Settled() {
+		return resultOf(rec, ""), nil
+	}
+	outcome, note := payment.CancelLinkClosed, ""
+	switch err := links.CancelLink(ctx, line.Token); {
+	case errors.Is(err, payment.ErrNotFound):
+		outcome, note = payment.CancelNotFound, "the service does not know this payment link: check the token in the links report"
+	case err != nil && payment.FailureOf(err) == payment.FailRefused:
+		outcome, note = payment.CancelRefused, payment.ServiceMessage(err)
+	case err != nil:
+		return ingest.CancelResult{Token: line.Token, Outcome: payment.CancelRefused}, fmt.Errorf("cancel payment link %s: %w", line.Token, err)
+	}
+	if rec, err = db.CancelSettled(rec.Key, outcome, "", note); err != nil {
+		return ingest.CancelResult{Token: line.Token, Outcome: payment.CancelRefused}, err
+	}
+	return resultOf(rec, ""), nil
 }
 
 // target is the check a cancel line names, and its row when the check
@@ -149,7 +179,7 @@ func rowName(db payment.RowReader, r *payment.Row) string {
 
 // resultOf words a settled cancel line for the results report.
 func resultOf(c payment.Cancel, row string) ingest.CancelResult {
-	res := ingest.CancelResult{CheckID: c.CheckID, Row: row, Outcome: c.Outcome, Status: c.Status, Note: c.Note}
+	res := ingest.CancelResult{CheckID: c.CheckID, Token: c.Token, Row: row, Outcome: c.Outcome, Status: c.Status, Note: c.Note}
 	if c.Outcome == payment.CancelTooLate {
 		res.Action = actionTooLate
 	}

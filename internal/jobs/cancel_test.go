@@ -109,7 +109,7 @@ func TestCancelAfterALostAnswer(t *testing.T) {
 	bs, _ := c.env.DB.Batches()
 	var rows []*payment.Row
 	c.env.DB.Rows(bs[0].ID, func(r *payment.Row) (bool, error) { rows = append(rows, r); return true, nil })
-	void := Cancel(c.env.DB, c.env.Service)
+	void := Cancel(c.env.DB, c.env.Service, c.env.Links)
 
 	// Line 2's intent was recorded and its void left; then the process died.
 	lost := ingest.CancelLine{FileSHA: "f1", Line: 2, CheckID: rows[0].CheckID, Reason: "wrong payee"}

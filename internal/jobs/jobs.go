@@ -167,7 +167,7 @@ func (e *Env) ingestOptions() ingest.Options {
 		SweepDirs: sweepDirs(c), ReportFormats: ReportFormats(c), Now: e.now, OnOutcome: e.hooks.OnIngestOutcome,
 		Payees:  ingest.Payees{KeyDir: c.StateDir, Mode: c.Ingest.OnAccountChange, Memory: e.DB},
 		Release: ApprovalRelease(e.DB),
-		Cancel:  Cancel(e.DB, e.Service),
+		Cancel:  Cancel(e.DB, e.Service, e.Links),
 		Link:    CreateLink(e.DB, e.Links),
 	}
 }

@@ -126,15 +126,25 @@ func (c *cycle) drop(name, body string) {
 // post calls a sandbox dashboard endpoint.
 func (c *cycle) post(path string, body any) {
 	c.t.Helper()
+	if code := c.postCode(path, body); code != http.StatusOK {
+		c.t.Fatalf("POST %s: HTTP %d", path, code)
+	}
+}
+
+// postCode calls one of the sandbox's controls and returns the answer's
+// status.
+func (c *cycle) postCode(path string, body any) int {
+	c.t.Helper()
 	b, _ := json.Marshal(body)
 	req, _ := http.NewRequest("POST", c.sb+path, bytes.NewReader(b))
 	req.Header.Set("Authorization", "Bearer "+key)
 	req.Header.Set("Content-Type", "application/json")
 	resp, err := http.DefaultClient.Do(req)
-	if err != nil || resp.StatusCode != 200 {
-		c.t.Fatalf("POST %s: %v %v", path, resp, err)
+	if err != nil {
+		c.t.Fatalf("POST %s: %v", path, err)
 	}
 	resp.Body.Close()
+	return resp.StatusCode
 }
 
 // outboxCSV reads a CSV report from the sshd's outbox, by name prefix.

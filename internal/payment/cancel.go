@@ -33,6 +33,9 @@ const (
 	CancelFinal       CancelOutcome = "already_final"
 	CancelNotFound    CancelOutcome = "not_found" // the service does not know the check
 	CancelRefused     CancelOutcome = "refused"   // the service refused the void for another reason
+	// CancelLinkClosed: a payment link deactivated (change-status), so
+	// that no payer can pay through it any more.
+	CancelLinkClosed CancelOutcome = "link_cancelled"
 )
 
 // Settled reports whether the outcome is final (anything but the intent).
@@ -41,7 +44,8 @@ func (o CancelOutcome) Settled() bool { return o != "" && o != CancelSent }
 // Cancel is the ledger's record of one cancel line.
 type Cancel struct {
 	Key     LineKey       `json:"key"`
-	CheckID string        `json:"check_id"`
+	CheckID string        `json:"check_id,omitempty"`
+	Token   string        `json:"checkout_token,omitempty"` // a payment link's, for a line that cancels a link
 	Row     RowKey        `json:"row,omitzero"` // the row that owns the check, when it is batchd's
 	Reason  string        `json:"reason"`
 	Outcome CancelOutcome `json:"outcome"`
@@ -60,6 +64,7 @@ type CancelLedger interface {
 	// CancelSettled records a line's final outcome; a line settled
 	// before keeps its first outcome, which is returned.
 	CancelSettled(k LineKey, outcome CancelOutcome, status Status, note string) (Cancel, error)
-	// Cancels lists the recorded lines of one cancel file, by line.
+	// Cancels lists the recorded lines of one cancel file (every file's
+	// for ""), by file and line.
 	Cancels(file string) ([]Cancel, error)
 }

@@ -58,6 +58,10 @@ type LinkService interface {
 	// amounts or dates loosely, so a caller compares what it finds; a
 	// service that refuses the search answers FailRefused.
 	ListLinks(ctx context.Context, search string, page int) (*LinkPage, error)
+	// CancelLink deactivates the link with checkout token token, so that
+	// no payer can pay through it; doing it again changes nothing. An
+	// unknown token is an error that Is ErrNotFound.
+	CancelLink(ctx context.Context, token string) error
 }
 
 // LinkMemoMax is the longest memo a link may carry (spec §2.2).

@@ -34,10 +34,11 @@ const (
 
 // Link line statuses in the links report.
 const (
-	LinkOpen     = "open"    // created, not paid yet
-	LinkPaid     = "paid"    // paid by a check
-	LinkNotMade  = "refused" // the service refused the link
-	LinkNotKnown = "sent"    // its create may have left; ingest settles it on its next run
+	LinkOpen     = "open"      // created, not paid yet
+	LinkClosed   = "cancelled" // deactivated by a cancel file before it was paid
+	LinkPaid     = "paid"      // paid by a check
+	LinkNotMade  = "refused"   // the service refused the link
+	LinkNotKnown = "sent"      // its create may have left; ingest settles it on its next run
 )
 
 // LinksTable is the layout of links-YYYY-MM-DD.csv (and .xlsx).
@@ -60,6 +61,7 @@ type linkLine struct {
 	payment.Link
 	file   string
 	checks []*payment.Check
+	closed bool // a cancel file deactivated it
 }
 
 // status is the line's status in the report.
@@ -67,6 +69,8 @@ func (l *linkLine) status() string {
 	switch {
 	case len(l.checks) > 0:
 		return LinkPaid
+	case l.closed:
+		return LinkClosed
 	case l.Outcome == payment.LinkCreated:
 		return LinkOpen
 	case l.Outcome == payment.LinkRefused:
@@ -83,11 +87,19 @@ func (m *matcher) linkPayments() ([]linkLine, []*exception, error) {
 	if err != nil || len(links) == 0 {
 		return nil, nil, err
 	}
+	cancels, err := m.db.Cancels("")
+	if err != nil {
+		return nil, nil, err
+	}
+	closed := map[string]bool{}
+	for _, c := range cancels {
+		closed[c.Token] = c.Token != "" && c.Outcome == payment.CancelLinkClosed
+	}
 	lines := make([]linkLine, len(links))
 	byToken := map[string]int{}
 	names := map[string]string{}
 	for i, l := range links {
-		lines[i].Link = l
+		lines[i].Link, lines[i].closed = l, closed[l.Token]
 		if l.Token != "" {
 			byToken[l.Token] = i
 		}
@@ -169,7 +181,7 @@ func writeLinks(path string, formats []report.Format, lines []linkLine) ([]strin
 func (c LinkCounts) String() string {
 	s := "payment links:"
 	sep := " "
-	for _, st := range []string{LinkOpen, LinkPaid, LinkNotMade, LinkNotKnown} {
+	for _, st := range []string{LinkOpen, LinkPaid, LinkClosed, LinkNotMade, LinkNotKnown} {
 		if c[st] > 0 {
 			s += fmt.Sprintf("%s%d %s", sep, c[st], st)
 			sep = ", "

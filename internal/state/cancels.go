@@ -15,8 +15,8 @@ var cancelLines = lineStore[payment.Cancel]{
 	bucket: []byte("cancels"), noun: "cancel line",
 	key: func(c *payment.Cancel) payment.LineKey { return c.Key },
 	valid: func(c *payment.Cancel) string {
-		if c.CheckID == "" {
-			return " and a check id"
+		if (c.CheckID == "") == (c.Token == "") {
+			return " and a check id or a payment link's token (one of them)"
 		}
 		return ""
 	},
@@ -24,7 +24,7 @@ var cancelLines = lineStore[payment.Cancel]{
 
 // CancelIntent records c as sent unless its line has a record already,
 // which it returns with fresh false. A line without a file hash, a line
-// number or a check id is refused.
+// number, or a check id or link token is refused.
 func (d *DB) CancelIntent(c payment.Cancel) (payment.Cancel, bool, error) {
 	c.Outcome, c.Sent, c.Settled = payment.CancelSent, d.now().UTC(), time.Time{}
 	return cancelLines.intent(d, c)

@@ -230,11 +230,11 @@ var (
 	CancelReason = "reason"
 	// CancelRefs are the ways of naming the check, in the order they are
 	// read when a line gives more than one.
-	CancelRefs = [][]string{{"check_id"}, {"file", "line"}, {"label", "number"}}
+	CancelRefs = [][]string{{"check_id"}, {"file", "line"}, {"label", "number"}, {"checkout_token"}}
 )
 
 // CancelColumns are every column a cancel file's line is read from.
-var CancelColumns = []string{"check_id", "file", "line", "label", "number", "reason"}
+var CancelColumns = []string{"check_id", "file", "line", "label", "number", "checkout_token", "reason"}
 
 // LinkColumns are every column a payment-link file's line is read from:
 // the link's fields (spec §2.2), then batchd's own references, which are

@@ -1,0 +1,47 @@
+package jobs
+
+import (
+	"context"
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/batchd/batchd/internal/ingest"
+	"github.com/batchd/batchd/internal/payment"
+)
+
+// A cancel file's checkout_token line deactivates a payment link of
+// batchd's: the results say link_cancelled, no payer can pay through it
+// any more, and reconcile's links report shows it cancelled beside the
+// open one; an unknown token is not_found.
+func TestCancelFileClosesAPaymentLink(t *testing.T) {
+	c := newCycle(t)
+	ctx := context.Background()
+	c.drop("invoices.csv", "invoice,amount,memo,payer_name\nINV-1,10.00,first,Ann\nINV-2,12.00,second,Bob\n")
+	out, err := c.env.Ingest(ctx)
+	if err != nil || len(out) != 1 || out[0].Outcome != ingest.Accepted || out[0].Kind != payment.KindLinks {
+		t.Fatalf("ingest links: %+v %v", out, err)
+	}
+	links, err := c.env.DB.Links("")
+	if err != nil || len(links) != 2 || links[0].Token == "" || links[0].Outcome != payment.LinkCreated {
+		t.Fatalf("links: %+v %v", links, err)
+	}
+	c.drop("close.csv", "checkout_token,reason\n"+links[0].Token+",invoice paid by wire\n"+
+		strings.Repeat("0", 8)+"-0000-0000-0000-000000000000,typo\n")
+	if out, err := c.env.Ingest(ctx); err != nil || len(out) != 1 || out[0].Kind != payment.KindCancels {
+		t.Fatalf("ingest cancels: %+v %v", out, err)
+	}
+	recs := c.outboxCSV("close.csv.results")
+	h := recs[0]
+	if len(recs) != 3 || recs[1][col(h, "result")] != "link_cancelled" || recs[1][col(h, "checkout_token")] != links[0].Token ||
+		recs[2][col(h, "result")] != "not_found" {
+		t.Fatalf("results: %q", recs)
+	}
+	if code := c.postCode("/_sandbox/paymentlink/pay", map[string]any{"checkout_token": links[0].Token}); code != http.StatusPaymentRequired {
+		t.Fatalf("paying a cancelled link: HTTP %d, want 402", code)
+	}
+	sum, err := c.env.Reconcile(ctx, nil)
+	if err != nil || sum.Links["cancelled"] != 1 || sum.Links["open"] != 1 {
+		t.Fatalf("reconcile: %+v %v", sum, err)
+	}
+}
