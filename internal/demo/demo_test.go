@@ -21,7 +21,7 @@ import (
 // points finance users at.
 func TestSamplesMatchTestdata(t *testing.T) {
 	entries, err := Samples.ReadDir("samples")
-	if err != nil || len(entries) != 3 {
+	if err != nil || len(entries) != 4 {
 		t.Fatalf("samples: %v %v", entries, err)
 	}
 	for _, e := range entries {
@@ -83,7 +83,7 @@ func runDemo(t *testing.T, at time.Time) string {
 	text := out.String()
 	for _, want := range []string{"payroll-clean.csv", "accepted", "vendors-errors.csv", "rejected",
 		"20 checks created", "1 voided", "cancel-checks.csv: 1 voided, 1 not (too late to void", "3 customers created, 3 bank accounts linked, 0 refused", "Checks by status:", "deposited", "printed",
-		"Money by outcome:", "paid", "on its way", "not paid"} {
+		"Money by outcome:", "paid", "on its way", "not paid", "payment links: 2 open, 1 paid"} {
 		if !strings.Contains(text, want) {
 			t.Fatalf("summary lacks %q:\n%s", want, text)
 		}

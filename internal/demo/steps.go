@@ -71,6 +71,9 @@ func steps(ctx context.Context, out io.Writer, je *jobs.Env, sbURL, inbox string
 		if err := cancelStep(ctx, out, je, inbox, ids); err != nil {
 			return err
 		}
+		if err := payOneLink(ctx, out, je, sbURL); err != nil {
+			return err
+		}
 	}
 	if err := sandboxPost(ctx, sbURL, "/_sandbox/clock", map[string]any{"advance_days": days}); err != nil {
 		return fmt.Errorf("advance clock: %w", err)
@@ -83,6 +86,9 @@ func steps(ctx context.Context, out io.Writer, je *jobs.Env, sbURL, inbox string
 	}
 	fmt.Fprintf(out, "   %d checks listed, %d status changes recorded, %d exceptions\n",
 		rs.ChecksSeen, rs.StatusChanges, rs.Unknown+rs.Missing+rs.Mismatched+rs.Stuck+rs.InDoubt+rs.Returned+rs.Voided)
+	if rs.Links != nil {
+		fmt.Fprintf(out, "   %s (money coming in, in the links report)\n", rs.Links)
+	}
 	for _, r := range rs.Reports {
 		fmt.Fprintf(out, "   report: %s\n", r)
 	}
@@ -252,4 +258,15 @@ func cancelStep(ctx context.Context, out io.Writer, je *jobs.Env, inbox string, 
 			o.File, o.Valid, o.Rejected, o.File)
 	}
 	return nil
+}
+
+// payOneLink shows a payment link paid: a customer pays the first link of
+// the sample invoices through the sandbox's pay-through-link control.
+func payOneLink(ctx context.Context, out io.Writer, je *jobs.Env, sbURL string) error {
+	links, err := je.DB.Links("")
+	if err != nil || len(links) == 0 || links[0].Token == "" {
+		return err
+	}
+	fmt.Fprintf(out, "   a customer pays invoice %s through its payment link\n", links[0].Invoice)
+	return sandboxPost(ctx, sbURL, "/_sandbox/paymentlink/pay", map[string]any{"checkout_token": links[0].Token})
 }
