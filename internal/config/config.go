@@ -15,7 +15,11 @@
 package config
 
 import (
+	"path"
+	"strings"
 	"time"
+
+	"github.com/batchd/batchd/internal/payment"
 
 	_ "time/tzdata" // schedule.timezone must load on machines without a zoneinfo database
 )
@@ -197,6 +201,12 @@ type IngestConfig struct {
 	// Sheet names the sheet of an XLSX file that holds the rows (matched
 	// without regard to case); "" (the default) reads the first sheet.
 	Sheet string `yaml:"sheet"`
+	// Kinds pins the kind of the files whose names match a pattern
+	// (path.Match, like Pattern), each entry PATTERN=KIND with a kind's
+	// name (payment.KindNames): "stop-*.csv=cancels". A file no pattern
+	// names is told by its header; a file two patterns of different kinds
+	// name is refused.
+	Kinds []string `yaml:"kinds"`
 	// ClaimTimeout is how long a claim may sit untouched in another
 	// instance's claim folder before this instance takes the file back
 	// (that instance is taken to be dead).
@@ -339,6 +349,7 @@ func Default() *Config {
 			OnInvalid:       OnInvalidRejectFile,
 			OnAccountChange: "warn",
 			IgnoreColumns:   []string{},
+			Kinds:           []string{},
 			MaxFileBytes:    256 << 20,
 			ClaimTimeout:    Duration(time.Hour),
 			Delimiter:       ",",
@@ -438,4 +449,27 @@ func (c *Config) BackupDir() string {
 		return c.Backup.Dir
 	}
 	return c.StateDir + "/backups"
+}
+
+// PinnedKinds reads ingest.kinds: each pattern and the kind it pins. An
+// entry validation refuses is left out.
+func (in IngestConfig) PinnedKinds() map[string]payment.BatchKind {
+	out := map[string]payment.BatchKind{}
+	for _, e := range in.Kinds {
+		if pat, kind, ok := pinnedKind(e); ok {
+			out[pat] = kind
+		}
+	}
+	return out
+}
+
+// pinnedKind reads one ingest.kinds entry, PATTERN=KIND.
+func pinnedKind(entry string) (string, payment.BatchKind, bool) {
+	pat, name, ok := strings.Cut(entry, "=")
+	pat, name = strings.TrimSpace(pat), strings.TrimSpace(name)
+	kind, known := payment.KindNamed(name)
+	if _, err := path.Match(pat, ""); !ok || !known || pat == "" || err != nil {
+		return "", "", false
+	}
+	return pat, kind, true
 }

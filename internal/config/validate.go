@@ -15,6 +15,8 @@ import (
 	"time"
 
 	"github.com/robfig/cron/v3"
+
+	"github.com/batchd/batchd/internal/payment"
 )
 
 // Validate checks every value and the API key against api.mode, and returns
@@ -200,6 +202,13 @@ func (c *Config) validateIngest(f *findings) {
 		if strings.TrimSpace(col) == "" {
 			key := "ingest.ignore_columns[" + strconv.Itoa(i) + "]"
 			f.add(0, key, "%s: must not be empty", key)
+		}
+	}
+	for i, e := range in.Kinds {
+		if _, _, ok := pinnedKind(e); !ok {
+			key := "ingest.kinds[" + strconv.Itoa(i) + "]"
+			f.add(0, key, "%s: want PATTERN=KIND, a file-name pattern (like stop-*.csv) and one of %s, got %s",
+				key, strings.Join(payment.KindNames(), ", "), showValue(e))
 		}
 	}
 	positive(f, "ingest.claim_timeout", in.ClaimTimeout)

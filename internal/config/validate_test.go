@@ -32,6 +32,9 @@ func TestFindings(t *testing.T) {
 		{"merge key", "x: &x {rate: 1}\n" + minimal + "  <<: *x\n", "api.<<", 4,
 			[]string{"merge keys"}},
 
+		{"ingest.kinds names an unknown kind", minimal + "ingest:\n  kinds: [\"stop-*.csv=cancel\"]\n", "ingest.kinds[0]", 4,
+			[]string{`ingest.kinds[0]: want PATTERN=KIND, a file-name pattern (like stop-*.csv) and one of payments, funding-sources, verifications, approvals, cancels, payment-links, got "stop-*.csv=cancel"`}},
+
 		// Wrong types.
 		{"string for integer", minimal + "  burst: ten\n", "api.burst", 3,
 			[]string{`line 3: api.burst: want an integer, got "ten"`}},

@@ -167,6 +167,9 @@ type Options struct {
 	// Link makes one payment link exactly once (jobs.CreateLink). Nil: a
 	// payment-link file's lines are refused, saying so.
 	Link LinkFunc
+	// Kinds pins the kind of the files whose names match a pattern
+	// (ingest.kinds); other files are told by their header.
+	Kinds map[string]payment.BatchKind
 }
 
 // Outcome says what happened to one file in one run; `batchd ingest`

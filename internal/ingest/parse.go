@@ -7,6 +7,9 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path"
+	"slices"
+	"strings"
 
 	"github.com/batchd/batchd/internal/funding"
 	"github.com/batchd/batchd/internal/ingest/csvfile"
@@ -115,6 +118,9 @@ func (j *Job) parseFile(local, name string, loader payment.Loader, sources fundi
 // sheet's: a file whose header cannot be read is a payment file, which
 // the payment parser then explains.
 func (j *Job) detect(local, name string) (payment.BatchKind, error) {
+	if k, pinned, err := j.pinned(name); pinned || err != nil {
+		return k, err
+	}
 	in, err := OpenInput(local, name, j.sheetOptions())
 	var fe *csvfile.FileError
 	if errors.As(err, &fe) {
@@ -166,4 +172,25 @@ func (j *Job) writeRejects(spool, path string) ([]string, error) {
 			}
 		}
 	})
+}
+
+// pinned is the kind ingest.kinds pins name to, if a pattern names it. A
+// name that patterns of two kinds match is refused: batchd does not guess
+// which the administrator meant.
+func (j *Job) pinned(name string) (payment.BatchKind, bool, error) {
+	var found []string
+	var kind payment.BatchKind
+	for pat, k := range j.opts.Kinds {
+		if ok, _ := path.Match(pat, name); ok && (len(found) == 0 || k != kind) {
+			found, kind = append(found, pat+": "+k.String()), k
+		}
+	}
+	switch len(found) {
+	case 0:
+		return "", false, nil
+	case 1:
+		return kind, true, nil
+	}
+	slices.Sort(found)
+	return "", true, fmt.Errorf("ingest.kinds pins %s to two kinds (%s): make the patterns name it once", name, strings.Join(found, "; "))
 }

@@ -45,3 +45,24 @@ func TestCancelFileClosesAPaymentLink(t *testing.T) {
 		t.Fatalf("reconcile: %+v %v", sum, err)
 	}
 }
+
+// ingest.kinds pins a file to a kind by its name: a cancel file that also
+// carries an amount column (which its header alone would make a payment
+// file's) is applied as cancels; two patterns of different kinds naming
+// one file refuse it, saying which.
+func TestIngestKindsPinsAFileByName(t *testing.T) {
+	c := newCycle(t)
+	ctx := context.Background()
+	c.env.Cfg.Ingest.Kinds = []string{"stop-*.csv=cancels", "stop-both*.csv=payment-links"}
+	c.env.ingest = ingest.New(c.env.DB, c.env.ingestOptions())
+	c.drop("stop-1.csv", "check_id,amount,reason\n0c5e0000-0000-0000-0000-000000000000,10.00,typo\n")
+	out, err := c.env.Ingest(ctx)
+	if err != nil || len(out) != 1 || out[0].Kind != payment.KindCancels || out[0].Outcome != ingest.Accepted {
+		t.Fatalf("pinned cancels: %+v %v", out, err)
+	}
+	c.drop("stop-both.csv", "check_id,reason\n0c5e0000-0000-0000-0000-000000000001,typo\n")
+	out, _ = c.env.Ingest(ctx)
+	if len(out) != 1 || out[0].Outcome.Accepted() || !strings.Contains(out[0].Detail, "ingest.kinds pins stop-both.csv to two kinds") {
+		t.Fatalf("two kinds: %+v", out)
+	}
+}

@@ -46,7 +46,7 @@ type Cancel struct {
 	Key     LineKey       `json:"key"`
 	CheckID string        `json:"check_id,omitempty"`
 	Token   string        `json:"checkout_token,omitempty"` // a payment link's, for a line that cancels a link
-	Row     RowKey        `json:"row,omitzero"` // the row that owns the check, when it is batchd's
+	Row     RowKey        `json:"row,omitzero"`             // the row that owns the check, when it is batchd's
 	Reason  string        `json:"reason"`
 	Outcome CancelOutcome `json:"outcome"`
 	Note    string        `json:"note,omitempty"`   // the service's words, or what batchd saw

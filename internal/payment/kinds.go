@@ -47,6 +47,26 @@ func (k BatchKind) Info() (KindInfo, bool) {
 	return KindInfo{Kind: k, Word: "a file of kind " + string(k)}, false
 }
 
+// KindNamed is the kind whose name (String) is name: "payments",
+// "cancels", "payment-links".
+func KindNamed(name string) (BatchKind, bool) {
+	for _, i := range kinds {
+		if i.Kind.String() == name {
+			return i.Kind, true
+		}
+	}
+	return "", false
+}
+
+// KindNames lists the kinds' names in the registry's order.
+func KindNames() []string {
+	out := make([]string, len(kinds))
+	for i, k := range kinds {
+		out[i] = k.Kind.String()
+	}
+	return out
+}
+
 // Known reports whether batchd knows k.
 func (k BatchKind) Known() bool {
 	_, ok := k.Info()
