@@ -61,11 +61,21 @@ func (s *Service) DeleteCheck(ctx context.Context, id string) error {
 	return domainError(s.c.DeleteCheck(ctx, id))
 }
 
+// EditCheck replaces check id's fields by row's (RequestOf), bank
+// details included.
+func (s *Service) EditCheck(ctx context.Context, id string, row *payment.Row) (*payment.Check, error) {
+	c, err := s.c.EditCheck(ctx, id, RequestOf(row))
+	if err != nil {
+		return nil, domainError(err)
+	}
+	return c.Domain(), nil
+}
+
 // Domain is what the domain keeps of a check from the wire. An unreadable
 // date gives the zero time.
 func (c *Check) Domain() *payment.Check {
 	d := &payment.Check{ID: c.CheckID, Label: c.Label, Number: c.Number, Amount: c.Amount,
-		Status: payment.ParseStatus(c.Status)}
+		Memo: c.Memo, Name: c.Name, Status: payment.ParseStatus(c.Status)}
 	if t, err := time.Parse(time.DateTime, c.Date); err == nil {
 		d.Created = t
 	}

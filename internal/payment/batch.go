@@ -29,6 +29,7 @@ const (
 	KindVerifications BatchKind = "verifications"   // a verification file
 	KindApprovals     BatchKind = "approvals"       // an approvals file: releases of held rows
 	KindCancels       BatchKind = "cancels"         // a cancel file: voids of checks
+	KindEdits         BatchKind = "edits"           // an edit file: corrections of checks in process
 )
 
 // Payments reports whether the batch's rows are payments.

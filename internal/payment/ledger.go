@@ -101,6 +101,9 @@ type Ledger interface {
 	LostLedger
 	// CancelLedger: the lines of cancel files, intent before each void.
 	CancelLedger
+	// EditLedger: the lines of edit files, intent before each edit, and
+	// the rows they change.
+	EditLedger
 	// Ping proves the ledger can be read, for /healthz.
 	Ping() error
 	// Path names the ledger for messages (a file, or a database).

@@ -113,6 +113,7 @@ var groups = []struct {
 	{"Rewind", rewindCases},
 	{"LostBatches", lostCases},
 	{"Cancels", cancelCases},
+	{"Edits", editCases},
 	{"Invariants", invariantCases},
 	{"Jobs", jobCases},
 }
