@@ -164,6 +164,9 @@ type Options struct {
 	// Cancel applies one line of a cancel file (the void rule,
 	// jobs.Cancel). Nil: a cancel file's lines are refused, saying so.
 	Cancel CancelFunc
+	// Edit applies one line of an edit file (the edit rule, jobs.Edit).
+	// Nil: an edit file's lines are refused, saying so.
+	Edit EditFunc
 }
 
 // Outcome says what happened to one file in one run; `batchd ingest`

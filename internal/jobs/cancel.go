@@ -40,7 +40,8 @@ const actionTooLate = "the check was already printed or deposited, so the money 
 func Cancel(db CancelLedger, svc payment.Service) ingest.CancelFunc {
 	return func(ctx context.Context, line ingest.CancelLine) (ingest.CancelResult, error) {
 		res := ingest.CancelResult{CheckID: line.CheckID, Outcome: payment.CancelRefused}
-		target, err := cancelTarget(db, line)
+		target, err := checkTarget(db, checkRef{id: line.CheckID, file: line.File, line: line.RowLine,
+			label: line.Label, number: line.Number, accept: hasCheck})
 		if errors.Is(err, ErrNotReleasable) {
 			res.Note = err.Error()
 			return res, nil
@@ -74,41 +75,54 @@ func Cancel(db CancelLedger, svc payment.Service) ingest.CancelFunc {
 	}
 }
 
-// target is the check a cancel line names, and its row when the check
-// is batchd's.
+// target is the check a line of an applied file names, and its row when
+// the check is batchd's.
 type target struct {
 	CheckID string
 	Row     payment.RowKey
-	row     string // "payroll.csv line 4", for the report
+	row     string       // "payroll.csv line 4", for the report
+	r       *payment.Row // the row; nil for a check that is not batchd's
 }
 
-// cancelTarget finds line's check. A line naming a row with no check
-// yet, or no row, is refused (ErrNotReleasable) with the reason.
-func cancelTarget(db payment.RowReader, line ingest.CancelLine) (target, error) {
+// checkRef is how a line of an applied file (cancels, edits) names a
+// check: by its id, or by the payment file and line that made it, or by
+// its label and number. accept refuses, saying why, a row named by file
+// and line that the kind cannot act on.
+type checkRef struct {
+	id, file      string
+	line          int
+	label, number string
+	accept        func(*payment.Row) error
+}
+
+// checkTarget finds the check ref names, for every kind that names one. A
+// line naming a row that accept refuses, or no row, is refused
+// (ErrNotReleasable) with the reason.
+func checkTarget(db payment.RowReader, ref checkRef) (target, error) {
 	var r *payment.Row
 	var err error
 	switch {
-	case line.CheckID != "":
-		owners, err := db.CheckOwners([]string{line.CheckID})
+	case ref.id != "":
+		owners, err := db.CheckOwners([]string{ref.id})
 		if err != nil {
 			return target{}, err
 		}
-		k, ok := owners[line.CheckID]
+		k, ok := owners[ref.id]
 		if !ok {
-			return target{CheckID: line.CheckID}, nil // not batchd's: voided all the same, and the report says whose
+			return target{CheckID: ref.id}, nil // not batchd's: the kind decides, and the report says whose
 		}
 		if r, err = db.Row(k); err != nil {
 			return target{}, err
 		}
-	case line.File != "":
-		r, err = rowAt(db, line.File, line.RowLine, 0, hasCheck)
+	case ref.file != "":
+		r, err = rowAt(db, ref.file, ref.line, 0, ref.accept)
 	default:
-		r, err = rowByIdentity(db, line.Label, line.Number)
+		r, err = rowByIdentity(db, ref.label, ref.number)
 	}
 	if err != nil {
 		return target{}, err
 	}
-	return target{CheckID: r.CheckID, Row: r.Key, row: rowName(db, r)}, nil
+	return target{CheckID: r.CheckID, Row: r.Key, row: rowName(db, r), r: r}, nil
 }
 
 // hasCheck refuses a row whose check does not exist yet.
@@ -161,15 +175,11 @@ func resultOf(c payment.Cancel, row string) ingest.CancelResult {
 // earlier run, whose void may have left. An error leaves the line in its
 // intent, for the next run.
 func voidCheck(ctx context.Context, svc payment.Service, id string, sentBefore bool) (payment.CancelOutcome, payment.Status, string, error) {
-	ck, err := svc.GetCheck(ctx, id)
-	switch {
-	case errors.Is(err, payment.ErrNotFound):
-		return payment.CancelNotFound, "", "the service does not know check " + id + ": check the id with the status report", nil
-	case err != nil && payment.FailureOf(err) == payment.FailRefused:
-		return payment.CancelRefused, "", payment.ServiceMessage(err), nil
-	case err != nil:
-		return "", "", "", fmt.Errorf("read check %s before voiding it: %w", id, err)
-	case ck.Status != payment.StatusInProcess:
+	ck, o, note, err := readCheck(ctx, svc, id, "voiding", payment.CancelNotFound, payment.CancelRefused)
+	if err != nil || o != "" {
+		return o, "", note, err
+	}
+	if ck.Status != payment.StatusInProcess {
 		o, note := settledBy(ck.Status, sentBefore)
 		return o, ck.Status, note, nil
 	}
@@ -194,6 +204,23 @@ func voidCheck(ctx context.Context, svc payment.Service, id string, sentBefore b
 		return payment.CancelRefused, again.Status, payment.ServiceMessage(derr), nil
 	}
 	return "", "", "", fmt.Errorf("void check %s: the answer was lost and the check is still in process: %w", id, derr)
+}
+
+// readCheck reads check id before a line acts on it (doing: "voiding").
+// A check the service does not know, or whose read it refuses, settles
+// the line: o is then notFound or refused, with its note. err is a
+// failure that leaves the line undone.
+func readCheck[O ~string](ctx context.Context, svc payment.Service, id, doing string, notFound, refused O) (ck *payment.Check, o O, note string, err error) {
+	ck, err = svc.GetCheck(ctx, id)
+	switch {
+	case errors.Is(err, payment.ErrNotFound):
+		return nil, notFound, "the service does not know check " + id + ": check the id with the status report", nil
+	case err != nil && payment.FailureOf(err) == payment.FailRefused:
+		return nil, refused, payment.ServiceMessage(err), nil
+	case err != nil:
+		return nil, o, "", fmt.Errorf("read check %s before %s it: %w", id, doing, err)
+	}
+	return ck, o, "", nil
 }
 
 // settledBy is how a cancel line settles on a check found in status s,

@@ -166,6 +166,7 @@ func (e *Env) ingestOptions() ingest.Options {
 		Payees:  ingest.Payees{KeyDir: c.StateDir, Mode: c.Ingest.OnAccountChange, Memory: e.DB},
 		Release: ApprovalRelease(e.DB),
 		Cancel:  Cancel(e.DB, e.Service),
+		Edit:    Edit(e.DB, e.Service),
 	}
 }
 

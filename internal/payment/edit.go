@@ -59,9 +59,13 @@ func (f EditFields) ApplyTo(r *Row) {
 // service may echo them (Identity.Same; memo and name trimmed, and only
 // when the service echoes them at all).
 func (f EditFields) ShownBy(c *Check) bool {
-	id := Identity{Label: f.Label, Number: f.Number, Amount: f.Amount}
 	same := func(want, got string) bool { return got == "" || strings.TrimSpace(want) == strings.TrimSpace(got) }
-	return id.Same(c.Identity()) && same(f.Memo, c.Memo) && same(f.Name, c.Name)
+	return f.Identity().Same(c.Identity()) && same(f.Memo, c.Memo) && same(f.Name, c.Name)
+}
+
+// Identity is the identity a check with the values f carries.
+func (f EditFields) Identity() Identity {
+	return Identity{Label: f.Label, Number: f.Number, Amount: f.Amount}
 }
 
 // Changes words how after differs from f, for a report and the row's
