@@ -34,8 +34,8 @@ const actionEditTooLate = "the check was already printed or deposited, so it can
 //     is settled by reading the check again;
 //   - showing the values after: edited (an earlier edit whose answer was
 //     lost), never sent again;
-//   - printed or deposited: too late to edit, an exception with its
-//     action; void, failed or deleted: final; unknown: not found;
+//   - printed or deposited: too late to edit, never retried, with the
+//     action to take; void, failed or deleted: final; unknown: not found;
 //   - in process but showing neither: changed by another hand, refused.
 //
 // An edited check's row takes the new values and identity. A line
