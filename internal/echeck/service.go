@@ -53,11 +53,17 @@ func (s *Service) DeleteCheck(ctx context.Context, id string) error {
 	return apiwire.Domain(s.c.DeleteCheck(ctx, id))
 }
 
+// EditCheck replaces check id's fields by row's (RequestOf), bank
+// details included.
+func (s *Service) EditCheck(ctx context.Context, id string, row *payment.Row) (*payment.Check, error) {
+	return apiwire.Adapt((*Check).Domain)(s.c.EditCheck(ctx, id, RequestOf(row)))
+}
+
 // Domain is what the domain keeps of a check from the wire. An unreadable
 // date gives the zero time.
 func (c *Check) Domain() *payment.Check {
 	d := &payment.Check{ID: c.CheckID, Label: c.Label, Number: c.Number, Amount: c.Amount,
-		Status: payment.ParseStatus(c.Status), LinkID: c.LinkID}
+		Memo: c.Memo, Name: c.Name, Status: payment.ParseStatus(c.Status), LinkID: c.LinkID}
 	if t, err := time.Parse(time.DateTime, c.Date); err == nil {
 		d.Created = t
 	}

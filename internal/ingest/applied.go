@@ -15,17 +15,17 @@ import (
 )
 
 // Kinds whose lines ingest applies itself (payment.KindInfo.Applied):
-// approvals release held rows, cancels void checks. Such a file is
-// recorded as a batch of its kind with no rows, so that the same content
-// dropped again is a duplicate; its lines are applied once the fence is
-// passed, in order; a line refused changes nothing; and the file is
-// archived whatever its lines' results, which its results report
-// (<name>.results.csv) gives line by line. A failure that leaves a line
-// undone (the ledger, or a service that did not answer) stops the file
-// before its report: the file stays claimed, and the next run applies it
-// again from the start, each kind's rule making a line applied before a
-// no-op (a released row is no longer held; a cancel line's intent is in
-// the ledger).
+// approvals release held rows, cancels void checks, edits correct them.
+// Such a file is recorded as a batch of its kind with no rows, so that
+// the same content dropped again is a duplicate; its lines are applied
+// once the fence is passed, in order; a line refused changes nothing; and
+// the file is archived whatever its lines' results, which its results
+// report (<name>.results.csv) gives line by line. A failure that leaves a
+// line undone (the ledger, or a service that did not answer) stops the
+// file before its report: the file stays claimed, and the next run
+// applies it again from the start, each kind's rule making a line applied
+// before a no-op (a released row is no longer held; a cancel or edit
+// line's intent is in the ledger).
 
 // lineResult is what became of one line: its results-report row.
 type lineResult interface {
@@ -49,6 +49,7 @@ var appliedKinds = map[payment.BatchKind]appliedKind{
 	payment.KindApprovals: approvals,
 	payment.KindCancels:   cancels,
 	payment.KindLinks:     links,
+	payment.KindEdits:     edits,
 }
 
 // applyFile takes a claimed file of an applied kind through fence, lines,
@@ -194,6 +195,16 @@ func (j *Job) deliverResults(ctx context.Context, rem Remote, kind appliedKind, 
 		return fmt.Errorf("keep %s results report: %w", kind.reports, err)
 	}
 	return report.Destination{Outbox: rem, Dir: j.opts.Outbox}.DeliverAll(ctx, kept, rname)
+}
+
+// lineColumns are the columns of an applied kind's results report: the
+// file's line, then the kind's columns, each text.
+func lineColumns(names ...string) []report.Column {
+	cols := []report.Column{{Name: "line", Kind: report.Int}}
+	for _, n := range names {
+		cols = append(cols, report.Column{Name: n, Kind: report.Text})
+	}
+	return cols
 }
 
 func resultsName(file string) string { return file + ".results.csv" }

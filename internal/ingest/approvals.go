@@ -28,15 +28,8 @@ type ReleaseFunc func(ctx context.Context, a Approval) (released bool, note stri
 
 // ResultsTable is the layout of <approvals file>.results.csv: one row per
 // line of the approvals file, with what became of it.
-var ResultsTable = report.Table{Sheet: "approvals", Columns: []report.Column{
-	{Name: "line", Kind: report.Int},
-	{Name: "file", Kind: report.Text},
-	{Name: "row_line", Kind: report.Text},
-	{Name: "account_last4", Kind: report.Text},
-	{Name: "approved_by", Kind: report.Text},
-	{Name: "result", Kind: report.Text},
-	{Name: "reason", Kind: report.Text},
-}}
+var ResultsTable = report.Table{Sheet: "approvals",
+	Columns: lineColumns("file", "row_line", "account_last4", "approved_by", "result", "reason")}
 
 // approvalResult is one row of the results report.
 type approvalResult struct {

@@ -26,16 +26,20 @@ type CancelLine struct {
 	Reason        string
 }
 
-// CancelResult is what became of one cancel line.
-type CancelResult struct {
+// LineResult is what became of one line of an applied file that acts on
+// a check (a cancel or an edit line), with the kind's outcome O.
+type LineResult[O ~string] struct {
 	CheckID string
 	Token   string // the payment link's, for a line that cancels a link
 	Row     string // the payment file and line whose check it is, or ""
-	Outcome payment.CancelOutcome
+	Outcome O
 	Status  payment.Status // the check's status as last seen
 	Note    string         // why, in words
 	Action  string         // what a person must do, for an outcome that needs one
 }
+
+// CancelResult is what became of one cancel line.
+type CancelResult = LineResult[payment.CancelOutcome]
 
 // CancelFunc applies one cancel line with the one void rule (jobs.Cancel,
 // passed in because ingest cannot import jobs). A line the rule refuses
@@ -45,17 +49,8 @@ type CancelResult struct {
 type CancelFunc func(ctx context.Context, c CancelLine) (CancelResult, error)
 
 // CancelResultsTable is the layout of <cancel file>.results.csv.
-var CancelResultsTable = report.Table{Sheet: "cancels", Columns: []report.Column{
-	{Name: "line", Kind: report.Int},
-	{Name: "check_id", Kind: report.Text},
-	{Name: "payment_row", Kind: report.Text},
-	{Name: "checkout_token", Kind: report.Text},
-	{Name: "reason", Kind: report.Text},
-	{Name: "result", Kind: report.Text},
-	{Name: "check_status", Kind: report.Text},
-	{Name: "note", Kind: report.Text},
-	{Name: "action", Kind: report.Text},
-}}
+var CancelResultsTable = report.Table{Sheet: "cancels",
+	Columns: lineColumns("check_id", "payment_row", "checkout_token", "reason", "result", "check_status", "note", "action")}
 
 type cancelResult struct {
 	line   int
@@ -72,35 +67,36 @@ func (r cancelResult) applied() bool {
 }
 
 // cancels is the cancel kind as ingest applies it.
-var cancels = appliedKind{
-	table: CancelResultsTable, reports: "cancels", did: "cancel lines voided their checks",
-	apply: func(j *Job, ctx context.Context, meta payment.FileMeta, line int, rec []string, col map[string]int) (lineResult, error) {
-		return j.applyCancel(ctx, meta, line, rec, col)
-	},
-	check: func(line int, rec []string, col map[string]int) string {
-		_, why := readCancel(payment.FileMeta{}, line, rec, col)
-		return why
-	},
+var cancels = appliedKind{table: CancelResultsTable, reports: "cancels", did: "cancel lines voided their checks",
+	apply: (*Job).applyCancel, check: checkCancel}
+
+// checkCancel says what is wrong with a cancel line's form, or "".
+func checkCancel(line int, rec []string, col map[string]int) string {
+	_, why := readCancel(payment.FileMeta{}, line, rec, col)
+	return why
 }
 
 // applyCancel checks one line of a cancel file and applies it.
-func (j *Job) applyCancel(ctx context.Context, meta payment.FileMeta, line int, rec []string, col map[string]int) (cancelResult, error) {
+func (j *Job) applyCancel(ctx context.Context, meta payment.FileMeta, line int, rec []string, col map[string]int) (lineResult, error) {
 	c, why := readCancel(meta, line, rec, col)
-	r := cancelResult{line: line, reason: c.Reason, CancelResult: CancelResult{CheckID: c.CheckID, Token: c.Token, Outcome: payment.CancelRefused}}
-	if why != "" {
-		r.Note = why
-		return r, nil
+	res, err := actOn(ctx, j.opts.Cancel, c, why, "this batchd does not void checks by cancel file", func(note string) CancelResult {
+		return CancelResult{CheckID: c.CheckID, Token: c.Token, Outcome: payment.CancelRefused, Note: note}
+	})
+	return cancelResult{line: line, reason: c.Reason, CancelResult: res}, err
+}
+
+// actOn applies line l of a kind that acts on a check (cancels, edits)
+// with the kind's rule. A line of bad form (why says what is wrong), or
+// one that a batchd without the rule meets (off says so), is refused: its
+// result is refused's.
+func actOn[L, R any](ctx context.Context, rule func(context.Context, L) (R, error), l L, why, off string, refused func(note string) R) (R, error) {
+	switch {
+	case why != "":
+		return refused(why), nil
+	case rule == nil:
+		return refused(off), nil
 	}
-	if j.opts.Cancel == nil {
-		r.Note = "this batchd does not void checks by cancel file"
-		return r, nil
-	}
-	res, err := j.opts.Cancel(ctx, c)
-	if err != nil {
-		return r, err
-	}
-	r.CancelResult = res
-	return r, nil
+	return rule(ctx, l)
 }
 
 // readCancel reads one line of a cancel file and says what is wrong
@@ -115,27 +111,46 @@ func readCancel(meta payment.FileMeta, line int, rec []string, col map[string]in
 // check reads the line's reference (rowLine is the line column's cell)
 // and says what is wrong with it, or "".
 func (c *CancelLine) check(rowLine string) string {
-	switch {
-	case c.Reason == "":
+	if c.Reason == "" {
 		return "reason is empty: say why the check is cancelled (it is kept in the row's history)"
-	case c.CheckID != "":
-		if len(c.CheckID) != 36 {
-			return fmt.Sprintf("check_id %q is not a check id (36 characters, as the status report gives it)", c.CheckID)
-		}
-		c.File, c.Label, c.Number = "", "", ""
-	case c.Token == "" && (c.File != "" || rowLine != ""):
-		n, err := strconv.Atoi(rowLine)
-		if c.File == "" || err != nil || n <= 0 {
-			return fmt.Sprintf("file %q line %q does not name a row: give the payment file's name as it was ingested and the row's line, 2 or more", c.File, rowLine)
-		}
-		c.RowLine, c.Label, c.Number = n, "", ""
-	case c.Token != "":
+	}
+	if c.CheckID == "" && c.Token != "" {
 		if len(c.Token) != 36 {
 			return fmt.Sprintf("checkout_token %q is not a payment link's token (36 characters, as the links report gives it)", c.Token)
 		}
 		c.File, c.Label, c.Number = "", "", ""
+		return ""
+	}
+	n, named, why := readRef(&c.CheckID, &c.File, rowLine)
+	switch {
+	case why != "":
+		return why
+	case named:
+		c.RowLine, c.Label, c.Number = n, "", ""
 	case c.Label == "" || c.Number == "":
 		return "the line names no check: give check_id, or file and line, or label and number, or a payment link's checkout_token"
 	}
 	return ""
+}
+
+// readRef reads how a line of an applied file names a check: by its id
+// (then file is cleared), or by the payment file and line that made it
+// (rowLine is the line column's cell, read into n). named is false when
+// the line names it neither way; why says what is wrong, or "".
+func readRef(id, file *string, rowLine string) (n int, named bool, why string) {
+	switch {
+	case *id != "":
+		if len(*id) != 36 {
+			return 0, true, fmt.Sprintf("check_id %q is not a check id (36 characters, as the status report gives it)", *id)
+		}
+		*file = ""
+		return 0, true, ""
+	case *file != "" || rowLine != "":
+		n, err := strconv.Atoi(rowLine)
+		if *file == "" || err != nil || n <= 0 {
+			return 0, true, fmt.Sprintf("file %q line %q does not name a row: give the payment file's name as it was ingested and the row's line, 2 or more", *file, rowLine)
+		}
+		return n, true, ""
+	}
+	return 0, false, ""
 }

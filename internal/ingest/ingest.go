@@ -170,6 +170,9 @@ type Options struct {
 	// Kinds pins the kind of the files whose names match a pattern
 	// (ingest.kinds); other files are told by their header.
 	Kinds map[string]payment.BatchKind
+	// Edit applies one line of an edit file (the edit rule, jobs.Edit).
+	// Nil: an edit file's lines are refused, saying so.
+	Edit EditFunc
 }
 
 // Outcome says what happened to one file in one run; `batchd ingest`

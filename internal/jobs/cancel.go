@@ -43,7 +43,8 @@ func Cancel(db CancelLedger, svc payment.Service, links payment.LinkService) ing
 			return cancelLink(ctx, db, links, line)
 		}
 		res := ingest.CancelResult{CheckID: line.CheckID, Outcome: payment.CancelRefused}
-		target, err := cancelTarget(db, line)
+		target, err := checkTarget(db, checkRef{id: line.CheckID, file: line.File, line: line.RowLine,
+			label: line.Label, number: line.Number, accept: hasCheck})
 		if errors.Is(err, ErrNotReleasable) {
 			res.Note = err.Error()
 			return res, nil
@@ -104,41 +105,54 @@ func cancelLink(ctx context.Context, db CancelLedger, links payment.LinkService,
 	return resultOf(rec, ""), nil
 }
 
-// target is the check a cancel line names, and its row when the check
-// is batchd's.
+// target is the check a line of an applied file names, and its row when
+// the check is batchd's.
 type target struct {
 	CheckID string
 	Row     payment.RowKey
-	row     string // "payroll.csv line 4", for the report
+	row     string       // "payroll.csv line 4", for the report
+	r       *payment.Row // the row; nil for a check that is not batchd's
 }
 
-// cancelTarget finds line's check. A line naming a row with no check
-// yet, or no row, is refused (ErrNotReleasable) with the reason.
-func cancelTarget(db payment.RowReader, line ingest.CancelLine) (target, error) {
+// checkRef is how a line of an applied file (cancels, edits) names a
+// check: by its id, or by the payment file and line that made it, or by
+// its label and number. accept refuses, saying why, a row named by file
+// and line that the kind cannot act on.
+type checkRef struct {
+	id, file      string
+	line          int
+	label, number string
+	accept        func(*payment.Row) error
+}
+
+// checkTarget finds the check ref names, for every kind that names one. A
+// line naming a row that accept refuses, or no row, is refused
+// (ErrNotReleasable) with the reason.
+func checkTarget(db payment.RowReader, ref checkRef) (target, error) {
 	var r *payment.Row
 	var err error
 	switch {
-	case line.CheckID != "":
-		owners, err := db.CheckOwners([]string{line.CheckID})
+	case ref.id != "":
+		owners, err := db.CheckOwners([]string{ref.id})
 		if err != nil {
 			return target{}, err
 		}
-		k, ok := owners[line.CheckID]
+		k, ok := owners[ref.id]
 		if !ok {
-			return target{CheckID: line.CheckID}, nil // not batchd's: voided all the same, and the report says whose
+			return target{CheckID: ref.id}, nil // not batchd's: the kind decides, and the report says whose
 		}
 		if r, err = db.Row(k); err != nil {
 			return target{}, err
 		}
-	case line.File != "":
-		r, err = rowAt(db, line.File, line.RowLine, 0, hasCheck)
+	case ref.file != "":
+		r, err = rowAt(db, ref.file, ref.line, 0, ref.accept)
 	default:
-		r, err = rowByIdentity(db, line.Label, line.Number)
+		r, err = rowByIdentity(db, ref.label, ref.number)
 	}
 	if err != nil {
 		return target{}, err
 	}
-	return target{CheckID: r.CheckID, Row: r.Key, row: rowName(db, r)}, nil
+	return target{CheckID: r.CheckID, Row: r.Key, row: rowName(db, r), r: r}, nil
 }
 
 // hasCheck refuses a row whose check does not exist yet.
@@ -184,4 +198,21 @@ func resultOf(c payment.Cancel, row string) ingest.CancelResult {
 		res.Action = actionTooLate
 	}
 	return res
+}
+
+// readCheck reads check id before a line acts on it (doing: "voiding").
+// A check the service does not know, or whose read it refuses, settles
+// the line: o is then notFound or refused, with its note. err is a
+// failure that leaves the line undone.
+func readCheck[O ~string](ctx context.Context, svc payment.Service, id, doing string, notFound, refused O) (ck *payment.Check, o O, note string, err error) {
+	ck, err = svc.GetCheck(ctx, id)
+	switch {
+	case errors.Is(err, payment.ErrNotFound):
+		return nil, notFound, "the service does not know check " + id + ": check the id with the status report", nil
+	case err != nil && payment.FailureOf(err) == payment.FailRefused:
+		return nil, refused, payment.ServiceMessage(err), nil
+	case err != nil:
+		return nil, o, "", fmt.Errorf("read check %s before %s it: %w", id, doing, err)
+	}
+	return ck, o, "", nil
 }

@@ -169,6 +169,7 @@ func (e *Env) ingestOptions() ingest.Options {
 		Release: ApprovalRelease(e.DB),
 		Cancel:  Cancel(e.DB, e.Service, e.Links),
 		Link:    CreateLink(e.DB, e.Links),
+		Edit:    Edit(e.DB, e.Service),
 		Kinds:   c.Ingest.PinnedKinds(),
 	}
 }

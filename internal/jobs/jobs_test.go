@@ -162,6 +162,26 @@ func (c *cycle) outboxCSV(prefix string) [][]string {
 	return recs
 }
 
+// settlementTotals reads the settlement report's totals as "count/amount":
+// by status, by outcome, and deposited_by_date.
+func (c *cycle) settlementTotals() map[string]string {
+	c.t.Helper()
+	se := c.outboxCSV("settlement-")
+	got := map[string]string{}
+	for _, rec := range se[1:] {
+		v := rec[col(se[0], "count")] + "/" + rec[col(se[0], "amount")]
+		switch rec[0] {
+		case "status_total":
+			got[rec[col(se[0], "status")]] = v
+		case "outcome_total":
+			got[rec[col(se[0], "outcome")]] = v
+		case "deposited_by_date":
+			got[rec[0]] = v
+		}
+	}
+	return got
+}
+
 func col(header []string, name string) int {
 	for i, h := range header {
 		if h == name {
@@ -281,18 +301,7 @@ func fullCycle(t *testing.T, c *cycle, days int) {
 
 	// Settlement: exact totals per status and per outcome (paid, on its
 	// way, not paid), which together equal the status sums.
-	se := c.outboxCSV("settlement-")
-	got := map[string]string{}
-	for _, rec := range se[1:] {
-		switch rec[0] {
-		case "status_total":
-			got[rec[col(se[0], "status")]] = rec[col(se[0], "count")] + "/" + rec[col(se[0], "amount")]
-		case "outcome_total":
-			got[rec[col(se[0], "outcome")]] = rec[col(se[0], "count")] + "/" + rec[col(se[0], "amount")]
-		case "deposited_by_date":
-			got[rec[0]] = rec[col(se[0], "count")] + "/" + rec[col(se[0], "amount")]
-		}
-	}
+	got := c.settlementTotals()
 	for k, v := range map[string]string{"deposited": "2/30.03", "void": "1/30.03", "printed": "2/90.09",
 		"failed": "1/60.06", "deposited_by_date": "2/30.03",
 		"paid": "2/30.03", "on_its_way": "2/90.09", "not_paid": "2/90.09"} {

@@ -25,6 +25,7 @@ var (
 	_ submit.ResultsLedger  = state.Ledger(nil)
 	_ ReleaseLedger         = state.Ledger(nil)
 	_ CancelLedger          = state.Ledger(nil)
+	_ EditLedger            = state.Ledger(nil)
 	_ payee.Memory          = state.Ledger(nil)
 	_ StatusLedger          = state.Ledger(nil)
 )

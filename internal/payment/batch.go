@@ -30,6 +30,7 @@ const (
 	KindApprovals     BatchKind = "approvals"       // an approvals file: releases of held rows
 	KindCancels       BatchKind = "cancels"         // a cancel file: voids of checks
 	KindLinks         BatchKind = "payment-links"   // a payment-link file: links payers pay through
+	KindEdits         BatchKind = "edits"           // an edit file: corrections of checks in process
 )
 
 // Payments reports whether the batch's rows are payments.

@@ -16,6 +16,8 @@ type Check struct {
 	Label            string
 	Number           string
 	Amount           money.Cents
+	Memo             string // as the service echoes it; "" when it does not
+	Name             string // the payee's name, likewise
 	Status           Status
 	Created          time.Time // the check's creation time at the service, UTC; zero when not given
 	Risk             string    // basic verification's risk result, when asked for

@@ -16,7 +16,7 @@ type KindInfo struct {
 	// Word names a file of the kind in messages: "a payment file".
 	Word string
 	// Applied: ingest applies each line itself once the file is fenced
-	// (approvals release rows, cancels void checks) and keeps no rows for
+	// (approvals release rows, cancels void checks, edits correct them) and keeps no rows for
 	// submit; the file's results report says what became of each line.
 	Applied bool
 	// Funding: the kind's rows are funding.Rows, sent by onboarding.
@@ -30,6 +30,7 @@ var kinds = [...]KindInfo{
 	{Kind: KindApprovals, Word: "an approvals file", Applied: true},
 	{Kind: KindCancels, Word: "a cancel file", Applied: true},
 	{Kind: KindLinks, Word: "a payment-link file", Applied: true},
+	{Kind: KindEdits, Word: "an edit file", Applied: true},
 }
 
 // Kinds lists every kind, in the order of work. The slice is the

@@ -103,6 +103,9 @@ type Ledger interface {
 	CancelLedger
 	// LinkLedger: the lines of payment-link files, intent before each create.
 	LinkLedger
+	// EditLedger: the lines of edit files, intent before each edit, and
+	// the rows they change.
+	EditLedger
 	// Ping proves the ledger can be read, for /healthz.
 	Ping() error
 	// Path names the ledger for messages (a file, or a database).

@@ -142,8 +142,9 @@ type Row struct {
 	State   RowState `json:"state"`
 	Payment Payment  `json:"payment"`
 
-	// Label and Number are the identity the check carries; they are fixed
-	// at ingest and never change, so a lost answer can be looked up.
+	// Label and Number are the identity the check carries, so a lost
+	// answer can be looked up. They are fixed at ingest and change only
+	// with the check itself, by an edit file (EditFields.ApplyTo).
 	Label  string `json:"label"`
 	Number string `json:"number"`
 

@@ -23,6 +23,10 @@ type Service interface {
 	GetCheck(ctx context.Context, id string) (*Check, error)
 	// DeleteCheck voids a check.
 	DeleteCheck(ctx context.Context, id string) error
+	// EditCheck replaces the fields of check id by row's (its payment's
+	// fields and its identity, bank details in full): the API's edit
+	// takes the whole check. Only a check in process can be edited.
+	EditCheck(ctx context.Context, id string, row *Row) (*Check, error)
 }
 
 // CheckQuery selects a page of the check list. Dates are YYYY-MM-DD days

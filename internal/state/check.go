@@ -202,6 +202,7 @@ func (r *Report) invariants(tx kv.Tx) error {
 	r.lostInvariants(tx)
 	r.cancelInvariants(tx)
 	r.linkInvariants(tx)
+	r.editInvariants(tx)
 	for _, id := range slices.Sorted(maps.Keys(batches)) {
 		b := batches[id]
 		if b.Status == payment.BatchLoading {

@@ -4,6 +4,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/batchd/batchd/internal/payment"
 	"github.com/batchd/batchd/internal/redact"
 )
 
@@ -97,3 +98,19 @@ func ShowRouting(s string) string {
 // Clip cuts a cell to the 64 characters a Finding repeats, marking the cut
 // with "…".
 func Clip(s string) string { return clip(s) }
+
+// CheckField judges a cell of the payment field name (payment.Fields) by
+// the rule a payment file's column of that name applies: its length, its
+// characters and the field's own check. Kinds of file that carry some
+// payment fields (an edit file's new amount, memo, …) judge them by it,
+// so a value an edit gives passes exactly when a payment file's would.
+// A name that is no field passes; a rule that depends on the mode or the
+// run date judges as in live mode on no date (the edit rule does not ask
+// it of routing numbers or dates).
+func CheckField(name, s string) string {
+	i := payment.FieldIndex(name)
+	if i < 0 {
+		return ""
+	}
+	return cellRules[i].apply(&validator{}, s)
+}

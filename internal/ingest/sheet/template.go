@@ -35,9 +35,11 @@ func TemplateColumns(kind payment.BatchKind) []string {
 	return sourcefile.Columns(kind)
 }
 
-// cellKindOf is the csvfile.CellKind of a column of kind's file.
+// cellKindOf is the csvfile.CellKind of a column of kind's file. A
+// column of an applied kind that is a payment field (an edit file's new
+// amount) is typed as a payment file's.
 func cellKindOf(kind payment.BatchKind, name string) csvfile.CellKind {
-	if kind.Payments() {
+	if info, _ := kind.Info(); kind.Payments() || info.Applied && payment.FieldIndex(name) >= 0 {
 		return csvfile.PaymentCellKind(name)
 	}
 	return sourcefile.CellKindOf(name)

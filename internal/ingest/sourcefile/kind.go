@@ -103,6 +103,9 @@ func KindOf(header []string) payment.BatchKind {
 	if links(header) {
 		return payment.KindLinks
 	}
+	if edits(header) {
+		return payment.KindEdits
+	}
 	var pay, src, ver int
 	for _, cell := range header {
 		name := strings.ToLower(strings.TrimSpace(cell))
@@ -220,6 +223,17 @@ func hasAll(seen map[string]bool, cols []string) bool {
 	return true
 }
 
+// hasAllOfOne reports whether seen (headerKeys) holds every column of one
+// of refs: one way of naming a check.
+func hasAllOfOne(seen map[string]bool, refs [][]string) bool {
+	for _, ref := range refs {
+		if hasAll(seen, ref) {
+			return true
+		}
+	}
+	return false
+}
+
 // Cancel files. A cancel file's header names a reason and one way of
 // naming the check: its id; the payment file and line that made it; or
 // its label and number. A header with approved_by is an approvals file's
@@ -272,6 +286,7 @@ var appliedColumns = map[payment.BatchKind][]string{
 	payment.KindApprovals: ApprovalColumns,
 	payment.KindCancels:   CancelColumns,
 	payment.KindLinks:     LinkColumns,
+	payment.KindEdits:     EditColumns,
 }
 
 // cancels reports whether header is a cancel file's.
@@ -280,10 +295,32 @@ func cancels(header []string) bool {
 	if !seen[key(CancelReason)] || seen[key("approved_by")] || seen[key("amount")] {
 		return false
 	}
-	for _, ref := range CancelRefs {
-		if hasAll(seen, ref) {
-			return true
-		}
+	return hasAllOfOne(seen, CancelRefs)
+}
+
+// Edit files. An edit file's header names the check by its id, or by the
+// payment file and line that made it, and carries bank_account (the
+// API's edit takes the whole check, and batchd keeps only the last four
+// digits of a check's account). A payment file has bank_account too, and
+// label and number, but never check_id, file or line (none is a field of
+// payment.Fields); a header with approved_by is an approvals file's and
+// one with reason a cancel file's, so no header is taken for two kinds.
+var (
+	EditAccount = "bank_account"
+	// EditRefs are the ways of naming the check, in the order they are
+	// read when a line gives more than one. Label and number are no way of
+	// naming it here: in an edit file they are new values.
+	EditRefs = [][]string{{"check_id"}, {"file", "line"}}
+)
+
+// EditColumns are every column an edit file's line is read from.
+var EditColumns = []string{"check_id", "file", "line", "amount", "number", "label", "memo", "name", "email", "bank_routing", "bank_account"}
+
+// edits reports whether header is an edit file's.
+func edits(header []string) bool {
+	seen := headerKeys(header)
+	if !seen[key(EditAccount)] || seen[key("approved_by")] || seen[key(CancelReason)] {
+		return false
 	}
-	return false
+	return hasAllOfOne(seen, EditRefs)
 }

@@ -67,15 +67,18 @@ func TestDetect(t *testing.T) {
 	if got := detect(string(testdata(t, "demo/customers.csv")), o); got != payment.KindSources {
 		t.Errorf("demo/customers.csv: %q, want funding-sources", got)
 	}
+	if got := detect(string(testdata(t, "demo/invoices-links.csv")), o); got != payment.KindLinks {
+		t.Errorf("demo/invoices-links.csv: %q, want payment-links", got)
+	}
 	// Every payment file of testdata stays a payment file, whatever is
-	// wrong with it (the demo's one funding-source file aside).
+	// wrong with it (the demo's funding-source and payment-link files aside).
 	for _, dir := range []string{"csv", "demo"} {
 		names, _ := filepath.Glob(filepath.Join("..", "..", "..", "testdata", dir, "*"))
 		if len(names) == 0 {
 			t.Fatalf("no payment files in testdata/%s", dir)
 		}
 		for _, p := range names {
-			if filepath.Base(p) == "customers.csv" {
+			if b := filepath.Base(p); b == "customers.csv" || b == "invoices-links.csv" {
 				continue
 			}
 			if got := detect(string(testdata(t, filepath.Join(dir, filepath.Base(p)))), o); got != payment.KindPayments {
@@ -124,3 +127,50 @@ func TestDetect(t *testing.T) {
 type failingReader struct{}
 
 func (*failingReader) Read([]byte) (int, error) { return 0, bytes.ErrTooLarge }
+
+func TestKindOfEdits(t *testing.T) {
+	cases := map[string]payment.BatchKind{
+		"check_id,amount,bank_routing,bank_account":                                        payment.KindEdits,
+		"File,Line,Memo,Name,BankRouting,BankAccount":                                      payment.KindEdits,
+		"check_id,file,line,amount,number,label,memo,name,email,bank_routing,bank_account": payment.KindEdits,
+		"check_id,amount": payment.KindPayments, // no bank_account: no edit file
+		"number,amount,label,memo,name,bank_routing,bank_account": payment.KindPayments,
+		"check_id,reason,bank_account":                            payment.KindCancels, // reason: a cancel file's
+		"file,line,account_last4,approved_by,bank_account":        payment.KindApprovals,
+	}
+	for header, want := range cases {
+		if got := KindOf(strings.Split(header, ",")); got != want {
+			t.Errorf("KindOf(%q) = %q, want %q", header, got, want)
+		}
+	}
+	for _, name := range []string{"check_id", "file", "line"} {
+		if payment.FieldIndex(name) >= 0 {
+			t.Errorf("%s is a payment field: a payment file could be taken for an edit file", name)
+		}
+	}
+}
+
+// No header is taken for two of the kinds ingest applies: every set of
+// the columns their rules read matches at most one rule.
+func TestAppliedKindsNeverCompete(t *testing.T) {
+	cols := []string{"check_id", "file", "line", "label", "number", "reason", "amount", "bank_account", "approved_by", "account_last4"}
+	rules := map[payment.BatchKind]func([]string) bool{
+		payment.KindApprovals: approvals, payment.KindCancels: cancels, payment.KindEdits: edits}
+	for set := range 1 << len(cols) {
+		var header []string
+		for i, c := range cols {
+			if set&(1<<i) != 0 {
+				header = append(header, c)
+			}
+		}
+		var matched []payment.BatchKind
+		for k, rule := range rules {
+			if rule(header) {
+				matched = append(matched, k)
+			}
+		}
+		if len(matched) > 1 {
+			t.Errorf("header %q is taken for %v", header, matched)
+		}
+	}
+}

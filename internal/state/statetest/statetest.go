@@ -114,6 +114,7 @@ var groups = []struct {
 	{"LostBatches", lostCases},
 	{"Cancels", cancelCases},
 	{"Links", linkCases},
+	{"Edits", editCases},
 	{"Invariants", invariantCases},
 	{"Jobs", jobCases},
 }
