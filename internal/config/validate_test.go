@@ -33,7 +33,7 @@ func TestFindings(t *testing.T) {
 			[]string{"merge keys"}},
 
 		{"ingest.kinds names an unknown kind", minimal + "ingest:\n  kinds: [\"stop-*.csv=cancel\"]\n", "ingest.kinds[0]", 4,
-			[]string{`ingest.kinds[0]: want PATTERN=KIND, a file-name pattern (like stop-*.csv) and one of payments, funding-sources, verifications, approvals, cancels, payment-links, got "stop-*.csv=cancel"`}},
+			[]string{`ingest.kinds[0]: want PATTERN=KIND, a file-name pattern (like stop-*.csv) and one of payments, funding-sources,`, `cancels`, `got "stop-*.csv=cancel"`}},
 
 		// Wrong types.
 		{"string for integer", minimal + "  burst: ten\n", "api.burst", 3,
