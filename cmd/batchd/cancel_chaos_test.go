@@ -31,6 +31,7 @@ import (
 // mean a void left before its intent was recorded), every deposited one
 // "too_late", and the checks it does not name are untouched.
 func TestCancelChaos(t *testing.T) {
+	t.Parallel() // mostly waiting (the sandbox's latency, leases): beside the other waiting tests
 	seed := chaosSeed(t)
 	for _, backend := range []string{"bbolt", "postgres"} {
 		t.Run(backend, func(t *testing.T) {

@@ -28,6 +28,7 @@ import (
 // reconcile` reports 5 paid and 15 open in the links report, and no
 // stranger.
 func TestPaymentLinkFile(t *testing.T) {
+	t.Parallel() // mostly waiting (the sandbox's latency, leases): beside the other waiting tests
 	seed := chaosSeed(t)
 	for _, backend := range []string{"bbolt", "postgres"} {
 		t.Run(backend, func(t *testing.T) {
