@@ -12,13 +12,7 @@ var _ payment.LinkService = (*Service)(nil)
 // CreateLink creates a payment link; an error is filed under the domain's
 // failures as a check create's is (a lost answer may have made the link).
 func (s *Service) CreateLink(ctx context.Context, r payment.LinkRequest) (*payment.PaymentLink, error) {
-	return apiwire.Adapt((*PaymentLink).Domain)(s.c.CreatePaymentLink(ctx, PaymentLinkRequest{
-		Amount: r.Amount, Memo: r.Memo, ThankYouURL: r.ThankYouURL, ErrorURL: r.ErrorURL,
-		Recurring: r.Recurring, RecurringCycle: r.RecurringCycle, RecurringStartDate: r.RecurringStartDate,
-		RecurringInstallments: r.RecurringInstallments, FundConfirmation: r.FundConfirmation,
-		BasicVerification: r.BasicVerification, IsBankAuth: r.IsBankAuth, SignatureRequired: r.SignatureRequired,
-		SubmitForApproval: r.SubmitForApproval,
-	}))
+	return apiwire.Adapt((*PaymentLink).Domain)(s.c.CreatePaymentLink(ctx, r))
 }
 
 // ListLinks returns one page of 100 payment links, searched when search

@@ -10,26 +10,15 @@ import (
 
 	"github.com/batchd/batchd/internal/apiwire"
 	"github.com/batchd/batchd/internal/money"
+	"github.com/batchd/batchd/internal/payment"
 )
 
-// PaymentLinkRequest holds the fields of a payment link (spec 2.2). All
-// are optional; a zero value is not sent. Amount, when set, is sent as an
-// exact JSON number.
-type PaymentLinkRequest struct {
-	Amount                money.Cents
-	Memo                  string
-	ThankYouURL           string // receives the new check's id as parameter CheckID
-	ErrorURL              string
-	Recurring             bool   // sent as recurring=1
-	RecurringCycle        string // day, week, bi-weekly, month
-	RecurringStartDate    string // YYYY-MM-DD
-	RecurringInstallments *int   // 0 means indefinitely, so nil is "not sent"
-	FundConfirmation      bool
-	BasicVerification     bool
-	IsBankAuth            bool
-	SignatureRequired     bool
-	SubmitForApproval     bool
-}
+// PaymentLinkRequest holds the fields of a payment link (spec 2.2): the
+// domain's payment.LinkRequest, one declaration for both. All are
+// optional; a zero value is not sent. Amount, when set, is sent as an
+// exact JSON number; Recurring as recurring=1; RecurringInstallments 0
+// means indefinitely, so nil is "not sent".
+type PaymentLinkRequest = payment.LinkRequest
 
 type paymentLinkRequestWire struct {
 	Amount                money.Cents `json:"amount,omitempty"`

@@ -38,12 +38,8 @@ func (d *DB) CancelSettled(k payment.LineKey, outcome payment.CancelOutcome, sta
 		return payment.Cancel{}, fmt.Errorf("settle cancel line %d: %q is not a final outcome", k.Line, outcome)
 	}
 	at := d.now().UTC()
-	return cancelLines.update(d, k, func(c *payment.Cancel) bool {
-		if c.Outcome.Settled() {
-			return false
-		}
+	return cancelLines.settleOnce(d, k, func(c *payment.Cancel) bool { return c.Outcome.Settled() }, func(c *payment.Cancel) {
 		c.Outcome, c.Status, c.Note, c.Settled = outcome, status, note, at
-		return true
 	})
 }
 

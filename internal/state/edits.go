@@ -40,12 +40,8 @@ func (d *DB) EditSettled(k payment.EditKey, outcome payment.EditOutcome, status 
 		return payment.Edit{}, fmt.Errorf("settle edit line %d: %q is not a final outcome", k.Line, outcome)
 	}
 	at := d.now().UTC()
-	return editLines.update(d, k, func(e *payment.Edit) bool {
-		if e.Outcome.Settled() {
-			return false
-		}
+	return editLines.settleOnce(d, k, func(e *payment.Edit) bool { return e.Outcome.Settled() }, func(e *payment.Edit) {
 		e.Outcome, e.Status, e.Note, e.Settled = outcome, status, note, at
-		return true
 	})
 }
 

@@ -85,6 +85,19 @@ func (s lineStore[T]) update(d *DB, k payment.LineKey, change func(*T) bool) (T,
 	return rec, nil
 }
 
+// settleOnce gives line k's record its outcome with set, unless settled
+// says the record already has a final one, which it keeps: the one rule
+// that a line settles once.
+func (s lineStore[T]) settleOnce(d *DB, k payment.LineKey, settled func(*T) bool, set func(*T)) (T, error) {
+	return s.update(d, k, func(rec *T) bool {
+		if settled(rec) {
+			return false
+		}
+		set(rec)
+		return true
+	})
+}
+
 // list returns the records of the file whose content hash is file (every
 // file's when file is ""), in file and line order.
 func (s lineStore[T]) list(d *DB, file string) ([]T, error) {

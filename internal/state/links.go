@@ -30,15 +30,11 @@ func (d *DB) LinkIntent(l payment.Link) (payment.Link, bool, error) {
 // refused keeps that outcome.
 func (d *DB) LinkSettled(k payment.LineKey, outcome payment.LinkOutcome, link *payment.PaymentLink, note string) (payment.Link, error) {
 	at := d.now().UTC()
-	return linkLines.update(d, k, func(l *payment.Link) bool {
-		if l.Outcome.Settled() {
-			return false
-		}
+	return linkLines.settleOnce(d, k, func(l *payment.Link) bool { return l.Outcome.Settled() }, func(l *payment.Link) {
 		l.Outcome, l.Note, l.Settled = outcome, note, at
 		if link != nil {
 			l.Token, l.URL = link.Token, link.URL
 		}
-		return true
 	})
 }
 

@@ -227,16 +227,8 @@ func (z *zeroDamage) err() error {
 	}
 	var b strings.Builder
 	if z.n > 1 {
-		lines := make([]string, len(z.lines))
-		for i, l := range z.lines {
-			lines[i] = strconv.Itoa(l)
-		}
-		more := ""
-		if z.more {
-			more = " and more"
-		}
-		fmt.Fprintf(&b, "%d routing numbers and ZIP codes of this file lost leading zeros (lines %s%s). ",
-			z.n, strings.Join(lines, ", "), more)
+		fmt.Fprintf(&b, "%d routing numbers and ZIP codes of this file lost leading zeros (lines %s). ",
+			z.n, ExampleLines(z.lines, z.more))
 	}
 	b.WriteString("Account numbers in the same file may have lost their leading zeros too, and a wrong account " +
 		"number pays the wrong account, so every row of this file is refused. In the spreadsheet, format the " +
@@ -407,4 +399,18 @@ func countDigits(s string) int {
 		}
 	}
 	return n
+}
+
+// ExampleLines lists the lines a file-level finding gives as examples:
+// "2, 5, 9", then " and more" when more were found than listed.
+func ExampleLines(lines []int, more bool) string {
+	out := make([]string, len(lines))
+	for i, l := range lines {
+		out[i] = strconv.Itoa(l)
+	}
+	s := strings.Join(out, ", ")
+	if more {
+		s += " and more"
+	}
+	return s
 }

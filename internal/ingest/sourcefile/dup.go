@@ -3,7 +3,6 @@ package sourcefile
 import (
 	"fmt"
 	"hash/maphash"
-	"strconv"
 	"strings"
 
 	"github.com/batchd/batchd/internal/funding"
@@ -154,15 +153,7 @@ func (z *zeroDamage) err() error {
 		"(with it, it is a valid routing number). ", z.shown, z.digits)
 	var b strings.Builder
 	if z.n > 1 {
-		lines := make([]string, len(z.lines))
-		for i, l := range z.lines {
-			lines[i] = strconv.Itoa(l)
-		}
-		more := ""
-		if z.more {
-			more = " and more"
-		}
-		fmt.Fprintf(&b, "%d routing numbers of this file lost leading zeros (lines %s%s). ", z.n, strings.Join(lines, ", "), more)
+		fmt.Fprintf(&b, "%d routing numbers of this file lost leading zeros (lines %s). ", z.n, csvfile.ExampleLines(z.lines, z.more))
 	}
 	b.WriteString("Account numbers in the same file may have lost their leading zeros too, and a wrong account " +
 		"number links the wrong account, so every row of this file is refused. In the spreadsheet, format the " +

@@ -75,11 +75,8 @@ func (r Row) LogValue() slog.Value {
 func Parse(r io.Reader, kind payment.BatchKind, opts csvfile.Options, onRow func(Row) error,
 	onFinding func(csvfile.Finding) error) (csvfile.Summary, error) {
 	var sum csvfile.Summary
-	if kind != payment.KindSources && kind != payment.KindVerifications {
-		return sum, fmt.Errorf("sourcefile: cannot parse a file of kind %s", kind)
-	}
-	if opts.RunDate.IsZero() {
-		return sum, errors.New("sourcefile: Options.RunDate is required to judge micro-deposit rows")
+	if err := canParse(kind, opts); err != nil {
+		return sum, err
 	}
 	rs, err := csvfile.NewRecords(r, opts)
 	if err != nil {
@@ -88,17 +85,26 @@ func Parse(r io.Reader, kind payment.BatchKind, opts csvfile.Options, onRow func
 	return ParseSource(rs, kind, opts, onRow, onFinding)
 }
 
+// canParse refuses a kind this package does not parse, or options
+// without the run date micro-deposit rows are judged by.
+func canParse(kind payment.BatchKind, opts csvfile.Options) error {
+	if kind != payment.KindSources && kind != payment.KindVerifications {
+		return fmt.Errorf("sourcefile: cannot parse a file of kind %s", kind)
+	}
+	if opts.RunDate.IsZero() {
+		return errors.New("sourcefile: Options.RunDate is required to judge micro-deposit rows")
+	}
+	return nil
+}
+
 // ParseSource is Parse reading the records of src, such as a sheet of an
 // XLSX workbook (internal/ingest/sheet), with the same rules and results;
 // a finding about a spreadsheet's cell names it (csvfile.Finding.Cell).
 func ParseSource(rs csvfile.Source, kind payment.BatchKind, opts csvfile.Options, onRow func(Row) error,
 	onFinding func(csvfile.Finding) error) (csvfile.Summary, error) {
 	var sum csvfile.Summary
-	if kind != payment.KindSources && kind != payment.KindVerifications {
-		return sum, fmt.Errorf("sourcefile: cannot parse a file of kind %s", kind)
-	}
-	if opts.RunDate.IsZero() {
-		return sum, errors.New("sourcefile: Options.RunDate is required to judge micro-deposit rows")
+	if err := canParse(kind, opts); err != nil {
+		return sum, err
 	}
 	raw, line, err := rs.Header()
 	if err != nil {
