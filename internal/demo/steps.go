@@ -71,6 +71,9 @@ func steps(ctx context.Context, out io.Writer, je *jobs.Env, sbURL, inbox string
 		if err := cancelStep(ctx, out, je, inbox, ids); err != nil {
 			return err
 		}
+		if err := editStep(ctx, out, je, inbox, ids); err != nil {
+			return err
+		}
 		if err := payOneLink(ctx, out, je, sbURL); err != nil {
 			return err
 		}
@@ -258,6 +261,57 @@ func cancelStep(ctx context.Context, out io.Writer, je *jobs.Env, inbox string, 
 			o.File, o.Valid, o.Rejected, o.File)
 	}
 	return nil
+}
+
+// editStep shows an edit file: finance corrects the amount of one check
+// still in process (not deposited, not the one the cancel voided). The
+// line carries the check's bank details in full, as the service's edit
+// needs them: the demo's are the sandbox's passing accounts, found again
+// by the last four digits batchd kept.
+func editStep(ctx context.Context, out io.Writer, je *jobs.Env, inbox string, deposited []string) error {
+	var line string
+	var before, after money.Cents
+	err := je.DB.TrackedRows(func(r *payment.Row) (bool, error) {
+		p := &r.Payment
+		account := passingAccount(p.AccountLast4)
+		if r.CheckStatus != payment.StatusInProcess || slices.Contains(deposited, r.CheckID) || p.Token != "" || account == "" {
+			return true, nil
+		}
+		var err error
+		before = p.Amount
+		if after, err = before.Add(2500); err != nil {
+			return false, err
+		}
+		line = fmt.Sprintf("%s,%s,%s,%s\n", r.CheckID, after, p.BankRouting, account)
+		return false, nil
+	})
+	if err != nil || line == "" {
+		return err
+	}
+	file := "check_id,amount,bank_routing,bank_account\n" + line
+	if err := os.WriteFile(filepath.Join(inbox, "edit-checks.csv"), []byte(file), 0o600); err != nil {
+		return err
+	}
+	fmt.Fprintln(out, "   an edit file corrects the amount of a check not yet printed:")
+	outcomes, err := je.Ingest(ctx)
+	if err != nil {
+		return fmt.Errorf("ingest the edit file: %w", err)
+	}
+	for _, o := range outcomes {
+		fmt.Fprintf(out, "   %s: %d edited (amount %s → %s); the line in %s.results.csv\n", o.File, o.Valid, before, after, o.File)
+	}
+	return nil
+}
+
+// passingAccount is the sandbox passing account whose last four digits
+// are last4, or "" if none is.
+func passingAccount(last4 string) string {
+	for _, a := range passingAccounts {
+		if last4 != "" && strings.HasSuffix(a, last4) {
+			return a
+		}
+	}
+	return ""
 }
 
 // payOneLink shows a payment link paid: a customer pays the first link of
