@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/batchd/batchd/internal/calendar"
+	"github.com/batchd/batchd/internal/ingest"
 	"github.com/batchd/batchd/internal/jobs"
 	"github.com/batchd/batchd/internal/money"
 	"github.com/batchd/batchd/internal/payment"
@@ -248,13 +249,10 @@ func cancelStep(ctx context.Context, out io.Writer, je *jobs.Env, inbox string, 
 		return err
 	}
 	fmt.Fprintf(&file, "%s,,,paid twice\n", deposited[0])
-	if err := os.WriteFile(filepath.Join(inbox, "cancel-checks.csv"), []byte(file.String()), 0o600); err != nil {
-		return err
-	}
-	fmt.Fprintln(out, "   a cancel file stops two checks: one not yet printed, one already deposited:")
-	outcomes, err := je.Ingest(ctx)
+	outcomes, err := dropAndIngest(ctx, out, je, inbox, "cancel-checks.csv", file.String(),
+		"a cancel file stops two checks: one not yet printed, one already deposited")
 	if err != nil {
-		return fmt.Errorf("ingest the cancel file: %w", err)
+		return err
 	}
 	for _, o := range outcomes {
 		fmt.Fprintf(out, "   %s: %d voided, %d not (too late to void: the money has left); each line in %s.results.csv\n",
@@ -288,19 +286,30 @@ func editStep(ctx context.Context, out io.Writer, je *jobs.Env, inbox string, de
 	if err != nil || line == "" {
 		return err
 	}
-	file := "check_id,amount,bank_routing,bank_account\n" + line
-	if err := os.WriteFile(filepath.Join(inbox, "edit-checks.csv"), []byte(file), 0o600); err != nil {
-		return err
-	}
-	fmt.Fprintln(out, "   an edit file corrects the amount of a check not yet printed:")
-	outcomes, err := je.Ingest(ctx)
+	outcomes, err := dropAndIngest(ctx, out, je, inbox, "edit-checks.csv", "check_id,amount,bank_routing,bank_account\n"+line,
+		"an edit file corrects the amount of a check not yet printed")
 	if err != nil {
-		return fmt.Errorf("ingest the edit file: %w", err)
+		return err
 	}
 	for _, o := range outcomes {
 		fmt.Fprintf(out, "   %s: %d edited (amount %s → %s); the line in %s.results.csv\n", o.File, o.Valid, before, after, o.File)
 	}
 	return nil
+}
+
+// dropAndIngest puts a file named name in the inbox, says what it does
+// (what) and ingests it: the demo's files that act on checks already made
+// (cancels, edits) arrive after submit, as finance's would.
+func dropAndIngest(ctx context.Context, out io.Writer, je *jobs.Env, inbox, name, body, what string) ([]ingest.Outcome, error) {
+	if err := os.WriteFile(filepath.Join(inbox, name), []byte(body), 0o600); err != nil {
+		return nil, fmt.Errorf("drop %s: %w", name, err)
+	}
+	fmt.Fprintf(out, "   %s:\n", what)
+	outcomes, err := je.Ingest(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("ingest %s: %w", name, err)
+	}
+	return outcomes, nil
 }
 
 // passingAccount is the sandbox passing account whose last four digits
