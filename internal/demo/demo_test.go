@@ -82,7 +82,7 @@ func runDemo(t *testing.T, at time.Time) string {
 	}
 	text := out.String()
 	for _, want := range []string{"payroll-clean.csv", "accepted", "vendors-errors.csv", "rejected",
-		"20 checks created", "1 voided", "cancel-checks.csv: 1 voided, 1 not (too late to void", "3 customers created, 3 bank accounts linked, 0 refused", "Checks by status:", "deposited", "printed",
+		"20 checks created", "1 voided", "cancel-checks.csv: 1 voided, 1 not (too late to void", "edit-checks.csv: 1 edited (amount ", "3 customers created, 3 bank accounts linked, 0 refused", "Checks by status:", "deposited", "printed",
 		"Money by outcome:", "paid", "on its way", "not paid", "payment links: 2 open, 1 paid"} {
 		if !strings.Contains(text, want) {
 			t.Fatalf("summary lacks %q:\n%s", want, text)

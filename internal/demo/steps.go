@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/batchd/batchd/internal/calendar"
+	"github.com/batchd/batchd/internal/ingest"
 	"github.com/batchd/batchd/internal/jobs"
 	"github.com/batchd/batchd/internal/money"
 	"github.com/batchd/batchd/internal/payment"
@@ -69,6 +70,9 @@ func steps(ctx context.Context, out io.Writer, je *jobs.Env, sbURL, inbox string
 	}
 	if samples {
 		if err := cancelStep(ctx, out, je, inbox, ids); err != nil {
+			return err
+		}
+		if err := editStep(ctx, out, je, inbox, ids); err != nil {
 			return err
 		}
 		if err := payOneLink(ctx, out, je, sbURL); err != nil {
@@ -245,19 +249,78 @@ func cancelStep(ctx context.Context, out io.Writer, je *jobs.Env, inbox string, 
 		return err
 	}
 	fmt.Fprintf(&file, "%s,,,paid twice\n", deposited[0])
-	if err := os.WriteFile(filepath.Join(inbox, "cancel-checks.csv"), []byte(file.String()), 0o600); err != nil {
-		return err
-	}
-	fmt.Fprintln(out, "   a cancel file stops two checks: one not yet printed, one already deposited:")
-	outcomes, err := je.Ingest(ctx)
+	outcomes, err := dropAndIngest(ctx, out, je, inbox, "cancel-checks.csv", file.String(),
+		"a cancel file stops two checks: one not yet printed, one already deposited")
 	if err != nil {
-		return fmt.Errorf("ingest the cancel file: %w", err)
+		return err
 	}
 	for _, o := range outcomes {
 		fmt.Fprintf(out, "   %s: %d voided, %d not (too late to void: the money has left); each line in %s.results.csv\n",
 			o.File, o.Valid, o.Rejected, o.File)
 	}
 	return nil
+}
+
+// editStep shows an edit file: finance corrects the amount of one check
+// still in process (not deposited, not the one the cancel voided). The
+// line carries the check's bank details in full, as the service's edit
+// needs them: the demo's are the sandbox's passing accounts, found again
+// by the last four digits batchd kept.
+func editStep(ctx context.Context, out io.Writer, je *jobs.Env, inbox string, deposited []string) error {
+	var line string
+	var before, after money.Cents
+	err := je.DB.TrackedRows(func(r *payment.Row) (bool, error) {
+		p := &r.Payment
+		account := passingAccount(p.AccountLast4)
+		if r.CheckStatus != payment.StatusInProcess || slices.Contains(deposited, r.CheckID) || p.Token != "" || account == "" {
+			return true, nil
+		}
+		var err error
+		before = p.Amount
+		if after, err = before.Add(2500); err != nil {
+			return false, err
+		}
+		line = fmt.Sprintf("%s,%s,%s,%s\n", r.CheckID, after, p.BankRouting, account)
+		return false, nil
+	})
+	if err != nil || line == "" {
+		return err
+	}
+	outcomes, err := dropAndIngest(ctx, out, je, inbox, "edit-checks.csv", "check_id,amount,bank_routing,bank_account\n"+line,
+		"an edit file corrects the amount of a check not yet printed")
+	if err != nil {
+		return err
+	}
+	for _, o := range outcomes {
+		fmt.Fprintf(out, "   %s: %d edited (amount %s → %s); the line in %s.results.csv\n", o.File, o.Valid, before, after, o.File)
+	}
+	return nil
+}
+
+// dropAndIngest puts a file named name in the inbox, says what it does
+// (what) and ingests it: the demo's files that act on checks already made
+// (cancels, edits) arrive after submit, as finance's would.
+func dropAndIngest(ctx context.Context, out io.Writer, je *jobs.Env, inbox, name, body, what string) ([]ingest.Outcome, error) {
+	if err := os.WriteFile(filepath.Join(inbox, name), []byte(body), 0o600); err != nil {
+		return nil, fmt.Errorf("drop %s: %w", name, err)
+	}
+	fmt.Fprintf(out, "   %s:\n", what)
+	outcomes, err := je.Ingest(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("ingest %s: %w", name, err)
+	}
+	return outcomes, nil
+}
+
+// passingAccount is the sandbox passing account whose last four digits
+// are last4, or "" if none is.
+func passingAccount(last4 string) string {
+	for _, a := range passingAccounts {
+		if last4 != "" && strings.HasSuffix(a, last4) {
+			return a
+		}
+	}
+	return ""
 }
 
 // payOneLink shows a payment link paid: a customer pays the first link of
