@@ -31,6 +31,7 @@ import (
 // is checked by the final values: each check shows its line's values
 // after, and the row records the edit once.
 func TestEditChaos(t *testing.T) {
+	t.Parallel() // mostly waiting (the sandbox's latency, leases): beside the other waiting tests
 	seed := chaosSeed(t)
 	for _, backend := range []string{"bbolt", "postgres"} {
 		t.Run(backend, func(t *testing.T) {
