@@ -8,12 +8,8 @@ import (
 	"github.com/batchd/batchd/internal/inflight"
 	"github.com/batchd/batchd/internal/payment"
 	"github.com/batchd/batchd/internal/retry"
-	"github.com/batchd/batchd/internal/sendgate"
+	"github.com/batchd/batchd/internal/rowrun"
 )
-
-// errSendByPassed is the gate's refusal of a create whose send-by
-// deadline passed while it waited for the rate limiter.
-var errSendByPassed = errors.New("send-by deadline passed")
 
 // errGaveUp stops a row's retries for this run.
 var errGaveUp = errors.New("gave up on the row for this run")
@@ -72,19 +68,13 @@ func (r *Runner) attempt(ctx context.Context, k payment.RowKey, slot *inflight.S
 	// rate limiter let the request go: the wait before it is the rate
 	// budget's, not the service's latency.
 	slot.Queued()
-	gated := sendgate.With(context.WithoutCancel(ctx), func() error {
-		slot.Sent()
-		if r.sendByPassed(row) {
-			return errSendByPassed
-		}
-		return nil
-	})
+	gated := rowrun.Gate(ctx, row.SendBy, r.opts.Now, slot.Sent)
 	chk, err := r.svc.CreateCheck(gated, row)
 	if err == nil {
 		r.brk.success()
 		return inflight.Answered, r.recordCreated(ctx, k, chk, "")
 	}
-	if errors.Is(err, errSendByPassed) {
+	if errors.Is(err, rowrun.ErrSendByPassed) {
 		r.attempts.Add(-1) // counted as sent before the call; the gate kept it from leaving
 		return inflight.Ignored, r.dropLate(k, row)
 	}
