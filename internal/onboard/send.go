@@ -60,7 +60,7 @@ func (r *Runner) attempt(ctx context.Context, k payment.RowKey) error {
 	if row.State != payment.Pending {
 		return nil // settled since it was listed
 	}
-	if n := r.run.try(k); n > r.opts.Retry.MaxAttempts {
+	if n := r.run.Try(k); n > r.opts.Retry.MaxAttempts {
 		return retry.Permanent(fmt.Errorf("%w: %d sends", errGaveUp, n-1))
 	}
 	if row.Request.Method == funding.Verify {

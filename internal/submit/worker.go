@@ -151,17 +151,11 @@ func (r *Runner) ledgerFailed(err error) error {
 // countTry counts one more create attempt of k in this run, across
 // resends after lookups, so that no row can loop forever.
 func (r *Runner) countTry(k payment.RowKey) int {
-	r.triesMu.Lock()
-	defer r.triesMu.Unlock()
-	if r.tries == nil {
-		r.tries = map[payment.RowKey]int{}
-	}
-	r.tries[k]++
-	return r.tries[k]
+	return r.run.Try(k)
 }
 
 func (r *Runner) giveUp(k payment.RowKey, err error) {
-	r.skip.Store(k, true)
+	r.run.Skip(k)
 	r.log.Warn("giving up on row for this run; it stays pending for the next run", "row", k.String(), "err", err)
 }
 
@@ -236,8 +230,5 @@ func (r *Runner) sweepVoids(ctx context.Context) error {
 			r.voidFailed.Add(1)
 		}
 	}
-	if h := r.halted.Load(); h != nil {
-		return *h
-	}
-	return nil
+	return r.run.HaltedBy()
 }
