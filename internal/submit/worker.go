@@ -100,36 +100,29 @@ func outcomeOf(err error) inflight.Outcome {
 // must stop, and a retryable one when the create may be sent again.
 func (r *Runner) handleFailure(k payment.RowKey, err error) error {
 	r.feedBreaker(err)
-	switch payment.FailureOf(err) {
-	case payment.FailRefused:
-		msg := payment.ServiceMessage(err)
-		if _, lerr := r.led.Reject(k, msg); lerr != nil {
-			return r.ledgerFailed(fmt.Errorf("record the rejection of %s: %w", k, lerr))
-		}
-		r.rejected.Add(1)
-		r.log.Info("row refused by the API", "row", k.String(), "reason", msg)
-		return nil
-	case payment.FailKeyRefused:
-		if lerr := r.release(k, "the API refused the key: "+err.Error()); lerr != nil {
-			return lerr
-		}
-		r.halt(fmt.Errorf("%w: %w", payment.ErrKeyRefused, err))
-		return retry.Permanent(err)
-	case payment.FailLost:
-		if _, lerr := r.led.Doubt(k, "answer lost: "+err.Error()); lerr != nil {
-			return r.ledgerFailed(fmt.Errorf("record %s in doubt: %w", k, lerr))
-		}
-		r.log.Warn("create answer lost; the row will be looked up before any resend", "row", k.String(), "err", err)
-		return nil
-	default: // FailNotDone: the service did not act on the request
-		if lerr := r.release(k, "not processed: "+err.Error()); lerr != nil {
-			return lerr
-		}
-		r.retried("check.create")
-		// The client has already paused the shared limiter for the
-		// service's Retry-After; this worker also waits at least as long.
-		return retry.After(payment.RetryAfter(err), err)
-	}
+	return rowrun.Failed(err, "", rowrun.Actions{
+		Reject: func(msg string) error {
+			if _, lerr := r.led.Reject(k, msg); lerr != nil {
+				return r.ledgerFailed(fmt.Errorf("record the rejection of %s: %w", k, lerr))
+			}
+			r.rejected.Add(1)
+			r.log.Info("row refused by the API", "row", k.String(), "reason", msg)
+			return nil
+		},
+		Release: func(reason string) error { return r.release(k, reason) },
+		Doubt: func(reason string, err error) error {
+			if _, lerr := r.led.Doubt(k, reason); lerr != nil {
+				return r.ledgerFailed(fmt.Errorf("record %s in doubt: %w", k, lerr))
+			}
+			r.log.Warn("create answer lost; the row will be looked up before any resend", "row", k.String(), "err", err)
+			return nil
+		},
+		Halt: func(keyErr error) error {
+			r.halt(keyErr)
+			return retry.Permanent(err)
+		},
+		Retrying: func() { r.retried("check.create") },
+	})
 }
 
 // release returns a row in flight to pending; a ledger failure halts the
