@@ -8,6 +8,7 @@ import (
 	"github.com/batchd/batchd/internal/funding"
 	"github.com/batchd/batchd/internal/payment"
 	"github.com/batchd/batchd/internal/retry"
+	"github.com/batchd/batchd/internal/rowrun"
 )
 
 // How a row's customer became known, as its history says.
@@ -72,7 +73,7 @@ func (r *Runner) customerFound(k payment.RowKey, userID, note string) (*funding.
 func (r *Runner) newCustomer(ctx context.Context, row *funding.Row) error {
 	k := row.Key
 	id, err := r.svc.CreateCustomer(r.gated(ctx, row), row.Request.Customer)
-	if errors.Is(err, errSendByPassed) {
+	if errors.Is(err, rowrun.ErrSendByPassed) {
 		return r.dropLate(row)
 	}
 	if err == nil {

@@ -7,6 +7,7 @@ import (
 	"github.com/batchd/batchd/internal/funding"
 	"github.com/batchd/batchd/internal/payment"
 	"github.com/batchd/batchd/internal/retry"
+	"github.com/batchd/batchd/internal/rowrun"
 )
 
 // Next steps a rejected (or unfinished) row tells the finance team. They
@@ -52,31 +53,25 @@ func nextStepFor(err error) string {
 // It returns nil when the row reached an outcome, a permanent error when
 // the run must stop, and a retryable one otherwise.
 func (r *Runner) failed(k payment.RowKey, what string, err error, step string) error {
-	switch payment.FailureOf(err) {
-	case payment.FailRefused:
-		msg := payment.ServiceMessage(err)
-		if _, lerr := r.led.RejectSource(k, msg, step); lerr != nil {
-			return r.ledgerFailed(fmt.Errorf("record the rejection of %s: %w", k, lerr))
-		}
-		r.run.count(func(s *Summary) { s.Rejected++ })
-		r.log.Info("funding-source row refused by the service", "row", k.String(), "reason", msg)
-		return nil
-	case payment.FailKeyRefused:
-		if lerr := r.release(k, "the API refused the key: "+err.Error()); lerr != nil {
-			return lerr
-		}
-		return r.halt(fmt.Errorf("%w: %w", payment.ErrKeyRefused, err))
-	case payment.FailLost:
-		if _, lerr := r.led.DoubtSource(k, what+": answer lost: "+err.Error()); lerr != nil {
-			return r.ledgerFailed(fmt.Errorf("record %s in doubt: %w", k, lerr))
-		}
-		r.log.Warn("answer lost; the row will be looked up before any resend", "row", k.String(), "request", what, "err", err)
-		return nil
-	}
-	if lerr := r.release(k, what+": not processed: "+err.Error()); lerr != nil {
-		return lerr
-	}
-	return retry.After(payment.RetryAfter(err), err)
+	return rowrun.Failed(err, what+": ", rowrun.Actions{
+		Reject: func(msg string) error {
+			if _, lerr := r.led.RejectSource(k, msg, step); lerr != nil {
+				return r.ledgerFailed(fmt.Errorf("record the rejection of %s: %w", k, lerr))
+			}
+			r.run.count(func(s *Summary) { s.Rejected++ })
+			r.log.Info("funding-source row refused by the service", "row", k.String(), "reason", msg)
+			return nil
+		},
+		Release: func(reason string) error { return r.release(k, reason) },
+		Doubt: func(reason string, err error) error {
+			if _, lerr := r.led.DoubtSource(k, reason); lerr != nil {
+				return r.ledgerFailed(fmt.Errorf("record %s in doubt: %w", k, lerr))
+			}
+			r.log.Warn("answer lost; the row will be looked up before any resend", "row", k.String(), "request", what, "err", err)
+			return nil
+		},
+		Halt: r.halt,
+	})
 }
 
 // readFailed handles the failure of a read made before a row was sent

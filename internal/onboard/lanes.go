@@ -54,7 +54,7 @@ func (r *Runner) planLanes() (*lanes, error) {
 		switch {
 		case row.State != payment.Pending:
 			unsettled = append(unsettled, row)
-		case !r.run.skipped(row.Key):
+		case !r.run.Skipped(row.Key):
 			p.rows = append(p.rows, &laneRow{row: row})
 		}
 		return true, nil
@@ -225,7 +225,7 @@ func (p *lanes) settle(ctx context.Context, lr *laneRow) error {
 	switch {
 	case now.State == payment.InDoubt || now.State == payment.InFlight:
 		return p.markDoubt(now)
-	case now.State == payment.Pending && !p.r.run.skipped(now.Key) && !p.r.stopping(ctx):
+	case now.State == payment.Pending && !p.r.run.Skipped(now.Key) && !p.r.stopping(ctx):
 		lr.row, lr.state = now, waiting
 		lr.names, err = p.r.baseKeys(now)
 		return err
@@ -265,7 +265,7 @@ func (r *Runner) sendPending(ctx context.Context) (int, error) {
 			r.halt(err)
 		}
 	}
-	if err := r.run.haltedBy(); err != nil {
+	if err := r.run.HaltedBy(); err != nil {
 		return sent, err
 	}
 	return sent, ctx.Err()

@@ -7,6 +7,7 @@ import (
 
 	"github.com/batchd/batchd/internal/inflight"
 	"github.com/batchd/batchd/internal/payment"
+	"github.com/batchd/batchd/internal/rowrun"
 	"github.com/batchd/batchd/internal/sendgate"
 )
 
@@ -56,7 +57,7 @@ func (p *paced) note(err error) {
 	switch {
 	case err == nil:
 		p.answered = true
-	case errors.Is(err, errSendByPassed):
+	case errors.Is(err, rowrun.ErrSendByPassed):
 		// Never left: it tells nothing of the service.
 	case payment.FailureOf(err) == payment.FailRefused:
 		p.answered = true

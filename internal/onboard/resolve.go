@@ -201,7 +201,7 @@ func (r *Runner) resolveDue(ctx context.Context) error {
 	now := r.opts.Now()
 	var due []*funding.Row
 	err := r.led.OpenSourceRows(func(row *funding.Row) (bool, error) {
-		if inDoubt(row) && !r.run.skipped(row.Key) && !r.lookupAt(row).After(now) {
+		if inDoubt(row) && !r.run.Skipped(row.Key) && !r.lookupAt(row).After(now) {
 			due = append(due, row)
 		}
 		return true, nil
@@ -236,7 +236,7 @@ func (r *Runner) resolveDue(ctx context.Context) error {
 			r.run.count(func(s *Summary) { s.Resent++ })
 		}
 	}
-	if err := r.run.haltedBy(); err != nil {
+	if err := r.run.HaltedBy(); err != nil {
 		return err
 	}
 	return ctx.Err()
@@ -247,7 +247,7 @@ func (r *Runner) resolveDue(ctx context.Context) error {
 func (r *Runner) nextDue() (time.Time, error) {
 	var next time.Time
 	err := r.led.OpenSourceRows(func(row *funding.Row) (bool, error) {
-		if row.State == payment.InDoubt && !r.run.skipped(row.Key) {
+		if row.State == payment.InDoubt && !r.run.Skipped(row.Key) {
 			if at := r.lookupAt(row); next.IsZero() || at.Before(next) {
 				next = at
 			}

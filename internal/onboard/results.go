@@ -2,14 +2,12 @@ package onboard
 
 import (
 	"context"
-	"errors"
-	"fmt"
 
 	"github.com/batchd/batchd/internal/funding"
 	"github.com/batchd/batchd/internal/payment"
 	"github.com/batchd/batchd/internal/redact"
 	"github.com/batchd/batchd/internal/report"
-	"github.com/batchd/batchd/internal/submit"
+	"github.com/batchd/batchd/internal/rowrun"
 )
 
 // ResultsTable is the layout of a funding-source or verification file's
@@ -102,38 +100,25 @@ func settled(row *funding.Row) bool {
 // DeliverResults writes the results report of every funding-source and
 // verification batch whose rows are all settled and whose report has not
 // been delivered, in each of formats (none: CSV alone): locally under
-// dir, then to out, named like a payment file's (submit.ResultsName of
+// dir, then to out, named like a payment file's (rowrun.ResultsName of
 // payment.OutboxName). A batch is stamped (ResultsReported) only after
 // every copy is delivered, so a failed upload is retried by the next run;
 // it does not stop the other batches' reports being written locally
-// (submit.Delivered).
+// (rowrun.Delivered).
 // It returns, for each batch delivered, the names of its copies.
 func DeliverResults(ctx context.Context, led ResultsLedger, dir string, out report.Destination, formats []report.Format) ([]string, error) {
-	batches, err := led.Batches()
-	if err != nil {
-		return nil, err
-	}
-	var d submit.Delivered
-	for _, b := range batches {
-		if b.Kind != payment.KindSources && b.Kind != payment.KindVerifications {
-			continue
-		}
-		if b.Status != payment.BatchReady || b.OpenRows() > 0 || !b.ResultsReported.IsZero() {
-			continue
-		}
-		ready, err := allSettled(led, b.ID)
-		if err != nil {
-			return d.Names, errors.Join(d.Err(), fmt.Errorf("results of batch %d (%s): %w", b.ID, b.File, err))
-		}
-		if !ready {
-			continue
-		}
-		if err := d.Add(submit.DeliverBatch(ctx, led, &b, dir, out, formats, ResultsTable,
-			func(r *report.Rows) error { return WriteResults(led, b.ID, r) })); err != nil {
-			return d.Names, err
-		}
-	}
-	return d.Names, d.Err()
+	return rowrun.DeliverDue(ctx, led, rowrun.Receipt{Table: ResultsTable,
+		Due: func(b *payment.Batch) (bool, error) {
+			if b.Kind != payment.KindSources && b.Kind != payment.KindVerifications {
+				return false, nil
+			}
+			if b.Status != payment.BatchReady || b.OpenRows() > 0 || !b.ResultsReported.IsZero() {
+				return false, nil
+			}
+			return allSettled(led, b.ID)
+		},
+		Fill: func(batch uint64, r *report.Rows) error { return WriteResults(led, batch, r) },
+	}, dir, out, formats)
 }
 
 // allSettled reads the batch's rows: the batch's counts know states, not

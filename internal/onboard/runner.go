@@ -208,7 +208,7 @@ func (r *Runner) runLoop(ctx context.Context) (Summary, error) {
 // undone.
 func (r *Runner) finish(err error) (Summary, error) {
 	st := r.run
-	if h := st.haltedBy(); h != nil {
+	if h := st.HaltedBy(); h != nil {
 		err = h
 	}
 	sum := st.summary()
@@ -235,7 +235,7 @@ func (r *Runner) finish(err error) (Summary, error) {
 	if err == nil && (sum.Pending > 0 || sum.InDoubt > 0 || sum.NotInitiated > 0) {
 		err = fmt.Errorf("%w: %d funding-source rows left pending and %d in doubt after their attempts, %d micro-deposit verifications not initiated; the next onboarding run continues",
 			ErrIncomplete, sum.Pending, sum.InDoubt, sum.NotInitiated)
-		if last := st.last(); last != nil {
+		if last := st.LastUndone(); last != nil {
 			err = fmt.Errorf("%w; the last error: %w", err, last)
 		}
 	}
@@ -244,21 +244,21 @@ func (r *Runner) finish(err error) (Summary, error) {
 
 // halt stops the run for err: no new row starts. The first cause wins.
 func (r *Runner) halt(err error) error {
-	r.run.halt(err)
+	r.run.Halt(err)
 	return retry.Permanent(err)
 }
 
 // undone notes err as the latest failure that left work undone, so that
 // the run's error names it (and /healthz files it under its source).
-func (r *Runner) undone(err error) { r.run.setLastErr(err) }
+func (r *Runner) undone(err error) { r.run.Undone(err) }
 
 func (r *Runner) stopping(ctx context.Context) bool {
-	return ctx.Err() != nil || r.run.haltedBy() != nil
+	return r.run.Stopping(ctx)
 }
 
 // giveUp leaves a row as it is for the rest of the run.
 func (r *Runner) giveUp(k payment.RowKey, err error) {
-	r.run.setSkip(k)
+	r.run.Skip(k)
 	r.undone(err)
 	r.log.Warn("giving up on the funding-source row for this run; the next run continues", "row", k.String(), "err", err)
 }

@@ -4,26 +4,26 @@ import (
 	"sync"
 
 	"github.com/batchd/batchd/internal/payment"
+	"github.com/batchd/batchd/internal/rowrun"
 )
 
-// runState is what one Run remembers of itself. Rows of different
-// customers are sent by concurrent workers, so every field is read and
-// written under mu, through the methods below.
+// runState is what one Run remembers of itself: what every kind does
+// (rowrun.State: halt, last failure, rows given up on, tries) and what
+// onboarding adds. Rows of different customers are sent by concurrent
+// workers, so every field here is read and written under mu, through the
+// methods below.
 type runState struct {
+	rowrun.State
+
 	mu        sync.Mutex
 	sum       Summary
-	halted    error                   // why the run must stop: key refused, ledger failed
-	lastErr   error                   // the last failure that left work undone
-	skip      map[payment.RowKey]bool // given up on for this run
-	tries     map[payment.RowKey]int  // sends per row in this run
 	initTried map[payment.RowKey]bool // micro-deposit initiations tried in this run
 	customers map[string]string       // funding.EmailKey -> user_id
 }
 
 // newRunState is the state of a run about to start.
 func newRunState() *runState {
-	return &runState{skip: map[payment.RowKey]bool{}, tries: map[payment.RowKey]int{},
-		initTried: map[payment.RowKey]bool{}, customers: map[string]string{}}
+	return &runState{initTried: map[payment.RowKey]bool{}, customers: map[string]string{}}
 }
 
 // count changes the summary under the lock.
@@ -38,58 +38,6 @@ func (s *runState) summary() Summary {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.sum
-}
-
-// halt records why the run must stop; the first cause wins.
-func (s *runState) halt(err error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.halted == nil {
-		s.halted = err
-	}
-}
-
-// haltedBy is why the run must stop, or nil.
-func (s *runState) haltedBy() error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.halted
-}
-
-// setLastErr notes the latest failure that left work undone.
-func (s *runState) setLastErr(err error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.lastErr = err
-}
-
-// last is the latest failure that left work undone, or nil.
-func (s *runState) last() error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.lastErr
-}
-
-// setSkip gives up on k for the rest of the run.
-func (s *runState) setSkip(k payment.RowKey) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.skip[k] = true
-}
-
-// skipped reports whether the run gave up on k.
-func (s *runState) skipped(k payment.RowKey) bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.skip[k]
-}
-
-// try counts one more send of k and returns how many there were.
-func (s *runState) try(k payment.RowKey) int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.tries[k]++
-	return s.tries[k]
 }
 
 // tryInit marks k's micro-deposit initiation tried in this run.

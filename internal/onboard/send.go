@@ -8,6 +8,7 @@ import (
 	"github.com/batchd/batchd/internal/funding"
 	"github.com/batchd/batchd/internal/payment"
 	"github.com/batchd/batchd/internal/retry"
+	"github.com/batchd/batchd/internal/rowrun"
 )
 
 // errGaveUp stops a row's sends for this run.
@@ -59,7 +60,7 @@ func (r *Runner) attempt(ctx context.Context, k payment.RowKey) error {
 	if row.State != payment.Pending {
 		return nil // settled since it was listed
 	}
-	if n := r.run.try(k); n > r.opts.Retry.MaxAttempts {
+	if n := r.run.Try(k); n > r.opts.Retry.MaxAttempts {
 		return retry.Permanent(fmt.Errorf("%w: %d sends", errGaveUp, n-1))
 	}
 	if row.Request.Method == funding.Verify {
@@ -118,7 +119,7 @@ func (r *Runner) createSource(ctx context.Context, row *funding.Row) error {
 	// cancelled create is an ambiguous one, and ambiguity costs a lookup.
 	// The client's own timeout bounds it.
 	src, err := r.svc.CreateSource(r.gated(ctx, row), row.UserID, &row.Request)
-	if errors.Is(err, errSendByPassed) {
+	if errors.Is(err, rowrun.ErrSendByPassed) {
 		return r.dropLate(row)
 	}
 	if err != nil {

@@ -2,14 +2,13 @@ package onboard
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"time"
 
 	"github.com/batchd/batchd/internal/funding"
 	"github.com/batchd/batchd/internal/payment"
 	"github.com/batchd/batchd/internal/resolve"
-	"github.com/batchd/batchd/internal/sendgate"
+	"github.com/batchd/batchd/internal/rowrun"
 )
 
 // On a ledger shared under a leader lease, a funding row's send records a
@@ -21,21 +20,14 @@ import (
 // therefore never creates a customer or a source its successor has
 // already looked for.
 
-// errSendByPassed is the gate's refusal of a create whose deadline passed.
-var errSendByPassed = errors.New("send-by deadline passed")
-
-// dropReason is the note of a row whose create was not sent.
-const dropReason = "send-by deadline passed before the request left: another instance may lead; looked up after the deadline"
+// dropReason is the note of a row whose create was not sent: the one every
+// kind writes (internal/rowrun).
+const dropReason = rowrun.DropReason
 
 // gated is ctx, not cancelled with the run (a cancelled create is an
 // ambiguous one), carrying the row's send-by check for the HTTP layer.
 func (r *Runner) gated(ctx context.Context, row *funding.Row) context.Context {
-	return sendgate.With(context.WithoutCancel(ctx), func() error {
-		if !row.SendBy.IsZero() && r.opts.Now().After(row.SendBy) {
-			return errSendByPassed
-		}
-		return nil
-	})
+	return rowrun.Gate(ctx, row.SendBy, r.opts.Now, nil)
 }
 
 // dropLate puts a row whose create was kept from leaving in doubt: it is

@@ -156,7 +156,7 @@ func (r *Runner) initiateLeft(ctx context.Context) error {
 			return err
 		}
 	}
-	if err := r.run.haltedBy(); err != nil {
+	if err := r.run.HaltedBy(); err != nil {
 		return err
 	}
 	return nil

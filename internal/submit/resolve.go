@@ -50,7 +50,7 @@ func (r *Runner) resolveDue(ctx context.Context) (doubtWait, error) {
 	case errors.Is(err, resolve.ErrLookup):
 		r.undone(err)
 		for _, row := range due {
-			r.skip.Store(row.Key, true)
+			r.run.Skip(row.Key)
 		}
 		r.log.Error("lookup of rows in doubt failed; they stay in doubt and are not resent", "rows", len(due), "err", err)
 		return next, nil

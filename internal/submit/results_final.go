@@ -6,9 +6,10 @@ import (
 	"fmt"
 
 	"github.com/batchd/batchd/internal/report"
+	"github.com/batchd/batchd/internal/rowrun"
 )
 
-// RedeliverResults writes again, through DeliverBatch, the results report
+// RedeliverResults writes again, through rowrun.DeliverBatch, the results report
 // of each batch named (those with a check that reached a final status in
 // a reconcile run), so that a file's receipt in the outbox shows each
 // row's latest status: a check deposited, returned or voided after the
@@ -29,7 +30,7 @@ func RedeliverResults(ctx context.Context, db ResultsLedger, batches []uint64, d
 		if !b.Kind.Payments() || b.ResultsReported.IsZero() {
 			continue
 		}
-		names, err := DeliverBatch(ctx, db, b, dir, out, formats, ResultsTable,
+		names, err := rowrun.DeliverBatch(ctx, db, b, dir, out, formats, ResultsTable,
 			func(r *report.Rows) error { return WriteResults(db, b.ID, r) })
 		if err != nil {
 			errs = append(errs, err)

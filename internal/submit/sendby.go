@@ -7,11 +7,12 @@ import (
 
 	"github.com/batchd/batchd/internal/payment"
 	"github.com/batchd/batchd/internal/retry"
+	"github.com/batchd/batchd/internal/rowrun"
 )
 
 // dropReason is the note a row dropped at its send-by deadline carries in
-// its history and Error.
-const dropReason = "send-by deadline passed before the request left: another instance may lead; looked up after the deadline"
+// its history and Error: the one every kind writes (internal/rowrun).
+const dropReason = rowrun.DropReason
 
 // clockPoll is how often, at least, a wait of Run reads its clock again.
 // The clock is injected (Options.Now) and may move otherwise than the
@@ -27,7 +28,7 @@ const clockPoll = 50 * time.Millisecond
 // resolve.DefaultSendMargin); a create sent now could arrive after that
 // lookup found nothing, and the row would be paid twice.
 func (r *Runner) sendByPassed(row *payment.Row) bool {
-	return !row.SendBy.IsZero() && r.opts.Now().After(row.SendBy)
+	return rowrun.Passed(row.SendBy, r.opts.Now())
 }
 
 // dropLate puts a row whose deadline passed before its create left in

@@ -45,6 +45,7 @@ import (
 	"github.com/batchd/batchd/internal/payment"
 	"github.com/batchd/batchd/internal/resolve"
 	"github.com/batchd/batchd/internal/retry"
+	"github.com/batchd/batchd/internal/rowrun"
 )
 
 // Options configures a Runner.
@@ -126,12 +127,9 @@ type Runner struct {
 	limit    *inflight.Limit
 
 	created, rejected, voided, voidFailed, resent, attempts, dropped atomic.Int64
-	halted                                                           atomic.Pointer[error] // why the run must stop: key refused, ledger failed
-	lastErr                                                          atomic.Pointer[error] // the last failure that left work undone
-	skip                                                             sync.Map              // RowKey -> true: given up on for this run
-
-	triesMu sync.Mutex
-	tries   map[payment.RowKey]int // create attempts per row in this run
+	// run is why the run must stop, what it left undone, the rows it gave
+	// up on and the creates per row: the state every kind keeps alike.
+	run rowrun.State
 }
 
 // New returns a Runner over a ledger and the service.
@@ -225,8 +223,8 @@ func (r *Runner) Run(ctx context.Context) (Summary, error) {
 // finish fills the summary from the counters and the ledger, and says
 // what is left when the run ended with work undone.
 func (r *Runner) finish(sum Summary, err error) (Summary, error) {
-	if h := r.halted.Load(); h != nil {
-		err = *h
+	if h := r.run.HaltedBy(); h != nil {
+		err = h
 	}
 	sum.Created, sum.Rejected = int(r.created.Load()), int(r.rejected.Load())
 	sum.Voided, sum.VoidFailed = int(r.voided.Load()), int(r.voidFailed.Load())
@@ -253,8 +251,8 @@ func (r *Runner) finish(sum Summary, err error) (Summary, error) {
 	if err == nil && (sum.Pending > 0 || sum.InDoubt > 0 || sum.VoidFailed > 0) {
 		err = fmt.Errorf("%w: %d rows left pending and %d in doubt after their attempts, %d risky checks not voided; the next submit run continues",
 			ErrIncomplete, sum.Pending, sum.InDoubt, sum.VoidFailed)
-		if last := r.lastErr.Load(); last != nil {
-			err = fmt.Errorf("%w; the last error: %w", err, *last)
+		if last := r.run.LastUndone(); last != nil {
+			err = fmt.Errorf("%w; the last error: %w", err, last)
 		}
 	}
 	return sum, err
@@ -262,17 +260,17 @@ func (r *Runner) finish(sum Summary, err error) (Summary, error) {
 
 // halt stops the run for err: no new create starts. The first cause wins.
 func (r *Runner) halt(err error) {
-	r.halted.CompareAndSwap(nil, &err)
+	r.run.Halt(err)
 }
 
 // undone notes err as the latest failure that left work undone, so that
 // the run's error names it (and /healthz files it under its source).
 func (r *Runner) undone(err error) {
-	r.lastErr.Store(&err)
+	r.run.Undone(err)
 }
 
 func (r *Runner) stopping(ctx context.Context) bool {
-	return ctx.Err() != nil || r.halted.Load() != nil
+	return r.run.Stopping(ctx)
 }
 
 // sendPending feeds pending rows, in batch and line order, to the workers
@@ -299,7 +297,7 @@ func (r *Runner) sendPending(ctx context.Context) error {
 		}
 		select {
 		case work <- row.Key:
-			return r.halted.Load() == nil, nil
+			return r.run.HaltedBy() == nil, nil
 		case <-ctx.Done():
 			return false, nil
 		}
@@ -309,8 +307,8 @@ func (r *Runner) sendPending(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("walk pending rows: %w", err)
 	}
-	if h := r.halted.Load(); h != nil {
-		return *h
+	if h := r.run.HaltedBy(); h != nil {
+		return h
 	}
 	return ctx.Err()
 }
@@ -325,8 +323,7 @@ func (r *Runner) hasPending() (bool, error) {
 }
 
 func (r *Runner) skipped(k payment.RowKey) bool {
-	_, ok := r.skip.Load(k)
-	return ok
+	return r.run.Skipped(k)
 }
 
 // addCreated counts n checks recorded created, and tells OnCreated.

@@ -8,12 +8,8 @@ import (
 	"github.com/batchd/batchd/internal/inflight"
 	"github.com/batchd/batchd/internal/payment"
 	"github.com/batchd/batchd/internal/retry"
-	"github.com/batchd/batchd/internal/sendgate"
+	"github.com/batchd/batchd/internal/rowrun"
 )
-
-// errSendByPassed is the gate's refusal of a create whose send-by
-// deadline passed while it waited for the rate limiter.
-var errSendByPassed = errors.New("send-by deadline passed")
 
 // errGaveUp stops a row's retries for this run.
 var errGaveUp = errors.New("gave up on the row for this run")
@@ -72,19 +68,13 @@ func (r *Runner) attempt(ctx context.Context, k payment.RowKey, slot *inflight.S
 	// rate limiter let the request go: the wait before it is the rate
 	// budget's, not the service's latency.
 	slot.Queued()
-	gated := sendgate.With(context.WithoutCancel(ctx), func() error {
-		slot.Sent()
-		if r.sendByPassed(row) {
-			return errSendByPassed
-		}
-		return nil
-	})
+	gated := rowrun.Gate(ctx, row.SendBy, r.opts.Now, slot.Sent)
 	chk, err := r.svc.CreateCheck(gated, row)
 	if err == nil {
 		r.brk.success()
 		return inflight.Answered, r.recordCreated(ctx, k, chk, "")
 	}
-	if errors.Is(err, errSendByPassed) {
+	if errors.Is(err, rowrun.ErrSendByPassed) {
 		r.attempts.Add(-1) // counted as sent before the call; the gate kept it from leaving
 		return inflight.Ignored, r.dropLate(k, row)
 	}
@@ -110,36 +100,29 @@ func outcomeOf(err error) inflight.Outcome {
 // must stop, and a retryable one when the create may be sent again.
 func (r *Runner) handleFailure(k payment.RowKey, err error) error {
 	r.feedBreaker(err)
-	switch payment.FailureOf(err) {
-	case payment.FailRefused:
-		msg := payment.ServiceMessage(err)
-		if _, lerr := r.led.Reject(k, msg); lerr != nil {
-			return r.ledgerFailed(fmt.Errorf("record the rejection of %s: %w", k, lerr))
-		}
-		r.rejected.Add(1)
-		r.log.Info("row refused by the API", "row", k.String(), "reason", msg)
-		return nil
-	case payment.FailKeyRefused:
-		if lerr := r.release(k, "the API refused the key: "+err.Error()); lerr != nil {
-			return lerr
-		}
-		r.halt(fmt.Errorf("%w: %w", payment.ErrKeyRefused, err))
-		return retry.Permanent(err)
-	case payment.FailLost:
-		if _, lerr := r.led.Doubt(k, "answer lost: "+err.Error()); lerr != nil {
-			return r.ledgerFailed(fmt.Errorf("record %s in doubt: %w", k, lerr))
-		}
-		r.log.Warn("create answer lost; the row will be looked up before any resend", "row", k.String(), "err", err)
-		return nil
-	default: // FailNotDone: the service did not act on the request
-		if lerr := r.release(k, "not processed: "+err.Error()); lerr != nil {
-			return lerr
-		}
-		r.retried("check.create")
-		// The client has already paused the shared limiter for the
-		// service's Retry-After; this worker also waits at least as long.
-		return retry.After(payment.RetryAfter(err), err)
-	}
+	return rowrun.Failed(err, "", rowrun.Actions{
+		Reject: func(msg string) error {
+			if _, lerr := r.led.Reject(k, msg); lerr != nil {
+				return r.ledgerFailed(fmt.Errorf("record the rejection of %s: %w", k, lerr))
+			}
+			r.rejected.Add(1)
+			r.log.Info("row refused by the API", "row", k.String(), "reason", msg)
+			return nil
+		},
+		Release: func(reason string) error { return r.release(k, reason) },
+		Doubt: func(reason string, err error) error {
+			if _, lerr := r.led.Doubt(k, reason); lerr != nil {
+				return r.ledgerFailed(fmt.Errorf("record %s in doubt: %w", k, lerr))
+			}
+			r.log.Warn("create answer lost; the row will be looked up before any resend", "row", k.String(), "err", err)
+			return nil
+		},
+		Halt: func(keyErr error) error {
+			r.halt(keyErr)
+			return retry.Permanent(err)
+		},
+		Retrying: func() { r.retried("check.create") },
+	})
 }
 
 // release returns a row in flight to pending; a ledger failure halts the
@@ -161,17 +144,11 @@ func (r *Runner) ledgerFailed(err error) error {
 // countTry counts one more create attempt of k in this run, across
 // resends after lookups, so that no row can loop forever.
 func (r *Runner) countTry(k payment.RowKey) int {
-	r.triesMu.Lock()
-	defer r.triesMu.Unlock()
-	if r.tries == nil {
-		r.tries = map[payment.RowKey]int{}
-	}
-	r.tries[k]++
-	return r.tries[k]
+	return r.run.Try(k)
 }
 
 func (r *Runner) giveUp(k payment.RowKey, err error) {
-	r.skip.Store(k, true)
+	r.run.Skip(k)
 	r.log.Warn("giving up on row for this run; it stays pending for the next run", "row", k.String(), "err", err)
 }
 
@@ -246,8 +223,5 @@ func (r *Runner) sweepVoids(ctx context.Context) error {
 			r.voidFailed.Add(1)
 		}
 	}
-	if h := r.halted.Load(); h != nil {
-		return *h
-	}
-	return nil
+	return r.run.HaltedBy()
 }
