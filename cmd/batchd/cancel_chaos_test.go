@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/sha256"
 	"fmt"
-	"github.com/batchd/batchd/internal/state"
 	"math/rand/v2"
 	"os"
 	"os/exec"
@@ -17,8 +16,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/batchd/batchd/internal/state"
+
 	"github.com/batchd/batchd/internal/echeck"
-	"github.com/batchd/batchd/internal/payment"
 	"github.com/batchd/batchd/internal/pgtest"
 	"github.com/batchd/batchd/internal/testsshd"
 )
@@ -32,29 +32,7 @@ import (
 // "too_late", and the checks it does not name are untouched.
 func TestCancelChaos(t *testing.T) {
 	t.Parallel() // mostly waiting (the sandbox's latency, leases): beside the other waiting tests
-	seed := chaosSeed(t)
-	for _, backend := range []string{"bbolt", "postgres"} {
-		t.Run(backend, func(t *testing.T) {
-			t.Parallel()
-			var pg *pgtest.Server
-			if backend == "postgres" {
-				pg = pgServer(t)
-			}
-			var wg sync.WaitGroup
-			for _, quirks := range []bool{false, true} {
-				wg.Go(func() {
-					t.Run(map[bool]string{false: "exact", true: "quirks"}[quirks], func(t *testing.T) {
-						ledger := chaosLedger{stateDir: filepath.Join(t.TempDir(), "state")}
-						if pg != nil {
-							ledger.dsn = pg.NewDatabase(t)
-						}
-						cancelChaos(t, seed, ledger, quirks)
-					})
-				})
-			}
-			wg.Wait()
-		})
-	}
+	onEveryLedger(t, cancelChaos)
 }
 
 func cancelChaos(t *testing.T, seed uint64, ledger chaosLedger, quirks bool) {
@@ -63,15 +41,7 @@ func cancelChaos(t *testing.T, seed uint64, ledger chaosLedger, quirks bool) {
 		rows, deposited, untouch = 30, 8, 2
 	)
 	rng := rand.New(rand.NewPCG(seed, 1))
-	// A third of the answers lost (voids included), a tenth of the
-	// requests failed before they act; the controls (deposit) are exempt.
-	// Each request takes 25ms, so that applying the file takes a second
-	// or two and the kills have lines to land between.
-	args := []string{"--key", key, "--seed", strconv.FormatUint(seed, 10), "--drop-rate", "0.3", "--error-rate", "0.1", "--latency", "25ms"}
-	if quirks {
-		args = append(args, "--quirks")
-	}
-	url := startSandbox(t, args...)
+	url := faultySandbox(t, key, seed, quirks)
 	var file strings.Builder
 	file.WriteString("label,number,amount,memo,name,email,bank_routing,bank_account\n")
 	for i := range rows {
@@ -80,20 +50,8 @@ func cancelChaos(t *testing.T, seed uint64, ledger chaosLedger, quirks bool) {
 	ingestInto(t, ledger, map[string]string{"week.csv": file.String()})
 	sshd := testsshd.Start(t)
 	run := processRunner(t, ledger, url, key, sshd)
-	for round := 0; ; round++ { // a run may leave rows in doubt (exit 1) for the next
-		out, err := run("submit").CombinedOutput()
-		if err == nil {
-			break
-		}
-		if round > 10 {
-			t.Fatalf("submit: %v\n%s", err, lastLines(string(out), 20))
-		}
-	}
-	db := ledger.open(t)
-	var all []*payment.Row
-	bs, _ := db.Batches()
-	db.Rows(bs[0].ID, func(r *payment.Row) (bool, error) { all = append(all, r); return true, nil })
-	db.Close()
+	submitUntilDone(t, run)
+	all := ledgerRows(t, ledger)
 	if len(all) != rows {
 		t.Fatalf("%d rows", len(all))
 	}
@@ -164,6 +122,66 @@ ingest: {done_marker: true, stable_for: 0s}
 		cmd := exec.Command(binary, cmdName, "--config", cfg)
 		cmd.Env = append(append(os.Environ(), "BATCHD_API_KEY="+key), ledger.env()...)
 		return cmd
+	}
+}
+
+// onEveryLedger runs a process test of an applied kind on bbolt and on
+// PostgreSQL (side by side), each exact and against `batchd sandbox
+// --quirks` (started together: they mostly wait on the sandbox's latency
+// and on leases), with one seed for the whole run.
+func onEveryLedger(t *testing.T, test func(t *testing.T, seed uint64, ledger chaosLedger, quirks bool)) {
+	seed := chaosSeed(t)
+	for _, backend := range []string{"bbolt", "postgres"} {
+		t.Run(backend, func(t *testing.T) {
+			t.Parallel()
+			var pg *pgtest.Server
+			if backend == "postgres" {
+				pg = pgServer(t)
+			}
+			var wg sync.WaitGroup
+			for _, quirks := range []bool{false, true} {
+				wg.Go(func() {
+					t.Run(map[bool]string{false: "exact", true: "quirks"}[quirks], func(t *testing.T) {
+						ledger := chaosLedger{stateDir: filepath.Join(t.TempDir(), "state")}
+						if pg != nil {
+							ledger.dsn = pg.NewDatabase(t)
+						}
+						test(t, seed, ledger, quirks)
+					})
+				})
+			}
+			wg.Wait()
+		})
+	}
+}
+
+// faultySandbox starts `batchd sandbox` for key with the faults of the
+// applied kinds' process tests: a third of the answers lost (voids,
+// edits and link creates included), a tenth of the requests failed before
+// they act (the controls, such as deposit, are exempt), and 25ms a
+// request, so that applying a file takes a second or two and the kills
+// have lines to land between.
+func faultySandbox(t *testing.T, key string, seed uint64, quirks bool) string {
+	t.Helper()
+	args := []string{"--key", key, "--seed", strconv.FormatUint(seed, 10), "--drop-rate", "0.3", "--error-rate", "0.1", "--latency", "25ms"}
+	if quirks {
+		args = append(args, "--quirks")
+	}
+	return startSandbox(t, args...)
+}
+
+// submitUntilDone runs `batchd submit` until it exits 0: under the
+// sandbox's faults a run may leave rows in doubt (exit 1) for the next.
+func submitUntilDone(t *testing.T, run func(string) *exec.Cmd) {
+	t.Helper()
+	for round := 0; ; round++ {
+		out, err := run("submit").CombinedOutput()
+		if err == nil {
+			return
+		}
+		if round > 10 {
+			t.Fatalf("submit: %v\n%s", err, lastLines(string(out), 20))
+		}
 	}
 }
 

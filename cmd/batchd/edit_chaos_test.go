@@ -6,14 +6,11 @@ import (
 	"math/rand/v2"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/batchd/batchd/internal/money"
 	"github.com/batchd/batchd/internal/payment"
-	"github.com/batchd/batchd/internal/pgtest"
 	"github.com/batchd/batchd/internal/state"
 	"github.com/batchd/batchd/internal/testsshd"
 )
@@ -32,29 +29,7 @@ import (
 // after, and the row records the edit once.
 func TestEditChaos(t *testing.T) {
 	t.Parallel() // mostly waiting (the sandbox's latency, leases): beside the other waiting tests
-	seed := chaosSeed(t)
-	for _, backend := range []string{"bbolt", "postgres"} {
-		t.Run(backend, func(t *testing.T) {
-			t.Parallel()
-			var pg *pgtest.Server
-			if backend == "postgres" {
-				pg = pgServer(t)
-			}
-			var wg sync.WaitGroup
-			for _, quirks := range []bool{false, true} {
-				wg.Go(func() {
-					t.Run(map[bool]string{false: "exact", true: "quirks"}[quirks], func(t *testing.T) {
-						ledger := chaosLedger{stateDir: filepath.Join(t.TempDir(), "state")}
-						if pg != nil {
-							ledger.dsn = pg.NewDatabase(t)
-						}
-						editChaos(t, seed, ledger, quirks)
-					})
-				})
-			}
-			wg.Wait()
-		})
-	}
+	onEveryLedger(t, editChaos)
 }
 
 func editChaos(t *testing.T, seed uint64, ledger chaosLedger, quirks bool) {
@@ -66,11 +41,7 @@ func editChaos(t *testing.T, seed uint64, ledger chaosLedger, quirks bool) {
 	rng := rand.New(rand.NewPCG(seed, 2))
 	// Faults as in cancelChaos: the deposit control is exempt; 25ms a
 	// request gives the kills lines to land between.
-	args := []string{"--key", key, "--seed", strconv.FormatUint(seed, 10), "--drop-rate", "0.3", "--error-rate", "0.1", "--latency", "25ms"}
-	if quirks {
-		args = append(args, "--quirks")
-	}
-	url := startSandbox(t, args...)
+	url := faultySandbox(t, key, seed, quirks)
 	var file strings.Builder
 	file.WriteString("label,number,amount,memo,name,email,bank_routing,bank_account\n")
 	for i := range rows {
@@ -79,15 +50,7 @@ func editChaos(t *testing.T, seed uint64, ledger chaosLedger, quirks bool) {
 	ingestInto(t, ledger, map[string]string{"week.csv": file.String()})
 	sshd := testsshd.Start(t)
 	run := processRunner(t, ledger, url, key, sshd)
-	for round := 0; ; round++ { // a run may leave rows in doubt (exit 1) for the next
-		out, err := run("submit").CombinedOutput()
-		if err == nil {
-			break
-		}
-		if round > 10 {
-			t.Fatalf("submit: %v\n%s", err, lastLines(string(out), 20))
-		}
-	}
+	submitUntilDone(t, run)
 	all := ledgerRows(t, ledger)
 	if len(all) != rows {
 		t.Fatalf("%d rows", len(all))

@@ -8,12 +8,10 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/batchd/batchd/internal/echeck"
 	"github.com/batchd/batchd/internal/payment"
-	"github.com/batchd/batchd/internal/pgtest"
 	"github.com/batchd/batchd/internal/state"
 	"github.com/batchd/batchd/internal/testsshd"
 )
@@ -29,39 +27,13 @@ import (
 // stranger.
 func TestPaymentLinkFile(t *testing.T) {
 	t.Parallel() // mostly waiting (the sandbox's latency, leases): beside the other waiting tests
-	seed := chaosSeed(t)
-	for _, backend := range []string{"bbolt", "postgres"} {
-		t.Run(backend, func(t *testing.T) {
-			t.Parallel()
-			var pg *pgtest.Server
-			if backend == "postgres" {
-				pg = pgServer(t)
-			}
-			var wg sync.WaitGroup
-			for _, quirks := range []bool{false, true} {
-				wg.Go(func() {
-					t.Run(map[bool]string{false: "exact", true: "quirks"}[quirks], func(t *testing.T) {
-						ledger := chaosLedger{stateDir: filepath.Join(t.TempDir(), "state")}
-						if pg != nil {
-							ledger.dsn = pg.NewDatabase(t)
-						}
-						linkFile(t, seed, ledger, quirks)
-					})
-				})
-			}
-			wg.Wait()
-		})
-	}
+	onEveryLedger(t, linkFile)
 }
 
 func linkFile(t *testing.T, seed uint64, ledger chaosLedger, quirks bool) {
 	const key, rows, paid = "sk_test_links_0123456789abcdef", 20, 5
 	rng := rand.New(rand.NewPCG(seed, 2))
-	args := []string{"--key", key, "--seed", strconv.FormatUint(seed, 10), "--drop-rate", "0.3", "--error-rate", "0.1", "--latency", "25ms"}
-	if quirks {
-		args = append(args, "--quirks")
-	}
-	url := startSandbox(t, args...)
+	url := faultySandbox(t, key, seed, quirks)
 	sshd := testsshd.Start(t)
 	run := processRunner(t, ledger, url, key, sshd)
 	file := "invoice,amount,memo,payer_name,payer_email,thank_you_url\n"
