@@ -197,16 +197,6 @@ func (j *Job) deliverResults(ctx context.Context, rem Remote, kind appliedKind, 
 	return report.Destination{Outbox: rem, Dir: j.opts.Outbox}.DeliverAll(ctx, kept, rname)
 }
 
-// lineColumns are the columns of an applied kind's results report: the
-// file's line, then the kind's columns, each text.
-func lineColumns(names ...string) []report.Column {
-	cols := []report.Column{{Name: "line", Kind: report.Int}}
-	for _, n := range names {
-		cols = append(cols, report.Column{Name: n, Kind: report.Text})
-	}
-	return cols
-}
-
 func resultsName(file string) string { return file + ".results.csv" }
 
 // cellOf reads the cell of column name (compared as headerColumns keys

@@ -29,7 +29,7 @@ type ReleaseFunc func(ctx context.Context, a Approval) (released bool, note stri
 // ResultsTable is the layout of <approvals file>.results.csv: one row per
 // line of the approvals file, with what became of it.
 var ResultsTable = report.Table{Sheet: "approvals",
-	Columns: lineColumns("file", "row_line", "account_last4", "approved_by", "result", "reason")}
+	Columns: report.Columns("line:int", "file", "row_line", "account_last4", "approved_by", "result", "reason")}
 
 // approvalResult is one row of the results report.
 type approvalResult struct {

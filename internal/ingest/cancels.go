@@ -50,7 +50,7 @@ type CancelFunc func(ctx context.Context, c CancelLine) (CancelResult, error)
 
 // CancelResultsTable is the layout of <cancel file>.results.csv.
 var CancelResultsTable = report.Table{Sheet: "cancels",
-	Columns: lineColumns("check_id", "payment_row", "checkout_token", "reason", "result", "check_status", "note", "action")}
+	Columns: report.Columns("line:int", "check_id", "payment_row", "checkout_token", "reason", "result", "check_status", "note", "action")}
 
 type cancelResult struct {
 	line   int

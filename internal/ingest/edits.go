@@ -49,7 +49,7 @@ type EditFunc func(ctx context.Context, e EditLine) (EditResult, error)
 // amount_changed is "yes" where the edit changes the amount: the money
 // paid changes, which a person checks first.
 var EditResultsTable = report.Table{Sheet: "edits",
-	Columns: lineColumns("check_id", "payment_row", "changed", "amount_changed", "result", "check_status", "note", "action")}
+	Columns: report.Columns("line:int", "check_id", "payment_row", "changed", "amount_changed", "result", "check_status", "note", "action")}
 
 type editResult struct {
 	line int

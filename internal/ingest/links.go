@@ -19,16 +19,10 @@ import (
 type LinkFunc func(ctx context.Context, l payment.Link) (payment.Link, error)
 
 // LinkResultsTable is the layout of <payment-link file>.results.csv.
-var LinkResultsTable = report.Table{Sheet: "payment links", Columns: []report.Column{
-	{Name: "line", Kind: report.Int},
-	{Name: "invoice", Kind: report.Text},
-	{Name: "payer_name", Kind: report.Text},
-	{Name: "amount", Kind: report.Money},
-	{Name: "checkout_token", Kind: report.Text},
-	{Name: "link", Kind: report.Text},
-	{Name: "status", Kind: report.Text},
-	{Name: "note", Kind: report.Text},
-}}
+var LinkResultsTable = report.Table{Sheet: "payment links", Columns: report.Columns(
+	"line:int", "invoice", "payer_name", "amount:money", "checkout_token", "link",
+	"status", "note",
+)}
 
 type linkResult struct {
 	line   int

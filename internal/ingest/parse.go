@@ -24,14 +24,9 @@ import (
 // csvfile.Warning); cell is the spreadsheet cell ("B7") of a finding in an
 // XLSX file, whose line is then the sheet's row, and empty for a CSV file.
 // Both come last so that the first four columns keep their places.
-var RejectsTable = report.Table{Sheet: "rejects", Columns: []report.Column{
-	{Name: "line", Kind: report.Int},
-	{Name: "column", Kind: report.Text},
-	{Name: "value", Kind: report.Text},
-	{Name: "message", Kind: report.Text},
-	{Name: "severity", Kind: report.Text},
-	{Name: "cell", Kind: report.Text},
-}}
+var RejectsTable = report.Table{Sheet: "rejects", Columns: report.Columns(
+	"line:int", "column", "value", "message", "severity", "cell",
+)}
 
 // RejectsColumns are the rejects report's column names.
 var RejectsColumns = RejectsTable.Names()

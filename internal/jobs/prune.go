@@ -30,28 +30,13 @@ import (
 
 // ArchiveTable is the layout of an archive report: the results report's
 // columns, then where the row and its check ended and when.
-var ArchiveTable = report.Table{Sheet: "archive", Columns: []report.Column{
-	{Name: "file", Kind: report.Text},
-	{Name: "batch", Kind: report.Int},
-	{Name: "line", Kind: report.Int},
-	{Name: "check_id", Kind: report.Text},
-	{Name: "number", Kind: report.Text},
-	{Name: "label", Kind: report.Text},
-	{Name: "amount", Kind: report.Money},
-	{Name: "status", Kind: report.Text},
-	{Name: "risk", Kind: report.Text},
-	{Name: "fund_confirmation", Kind: report.Text},
-	{Name: "error", Kind: report.Text},
-	{Name: "name", Kind: report.Text},
-	{Name: "account", Kind: report.Text},
-	{Name: "row_state", Kind: report.Text},
-	{Name: "ingested", Kind: report.DateTime},
-	{Name: "sent", Kind: report.DateTime},
-	{Name: "check_created", Kind: report.DateTime},
-	{Name: "status_seen", Kind: report.DateTime},
-	{Name: "deposited_seen", Kind: report.DateTime},
-	{Name: "last_change", Kind: report.DateTime},
-}}
+var ArchiveTable = report.Table{Sheet: "archive", Columns: report.Columns(
+	"file", "batch:int", "line:int", "check_id", "number", "label",
+	"amount:money", "status", "risk", "fund_confirmation", "error", "name",
+	"account", "row_state", "ingested:datetime", "sent:datetime",
+	"check_created:datetime", "status_seen:datetime", "deposited_seen:datetime",
+	"last_change:datetime",
+)}
 
 // ArchiveColumns are the archive report's column names.
 var ArchiveColumns = ArchiveTable.Names()
@@ -70,10 +55,8 @@ func ArchiveDir(cfg *config.Config) string { return filepath.Join(cfg.StateDir, 
 
 // SourcesArchiveTable is the layout of a funding batch's archive report:
 // the file and batch, then its results report's columns.
-var SourcesArchiveTable = report.Table{Sheet: "archive", Columns: append([]report.Column{
-	{Name: "file", Kind: report.Text},
-	{Name: "batch", Kind: report.Int},
-}, onboard.ResultsTable.Columns...)}
+var SourcesArchiveTable = report.Table{Sheet: "archive", Columns: append(
+	report.Columns("file", "batch:int"), onboard.ResultsTable.Columns...)}
 
 // mergePrune adds the funding batches' prune to the payment batches'.
 func mergePrune(a, b state.PruneSummary) state.PruneSummary {

@@ -16,22 +16,11 @@ import (
 // SourcesTable is the layout of funding-sources-YYYY-MM-DD.csv (and
 // .xlsx): every source that was still moving (Pending) when the run began,
 // what it is now, and what a person should do about it.
-var SourcesTable = report.Table{Sheet: "funding sources", Columns: []report.Column{
-	{Name: "kind", Kind: report.Text},
-	{Name: "batch", Kind: report.Int},
-	{Name: "file", Kind: report.Text},
-	{Name: "line", Kind: report.Int},
-	{Name: "user_id", Kind: report.Text},
-	{Name: "funding_source_id", Kind: report.Text},
-	{Name: "method", Kind: report.Text},
-	{Name: "previous_status", Kind: report.Text},
-	{Name: "status", Kind: report.Text},
-	{Name: "created", Kind: report.Date},
-	{Name: "business_days", Kind: report.Int},
-	{Name: "account", Kind: report.Text},
-	{Name: "detail", Kind: report.Text},
-	{Name: "action", Kind: report.Text},
-}}
+var SourcesTable = report.Table{Sheet: "funding sources", Columns: report.Columns(
+	"kind", "batch:int", "file", "line:int", "user_id", "funding_source_id",
+	"method", "previous_status", "status", "created:date", "business_days:int", "account",
+	"detail", "action",
+)}
 
 // The kinds of line of the sources report.
 const (

@@ -15,18 +15,10 @@ import (
 // next and the masked account, so that a person can tell rows apart
 // without opening the input. A processor token is a credential and never
 // appears.
-var ResultsTable = report.Table{Sheet: "results", Columns: []report.Column{
-	{Name: "line", Kind: report.Int},
-	{Name: "user_id", Kind: report.Text},
-	{Name: "funding_source_id", Kind: report.Text},
-	{Name: "status", Kind: report.Text},
-	{Name: "bank_name", Kind: report.Text},
-	{Name: "last_four", Kind: report.Text},
-	{Name: "error", Kind: report.Text},
-	{Name: "method", Kind: report.Text},
-	{Name: "next_step", Kind: report.Text},
-	{Name: "account", Kind: report.Text},
-}}
+var ResultsTable = report.Table{Sheet: "results", Columns: report.Columns(
+	"line:int", "user_id", "funding_source_id", "status", "bank_name", "last_four",
+	"error", "method", "next_step", "account",
+)}
 
 // ResultsLedger is what DeliverResults needs of the ledger; internal/state's
 // ledger has it all.

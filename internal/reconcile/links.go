@@ -42,19 +42,10 @@ const (
 )
 
 // LinksTable is the layout of links-YYYY-MM-DD.csv (and .xlsx).
-var LinksTable = report.Table{Sheet: "payment links", Columns: []report.Column{
-	{Name: "file", Kind: report.Text},
-	{Name: "line", Kind: report.Int},
-	{Name: "invoice", Kind: report.Text},
-	{Name: "payer_name", Kind: report.Text},
-	{Name: "amount", Kind: report.Money},
-	{Name: "checkout_token", Kind: report.Text},
-	{Name: "status", Kind: report.Text},
-	{Name: "paid", Kind: report.Money},
-	{Name: "checks", Kind: report.Int},
-	{Name: "check_ids", Kind: report.Text},
-	{Name: "check_status", Kind: report.Text},
-}}
+var LinksTable = report.Table{Sheet: "payment links", Columns: report.Columns(
+	"file", "line:int", "invoice", "payer_name", "amount:money", "checkout_token",
+	"status", "paid:money", "checks:int", "check_ids", "check_status",
+)}
 
 // linkLine is one link line as the links report shows it.
 type linkLine struct {

@@ -32,36 +32,17 @@ type statusLine struct {
 }
 
 // StatusTable is the layout of status-YYYY-MM-DD.csv (and .xlsx).
-var StatusTable = report.Table{Sheet: "status", Columns: []report.Column{
-	{Name: "batch", Kind: report.Int},
-	{Name: "file", Kind: report.Text},
-	{Name: "line", Kind: report.Int},
-	{Name: "check_id", Kind: report.Text},
-	{Name: "number", Kind: report.Text},
-	{Name: "label", Kind: report.Text},
-	{Name: "name", Kind: report.Text},
-	{Name: "account", Kind: report.Text},
-	{Name: "amount", Kind: report.Money},
-	{Name: "status", Kind: report.Text},
-	{Name: "created", Kind: report.DateTime},
-	{Name: "last_status_change", Kind: report.DateTime},
-	{Name: "deposited_on", Kind: report.Date},
-}}
+var StatusTable = report.Table{Sheet: "status", Columns: report.Columns(
+	"batch:int", "file", "line:int", "check_id", "number", "label",
+	"name", "account", "amount:money", "status", "created:datetime", "last_status_change:datetime",
+	"deposited_on:date",
+)}
 
 // ExceptionsTable is the layout of exceptions-YYYY-MM-DD.csv (and .xlsx).
-var ExceptionsTable = report.Table{Sheet: "exceptions", Columns: []report.Column{
-	{Name: "kind", Kind: report.Text},
-	{Name: "check_id", Kind: report.Text},
-	{Name: "batch", Kind: report.Int},
-	{Name: "file", Kind: report.Text},
-	{Name: "line", Kind: report.Int},
-	{Name: "label", Kind: report.Text},
-	{Name: "number", Kind: report.Text},
-	{Name: "amount", Kind: report.Money},
-	{Name: "status", Kind: report.Text},
-	{Name: "detail", Kind: report.Text},
-	{Name: "action", Kind: report.Text},
-}}
+var ExceptionsTable = report.Table{Sheet: "exceptions", Columns: report.Columns(
+	"kind", "check_id", "batch:int", "file", "line:int", "label",
+	"number", "amount:money", "status", "detail", "action",
+)}
 
 // statusLineOf is the status report's line of rec, times shown in loc.
 func statusLineOf(rec *record, file string, loc *time.Location) statusLine {

@@ -104,16 +104,10 @@ const (
 // count and amount are numbers, each computed in exact cents: no formula.
 // outcome says what every line's money is: paid (deposited), on_its_way
 // (not final yet) or not_paid (failed, void, deleted).
-var SettlementTable = report.Table{Sheet: "settlement", Columns: []report.Column{
-	{Name: "section", Kind: report.Text},
-	{Name: "batch", Kind: report.Int},
-	{Name: "file", Kind: report.Text},
-	{Name: "status", Kind: report.Text},
-	{Name: "outcome", Kind: report.Text},
-	{Name: "deposit_date", Kind: report.Date},
-	{Name: "count", Kind: report.Int},
-	{Name: "amount", Kind: report.Money},
-}}
+var SettlementTable = report.Table{Sheet: "settlement", Columns: report.Columns(
+	"section", "batch:int", "file", "status", "outcome", "deposit_date:date",
+	"count:int", "amount:money",
+)}
 
 // write lays the settlement out in sections a spreadsheet can filter on
 // the first column: each batch's statuses followed by its money paid, on

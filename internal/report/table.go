@@ -395,3 +395,33 @@ func (t Table) Write(path string, formats []Format, fill func(*Rows) error) ([]s
 	}
 	return r.Commit()
 }
+
+// Columns builds a table's columns from their specs, in order: "name" is
+// a Text column, "name:kind" one of the kind named by Kind.String
+// ("line:int", "amount:money", "sent:datetime"). Tables are package-level
+// declarations, so a spec naming no kind is a programming error that
+// Columns panics on as the package loads, as regexp.MustCompile does.
+func Columns(specs ...string) []Column {
+	out := make([]Column, len(specs))
+	for i, s := range specs {
+		name, kind, typed := strings.Cut(s, ":")
+		out[i] = Column{Name: name, Kind: Text}
+		if typed {
+			k, ok := kindNamed(kind)
+			if !ok {
+				panic(fmt.Sprintf("report.Columns: column %q: no kind %q (text, int, money, date, datetime)", name, kind))
+			}
+			out[i].Kind = k
+		}
+	}
+	return out
+}
+
+func kindNamed(name string) (Kind, bool) {
+	for k := Text; k <= DateTime; k++ {
+		if k.String() == name {
+			return k, true
+		}
+	}
+	return 0, false
+}

@@ -14,23 +14,14 @@ import (
 // finance team's receipt for one file: the issue's eight columns first,
 // then name and the masked account so a person can tell rows apart without
 // opening the input.
-var ResultsTable = report.Table{Sheet: "results", Columns: []report.Column{
-	{Name: "line", Kind: report.Int},
-	{Name: "check_id", Kind: report.Text},
-	{Name: "number", Kind: report.Text},
-	{Name: "label", Kind: report.Text},
-	{Name: "amount", Kind: report.Money},
-	{Name: "status", Kind: report.Text},
-	{Name: "risk", Kind: report.Text},
-	{Name: "fund_confirmation", Kind: report.Text},
-	{Name: "error", Kind: report.Text},
-	{Name: "name", Kind: report.Text},
-	{Name: "account", Kind: report.Text},
+var ResultsTable = report.Table{Sheet: "results", Columns: report.Columns(
+	"line:int", "check_id", "number", "label", "amount:money", "status",
+	"risk", "fund_confirmation", "error", "name", "account",
 	// account_change is a payee's bank-account change found at ingest,
 	// masked ("…1234 → …5678"), and what became of it (README "Payee
 	// bank-detail changes"); empty for every other row.
-	{Name: "account_change", Kind: report.Text},
-}}
+	"account_change",
+)}
 
 // ResultsColumns are the results report's column names.
 var ResultsColumns = ResultsTable.Names()
