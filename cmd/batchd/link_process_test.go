@@ -11,7 +11,7 @@ import (
 	"testing"
 
 	"github.com/batchd/batchd/internal/echeck"
-	"github.com/batchd/batchd/internal/payment"
+	"github.com/batchd/batchd/internal/paymentlink"
 	"github.com/batchd/batchd/internal/state"
 	"github.com/batchd/batchd/internal/testsshd"
 )
@@ -43,7 +43,7 @@ func linkFile(t *testing.T, seed uint64, ledger chaosLedger, quirks bool) {
 	dropFile(t, sshd, "invoices.csv", file)
 	sha := fmt.Sprintf("%x", sha256.Sum256([]byte(file)))
 	kills, midFile := applyWithKills(t, rng, ledger, run, "invoices.csv", rows, func(db *state.DB) (int, error) {
-		lines, err := db.Links(sha)
+		lines, err := paymentlink.Lines(db, sha)
 		return len(lines), err
 	})
 	t.Logf("%d SIGKILLs, %d of them while links were being created", kills, midFile)
@@ -61,7 +61,7 @@ func linkFile(t *testing.T, seed uint64, ledger chaosLedger, quirks bool) {
 		}
 		for _, l := range pg.Links {
 			for i := range rows {
-				if ref := payment.LinkRef(sha, i+2); payment.IsLinkOf(*l.Domain(), ref, l.Amount) {
+				if ref := paymentlink.Ref(sha, i+2); paymentlink.IsLinkOf(paymentlink.Link{Memo: l.Memo, Amount: l.Amount}, ref, l.Amount) {
 					byRef[ref] = append(byRef[ref], l)
 				}
 			}
@@ -72,7 +72,7 @@ func linkFile(t *testing.T, seed uint64, ledger chaosLedger, quirks bool) {
 	}
 	var tokens []string
 	for i := range rows {
-		ls := byRef[payment.LinkRef(sha, i+2)]
+		ls := byRef[paymentlink.Ref(sha, i+2)]
 		if len(ls) != 1 || ls[0].Amount.String() != fmt.Sprintf("%d.00", 20+i) {
 			t.Fatalf("line %d has %d links at the service, want 1", i+2, len(ls))
 		}

@@ -45,8 +45,8 @@ func runReconcile(ctx context.Context, env *environ, cl *cmdLine) error {
 		if sum.LostBatch > 0 {
 			fmt.Fprintf(env.stdout, "lost batch %d: checks batchd made for batches the ledger lost when its database went back in time; do not void them, see the exceptions report\n", sum.LostBatch)
 		}
-		if sum.Links != nil {
-			fmt.Fprintf(env.stdout, "%s (money coming in: see the links report)\n", sum.Links)
+		for _, in := range sum.Inflows {
+			fmt.Fprintf(env.stdout, "%s (money coming in: see the %s report)\n", in.Words, in.Name)
 		}
 		fmt.Fprintln(env.stdout, jobs.CallsLine(sum))
 		for _, r := range sum.Reports {

@@ -10,6 +10,7 @@ import (
 	"github.com/batchd/batchd/internal/ingest"
 	"github.com/batchd/batchd/internal/ingest/csvfile"
 	"github.com/batchd/batchd/internal/ingest/sheet"
+	"github.com/batchd/batchd/internal/jobs"
 	"github.com/batchd/batchd/internal/payment"
 )
 
@@ -124,7 +125,7 @@ func validateFile(name string, so sheet.Options, opts csvfile.Options, onFinding
 	}
 	defer in.Close()
 	if info, _ := kind.Info(); info.Applied {
-		sum, err := in.Applied(kind, opts, onFinding)
+		sum, err := in.Applied(jobs.LineKinds()[kind], opts, onFinding)
 		return kind, sum, err
 	}
 	if kind.Payments() {

@@ -17,6 +17,7 @@ import (
 	"github.com/batchd/batchd/internal/jobs"
 	"github.com/batchd/batchd/internal/money"
 	"github.com/batchd/batchd/internal/payment"
+	"github.com/batchd/batchd/internal/paymentlink"
 )
 
 // steps runs the job the way a night of the daemon would, narrating.
@@ -90,8 +91,8 @@ func steps(ctx context.Context, out io.Writer, je *jobs.Env, sbURL, inbox string
 	}
 	fmt.Fprintf(out, "   %d checks listed, %d status changes recorded, %d exceptions\n",
 		rs.ChecksSeen, rs.StatusChanges, rs.Unknown+rs.Missing+rs.Mismatched+rs.Stuck+rs.InDoubt+rs.Returned+rs.Voided)
-	if rs.Links != nil {
-		fmt.Fprintf(out, "   %s (money coming in, in the links report)\n", rs.Links)
+	for _, in := range rs.Inflows {
+		fmt.Fprintf(out, "   %s (money coming in, in the %s report)\n", in.Words, in.Name)
 	}
 	for _, r := range rs.Reports {
 		fmt.Fprintf(out, "   report: %s\n", r)
@@ -326,7 +327,7 @@ func passingAccount(last4 string) string {
 // payOneLink shows a payment link paid: a customer pays the first link of
 // the sample invoices through the sandbox's pay-through-link control.
 func payOneLink(ctx context.Context, out io.Writer, je *jobs.Env, sbURL string) error {
-	links, err := je.DB.Links("")
+	links, err := paymentlink.Lines(je.DB, "")
 	if err != nil || len(links) == 0 || links[0].Token == "" {
 		return err
 	}

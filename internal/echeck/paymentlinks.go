@@ -10,22 +10,20 @@ import (
 
 	"github.com/batchd/batchd/internal/apiwire"
 	"github.com/batchd/batchd/internal/money"
-	"github.com/batchd/batchd/internal/payment"
 )
 
-// PaymentLinkRequest holds the fields of a payment link (spec 2.2): the
-// domain's payment.LinkRequest, one declaration for both. All are
-// optional; a zero value is not sent. Amount, when set, is sent as an
-// exact JSON number; Recurring as recurring=1; RecurringInstallments 0
-// means indefinitely, so nil is "not sent".
-type PaymentLinkRequest = payment.LinkRequest
-
-type paymentLinkRequestWire struct {
+// PaymentLinkRequest holds the fields of a payment link (spec 2.2), the
+// one declaration the client and the payment-link kind share
+// (paymentlink.Request). All are optional; a zero value is not sent.
+// Amount, when set, is sent as an exact JSON number; Recurring as
+// recurring=1 (paymentLinkRequestWire); RecurringInstallments 0 means
+// indefinitely, so nil is "not sent".
+type PaymentLinkRequest struct {
 	Amount                money.Cents `json:"amount,omitempty"`
 	Memo                  string      `json:"memo,omitempty"`
 	ThankYouURL           string      `json:"thank_you_url,omitempty"`
 	ErrorURL              string      `json:"error_url,omitempty"`
-	Recurring             *int        `json:"recurring,omitempty"`
+	Recurring             bool        `json:"recurring,omitempty"`
 	RecurringCycle        string      `json:"recurring_cycle,omitempty"`
 	RecurringStartDate    string      `json:"recurring_start_date,omitempty"`
 	RecurringInstallments *int        `json:"recurring_installments,omitempty"`
@@ -34,6 +32,13 @@ type paymentLinkRequestWire struct {
 	IsBankAuth            bool        `json:"is_bankauth,omitempty"`
 	SignatureRequired     bool        `json:"signature_required,omitempty"`
 	SubmitForApproval     bool        `json:"submit_for_approval,omitempty"`
+}
+
+// paymentLinkRequestWire is the request as sent: Recurring as 1, its
+// field shadowing the embedded one's (encoding/json takes the shallower).
+type paymentLinkRequestWire struct {
+	PaymentLinkRequest
+	Recurring *int `json:"recurring,omitempty"`
 }
 
 // PaymentLink is a payment link as the service returns it. Only the
@@ -80,13 +85,7 @@ func paymentLinkEntry(m *object) (PaymentLink, error) { return paymentLinkFrom(*
 // Ambiguous error means the link may exist.
 func (c *Client) CreatePaymentLink(ctx context.Context, r PaymentLinkRequest) (*PaymentLink, error) {
 	k := apiwire.Call{Op: OpPaymentLinkCreate, Method: "POST", Path: "/v1/paymentlink/create", Effect: true,
-		Result: "checkout_link", Body: paymentLinkRequestWire{
-			Amount: r.Amount, Memo: r.Memo, ThankYouURL: r.ThankYouURL, ErrorURL: r.ErrorURL,
-			Recurring: flag01(r.Recurring), RecurringCycle: r.RecurringCycle,
-			RecurringStartDate: r.RecurringStartDate, RecurringInstallments: r.RecurringInstallments,
-			FundConfirmation: r.FundConfirmation, BasicVerification: r.BasicVerification,
-			IsBankAuth: r.IsBankAuth, SignatureRequired: r.SignatureRequired, SubmitForApproval: r.SubmitForApproval,
-		}}
+		Result: "checkout_link", Body: paymentLinkRequestWire{PaymentLinkRequest: r, Recurring: flag01(r.Recurring)}}
 	if r.Amount < 0 {
 		return nil, c.core.Refuse(k, fmt.Sprintf("not sent: amount %s is negative", r.Amount), nil)
 	}

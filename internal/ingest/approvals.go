@@ -38,22 +38,26 @@ type approvalResult struct {
 	reason                           string
 }
 
-func (r approvalResult) cells() []any {
+func (r approvalResult) Cells() []any {
 	return []any{r.line, r.file, r.rowLine, r.last4, r.by, r.result, r.reason}
 }
 
-func (r approvalResult) applied() bool { return r.result == "released" }
+func (r approvalResult) Applied() bool { return r.result == "released" }
 
-// approvals is the approvals kind as ingest applies it.
-var approvals = appliedKind{
-	table: ResultsTable, reports: "approvals", did: "approvals released their rows",
-	apply: func(j *Job, ctx context.Context, _ payment.FileMeta, line int, rec []string, col map[string]int) (lineResult, error) {
-		return j.applyApproval(ctx, line, rec, col)
-	},
-	check: func(line int, rec []string, col map[string]int) string {
-		_, _, why := readApproval(line, rec, col)
-		return why
-	},
+// Approvals is the approvals kind, each line released with release (the
+// one release rule, jobs.ApprovalRelease). Nil release: every line is
+// refused, saying so.
+func Approvals(release ReleaseFunc) LineKind {
+	return lineKind{
+		report: LineReport{Table: ResultsTable, Dir: "approvals", Did: "approvals released their rows"},
+		apply: func(ctx context.Context, _ payment.FileMeta, l Line) (LineResult, error) {
+			return applyApproval(ctx, release, l)
+		},
+		check: func(l Line) string {
+			_, _, why := readApproval(l)
+			return why
+		},
+	}
 }
 
 // headerColumns maps each column of an applied kind's header, as
@@ -71,8 +75,8 @@ func headerColumns(header []string) map[string]int {
 
 // readApproval reads one line of an approvals file and says what is
 // wrong with its form, or "" (the ledger is not asked).
-func readApproval(line int, rec []string, col map[string]int) (approvalResult, int, string) {
-	cell := func(name string) string { return cellOf(rec, col, name) }
+func readApproval(l Line) (approvalResult, int, string) {
+	cell, line := l.Cell, l.Number
 	last4 := cell("account_last4")
 	if len(last4) > 4 {
 		last4 = redact.Last4(last4) // never echo a full account number
@@ -93,15 +97,15 @@ func readApproval(line int, rec []string, col map[string]int) (approvalResult, i
 }
 
 // applyApproval checks and applies one line of an approvals file.
-func (j *Job) applyApproval(ctx context.Context, line int, rec []string, col map[string]int) (approvalResult, error) {
-	r, n, why := readApproval(line, rec, col)
+func applyApproval(ctx context.Context, release ReleaseFunc, l Line) (approvalResult, error) {
+	r, n, why := readApproval(l)
 	switch {
 	case why != "":
 		r.reason = why
-	case j.opts.Release == nil:
+	case release == nil:
 		r.reason = "this batchd does not release rows by approvals file: use batchd release"
 	default:
-		ok, note, err := j.opts.Release(ctx, Approval{File: r.file, Line: n, Last4: r.last4, By: r.by})
+		ok, note, err := release(ctx, Approval{File: r.file, Line: n, Last4: r.last4, By: r.by})
 		if err != nil {
 			return r, err
 		}

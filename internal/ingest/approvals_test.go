@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/batchd/batchd/internal/ingest/sourcefile"
+	"github.com/batchd/batchd/internal/payment"
 )
 
 // FuzzApprovalLine feeds arbitrary lines to an approvals file's line
@@ -19,17 +19,17 @@ func FuzzApprovalLine(f *testing.F) {
 	f.Add("second.csv,2,0009995678,alice")
 	f.Add(",0,56a8,")
 	f.Add("a.csv,-3,1234")
-	col := headerColumns(sourcefile.ApprovalColumns)
+	header := payment.KindApprovals.Columns()
 	f.Fuzz(func(t *testing.T, line string) {
 		asked := 0
-		j := &Job{opts: Options{Release: func(_ context.Context, a Approval) (bool, string, error) {
+		release := func(_ context.Context, a Approval) (bool, string, error) {
 			asked++
 			if a.File == "" || a.Line <= 0 || !fourDigits(a.Last4) || a.By == "" {
 				t.Fatalf("release asked for %+v", a)
 			}
 			return true, "released", nil
-		}}}
-		r, err := j.applyApproval(context.Background(), 2, strings.Split(line, ","), col)
+		}
+		r, err := applyApproval(context.Background(), release, NewLine(2, header, strings.Split(line, ",")))
 		if err != nil {
 			t.Fatal(err)
 		}

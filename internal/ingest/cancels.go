@@ -26,9 +26,9 @@ type CancelLine struct {
 	Reason        string
 }
 
-// LineResult is what became of one line of an applied file that acts on
+// CheckResult is what became of one line of an applied file that acts on
 // a check (a cancel or an edit line), with the kind's outcome O.
-type LineResult[O ~string] struct {
+type CheckResult[O ~string] struct {
 	CheckID string
 	Token   string // the payment link's, for a line that cancels a link
 	Row     string // the payment file and line whose check it is, or ""
@@ -39,7 +39,7 @@ type LineResult[O ~string] struct {
 }
 
 // CancelResult is what became of one cancel line.
-type CancelResult = LineResult[payment.CancelOutcome]
+type CancelResult = CheckResult[payment.CancelOutcome]
 
 // CancelFunc applies one cancel line with the one void rule (jobs.Cancel,
 // passed in because ingest cannot import jobs). A line the rule refuses
@@ -58,31 +58,36 @@ type cancelResult struct {
 	CancelResult
 }
 
-func (r cancelResult) cells() []any {
+func (r cancelResult) Cells() []any {
 	return []any{r.line, r.CheckID, r.Row, r.Token, r.reason, string(r.Outcome), string(r.Status), r.Note, r.Action}
 }
 
-func (r cancelResult) applied() bool {
+func (r cancelResult) Applied() bool {
 	return r.Outcome == payment.CancelVoided || r.Outcome == payment.CancelLinkClosed
 }
 
-// cancels is the cancel kind as ingest applies it.
-var cancels = appliedKind{table: CancelResultsTable, reports: "cancels", did: "cancel lines voided their checks",
-	apply: (*Job).applyCancel, check: checkCancel}
-
-// checkCancel says what is wrong with a cancel line's form, or "".
-func checkCancel(line int, rec []string, col map[string]int) string {
-	_, why := readCancel(payment.FileMeta{}, line, rec, col)
-	return why
+// Cancels is the cancel kind, each line applied with cancel (the one void
+// rule, jobs.Cancel). Nil cancel: every line is refused, saying so.
+func Cancels(cancel CancelFunc) LineKind {
+	return lineKind{
+		report: LineReport{Table: CancelResultsTable, Dir: "cancels", Did: "cancel lines voided their checks"},
+		apply: func(ctx context.Context, meta payment.FileMeta, l Line) (LineResult, error) {
+			return applyCancel(ctx, cancel, meta, l)
+		},
+		check: func(l Line) string {
+			_, why := readCancel(payment.FileMeta{}, l)
+			return why
+		},
+	}
 }
 
 // applyCancel checks one line of a cancel file and applies it.
-func (j *Job) applyCancel(ctx context.Context, meta payment.FileMeta, line int, rec []string, col map[string]int) (lineResult, error) {
-	c, why := readCancel(meta, line, rec, col)
-	res, err := actOn(ctx, j.opts.Cancel, c, why, "this batchd does not void checks by cancel file", func(note string) CancelResult {
+func applyCancel(ctx context.Context, cancel CancelFunc, meta payment.FileMeta, l Line) (LineResult, error) {
+	c, why := readCancel(meta, l)
+	res, err := actOn(ctx, cancel, c, why, "this batchd does not void checks by cancel file", func(note string) CancelResult {
 		return CancelResult{CheckID: c.CheckID, Token: c.Token, Outcome: payment.CancelRefused, Note: note}
 	})
-	return cancelResult{line: line, reason: c.Reason, CancelResult: res}, err
+	return cancelResult{line: l.Number, reason: c.Reason, CancelResult: res}, err
 }
 
 // actOn applies line l of a kind that acts on a check (cancels, edits)
@@ -101,9 +106,9 @@ func actOn[L, R any](ctx context.Context, rule func(context.Context, L) (R, erro
 
 // readCancel reads one line of a cancel file and says what is wrong
 // with its form, or "" (neither the ledger nor the service is asked).
-func readCancel(meta payment.FileMeta, line int, rec []string, col map[string]int) (CancelLine, string) {
-	cell := func(name string) string { return cellOf(rec, col, name) }
-	c := CancelLine{FileSHA: meta.SHA256, Line: line, CheckID: cell("check_id"), File: cell("file"),
+func readCancel(meta payment.FileMeta, l Line) (CancelLine, string) {
+	cell := l.Cell
+	c := CancelLine{FileSHA: meta.SHA256, Line: l.Number, CheckID: cell("check_id"), File: cell("file"),
 		Label: cell("label"), Number: cell("number"), Token: cell("checkout_token"), Reason: cell("reason")}
 	return c, c.check(cell("line"))
 }

@@ -32,7 +32,7 @@ type EditLine struct {
 
 // EditResult is what became of one edit line, and what it changes.
 type EditResult struct {
-	LineResult[payment.EditOutcome]
+	CheckResult[payment.EditOutcome]
 	Changed string // what the edit changes, in words: "amount 10.00 → 12.50"
 	// AmountChanged flags an edit of the amount: the money changes.
 	AmountChanged bool
@@ -56,7 +56,7 @@ type editResult struct {
 	EditResult
 }
 
-func (r editResult) cells() []any {
+func (r editResult) Cells() []any {
 	flag := ""
 	if r.AmountChanged {
 		flag = "yes"
@@ -64,24 +64,32 @@ func (r editResult) cells() []any {
 	return []any{r.line, r.CheckID, r.Row, r.Changed, flag, string(r.Outcome), string(r.Status), r.Note, r.Action}
 }
 
-func (r editResult) applied() bool { return r.Outcome == payment.EditEdited }
+func (r editResult) Applied() bool { return r.Outcome == payment.EditEdited }
 
-// edits is the edit kind as ingest applies it.
-var edits = appliedKind{table: EditResultsTable, reports: "edits", did: "edit lines corrected their checks",
-	apply: (*Job).applyEdit, check: func(line int, rec []string, col map[string]int) string {
-		_, why := readEdit(payment.FileMeta{}, line, rec, col)
-		return why
-	}}
+// Edits is the edit kind, each line applied with edit (the one edit rule,
+// jobs.Edit). Nil edit: every line is refused, saying so.
+func Edits(edit EditFunc) LineKind {
+	return lineKind{
+		report: LineReport{Table: EditResultsTable, Dir: "edits", Did: "edit lines corrected their checks"},
+		apply: func(ctx context.Context, meta payment.FileMeta, l Line) (LineResult, error) {
+			return applyEdit(ctx, edit, meta, l)
+		},
+		check: func(l Line) string {
+			_, why := readEdit(payment.FileMeta{}, l)
+			return why
+		},
+	}
+}
 
 // applyEdit checks one line of an edit file and applies it (actOn).
-func (j *Job) applyEdit(ctx context.Context, meta payment.FileMeta, line int, rec []string, col map[string]int) (lineResult, error) {
-	e, why := readEdit(meta, line, rec, col)
-	res, err := actOn(ctx, j.opts.Edit, e, why, "this batchd does not edit checks by edit file", func(note string) EditResult {
+func applyEdit(ctx context.Context, edit EditFunc, meta payment.FileMeta, l Line) (LineResult, error) {
+	e, why := readEdit(meta, l)
+	res, err := actOn(ctx, edit, e, why, "this batchd does not edit checks by edit file", func(note string) EditResult {
 		var r EditResult
 		r.CheckID, r.Outcome, r.Note = e.CheckID, payment.EditRefused, note
 		return r
 	})
-	return editResult{line: line, EditResult: res}, err
+	return editResult{line: l.Number, EditResult: res}, err
 }
 
 // editValues are the columns of an edit file that give new values, and
@@ -100,9 +108,9 @@ var editValues = []struct {
 // readEdit reads one line of an edit file and says what is wrong with its
 // form, or "" (neither the ledger nor the service is asked). Each value
 // is judged by the rule of the payment file's column of its name.
-func readEdit(meta payment.FileMeta, line int, rec []string, col map[string]int) (EditLine, string) {
-	cell := func(name string) string { return cellOf(rec, col, name) }
-	e := EditLine{FileSHA: meta.SHA256, Line: line, CheckID: cell("check_id"), File: cell("file"),
+func readEdit(meta payment.FileMeta, l Line) (EditLine, string) {
+	cell := l.Cell
+	e := EditLine{FileSHA: meta.SHA256, Line: l.Number, CheckID: cell("check_id"), File: cell("file"),
 		BankRouting: cell("bank_routing"), BankAccount: cell("bank_account")}
 	n, named, why := readRef(&e.CheckID, &e.File, cell("line"))
 	switch {

@@ -11,7 +11,7 @@ import (
 // columns, and reads the check's reference and the values it gives.
 func TestReadEdit(t *testing.T) {
 	id := strings.Repeat("a", 36)
-	col := headerColumns(strings.Split("check_id,file,line,amount,number,label,memo,name,email,bank_routing,bank_account", ","))
+	header := strings.Split("check_id,file,line,amount,number,label,memo,name,email,bank_routing,bank_account", ",")
 	for _, tc := range []struct {
 		line string
 		why  string // a part of the reason; "" for a line of good form
@@ -28,7 +28,7 @@ func TestReadEdit(t *testing.T) {
 		{id + ",,,,,,,,not-an-email,999900001,1111000016", "email is not an e-mail address"},
 		{id + ",,,,,,,,,999900001,1111000016", "changes nothing"},
 	} {
-		e, why := readEdit(payment.FileMeta{SHA256: "f"}, 2, strings.Split(tc.line, ","), col)
+		e, why := readEdit(payment.FileMeta{SHA256: "f"}, NewLine(2, header, strings.Split(tc.line, ",")))
 		if tc.why == "" && why != "" || !strings.Contains(why, tc.why) {
 			t.Errorf("%q: %q, want %q", tc.line, why, tc.why)
 		}
@@ -39,7 +39,7 @@ func TestReadEdit(t *testing.T) {
 			t.Errorf("%q: read %+v", tc.line, e)
 		}
 	}
-	e, _ := readEdit(payment.FileMeta{}, 2, strings.Split(",week.csv,3,12.50,0042,wk49,,,,999900001,1111000016", ","), col)
+	e, _ := readEdit(payment.FileMeta{}, NewLine(2, header, strings.Split(",week.csv,3,12.50,0042,wk49,,,,999900001,1111000016", ",")))
 	if e.RowLine != 3 || e.File != "week.csv" || e.Change != (payment.EditChange{Amount: 1250, Number: "0042", Label: "wk49"}) {
 		t.Errorf("read %+v", e)
 	}

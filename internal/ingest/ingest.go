@@ -157,22 +157,14 @@ type Options struct {
 	// Payees is the payee bank-detail check (off when its KeyDir is "").
 	Payees Payees
 
-	// Release applies one line of an approvals file (the release rule,
-	// jobs.Release, passed in because ingest cannot import jobs). Nil: an
-	// approvals file is refused, every line saying so.
-	Release ReleaseFunc
-	// Cancel applies one line of a cancel file (the void rule,
-	// jobs.Cancel). Nil: a cancel file's lines are refused, saying so.
-	Cancel CancelFunc
-	// Link makes one payment link exactly once (jobs.CreateLink). Nil: a
-	// payment-link file's lines are refused, saying so.
-	Link LinkFunc
+	// Lines are the applied kinds this batchd applies, by kind (the
+	// registration, jobs.LineKinds: each kind's rule is passed in because
+	// ingest cannot import jobs). A file of an applied kind missing here
+	// is an error of the run, and stays where it is.
+	Lines map[payment.BatchKind]LineKind
 	// Kinds pins the kind of the files whose names match a pattern
 	// (ingest.kinds); other files are told by their header.
 	Kinds map[string]payment.BatchKind
-	// Edit applies one line of an edit file (the edit rule, jobs.Edit).
-	// Nil: an edit file's lines are refused, saying so.
-	Edit EditFunc
 }
 
 // Outcome says what happened to one file in one run; `batchd ingest`

@@ -9,6 +9,13 @@ import (
 	"github.com/batchd/batchd/internal/payment"
 )
 
+// LinkCloser deactivates a payment link (paymentlink.Service), for a
+// cancel line that names a link's checkout token; an unknown token is an
+// error that Is payment.ErrNotFound.
+type LinkCloser interface {
+	CancelLink(ctx context.Context, token string) error
+}
+
 // CancelLedger is what the void rule reads and writes: rows to find the
 // check a line names, the cancel lines' intents, and the row's record of
 // batchd's own void.
@@ -37,7 +44,7 @@ const actionTooLate = "the check was already printed or deposited, so the money 
 // failure that left the line undone (the ledger, the service not
 // answering or refusing batchd's key): ingest stops the file, and the
 // next run applies it again.
-func Cancel(db CancelLedger, svc payment.Service, links payment.LinkService) ingest.CancelFunc {
+func Cancel(db CancelLedger, svc payment.Service, links LinkCloser) ingest.CancelFunc {
 	return func(ctx context.Context, line ingest.CancelLine) (ingest.CancelResult, error) {
 		if line.Token != "" {
 			return cancelLink(ctx, db, links, line)
@@ -82,7 +89,7 @@ func Cancel(db CancelLedger, svc payment.Service, links payment.LinkService) ing
 // payer can pay through it, with the line's intent recorded first.
 // Deactivating a link twice changes nothing, so a line whose earlier
 // attempt may have left is simply sent again.
-func cancelLink(ctx context.Context, db CancelLedger, links payment.LinkService, line ingest.CancelLine) (ingest.CancelResult, error) {
+func cancelLink(ctx context.Context, db CancelLedger, links LinkCloser, line ingest.CancelLine) (ingest.CancelResult, error) {
 	rec, _, err := db.CancelIntent(payment.Cancel{Key: payment.LineKey{File: line.FileSHA, Line: line.Line}, Token: line.Token, Reason: line.Reason})
 	if err != nil {
 		return ingest.CancelResult{Token: line.Token, Outcome: payment.CancelRefused}, err

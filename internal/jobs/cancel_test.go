@@ -8,6 +8,7 @@ import (
 
 	"github.com/batchd/batchd/internal/ingest"
 	"github.com/batchd/batchd/internal/payment"
+	"github.com/batchd/batchd/internal/paymentlink"
 )
 
 // A cancel file naming 10 checks, 3 of them already deposited: the 7 in
@@ -109,7 +110,7 @@ func TestCancelAfterALostAnswer(t *testing.T) {
 	bs, _ := c.env.DB.Batches()
 	var rows []*payment.Row
 	c.env.DB.Rows(bs[0].ID, func(r *payment.Row) (bool, error) { rows = append(rows, r); return true, nil })
-	void := Cancel(c.env.DB, c.env.Service, c.env.Links)
+	void := Cancel(c.env.DB, c.env.Service, paymentlink.NewService(c.env.API))
 
 	// Line 2's intent was recorded and its void left; then the process died.
 	lost := ingest.CancelLine{FileSHA: "f1", Line: 2, CheckID: rows[0].CheckID, Reason: "wrong payee"}

@@ -147,8 +147,8 @@ func (s Scheduled) ReconcileWindow(ctx context.Context, window *reconcile.Window
 		if sum.LostBatch > 0 {
 			line += fmt.Sprintf("; %d checks of batches the ledger lost (lost_batch: real payments, not to void)", sum.LostBatch)
 		}
-		if sum.Links != nil {
-			line += "; " + sum.Links.String()
+		for _, in := range sum.Inflows {
+			line += "; " + in.Words
 		}
 		// A failed run's requests count too: they were sent.
 		s.Metrics.ReconcileCalls(sum.Calls)

@@ -158,7 +158,7 @@ func editedRow(r *payment.Row, after payment.EditFields, line ingest.EditLine) *
 // editResultOf words a settled edit line for the results report.
 func editResultOf(e payment.Edit, row string) ingest.EditResult {
 	res := ingest.EditResult{Changed: e.Before.Changes(e.After), AmountChanged: e.Before.Amount != e.After.Amount,
-		LineResult: ingest.LineResult[payment.EditOutcome]{CheckID: e.CheckID, Row: row, Outcome: e.Outcome, Status: e.Status, Note: e.Note}}
+		CheckResult: ingest.CheckResult[payment.EditOutcome]{CheckID: e.CheckID, Row: row, Outcome: e.Outcome, Status: e.Status, Note: e.Note}}
 	if e.Outcome == payment.EditTooLate {
 		res.Action = actionEditTooLate
 	}

@@ -37,11 +37,10 @@ type Env struct {
 	// DB is the ledger, the whole contract (state.Ledger): no job asks
 	// it by type assertion for a feature.
 	DB      state.Ledger
-	API     *echeck.Client      // the wire client, for the sandbox's own calls (demo, tests)
-	Service payment.Service     // the same client as the domain sees it
-	Links   payment.LinkService // its payment links, as the domain sees them
-	ACH     *ach.Client         // the ACH API's wire client, on the same limiter
-	Funding funding.Service     // the ACH client as onboarding sees it
+	API     *echeck.Client  // the wire client, for the sandbox's own calls (demo, tests)
+	Service payment.Service // the same client as the domain sees it
+	ACH     *ach.Client     // the ACH API's wire client, on the same limiter
+	Funding funding.Service // the ACH client as onboarding sees it
 	Limiter *throttle.Limiter
 	// InFlight is the adaptive limit on creates, and onboarding's rows, in
 	// flight: it follows Limiter's rate by Little's law, under
@@ -126,7 +125,7 @@ func OpenAt(cfg *config.Config, log *slog.Logger, hooks Hooks, now func() time.T
 		db.Close()
 		return nil, fmt.Errorf("ach client: %w", err)
 	}
-	e := &Env{Cfg: cfg, DB: db, API: api, Service: echeck.NewService(api), Links: echeck.NewService(api), ACH: achc,
+	e := &Env{Cfg: cfg, DB: db, API: api, Service: echeck.NewService(api), ACH: achc,
 		Funding: ach.NewFundingService(achc, cfg.ACH.Provider), Limiter: lim, Log: log, now: now, hooks: hooks,
 		InFlight: inflight.New(inflight.Options{Ceiling: cfg.API.Concurrency, Rate: lim.Rate, Now: now})}
 	e.ingest = ingest.New(db, e.ingestOptions())
@@ -165,12 +164,9 @@ func (e *Env) ingestOptions() ingest.Options {
 		Delimiter: c.Ingest.Delimiter, Sheet: c.Ingest.Sheet, TestMode: c.API.Mode == config.ModeTest, Location: c.Location(),
 		SpoolDir: filepath.Join(c.StateDir, "spool"), ReportsDir: e.ReportsDir(), Logger: e.Log,
 		SweepDirs: sweepDirs(c), ReportFormats: ReportFormats(c), Now: e.now, OnOutcome: e.hooks.OnIngestOutcome,
-		Payees:  ingest.Payees{KeyDir: c.StateDir, Mode: c.Ingest.OnAccountChange, Memory: e.DB},
-		Release: ApprovalRelease(e.DB),
-		Cancel:  Cancel(e.DB, e.Service, e.Links),
-		Link:    CreateLink(e.DB, e.Links),
-		Edit:    Edit(e.DB, e.Service),
-		Kinds:   c.Ingest.PinnedKinds(),
+		Payees: ingest.Payees{KeyDir: c.StateDir, Mode: c.Ingest.OnAccountChange, Memory: e.DB},
+		Lines:  kindsOf(e).lines,
+		Kinds:  c.Ingest.PinnedKinds(),
 	}
 }
 

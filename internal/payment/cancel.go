@@ -11,14 +11,6 @@ import "time"
 // and settles the line from that (a check found void after batchd's own
 // request is batchd's void, not "already void").
 
-// LineKey names one line of one file whose lines batchd applies (cancels,
-// payment links): the file's SHA-256 (the same content dropped again is
-// the same lines) and the physical line.
-type LineKey struct {
-	File string `json:"file"` // sha256 hex of the cancel file's content
-	Line int    `json:"line"`
-}
-
 // CancelOutcome is what became of one cancel line.
 type CancelOutcome string
 

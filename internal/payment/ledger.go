@@ -101,8 +101,9 @@ type Ledger interface {
 	LostLedger
 	// CancelLedger: the lines of cancel files, intent before each void.
 	CancelLedger
-	// LinkLedger: the lines of payment-link files, intent before each create.
-	LinkLedger
+	// LineLedger: the records of the lines of applied files, each
+	// kind's in its own bucket (payment-link lines, by paymentlink).
+	LineLedger
 	// EditLedger: the lines of edit files, intent before each edit, and
 	// the rows they change.
 	EditLedger

@@ -2,6 +2,7 @@ package reconcile
 
 import (
 	"cmp"
+	"context"
 	"fmt"
 	"slices"
 	"time"
@@ -20,7 +21,7 @@ const (
 	KindIncomplete = "incomplete" // the walk could not prove it saw the whole list
 )
 
-var kindOrder = []string{KindMissing, KindLostBatch, KindUnknown, KindMismatch, KindInDoubt, KindStuck, KindIncomplete, KindHeld, KindAccountChange, KindReturned, KindVoided, KindLinkPaidTwice, KindLinkOtherAmount}
+var kindOrder = []string{KindMissing, KindLostBatch, KindUnknown, KindMismatch, KindInDoubt, KindStuck, KindIncomplete, KindHeld, KindAccountChange, KindReturned, KindVoided}
 
 // What a person should do about each kind, in plain words.
 const (
@@ -93,16 +94,16 @@ func (m *matcher) recheckUnknown() error {
 // still in doubt, account changes and an incomplete walk,
 // added to the missing, mismatched and stuck ones found along the way.
 // open names the batches with rows not final (passResult).
-func (m *matcher) finish(open map[uint64]bool, walk walkResult) ([]*exception, error) {
+func (m *matcher) finish(ctx context.Context, inflows []Inflow, open map[uint64]bool, walk walkResult) ([]*exception, error) {
 	lost, err := m.lostChecks()
 	if err != nil {
 		return nil, err
 	}
-	links, linkExcs, err := m.linkPayments()
+	reps, inflowExcs, err := m.claimInflows(ctx, inflows)
 	if err != nil {
 		return nil, err
 	}
-	m.links = links
+	m.inflows = reps
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	byIdentity := m.twins // made by confirm's pass over the ledger
@@ -151,13 +152,22 @@ func (m *matcher) finish(open map[uint64]bool, walk walkResult) ([]*exception, e
 		m.excs[KindIncomplete] = &exception{kind: KindIncomplete, action: actionIncomplete,
 			detail: fmt.Sprintf("%d distinct checks seen, the list reported %d, after %d passes", walk.distinct, walk.total, walk.passes)}
 	}
-	out := make([]*exception, 0, len(m.excs)+len(linkExcs))
+	out := make([]*exception, 0, len(m.excs)+len(inflowExcs))
 	for _, e := range m.excs {
 		out = append(out, e)
 	}
-	out = append(out, linkExcs...)
+	out = append(out, inflowExcs...)
 	slices.SortFunc(out, compareExceptions)
 	return out, nil
+}
+
+// kindRank places an exception kind in the report: reconcile's own in
+// kindOrder, then an Inflow's, by name.
+func kindRank(kind string) int {
+	if i := slices.Index(kindOrder, kind); i >= 0 {
+		return i
+	}
+	return len(kindOrder)
 }
 
 // serviceStamp writes a check's creation time as the service does, in
@@ -171,7 +181,8 @@ func serviceStamp(t time.Time) string {
 
 func compareExceptions(a, b *exception) int {
 	return cmp.Or(
-		cmp.Compare(slices.Index(kindOrder, a.kind), slices.Index(kindOrder, b.kind)),
+		cmp.Compare(kindRank(a.kind), kindRank(b.kind)),
+		cmp.Compare(a.kind, b.kind),
 		cmp.Compare(a.key.Batch, b.key.Batch),
 		cmp.Compare(a.key.Line, b.key.Line),
 		cmp.Compare(a.checkID, b.checkID),

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"time"
 
 	"github.com/batchd/batchd/internal/money"
@@ -108,15 +109,19 @@ func writeExceptions(path string, formats []report.Format, excs []*exception) ([
 func reportName(kind string, d Date) string { return kind + "-" + d.String() + ".csv" }
 
 var (
-	reportFile = regexp.MustCompile(`^(status|settlement|exceptions|funding-sources)-(\d{4}-\d{2}-\d{2})\.(csv|xlsx)$`)
-	reportTemp = regexp.MustCompile(`^\.(status|settlement|exceptions|funding-sources)-\d{4}-\d{2}-\d{2}\.(csv|xlsx)\..*\.tmp$`)
+	reportFile = regexp.MustCompile(`^([a-z][a-z-]*)-(\d{4}-\d{2}-\d{2})\.(csv|xlsx)$`)
+	reportTemp = regexp.MustCompile(`^\.([a-z][a-z-]*)-\d{4}-\d{2}-\d{2}\.(csv|xlsx)\..*\.tmp$`)
 )
 
-// prune deletes local reports (CSV and XLSX copies, onboarding's
-// funding-sources reports among them) dated more than
-// keepDays before today, and temporary files a killed run left behind a
-// day ago or more. Other files are never touched.
-func prune(dir string, today Date, keepDays int, now time.Time) (int, error) {
+// dailyReports name the daily reports prune may delete: reconcile's own
+// and onboarding's funding-sources; each Inflow's name is added.
+var dailyReports = []string{"status", "settlement", "exceptions", "funding-sources"}
+
+// prune deletes local reports (CSV and XLSX copies) named in dailyReports
+// or inflows, dated more than keepDays before today, and temporary files
+// a killed run left behind a day ago or more. Other files are never
+// touched.
+func prune(dir string, today Date, keepDays int, now time.Time, inflows ...string) (int, error) {
 	if keepDays < 0 {
 		return 0, nil
 	}
@@ -131,11 +136,12 @@ func prune(dir string, today Date, keepDays int, now time.Time) (int, error) {
 		if !e.Type().IsRegular() {
 			continue
 		}
+		ours := func(name string) bool { return slices.Contains(dailyReports, name) || slices.Contains(inflows, name) }
 		old := false
-		if m := reportFile.FindStringSubmatch(e.Name()); m != nil {
+		if m := reportFile.FindStringSubmatch(e.Name()); m != nil && ours(m[1]) {
 			d, err := ParseDate(m[2])
 			old = err == nil && d.Before(oldest)
-		} else if reportTemp.MatchString(e.Name()) {
+		} else if m := reportTemp.FindStringSubmatch(e.Name()); m != nil && ours(m[1]) {
 			info, err := e.Info()
 			old = err == nil && now.Sub(info.ModTime()) > 24*time.Hour
 		}

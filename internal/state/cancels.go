@@ -5,16 +5,16 @@ import (
 	"time"
 
 	"github.com/batchd/batchd/internal/payment"
-	"github.com/batchd/batchd/internal/state/kv"
 )
 
 // Cancel lines (payment.CancelLedger), on the line store (lines.go).
 //
 //	cancels  <sha256 hex>/<line, 10 digits> -> payment.Cancel (JSON)
-var cancelLines = lineStore[payment.Cancel]{
-	bucket: []byte("cancels"), noun: "cancel line",
-	key: func(c *payment.Cancel) payment.LineKey { return c.Key },
-	valid: func(c *payment.Cancel) string {
+var cancelLines = payment.LineStore[payment.Cancel]{
+	Bucket: payment.KindCancels.Lines(), Noun: "cancel line",
+	Key:   func(c *payment.Cancel) payment.LineKey { return c.Key },
+	Final: func(c *payment.Cancel) bool { return c.Outcome.Settled() },
+	Valid: func(c *payment.Cancel) string {
 		if (c.CheckID == "") == (c.Token == "") {
 			return " and a check id or a payment link's token (one of them)"
 		}
@@ -27,7 +27,7 @@ var cancelLines = lineStore[payment.Cancel]{
 // number, or a check id or link token is refused.
 func (d *DB) CancelIntent(c payment.Cancel) (payment.Cancel, bool, error) {
 	c.Outcome, c.Sent, c.Settled = payment.CancelSent, d.now().UTC(), time.Time{}
-	return cancelLines.intent(d, c)
+	return cancelLines.Intent(d, c)
 }
 
 // CancelSettled records a line's final outcome. A line settled before
@@ -38,14 +38,11 @@ func (d *DB) CancelSettled(k payment.LineKey, outcome payment.CancelOutcome, sta
 		return payment.Cancel{}, fmt.Errorf("settle cancel line %d: %q is not a final outcome", k.Line, outcome)
 	}
 	at := d.now().UTC()
-	return cancelLines.settleOnce(d, k, func(c *payment.Cancel) bool { return c.Outcome.Settled() }, func(c *payment.Cancel) {
+	return cancelLines.Settle(d, k, func(c *payment.Cancel) {
 		c.Outcome, c.Status, c.Note, c.Settled = outcome, status, note, at
 	})
 }
 
 // Cancels lists the recorded lines of the cancel file whose content hash
 // is file, in line order.
-func (d *DB) Cancels(file string) ([]payment.Cancel, error) { return cancelLines.list(d, file) }
-
-// cancelInvariants checks the cancel lines for `batchd check`.
-func (r *Report) cancelInvariants(tx kv.Tx) { cancelLines.invariants(r, tx) }
+func (d *DB) Cancels(file string) ([]payment.Cancel, error) { return cancelLines.List(d, file) }

@@ -200,9 +200,7 @@ func (r *Report) invariants(tx kv.Tx) error {
 	r.sourceInvariants(tx, batches, tally)
 	r.eventInvariants(tx)
 	r.lostInvariants(tx)
-	r.cancelInvariants(tx)
-	r.linkInvariants(tx)
-	r.editInvariants(tx)
+	r.lineInvariants(tx)
 	for _, id := range slices.Sorted(maps.Keys(batches)) {
 		b := batches[id]
 		if b.Status == payment.BatchLoading {

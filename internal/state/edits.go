@@ -13,11 +13,12 @@ import (
 //
 //	edits  <sha256 hex>/<line, 10 digits> -> payment.Edit (JSON)
 
-var editLines = lineStore[payment.Edit]{
-	bucket: []byte("edits"), noun: "edit line",
-	key: func(e *payment.Edit) payment.LineKey { return e.Key },
+var editLines = payment.LineStore[payment.Edit]{
+	Bucket: payment.KindEdits.Lines(), Noun: "edit line",
+	Key:   func(e *payment.Edit) payment.LineKey { return e.Key },
+	Final: func(e *payment.Edit) bool { return e.Outcome.Settled() },
 	// batchd edits only the checks of its own rows, whose values it keeps.
-	valid: func(e *payment.Edit) string {
+	Valid: func(e *payment.Edit) string {
 		if e.CheckID == "" || e.Row == (payment.RowKey{}) {
 			return ", a check id and its row"
 		}
@@ -30,7 +31,7 @@ var editLines = lineStore[payment.Edit]{
 // number, a check id or its row is refused.
 func (d *DB) EditIntent(e payment.Edit) (payment.Edit, bool, error) {
 	e.Outcome, e.Sent, e.Settled = payment.EditSent, d.now().UTC(), time.Time{}
-	return editLines.intent(d, e)
+	return editLines.Intent(d, e)
 }
 
 // EditSettled records a line's final outcome. A line settled before
@@ -40,14 +41,14 @@ func (d *DB) EditSettled(k payment.EditKey, outcome payment.EditOutcome, status 
 		return payment.Edit{}, fmt.Errorf("settle edit line %d: %q is not a final outcome", k.Line, outcome)
 	}
 	at := d.now().UTC()
-	return editLines.settleOnce(d, k, func(e *payment.Edit) bool { return e.Outcome.Settled() }, func(e *payment.Edit) {
+	return editLines.Settle(d, k, func(e *payment.Edit) {
 		e.Outcome, e.Status, e.Note, e.Settled = outcome, status, note, at
 	})
 }
 
 // Edits lists the recorded lines of the edit file whose content hash is
 // file (every file's for ""), in line order.
-func (d *DB) Edits(file string) ([]payment.Edit, error) { return editLines.list(d, file) }
+func (d *DB) Edits(file string) ([]payment.Edit, error) { return editLines.List(d, file) }
 
 // Edited gives row k the values after (its identity moves to after's
 // label and number), with a history step noting what changed. A row that
@@ -76,6 +77,3 @@ func (d *DB) Edited(k payment.RowKey, after payment.EditFields, note string) (*p
 	}
 	return out, nil
 }
-
-// editInvariants checks the edit lines for `batchd check`.
-func (r *Report) editInvariants(tx kv.Tx) { editLines.invariants(r, tx) }

@@ -94,17 +94,8 @@ func shared(c column) bool { return c == colEmail || c == colPhone }
 // kinds, or is none of the three, is judged as a payment file's (whose
 // parser explains what is wrong with it).
 func KindOf(header []string) payment.BatchKind {
-	if approvals(header) {
-		return payment.KindApprovals
-	}
-	if cancels(header) {
-		return payment.KindCancels
-	}
-	if links(header) {
-		return payment.KindLinks
-	}
-	if edits(header) {
-		return payment.KindEdits
+	if k, ok := appliedKindOf(header); ok {
+		return k
 	}
 	var pay, src, ver int
 	for _, cell := range header {
@@ -196,131 +187,18 @@ func ignoreSet(names []string) map[string]bool {
 	return set
 }
 
-// ApprovalColumns are the columns an approvals file's header must name
-// (in any order and case, with or without underscores; other columns are
-// ignored): a header naming all four is an approvals file's.
-var ApprovalColumns = []string{"file", "line", "account_last4", "approved_by"}
-
-// approvals reports whether header names every approvals column.
-func approvals(header []string) bool { return hasAll(headerKeys(header), ApprovalColumns) }
-
-// headerKeys is the set of header's cells, as key compares them.
-func headerKeys(header []string) map[string]bool {
+// appliedKindOf finds the applied kind (payment.KindInfo.Header) whose
+// rule header matches; the rules are exclusive, so the first is the only.
+func appliedKindOf(header []string) (payment.BatchKind, bool) {
 	seen := make(map[string]bool, len(header))
 	for _, cell := range header {
 		seen[key(cell)] = true
 	}
-	return seen
-}
-
-// hasAll reports whether seen (headerKeys) holds every one of cols.
-func hasAll(seen map[string]bool, cols []string) bool {
-	for _, c := range cols {
-		if !seen[key(c)] {
-			return false
+	has := func(col string) bool { return seen[key(col)] }
+	for _, k := range payment.Kinds() {
+		if k.Applied && k.Header.Matches(has) {
+			return k.Kind, true
 		}
 	}
-	return true
-}
-
-// hasAllOfOne reports whether seen (headerKeys) holds every column of one
-// of refs: one way of naming a check.
-func hasAllOfOne(seen map[string]bool, refs [][]string) bool {
-	for _, ref := range refs {
-		if hasAll(seen, ref) {
-			return true
-		}
-	}
-	return false
-}
-
-// Cancel files. A cancel file's header names a reason and one way of
-// naming the check: its id; the payment file and line that made it; or
-// its label and number. A header with approved_by is an approvals file's
-// and one with amount a payment file's (a payment file may carry label
-// and number), so no header is both: the kinds ingest applies never
-// compete for a file.
-var (
-	CancelReason = "reason"
-	// CancelRefs are the ways of naming the check, in the order they are
-	// read when a line gives more than one.
-	CancelRefs = [][]string{{"check_id"}, {"file", "line"}, {"label", "number"}, {"checkout_token"}}
-)
-
-// CancelColumns are every column a cancel file's line is read from.
-var CancelColumns = []string{"check_id", "file", "line", "label", "number", "checkout_token", "reason"}
-
-// LinkColumns are every column a payment-link file's line is read from:
-// the link's fields (spec §2.2), then batchd's own references, which are
-// kept and never sent.
-var LinkColumns = []string{"amount", "memo", "thank_you_url", "error_url", "recurring", "recurring_cycle",
-	"recurring_start_date", "recurring_installments", "fund_confirmation", "basic_verification", "is_bankauth",
-	"signature_required", "submit_for_approval", "invoice", "payer_email", "payer_name"}
-
-// linkOnly are the columns only a payment-link file has; linkNever, the
-// columns of a payee's bank account, which a link never carries.
-var (
-	linkOnly  = []string{"invoice", "payer_email", "payer_name", "thank_you_url", "error_url", "basic_verification", "is_bankauth", "signature_required", "submit_for_approval"}
-	linkNever = []string{"bank_account", "bank_routing", "token", "name"}
-)
-
-// links reports whether header is a payment-link file's: it names a
-// column only links have, and no bank account.
-func links(header []string) bool {
-	seen := headerKeys(header)
-	return hasAny(seen, linkOnly) && !hasAny(seen, linkNever)
-}
-
-// hasAny reports whether seen (headerKeys) holds one of cols.
-func hasAny(seen map[string]bool, cols []string) bool {
-	for _, c := range cols {
-		if seen[key(c)] {
-			return true
-		}
-	}
-	return false
-}
-
-// appliedColumns are the columns of the kinds ingest applies, by kind.
-var appliedColumns = map[payment.BatchKind][]string{
-	payment.KindApprovals: ApprovalColumns,
-	payment.KindCancels:   CancelColumns,
-	payment.KindLinks:     LinkColumns,
-	payment.KindEdits:     EditColumns,
-}
-
-// cancels reports whether header is a cancel file's.
-func cancels(header []string) bool {
-	seen := headerKeys(header)
-	if !seen[key(CancelReason)] || seen[key("approved_by")] || seen[key("amount")] {
-		return false
-	}
-	return hasAllOfOne(seen, CancelRefs)
-}
-
-// Edit files. An edit file's header names the check by its id, or by the
-// payment file and line that made it, and carries bank_account (the
-// API's edit takes the whole check, and batchd keeps only the last four
-// digits of a check's account). A payment file has bank_account too, and
-// label and number, but never check_id, file or line (none is a field of
-// payment.Fields); a header with approved_by is an approvals file's and
-// one with reason a cancel file's, so no header is taken for two kinds.
-var (
-	EditAccount = "bank_account"
-	// EditRefs are the ways of naming the check, in the order they are
-	// read when a line gives more than one. Label and number are no way of
-	// naming it here: in an edit file they are new values.
-	EditRefs = [][]string{{"check_id"}, {"file", "line"}}
-)
-
-// EditColumns are every column an edit file's line is read from.
-var EditColumns = []string{"check_id", "file", "line", "amount", "number", "label", "memo", "name", "email", "bank_routing", "bank_account"}
-
-// edits reports whether header is an edit file's.
-func edits(header []string) bool {
-	seen := headerKeys(header)
-	if !seen[key(EditAccount)] || seen[key("approved_by")] || seen[key(CancelReason)] {
-		return false
-	}
-	return hasAllOfOne(seen, EditRefs)
+	return "", false
 }

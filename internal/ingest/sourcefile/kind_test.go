@@ -3,6 +3,7 @@ package sourcefile
 import (
 	"bytes"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -153,9 +154,8 @@ func TestKindOfEdits(t *testing.T) {
 // No header is taken for two of the kinds ingest applies: every set of
 // the columns their rules read matches at most one rule.
 func TestAppliedKindsNeverCompete(t *testing.T) {
-	cols := []string{"check_id", "file", "line", "label", "number", "reason", "amount", "bank_account", "approved_by", "account_last4"}
-	rules := map[payment.BatchKind]func([]string) bool{
-		payment.KindApprovals: approvals, payment.KindCancels: cancels, payment.KindEdits: edits}
+	cols := []string{"check_id", "file", "line", "label", "number", "reason", "amount", "bank_account",
+		"approved_by", "account_last4", "invoice", "checkout_token", "name"}
 	for set := range 1 << len(cols) {
 		var header []string
 		for i, c := range cols {
@@ -163,10 +163,11 @@ func TestAppliedKindsNeverCompete(t *testing.T) {
 				header = append(header, c)
 			}
 		}
+		has := func(c string) bool { return slices.Contains(header, c) }
 		var matched []payment.BatchKind
-		for k, rule := range rules {
-			if rule(header) {
-				matched = append(matched, k)
+		for _, k := range payment.Kinds() {
+			if k.Header.Matches(has) {
+				matched = append(matched, k.Kind)
 			}
 		}
 		if len(matched) > 1 {

@@ -31,8 +31,8 @@ func CellKindOf(name string) csvfile.CellKind {
 // kind's, or an applied kind's (approvals, cancels: every column it
 // reads).
 func Columns(kind payment.BatchKind) []string {
-	if cols, ok := appliedColumns[kind]; ok {
-		return cols
+	if info, _ := kind.Info(); info.Applied {
+		return info.Header.Columns
 	}
 	return names(kind)
 }

@@ -113,7 +113,7 @@ var groups = []struct {
 	{"Rewind", rewindCases},
 	{"LostBatches", lostCases},
 	{"Cancels", cancelCases},
-	{"Links", linkCases},
+	{"Lines", lineCases},
 	{"Edits", editCases},
 	{"Invariants", invariantCases},
 	{"Jobs", jobCases},

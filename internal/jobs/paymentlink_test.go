@@ -8,6 +8,7 @@ import (
 
 	"github.com/batchd/batchd/internal/ingest"
 	"github.com/batchd/batchd/internal/payment"
+	"github.com/batchd/batchd/internal/paymentlink"
 )
 
 // A cancel file's checkout_token line deactivates a payment link of
@@ -22,8 +23,8 @@ func TestCancelFileClosesAPaymentLink(t *testing.T) {
 	if err != nil || len(out) != 1 || out[0].Outcome != ingest.Accepted || out[0].Kind != payment.KindLinks {
 		t.Fatalf("ingest links: %+v %v", out, err)
 	}
-	links, err := c.env.DB.Links("")
-	if err != nil || len(links) != 2 || links[0].Token == "" || links[0].Outcome != payment.LinkCreated {
+	links, err := paymentlink.Lines(c.env.DB, "")
+	if err != nil || len(links) != 2 || links[0].Token == "" || links[0].Outcome != paymentlink.Created {
 		t.Fatalf("links: %+v %v", links, err)
 	}
 	c.drop("close.csv", "checkout_token,reason\n"+links[0].Token+",invoice paid by wire\n"+
@@ -41,7 +42,7 @@ func TestCancelFileClosesAPaymentLink(t *testing.T) {
 		t.Fatalf("paying a cancelled link: HTTP %d, want 402", code)
 	}
 	sum, err := c.env.Reconcile(ctx, nil)
-	if err != nil || sum.Links["cancelled"] != 1 || sum.Links["open"] != 1 {
+	if err != nil || len(sum.Inflows) != 1 || sum.Inflows[0].Counts["cancelled"] != 1 || sum.Inflows[0].Counts["open"] != 1 {
 		t.Fatalf("reconcile: %+v %v", sum, err)
 	}
 }

@@ -1,0 +1,49 @@
+package jobs
+
+import (
+	"github.com/batchd/batchd/internal/ingest"
+	"github.com/batchd/batchd/internal/payment"
+	"github.com/batchd/batchd/internal/paymentlink"
+	"github.com/batchd/batchd/internal/reconcile"
+)
+
+// The registration of kinds: payment.Kinds says which kinds of file exist
+// and how each is told by its header; this is where each applied kind
+// gets its rule over the ledger and the service (ingest.Options.Lines),
+// and where reconcile gets the kinds of money coming in
+// (reconcile.Options.Inflows). A new applied kind registers here, once.
+
+// registry is the kinds as one Env runs them.
+type registry struct {
+	lines   map[payment.BatchKind]ingest.LineKind
+	inflows []reconcile.Inflow
+}
+
+// kindsOf registers every applied kind over e's ledger and service; a nil
+// e gives kinds that check a file's form and apply nothing (LineKinds).
+func kindsOf(e *Env) registry {
+	var (
+		release ingest.ReleaseFunc
+		cancel  ingest.CancelFunc
+		edit    ingest.EditFunc
+		links   = paymentlink.New(nil, nil, nil)
+	)
+	if e != nil {
+		svc := paymentlink.NewService(e.API)
+		links = paymentlink.New(e.DB, svc, e.now)
+		release, cancel, edit = ApprovalRelease(e.DB), Cancel(e.DB, e.Service, svc), Edit(e.DB, e.Service)
+	}
+	return registry{
+		lines: map[payment.BatchKind]ingest.LineKind{
+			payment.KindApprovals: ingest.Approvals(release),
+			payment.KindCancels:   ingest.Cancels(cancel),
+			payment.KindLinks:     links,
+			payment.KindEdits:     ingest.Edits(edit),
+		},
+		inflows: []reconcile.Inflow{links},
+	}
+}
+
+// LineKinds are the applied kinds as batchd validate checks a file's
+// lines: their form only, nothing applied.
+func LineKinds() map[payment.BatchKind]ingest.LineKind { return kindsOf(nil).lines }

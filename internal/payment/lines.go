@@ -1,0 +1,106 @@
+package payment
+
+import (
+	"encoding/json"
+	"fmt"
+)
+
+// Line records: the one store for every kind whose lines batchd applies
+// one by one with a call to the service (cancels, payment links, edits).
+// A line's record is keyed by the file's content and the line (LineKey),
+// written before the line's request leaves (its intent) and settled once
+// with the outcome. The ledger keeps the records as opaque JSON in one
+// bucket per kind (KindInfo.Lines), so that a new kind needs no ledger
+// code of its own; LineStore gives a kind its records typed.
+
+// LineKey names one line of one file whose lines batchd applies (cancels,
+// payment links): the file's SHA-256 (the same content dropped again is
+// the same lines) and the physical line.
+type LineKey struct {
+	File string `json:"file"` // sha256 hex of the file's content
+	Line int    `json:"line"`
+}
+
+// LineLedger keeps line records as JSON, by bucket (KindInfo.Lines) and
+// LineKey. Every record's JSON object has the field "key": its LineKey.
+type LineLedger interface {
+	// LineIntent stores rec under k in bucket unless a record is there,
+	// which it returns with fresh false.
+	LineIntent(bucket string, k LineKey, rec []byte) (stored []byte, fresh bool, err error)
+	// LineUpdate passes k's record to change and stores what change
+	// returns when ok is true, all in one transaction. A line with no
+	// record is an error that Is ErrNotFound: no line is settled that
+	// was not first recorded.
+	LineUpdate(bucket string, k LineKey, change func(rec []byte) (next []byte, ok bool, err error)) ([]byte, error)
+	// LineRecords lists the records of the file whose content hash is
+	// file (every file's for ""), in file and line order.
+	LineRecords(bucket, file string) ([][]byte, error)
+}
+
+// LineStore is one kind's line records of type T on a LineLedger.
+type LineStore[T any] struct {
+	Bucket string           // the kind's KindInfo.Lines
+	Noun   string           // "cancel line", for messages
+	Key    func(*T) LineKey // the record's key
+	Valid  func(*T) string  // what is wrong with a record about to be recorded, or ""
+	Final  func(*T) bool    // the record is settled: it keeps its outcome
+}
+
+// Intent records rec unless its line has a record already, which it
+// returns with fresh false.
+func (s LineStore[T]) Intent(db LineLedger, rec T) (T, bool, error) {
+	k := s.Key(&rec)
+	if why := s.Valid(&rec); why != "" || k.File == "" || k.Line <= 0 {
+		return rec, false, fmt.Errorf("record %s intent: a line needs its file and a line number%s (got %q line %d)", s.Noun, why, k.File, k.Line)
+	}
+	raw, err := json.Marshal(&rec)
+	if err != nil {
+		return rec, false, fmt.Errorf("record %s intent for line %d: %w", s.Noun, k.Line, err)
+	}
+	stored, fresh, err := db.LineIntent(s.Bucket, k, raw)
+	if err == nil && !fresh {
+		err = json.Unmarshal(stored, &rec)
+	}
+	if err != nil {
+		return rec, false, fmt.Errorf("record %s intent for line %d: %w", s.Noun, k.Line, err)
+	}
+	return rec, fresh, nil
+}
+
+// Settle gives line k's record its outcome with set, unless the record is
+// Final already: it keeps its first outcome (the one rule that a line
+// settles once). It returns the record as stored.
+func (s LineStore[T]) Settle(db LineLedger, k LineKey, set func(*T)) (T, error) {
+	var rec T
+	_, err := db.LineUpdate(s.Bucket, k, func(raw []byte) ([]byte, bool, error) {
+		if err := json.Unmarshal(raw, &rec); err != nil {
+			return nil, false, fmt.Errorf("decode: %w", err)
+		}
+		if s.Final(&rec) {
+			return nil, false, nil
+		}
+		set(&rec)
+		next, err := json.Marshal(&rec)
+		return next, err == nil, err
+	})
+	if err != nil {
+		return rec, fmt.Errorf("settle %s %d: %w", s.Noun, k.Line, err)
+	}
+	return rec, nil
+}
+
+// List returns the records of the file whose content hash is file (every
+// file's when file is ""), in file and line order.
+func (s LineStore[T]) List(db LineLedger, file string) ([]T, error) {
+	raws, err := db.LineRecords(s.Bucket, file)
+	if err != nil {
+		return nil, fmt.Errorf("read the %ss of file %s: %w", s.Noun, file, err)
+	}
+	out := make([]T, len(raws))
+	for i, raw := range raws {
+		if err := json.Unmarshal(raw, &out[i]); err != nil {
+			return nil, fmt.Errorf("decode a %s of file %s: %w", s.Noun, file, err)
+		}
+	}
+	return out, nil
+}

@@ -1,0 +1,68 @@
+package paymentlink
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/batchd/batchd/internal/payment"
+	"github.com/batchd/batchd/internal/retry"
+)
+
+// createAttempts bounds the creates of one line in one run: a create is
+// sent again only after the list proved the last one made no link.
+const createAttempts = 3
+
+// create is the one rule that makes a payment link exactly once. The
+// line's intent (its reference and request) is in the ledger before the
+// create leaves. A line whose earlier attempt may have left (its intent
+// found, not settled) is first looked up in the link list (Find): found,
+// it is bound; proved absent (the list read to its end), it is created.
+// A create whose answer is lost is looked up the same way. Where the list
+// cannot prove absence (it cannot be read to its end, even after a few
+// tries), the line stays in doubt: the error stops the file, which stays
+// claimed, and the next run looks again; never created again blindly. An
+// error is also returned for any failure that left the line undone (the
+// ledger; the service not acting, or refusing batchd's key).
+func (k *Kind) create(ctx context.Context, l Line) (Line, error) {
+	rec, fresh, err := intent(k.db, l, k.now())
+	if err != nil || rec.Outcome.Settled() {
+		return rec, err
+	}
+	for attempt := 0; attempt < createAttempts; attempt++ {
+		if !fresh || attempt > 0 {
+			found, err := k.find(ctx, rec)
+			if err != nil {
+				return rec, fmt.Errorf("payment link of line %d is in doubt: its create may have left, and the link list could not be read to its end to tell: %w", rec.Key.Line, err)
+			}
+			if found != nil {
+				return settle(k.db, rec.Key, Created, found, "found in the link list after a lost answer", k.now())
+			}
+		}
+		link, err := k.svc.CreateLink(ctx, rec.Request)
+		switch {
+		case err == nil:
+			return settle(k.db, rec.Key, Created, link, "", k.now())
+		case payment.FailureOf(err) == payment.FailRefused:
+			return settle(k.db, rec.Key, Refused, nil, payment.ServiceMessage(err), k.now())
+		case payment.FailureOf(err) != payment.FailLost:
+			return rec, fmt.Errorf("create the payment link of line %d: %w", rec.Key.Line, err)
+		}
+	}
+	return rec, fmt.Errorf("payment link of line %d: %d creates went unanswered, and the link list shows none of them; the next run looks again", rec.Key.Line, createAttempts)
+}
+
+// find is Find, tried again while the service does not act (a 503, a
+// 429, an unanswered read): a read changes nothing.
+func (k *Kind) find(ctx context.Context, rec Line) (*Link, error) {
+	var found *Link
+	err := retry.Do(ctx, retry.Policy{Base: 100 * time.Millisecond, Max: 2 * time.Second, MaxAttempts: 6}, func(ctx context.Context) error {
+		var err error
+		found, err = Find(ctx, k.svc, rec.Ref, rec.Request.Amount)
+		if f := payment.FailureOf(err); err != nil && (f == payment.FailKeyRefused || f == payment.FailRefused) {
+			return retry.Permanent(err)
+		}
+		return err
+	})
+	return found, err
+}

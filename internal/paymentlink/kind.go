@@ -1,0 +1,30 @@
+package paymentlink
+
+import (
+	"time"
+
+	"github.com/batchd/batchd/internal/payment"
+)
+
+// Ledger is what the kind keeps and reads in the ledger: its line
+// records, the files they came from (for the reports' names), and the
+// cancel lines that closed a link.
+type Ledger interface {
+	payment.LineLedger
+	File(sha256 string) (*payment.File, error)
+	Cancels(file string) ([]payment.Cancel, error)
+}
+
+// Kind is the payment-link kind as batchd registers it: an ingest
+// LineKind (file.go) and a reconcile Inflow (reconcile.go).
+type Kind struct {
+	db  Ledger
+	svc Service // nil: lines are refused, saying this batchd makes no links
+	now func() time.Time
+}
+
+// New is the kind over db and svc, recording times from now. svc may be
+// nil for a batchd that only checks files (batchd validate).
+func New(db Ledger, svc Service, now func() time.Time) *Kind {
+	return &Kind{db: db, svc: svc, now: now}
+}

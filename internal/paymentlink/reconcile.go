@@ -1,0 +1,184 @@
+package paymentlink
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+
+	"github.com/batchd/batchd/internal/money"
+	"github.com/batchd/batchd/internal/payment"
+	"github.com/batchd/batchd/internal/reconcile"
+	"github.com/batchd/batchd/internal/report"
+)
+
+// Checks paid through links, as reconcile reports them (reconcile.Inflow):
+// a check a payer made through a link of batchd's (its link_id is the
+// link's checkout token) belongs to that link's line, never to the
+// strangers to void; the links report gives each line with its checks,
+// and a link paid twice, or for another amount than it asked, is an
+// exception. A link paid outside the run's window is reported open until
+// a run whose window holds the payment.
+
+const (
+	KindPaidTwice   = "link_paid_twice"   // a link of batchd's paid by more than one check
+	KindOtherAmount = "link_other_amount" // a link paid with another amount than it asked
+)
+
+const (
+	actionPaidTwice   = "The payer paid this link more than once: confirm with the payer, and refund or void the extra check at the service."
+	actionOtherAmount = "The payer paid another amount than the link asked: confirm with the payer, and settle the difference."
+)
+
+// Link line statuses in the links report, in the order the counts are
+// worded.
+const (
+	StatusOpen     = "open"      // created, not paid yet
+	StatusClosed   = "cancelled" // deactivated by a cancel file before it was paid
+	StatusPaid     = "paid"      // paid by a check
+	StatusNotMade  = "refused"   // the service refused the link
+	StatusNotKnown = "sent"      // its create may have left; ingest settles it on its next run
+)
+
+var statuses = []string{StatusOpen, StatusPaid, StatusClosed, StatusNotMade, StatusNotKnown}
+
+// LinksTable is the layout of links-YYYY-MM-DD.csv (and .xlsx).
+var LinksTable = report.Table{Sheet: "payment links", Columns: report.Columns(
+	"file", "line:int", "invoice", "payer_name", "amount:money", "checkout_token",
+	"status", "paid:money", "checks:int", "check_ids", "check_status",
+)}
+
+var _ reconcile.Inflow = (*Kind)(nil)
+
+// paidLine is one link line with the checks paid through it.
+type paidLine struct {
+	Line
+	file   string
+	checks []*payment.Check
+	closed bool // a cancel file deactivated it
+}
+
+func (l *paidLine) status() string {
+	switch {
+	case len(l.checks) > 0:
+		return StatusPaid
+	case l.closed:
+		return StatusClosed
+	case l.Outcome == Created:
+		return StatusOpen
+	case l.Outcome == Refused:
+		return StatusNotMade
+	}
+	return StatusNotKnown
+}
+
+// Claim takes out of unknown the checks paid through a link of batchd's,
+// and reports every link line with its checks.
+func (k *Kind) Claim(_ context.Context, unknown map[string]*payment.Check) (*reconcile.InflowReport, error) {
+	lines, err := k.paidLines()
+	if err != nil || len(lines) == 0 {
+		return nil, err
+	}
+	byToken := map[string]int{}
+	for i, l := range lines {
+		if l.Token != "" {
+			byToken[l.Token] = i
+		}
+	}
+	for id, c := range unknown {
+		if i, ok := byToken[c.LinkID]; ok && c.LinkID != "" {
+			lines[i].checks = append(lines[i].checks, c)
+			delete(unknown, id)
+		}
+	}
+	rep := &reconcile.InflowReport{Name: "links", Table: LinksTable, Counts: map[string]int{}}
+	for i := range lines {
+		l := &lines[i]
+		slices.SortFunc(l.checks, func(a, b *payment.Check) int {
+			return cmp.Or(a.Created.Compare(b.Created), cmp.Compare(a.ID, b.ID))
+		})
+		rep.Exceptions = append(rep.Exceptions, l.exceptions()...)
+		rep.Rows = append(rep.Rows, l.row())
+		rep.Counts[l.status()]++
+	}
+	rep.Words = words(rep.Counts)
+	return rep, nil
+}
+
+// paidLines are every link line, with its file's name and whether a
+// cancel file closed its link.
+func (k *Kind) paidLines() ([]paidLine, error) {
+	recs, err := Lines(k.db, "")
+	if err != nil || len(recs) == 0 {
+		return nil, err
+	}
+	cancels, err := k.db.Cancels("")
+	if err != nil {
+		return nil, fmt.Errorf("read the cancel lines: %w", err)
+	}
+	closed := map[string]bool{}
+	for _, c := range cancels {
+		closed[c.Token] = c.Token != "" && c.Outcome == payment.CancelLinkClosed
+	}
+	names := map[string]string{}
+	out := make([]paidLine, len(recs))
+	for i, l := range recs {
+		if _, ok := names[l.Key.File]; !ok {
+			f, err := k.db.File(l.Key.File)
+			if err != nil && !errors.Is(err, payment.ErrNotFound) {
+				return nil, fmt.Errorf("read the payment-link file %s: %w", l.Key.File, err)
+			}
+			if f != nil {
+				names[l.Key.File] = f.Name
+			}
+		}
+		out[i] = paidLine{Line: l, file: names[l.Key.File], closed: closed[l.Token]}
+	}
+	return out, nil
+}
+
+// exceptions are the line's: each check after the first, and each check
+// of another amount than the link asked.
+func (l *paidLine) exceptions() []reconcile.Exception {
+	var out []reconcile.Exception
+	where := fmt.Sprintf("payment link of %s line %d (invoice %q, token %s)", l.file, l.Key.Line, l.Invoice, l.Token)
+	for j, c := range l.checks {
+		if j > 0 {
+			out = append(out, reconcile.Exception{Kind: KindPaidTwice, Check: c, File: l.file,
+				Detail: fmt.Sprintf("%s: paid again, after check %s", where, l.checks[0].ID), Action: actionPaidTwice})
+		}
+		if want := l.Request.Amount; want != 0 && c.Amount != want {
+			out = append(out, reconcile.Exception{Kind: KindOtherAmount, Check: c, File: l.file,
+				Detail: fmt.Sprintf("%s: asked %s, paid %s", where, want, c.Amount), Action: actionOtherAmount})
+		}
+	}
+	return out
+}
+
+// row is the line's row of the links report.
+func (l *paidLine) row() []any {
+	var paid money.Cents
+	var ids, sts string
+	for j, c := range l.checks {
+		paid += c.Amount
+		if j > 0 {
+			ids, sts = ids+" ", sts+" "
+		}
+		ids, sts = ids+c.ID, sts+string(c.Status)
+	}
+	return []any{l.file, l.Key.Line, l.Invoice, l.PayerName, l.Request.Amount, l.Token, l.status(),
+		paid, len(l.checks), ids, sts}
+}
+
+// words words the counts in one line: "payment links: 15 open, 5 paid".
+func words(counts map[string]int) string {
+	s, sep := "payment links:", " "
+	for _, st := range statuses {
+		if counts[st] > 0 {
+			s += fmt.Sprintf("%s%d %s", sep, counts[st], st)
+			sep = ", "
+		}
+	}
+	return s
+}
