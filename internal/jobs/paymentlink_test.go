@@ -3,10 +3,13 @@ package jobs
 import (
 	"context"
 	"net/http"
+	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/batchd/batchd/internal/echeck"
 	"github.com/batchd/batchd/internal/ingest"
+	"github.com/batchd/batchd/internal/ledgertest"
 	"github.com/batchd/batchd/internal/payment"
 	"github.com/batchd/batchd/internal/paymentlink"
 )
@@ -65,5 +68,44 @@ func TestIngestKindsPinsAFileByName(t *testing.T) {
 	out, _ = c.env.Ingest(ctx)
 	if len(out) != 1 || out[0].Outcome.Accepted() || !strings.Contains(out[0].Detail, "ingest.kinds pins stop-both.csv to two kinds") {
 		t.Fatalf("two kinds: %+v", out)
+	}
+}
+
+// A ledger that forgot a link file (restored from a snapshot taken before
+// it, or a database that lost its last writes in a failover) finds the
+// links when the same file is dropped again: every line is looked up in
+// the link list before a create, so the service still has one link per
+// line, and the results report the links made before.
+func TestLinkFileAgainAfterTheLedgerForgotIt(t *testing.T) {
+	c := newCycle(t)
+	ctx := context.Background()
+	file := "invoice,amount,memo,payer_name\nINV-1,10.00,first,Ann\nINV-2,12.00,second,Bob\n"
+	c.drop("invoices.csv", file)
+	if out, err := c.env.Ingest(ctx); err != nil || len(out) != 1 || out[0].Outcome != ingest.Accepted {
+		t.Fatalf("ingest links: %+v %v", out, err)
+	}
+	first, err := paymentlink.Lines(c.env.DB, "")
+	if err != nil || len(first) != 2 {
+		t.Fatalf("links: %+v %v", first, err)
+	}
+	cfg := *c.env.Cfg
+	cfg.StateDir = filepath.Join(t.TempDir(), "forgetful")
+	c.env = openEnv(t, ledgertest.Bbolt, &cfg, c.clk.Now)
+	c.drop("invoices-again.csv", file)
+	if out, err := c.env.Ingest(ctx); err != nil || len(out) != 1 || out[0].Outcome != ingest.Accepted {
+		t.Fatalf("ingest links again: %+v %v", out, err)
+	}
+	again, err := paymentlink.Lines(c.env.DB, "")
+	if err != nil || len(again) != 2 {
+		t.Fatalf("links again: %+v %v", again, err)
+	}
+	for i := range again {
+		if again[i].Outcome != paymentlink.Created || again[i].Token != first[i].Token {
+			t.Errorf("line %d: %s %s, first made as %s", again[i].Key.Line, again[i].Outcome, again[i].Token, first[i].Token)
+		}
+	}
+	page, err := c.api.ListPaymentLinks(ctx, echeck.ListParams{Limit: 100, Page: 1})
+	if err != nil || len(page.Links) != 2 {
+		t.Fatalf("the service has %d links, want 2 (%v)", len(page.Links), err)
 	}
 }

@@ -15,29 +15,31 @@ const createAttempts = 3
 
 // create is the one rule that makes a payment link exactly once. The
 // line's intent (its reference and request) is in the ledger before the
-// create leaves. A line whose earlier attempt may have left (its intent
-// found, not settled) is first looked up in the link list (Find): found,
-// it is bound; proved absent (the list read to its end), it is created.
-// A create whose answer is lost is looked up the same way. Where the list
+// create leaves. Every line is first looked up in the link list (Find),
+// its intent fresh or not: found, it is bound; proved absent (the list
+// read to its end), it is created. A fresh intent proves nothing of the
+// service: a ledger restored from a snapshot, or a database that failed
+// over and lost its last writes, forgets intents whose creates left, and
+// the same file dropped again then finds none; the lookup costs one
+// search per line, and keeps exactly-once from resting on the ledger. A
+// create whose answer is lost is looked up the same way. Where the list
 // cannot prove absence (it cannot be read to its end, even after a few
 // tries), the line stays in doubt: the error stops the file, which stays
 // claimed, and the next run looks again; never created again blindly. An
 // error is also returned for any failure that left the line undone (the
 // ledger; the service not acting, or refusing batchd's key).
 func (k *Kind) create(ctx context.Context, l Line) (Line, error) {
-	rec, fresh, err := intent(k.db, l, k.now())
+	rec, _, err := intent(k.db, l, k.now())
 	if err != nil || rec.Outcome.Settled() {
 		return rec, err
 	}
 	for attempt := 0; attempt < createAttempts; attempt++ {
-		if !fresh || attempt > 0 {
-			found, err := k.find(ctx, rec)
-			if err != nil {
-				return rec, fmt.Errorf("payment link of line %d is in doubt: its create may have left, and the link list could not be read to its end to tell: %w", rec.Key.Line, err)
-			}
-			if found != nil {
-				return settle(k.db, rec.Key, Created, found, "found in the link list after a lost answer", k.now())
-			}
+		found, err := k.find(ctx, rec)
+		if err != nil {
+			return rec, fmt.Errorf("payment link of line %d is in doubt: a create may have left, and the link list could not be read to its end to tell: %w", rec.Key.Line, err)
+		}
+		if found != nil {
+			return settle(k.db, rec.Key, Created, found, "found in the link list: made by an earlier run", k.now())
 		}
 		link, err := k.svc.CreateLink(ctx, rec.Request)
 		switch {
