@@ -45,7 +45,7 @@ func runReconcile(ctx context.Context, env *environ, cl *cmdLine) error {
 		if sum.LostBatch > 0 {
 			fmt.Fprintf(env.stdout, "lost batch %d: checks batchd made for batches the ledger lost when its database went back in time; do not void them, see the exceptions report\n", sum.LostBatch)
 		}
-		for _, in := range sum.Inflows {
+		for _, in := range sum.Steps {
 			fmt.Fprintf(env.stdout, "%s (money coming in: see the %s report)\n", in.Words, in.Name)
 		}
 		fmt.Fprintln(env.stdout, jobs.CallsLine(sum))

@@ -91,7 +91,7 @@ func steps(ctx context.Context, out io.Writer, je *jobs.Env, sbURL, inbox string
 	}
 	fmt.Fprintf(out, "   %d checks listed, %d status changes recorded, %d exceptions\n",
 		rs.ChecksSeen, rs.StatusChanges, rs.Unknown+rs.Missing+rs.Mismatched+rs.Stuck+rs.InDoubt+rs.Returned+rs.Voided)
-	for _, in := range rs.Inflows {
+	for _, in := range rs.Steps {
 		fmt.Fprintf(out, "   %s (money coming in, in the %s report)\n", in.Words, in.Name)
 	}
 	for _, r := range rs.Reports {

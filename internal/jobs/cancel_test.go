@@ -89,6 +89,30 @@ func TestCancelFileVoidsChecksInProcess(t *testing.T) {
 	if out, err := c.env.Ingest(ctx); err != nil || len(out) != 1 || out[0].Outcome != ingest.Duplicate {
 		t.Fatalf("the same cancels again: %+v %v", out, err)
 	}
+
+	// The 3 too late are exceptions a person acts on in the daily report;
+	// the 7 cancelled on request are not.
+	if _, err := c.env.Reconcile(ctx, nil); err != nil {
+		t.Fatal(err)
+	}
+	excs := c.outboxCSV("exceptions-")
+	eh, late := excs[0], map[string]bool{}
+	for _, e := range excs[1:] {
+		switch e[col(eh, "kind")] {
+		case KindCancelTooLate:
+			late[e[col(eh, "check_id")]] = e[col(eh, "action")] == actionTooLate && e[col(eh, "file")] == "week.csv"
+		case "voided":
+			t.Errorf("a check cancelled on request is reported voided: %q", e)
+		}
+	}
+	for i := 7; i < 10; i++ {
+		if !late[rows[i].CheckID] {
+			t.Errorf("line %d's too-late cancel: exceptions %q", i+2, excs)
+		}
+	}
+	if len(late) != 3 {
+		t.Errorf("%d too-late cancels in the exceptions report, want 3: %q", len(late), excs)
+	}
 }
 
 // A cancel line whose void left but whose answer was lost (the process

@@ -147,7 +147,7 @@ func (s Scheduled) ReconcileWindow(ctx context.Context, window *reconcile.Window
 		if sum.LostBatch > 0 {
 			line += fmt.Sprintf("; %d checks of batches the ledger lost (lost_batch: real payments, not to void)", sum.LostBatch)
 		}
-		for _, in := range sum.Inflows {
+		for _, in := range sum.Steps {
 			line += "; " + in.Words
 		}
 		// A failed run's requests count too: they were sent.

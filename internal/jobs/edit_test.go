@@ -99,6 +99,19 @@ func TestEditFileChangesAmountsInProcess(t *testing.T) {
 	if err != nil || sum.Mismatched != 0 || sum.Missing != 0 || sum.Unknown != 0 || !sum.Consistent {
 		t.Fatalf("reconcile: %+v %v", sum, err)
 	}
+	excs := c.outboxCSV("exceptions-")
+	late := 0
+	for _, e := range excs[1:] {
+		if e[col(excs[0], "kind")] == KindEditTooLate {
+			late++
+			if e[col(excs[0], "check_id")] != rows[2].CheckID || e[col(excs[0], "action")] != actionEditTooLate {
+				t.Errorf("too-late edit exception %q", e)
+			}
+		}
+	}
+	if late != 1 {
+		t.Errorf("%d too-late edits in the exceptions report, want 1: %q", late, excs)
+	}
 	st := c.outboxCSV("status-")
 	var shown []string
 	for _, rec := range st[1:] {

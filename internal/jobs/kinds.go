@@ -11,12 +11,12 @@ import (
 // and how each is told by its header; this is where each applied kind
 // gets its rule over the ledger and the service (ingest.Options.Lines),
 // and where reconcile gets the kinds of money coming in
-// (reconcile.Options.Inflows). A new applied kind registers here, once.
+// (reconcile.Options.Steps). A new applied kind registers here, once.
 
 // registry is the kinds as one Env runs them.
 type registry struct {
-	lines   map[payment.BatchKind]ingest.LineKind
-	inflows []reconcile.Inflow
+	lines map[payment.BatchKind]ingest.LineKind
+	steps []reconcile.Step
 }
 
 // kindsOf registers every applied kind over e's ledger and service; a nil
@@ -27,11 +27,13 @@ func kindsOf(e *Env) registry {
 		cancel  ingest.CancelFunc
 		edit    ingest.EditFunc
 		links   = paymentlink.New(nil, nil, nil)
+		steps   []reconcile.Step
 	)
 	if e != nil {
 		svc := paymentlink.NewService(e.API)
 		links = paymentlink.New(e.DB, svc, e.now)
 		release, cancel, edit = ApprovalRelease(e.DB), Cancel(e.DB, e.Service, svc), Edit(e.DB, e.Service)
+		steps = []reconcile.Step{cancelsTooLate(e.DB), links, editsTooLate(e.DB)}
 	}
 	return registry{
 		lines: map[payment.BatchKind]ingest.LineKind{
@@ -40,7 +42,7 @@ func kindsOf(e *Env) registry {
 			payment.KindLinks:     links,
 			payment.KindEdits:     ingest.Edits(edit),
 		},
-		inflows: []reconcile.Inflow{links},
+		steps: steps,
 	}
 }
 

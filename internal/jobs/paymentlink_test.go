@@ -45,7 +45,7 @@ func TestCancelFileClosesAPaymentLink(t *testing.T) {
 		t.Fatalf("paying a cancelled link: HTTP %d, want 402", code)
 	}
 	sum, err := c.env.Reconcile(ctx, nil)
-	if err != nil || len(sum.Inflows) != 1 || sum.Inflows[0].Counts["cancelled"] != 1 || sum.Inflows[0].Counts["open"] != 1 {
+	if err != nil || len(sum.Steps) != 1 || sum.Steps[0].Counts["cancelled"] != 1 || sum.Steps[0].Counts["open"] != 1 {
 		t.Fatalf("reconcile: %+v %v", sum, err)
 	}
 }

@@ -28,7 +28,7 @@ func (e *Env) Reconcile(ctx context.Context, window *reconcile.Window) (*reconci
 		LookbackDays: c.Reconcile.LookbackDays, StuckAfterBusinessDays: c.Reconcile.StuckAfterBusinessDays,
 		ExceptionDays: c.Reconcile.ExceptionDays, KeepDays: c.Reconcile.KeepDays, Retry: e.retryPolicy(), Logger: e.Log, Formats: ReportFormats(c),
 		Webhooks: c.Webhook.Enabled(), FullWalkEvery: time.Duration(c.Reconcile.FullWalkDays) * 24 * time.Hour,
-		Inflows: kindsOf(e).inflows,
+		Steps: kindsOf(e).steps,
 	}
 	opts.Events = ledgerEvents{e.DB}
 	if c.SFTP.Address != "" {

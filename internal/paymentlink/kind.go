@@ -16,7 +16,7 @@ type Ledger interface {
 }
 
 // Kind is the payment-link kind as batchd registers it: an ingest
-// LineKind (file.go) and a reconcile Inflow (reconcile.go).
+// LineKind (file.go) and a reconcile Step (reconcile.go).
 type Kind struct {
 	db  Ledger
 	svc Service // nil: lines are refused, saying this batchd makes no links

@@ -13,7 +13,7 @@ import (
 	"github.com/batchd/batchd/internal/report"
 )
 
-// Checks paid through links, as reconcile reports them (reconcile.Inflow):
+// Checks paid through links, as reconcile reports them (reconcile.Step):
 // a check a payer made through a link of batchd's (its link_id is the
 // link's checkout token) belongs to that link's line, never to the
 // strangers to void; the links report gives each line with its checks,
@@ -49,7 +49,7 @@ var LinksTable = report.Table{Sheet: "payment links", Columns: report.Columns(
 	"status", "paid:money", "checks:int", "check_ids", "check_status",
 )}
 
-var _ reconcile.Inflow = (*Kind)(nil)
+var _ reconcile.Step = (*Kind)(nil)
 
 // paidLine is one link line with the checks paid through it.
 type paidLine struct {
@@ -73,9 +73,9 @@ func (l *paidLine) status() string {
 	return StatusNotKnown
 }
 
-// Claim takes out of unknown the checks paid through a link of batchd's,
+// Reconcile takes out of the unknown checks those paid through a link of batchd's,
 // and reports every link line with its checks.
-func (k *Kind) Claim(_ context.Context, unknown map[string]*payment.Check) (*reconcile.InflowReport, error) {
+func (k *Kind) Reconcile(_ context.Context, run reconcile.StepRun) (*reconcile.StepReport, error) {
 	lines, err := k.paidLines()
 	if err != nil || len(lines) == 0 {
 		return nil, err
@@ -86,13 +86,13 @@ func (k *Kind) Claim(_ context.Context, unknown map[string]*payment.Check) (*rec
 			byToken[l.Token] = i
 		}
 	}
-	for id, c := range unknown {
+	for id, c := range run.Unknown {
 		if i, ok := byToken[c.LinkID]; ok && c.LinkID != "" {
 			lines[i].checks = append(lines[i].checks, c)
-			delete(unknown, id)
+			delete(run.Unknown, id)
 		}
 	}
-	rep := &reconcile.InflowReport{Name: "links", Table: LinksTable, Counts: map[string]int{}}
+	rep := &reconcile.StepReport{Name: "links", Table: LinksTable, Counts: map[string]int{}}
 	for i := range lines {
 		l := &lines[i]
 		slices.SortFunc(l.checks, func(a, b *payment.Check) int {

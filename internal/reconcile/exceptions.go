@@ -94,16 +94,16 @@ func (m *matcher) recheckUnknown() error {
 // still in doubt, account changes and an incomplete walk,
 // added to the missing, mismatched and stuck ones found along the way.
 // open names the batches with rows not final (passResult).
-func (m *matcher) finish(ctx context.Context, inflows []Inflow, open map[uint64]bool, walk walkResult) ([]*exception, error) {
+func (m *matcher) finish(ctx context.Context, steps []Step, open map[uint64]bool, walk walkResult) ([]*exception, error) {
 	lost, err := m.lostChecks()
 	if err != nil {
 		return nil, err
 	}
-	reps, inflowExcs, err := m.claimInflows(ctx, inflows)
+	reps, stepExcs, err := m.runSteps(ctx, steps)
 	if err != nil {
 		return nil, err
 	}
-	m.inflows = reps
+	m.steps = reps
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	byIdentity := m.twins // made by confirm's pass over the ledger
@@ -152,17 +152,17 @@ func (m *matcher) finish(ctx context.Context, inflows []Inflow, open map[uint64]
 		m.excs[KindIncomplete] = &exception{kind: KindIncomplete, action: actionIncomplete,
 			detail: fmt.Sprintf("%d distinct checks seen, the list reported %d, after %d passes", walk.distinct, walk.total, walk.passes)}
 	}
-	out := make([]*exception, 0, len(m.excs)+len(inflowExcs))
+	out := make([]*exception, 0, len(m.excs)+len(stepExcs))
 	for _, e := range m.excs {
 		out = append(out, e)
 	}
-	out = append(out, inflowExcs...)
+	out = append(out, stepExcs...)
 	slices.SortFunc(out, compareExceptions)
 	return out, nil
 }
 
 // kindRank places an exception kind in the report: reconcile's own in
-// kindOrder, then an Inflow's, by name.
+// kindOrder, then a Step's, by name.
 func kindRank(kind string) int {
 	if i := slices.Index(kindOrder, kind); i >= 0 {
 		return i

@@ -50,7 +50,7 @@ type matcher struct {
 	finals        map[payment.Status]int          // rows whose check this run saw reach each final status
 	receipts      map[uint64]time.Time            // payment batch -> when its results report was last delivered
 	finalBatches  map[uint64]bool                 // batches whose receipt is to be written again (noteReceipt)
-	inflows       []*InflowReport                 // what each Inflow claimed, once finish has run (inflow.go)
+	steps         []*StepReport                   // what each Step reported, once finish has run (step.go)
 
 	resolveMu sync.Mutex // one resolution of a row in doubt at a time
 }

@@ -72,6 +72,11 @@ type outcomeWindow struct {
 	loc   *time.Location
 }
 
+// holds reports whether an outcome recorded at t falls in the window.
+func (w outcomeWindow) holds(t time.Time) bool {
+	return !t.IsZero() && !DateOf(t.In(w.loc)).Before(w.first)
+}
+
 // newOutcomeWindow is the window of a run on today keeping each
 // exception for days daily reports (today and the days-1 before it).
 func newOutcomeWindow(today Date, days int, loc *time.Location) outcomeWindow {

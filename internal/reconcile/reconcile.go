@@ -71,9 +71,9 @@ type Options struct {
 	Retry retry.Policy
 	// Logger receives the run's progress; nil discards.
 	Logger *slog.Logger
-	// Inflows are the kinds of money coming in (payment links), each
-	// taking its checks out of those no row owns (inflow.go).
-	Inflows []Inflow
+	// Steps are the kinds of money coming in (payment links), each
+	// taking its checks out of those no row owns (step.go).
+	Steps []Step
 
 	// Webhooks says the service pushes check status changes to batchd's
 	// receiver, which records them in the ledger. A run over the default
@@ -163,9 +163,9 @@ type Summary struct {
 	InDoubt       int  // rows still in doubt
 	Returned      int  // checks the service failed, reported for their days (outcomes.go)
 	Voided        int  // checks voided or deleted, by batchd or elsewhere, reported for their days
-	// Inflows are the reports of money coming in (Options.Inflows) that
+	// Steps are the reports of money coming in (Options.Steps) that
 	// had lines: each one's name and its lines by status.
-	Inflows []InflowSummary
+	Steps []StepSummary
 	// Final counts the rows whose check this run saw reach each final
 	// status. FinalBatches names the batches whose results report was
 	// delivered before one of their checks reached its final status (in

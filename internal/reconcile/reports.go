@@ -114,14 +114,14 @@ var (
 )
 
 // dailyReports name the daily reports prune may delete: reconcile's own
-// and onboarding's funding-sources; each Inflow's name is added.
+// and onboarding's funding-sources; each Step's report name is added.
 var dailyReports = []string{"status", "settlement", "exceptions", "funding-sources"}
 
 // prune deletes local reports (CSV and XLSX copies) named in dailyReports
-// or inflows, dated more than keepDays before today, and temporary files
+// or steps, dated more than keepDays before today, and temporary files
 // a killed run left behind a day ago or more. Other files are never
 // touched.
-func prune(dir string, today Date, keepDays int, now time.Time, inflows ...string) (int, error) {
+func prune(dir string, today Date, keepDays int, now time.Time, steps ...string) (int, error) {
 	if keepDays < 0 {
 		return 0, nil
 	}
@@ -136,7 +136,7 @@ func prune(dir string, today Date, keepDays int, now time.Time, inflows ...strin
 		if !e.Type().IsRegular() {
 			continue
 		}
-		ours := func(name string) bool { return slices.Contains(dailyReports, name) || slices.Contains(inflows, name) }
+		ours := func(name string) bool { return slices.Contains(dailyReports, name) || slices.Contains(steps, name) }
 		old := false
 		if m := reportFile.FindStringSubmatch(e.Name()); m != nil && ours(m[1]) {
 			d, err := ParseDate(m[2])

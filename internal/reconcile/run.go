@@ -69,7 +69,7 @@ func (r *Runner) Run(ctx context.Context, w Window) (*Summary, error) {
 	if err := m.findTwins(ctx); err != nil {
 		return sum, fmt.Errorf("reconcile: %w", err)
 	}
-	excs, err := m.finish(ctx, r.opts.Inflows, pr.open, wr)
+	excs, err := m.finish(ctx, r.opts.Steps, pr.open, wr)
 	if err != nil {
 		return sum, fmt.Errorf("reconcile: %w", err)
 	}
@@ -94,7 +94,7 @@ func (r *Runner) Run(ctx context.Context, w Window) (*Summary, error) {
 			sum.Voided++
 		}
 	}
-	if err := r.writeReports(ctx, sum, today, pr, excs, m.inflows); err != nil {
+	if err := r.writeReports(ctx, sum, today, pr, excs, m.steps); err != nil {
 		return sum, fmt.Errorf("reconcile: %w", err)
 	}
 	if err := r.recordListing(sum, plan, explicit, wr.consistent, now); err != nil {
@@ -223,7 +223,7 @@ func (r *Runner) fill(sum *Summary, m *matcher) {
 // format: status, settlement, exceptions as CSV, then as XLSX. The
 // settlement was summed from the very lines of the status report. Each
 // file is renamed into place only when whole.
-func (r *Runner) writeReports(ctx context.Context, sum *Summary, today Date, pr passResult, excs []*exception, inflows []*InflowReport) error {
+func (r *Runner) writeReports(ctx context.Context, sum *Summary, today Date, pr passResult, excs []*exception, steps []*StepReport) error {
 	dir := r.opts.ReportsDir
 	status := pr.status
 	settlement, err := writeSettlementFile(filepath.Join(dir, reportName("settlement", today)), r.opts.Formats, pr.settlement)
@@ -238,7 +238,7 @@ func (r *Runner) writeReports(ctx context.Context, sum *Summary, today Date, pr 
 	for i := range status { // one path per format in each, in the same order
 		paths = append(paths, status[i], settlement[i], exceptions[i])
 	}
-	for _, in := range inflows { // after the three, so that a ledger with none reports as before
+	for _, in := range steps { // after the three, so that a ledger with none reports as before
 		ip, err := in.Table.Write(filepath.Join(dir, reportName(in.Name, today)), r.opts.Formats, func(rows *report.Rows) error {
 			for _, row := range in.Rows {
 				if err := rows.Add(row...); err != nil {
@@ -251,11 +251,11 @@ func (r *Runner) writeReports(ctx context.Context, sum *Summary, today Date, pr 
 			return fmt.Errorf("write the %s report: %w", in.Name, err)
 		}
 		paths = append(paths, ip...)
-		sum.Inflows = append(sum.Inflows, InflowSummary{Name: in.Name, Counts: in.Counts, Words: in.Words})
+		sum.Steps = append(sum.Steps, StepSummary{Name: in.Name, Counts: in.Counts, Words: in.Words})
 	}
 	sum.Reports = paths
 	var names []string
-	for _, in := range inflows {
+	for _, in := range steps {
 		names = append(names, in.Name)
 	}
 	if n, err := prune(dir, today, r.opts.KeepDays, r.opts.Now(), names...); err != nil {
