@@ -221,11 +221,13 @@ func summary(out io.Writer, db payment.Ledger) error {
 
 // outcomeLabel and outcomeNote word each outcome for the demo's summary.
 var (
-	outcomeLabel = map[payment.Outcome]string{payment.OutcomePaid: "paid", payment.OutcomeOnItsWay: "on its way", payment.OutcomeNotPaid: "not paid"}
-	outcomeNote  = map[payment.Outcome]string{
-		payment.OutcomePaid:     "   deposited",
-		payment.OutcomeOnItsWay: "   in process, in review, printed: not final yet",
-		payment.OutcomeNotPaid:  "   failed, void, deleted, rejected: the payee is still owed",
+	outcomeLabel = map[payment.Outcome]string{payment.OutcomePaid: "paid", payment.OutcomeOnItsWay: "on its way",
+		payment.OutcomeNotPaid: "not paid", payment.OutcomeCancelled: "cancelled"}
+	outcomeNote = map[payment.Outcome]string{
+		payment.OutcomePaid:      "   deposited",
+		payment.OutcomeOnItsWay:  "   in process, in review, printed: not final yet",
+		payment.OutcomeNotPaid:   "   failed, void, deleted, rejected: the payee is still owed",
+		payment.OutcomeCancelled: "   voided on a cancel file's request: no one is owed",
 	}
 )
 

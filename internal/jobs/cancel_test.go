@@ -113,6 +113,14 @@ func TestCancelFileVoidsChecksInProcess(t *testing.T) {
 	if len(late) != 3 {
 		t.Errorf("%d too-late cancels in the exceptions report, want 3: %q", len(late), excs)
 	}
+	// The 7 checks stopped on purpose are cancelled money, owed to no one:
+	// not "not paid" (the payee still owed).
+	got := c.settlementTotals()
+	for k, v := range map[string]string{"cancelled": "7/91.00", "not_paid": "0/0.00", "void": "7/91.00"} {
+		if got[k] != v {
+			t.Errorf("settlement %s = %q, want %q (all: %v)", k, got[k], v, got)
+		}
+	}
 }
 
 // A cancel line whose void left but whose answer was lost (the process

@@ -35,6 +35,7 @@ type lateLine struct {
 type lateStep struct {
 	db     payment.RowReader
 	kind   string
+	file   string // the kind's file: "cancel", "edit"
 	asked  string // what the line asked: "void", "edit"
 	action string
 	lines  func() ([]lateLine, error)
@@ -65,14 +66,14 @@ func (s lateStep) Reconcile(_ context.Context, run reconcile.StepRun) (*reconcil
 		}
 		rep.Exceptions = append(rep.Exceptions, reconcile.Exception{Kind: s.kind, Check: c, File: file, Action: s.action,
 			Detail: fmt.Sprintf("a %s file's line %d asked to %s it on %s: too late, the check was %s",
-				s.asked, l.key.Line, s.asked, l.settled.UTC().Format(time.DateOnly), l.status)})
+				s.file, l.key.Line, s.asked, l.settled.UTC().Format(time.DateOnly), l.status)})
 	}
 	return rep, nil
 }
 
 // cancelsTooLate is the cancel kind's step.
 func cancelsTooLate(db CancelLedger) lateStep {
-	return lateStep{db: db, kind: KindCancelTooLate, asked: "void", action: actionTooLate, lines: func() ([]lateLine, error) {
+	return lateStep{db: db, kind: KindCancelTooLate, file: "cancel", asked: "void", action: actionTooLate, lines: func() ([]lateLine, error) {
 		recs, err := db.Cancels("")
 		var out []lateLine
 		for _, c := range recs {
@@ -86,7 +87,7 @@ func cancelsTooLate(db CancelLedger) lateStep {
 
 // editsTooLate is the edit kind's step.
 func editsTooLate(db EditLedger) lateStep {
-	return lateStep{db: db, kind: KindEditTooLate, asked: "edit", action: actionEditTooLate, lines: func() ([]lateLine, error) {
+	return lateStep{db: db, kind: KindEditTooLate, file: "edit", asked: "edit", action: actionEditTooLate, lines: func() ([]lateLine, error) {
 		recs, err := db.Edits("")
 		var out []lateLine
 		for _, e := range recs {

@@ -6,7 +6,7 @@ import (
 )
 
 // Outcome is what a payment's status says of the money: paid, on its way,
-// or not paid. Reports and the demo sum amounts by outcome, never across
+// not paid, or cancelled on request. Reports and the demo sum amounts by outcome, never across
 // outcomes, so that no figure that reads as "paid" holds money that did
 // not reach the payee.
 type Outcome string
@@ -16,10 +16,13 @@ const (
 	OutcomePaid     Outcome = "paid"       // deposited: the money reached the payee
 	OutcomeOnItsWay Outcome = "on_its_way" // not final yet: in process, in review, printed, or a status batchd does not know
 	OutcomeNotPaid  Outcome = "not_paid"   // failed, void, deleted, or the row was rejected: the payee is still owed
+	// OutcomeCancelled: voided by batchd because a cancel file asked
+	// (Row.Cancelled): stopped on purpose, so no one is owed by it.
+	OutcomeCancelled Outcome = "cancelled"
 )
 
 // Outcomes lists every outcome in report order.
-var Outcomes = []Outcome{OutcomePaid, OutcomeOnItsWay, OutcomeNotPaid}
+var Outcomes = []Outcome{OutcomePaid, OutcomeOnItsWay, OutcomeNotPaid, OutcomeCancelled}
 
 // Outcome is the one classification of a check status by what it says
 // of the money. A status batchd does not know is on its way: it is not
@@ -36,12 +39,16 @@ func (s Status) Outcome() Outcome {
 }
 
 // Outcome is the row's outcome: its check's (Status.Outcome) once it has
-// one; not paid when the service refused the create (no check will ever
-// be made for the row); on its way while it waits to be sent, is held or
-// in doubt, since it may still be paid.
+// one, unless a cancel file had batchd void it (cancelled); not paid when
+// the service refused the create (no check will ever be made for the
+// row); on its way while it waits to be sent, is held or in doubt, since
+// it may still be paid. Reports take a row's outcome from here.
 func (r *Row) Outcome() Outcome {
 	switch r.State {
 	case Submitted:
+		if _, asked := r.Cancelled(); asked {
+			return OutcomeCancelled
+		}
 		return r.CheckStatus.Outcome()
 	case Rejected:
 		return OutcomeNotPaid

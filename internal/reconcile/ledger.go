@@ -29,6 +29,7 @@ type record struct {
 	depositedSeen time.Time
 	finalSince    time.Time // when the check was first recorded in its final status; zero while not final
 	unpaid        *unpaid   // nil unless the check ended not paid (outcomes.go)
+	cancelled     bool      // a cancel file had batchd void the check (payment.Row.Cancelled)
 }
 
 func recordOf(r *payment.Row) *record {
@@ -36,8 +37,23 @@ func recordOf(r *payment.Row) *record {
 		key: r.Key, version: len(r.History), checkID: r.CheckID, number: r.Number, label: r.Label,
 		name: r.Payment.Name, account: redact.PaymentAccount(&r.Payment), amount: r.Payment.Amount, status: r.CheckStatus,
 		created: r.CheckCreated, statusSeen: r.StatusSeenAt, depositedSeen: r.DepositedSeenAt,
-		finalSince: finalSince(r), unpaid: unpaidOf(r),
+		finalSince: finalSince(r), unpaid: unpaidOf(r), cancelled: cancelledOf(r),
 	}
+}
+
+func cancelledOf(r *payment.Row) bool {
+	_, asked := r.Cancelled()
+	return asked
+}
+
+// outcome is what the record's status says of the money, as
+// payment.Row.Outcome says it: a check voided on a cancel file's request
+// is cancelled, not owed.
+func (rec *record) outcome() payment.Outcome {
+	if rec.cancelled && rec.status == payment.StatusVoid {
+		return payment.OutcomeCancelled
+	}
+	return rec.status.Outcome()
 }
 
 // final reports whether nothing more will happen to the record's check.

@@ -26,17 +26,20 @@ type statusLine struct {
 	account     string
 	amount      money.Cents
 	status      string
-	outcome     payment.Outcome // what status says of the money (payment.Status.Outcome)
+	outcome     payment.Outcome // what the row's status says of the money (record.outcome)
 	created     time.Time       // in the report's zone; zero when unknown
 	lastChange  time.Time       // in the report's zone; zero when unknown
 	depositedOn Date            // the zero Date unless deposited
 }
 
-// StatusTable is the layout of status-YYYY-MM-DD.csv (and .xlsx).
+// StatusTable is the layout of status-YYYY-MM-DD.csv (and .xlsx). outcome
+// (last, so that the columns before keep their places) is what the line's
+// money is, as the settlement sums it: paid, on_its_way, not_paid, or
+// cancelled (voided on a cancel file's request).
 var StatusTable = report.Table{Sheet: "status", Columns: report.Columns(
 	"batch:int", "file", "line:int", "check_id", "number", "label",
 	"name", "account", "amount:money", "status", "created:datetime", "last_status_change:datetime",
-	"deposited_on:date",
+	"deposited_on:date", "outcome",
 )}
 
 // ExceptionsTable is the layout of exceptions-YYYY-MM-DD.csv (and .xlsx).
@@ -49,7 +52,7 @@ var ExceptionsTable = report.Table{Sheet: "exceptions", Columns: report.Columns(
 func statusLineOf(rec *record, file string, loc *time.Location) statusLine {
 	return statusLine{
 		batch: rec.key.Batch, file: file, line: rec.key.Line, checkID: rec.checkID, number: rec.number,
-		label: rec.label, name: rec.name, account: rec.account, amount: rec.amount, status: rec.status.String(), outcome: rec.status.Outcome(),
+		label: rec.label, name: rec.name, account: rec.account, amount: rec.amount, status: rec.status.String(), outcome: rec.outcome(),
 		created: local(rec.created, loc), lastChange: local(rec.statusSeen, loc), depositedOn: rec.depositDay(loc),
 	}
 }
@@ -79,7 +82,7 @@ func writeStatus(path string, formats []report.Format, each func(func(statusLine
 		return each(func(l statusLine) error {
 			n++
 			return r.Add(l.batch, l.file, l.line, l.checkID, l.number, l.label, l.name, l.account,
-				l.amount, l.status, l.created, l.lastChange, l.depositedOn.cell())
+				l.amount, l.status, l.created, l.lastChange, l.depositedOn.cell(), string(l.outcome))
 		})
 	})
 	return paths, n, err

@@ -44,13 +44,15 @@ func (t *tally) add(a money.Cents) error {
 
 // settlement is the status report summed up. It is computed from the very
 // lines of the status report, so the two always agree. Amounts are summed
-// by status and by outcome (payment.Status.Outcome), never across
-// outcomes: no line adds money that was not paid to money that was.
+// by status and by outcome (record.outcome), never across outcomes: no
+// line adds money that was not paid to money that was, nor money owed to
+// money stopped on purpose (a void status line is split in two when
+// some of its checks were cancelled on request).
 type settlement struct {
 	batches      map[uint64]string // batch -> file
-	batchStatus  map[uint64]map[string]*tally
+	batchStatus  map[uint64]map[statusKey]*tally
 	batchOutcome map[uint64]map[payment.Outcome]*tally
-	status       map[string]*tally
+	status       map[statusKey]*tally
 	deposited    map[Date]*tally // deposit date -> deposited checks
 	outcome      map[payment.Outcome]*tally
 }
@@ -63,9 +65,20 @@ func get[K comparable](m map[K]*tally, k K) *tally {
 	return m[k]
 }
 
+// statusKey is a status line's key: the status and what it says of the
+// money, which for void is not paid or cancelled (record.outcome).
+type statusKey struct {
+	status  string
+	outcome payment.Outcome
+}
+
+func compareStatusKey(a, b statusKey) int {
+	return cmp.Or(compareStatus(a.status, b.status), cmp.Compare(slices.Index(payment.Outcomes, a.outcome), slices.Index(payment.Outcomes, b.outcome)))
+}
+
 func newSettlement() *settlement {
-	return &settlement{batches: map[uint64]string{}, batchStatus: map[uint64]map[string]*tally{},
-		batchOutcome: map[uint64]map[payment.Outcome]*tally{}, status: map[string]*tally{},
+	return &settlement{batches: map[uint64]string{}, batchStatus: map[uint64]map[statusKey]*tally{},
+		batchOutcome: map[uint64]map[payment.Outcome]*tally{}, status: map[statusKey]*tally{},
 		deposited: map[Date]*tally{}, outcome: map[payment.Outcome]*tally{}}
 }
 
@@ -73,14 +86,14 @@ func newSettlement() *settlement {
 // settlement keeps a tally per batch, status, outcome and deposit day,
 // never the lines.
 func (s *settlement) add(l statusLine) error {
-	st := l.status
+	st := statusKey{l.status, l.outcome}
 	s.batches[l.batch] = l.file
 	if s.batchStatus[l.batch] == nil {
-		s.batchStatus[l.batch] = map[string]*tally{}
+		s.batchStatus[l.batch] = map[statusKey]*tally{}
 		s.batchOutcome[l.batch] = map[payment.Outcome]*tally{}
 	}
 	ts := []*tally{get(s.batchStatus[l.batch], st), get(s.batchOutcome[l.batch], l.outcome), get(s.status, st), get(s.outcome, l.outcome)}
-	if st == "deposited" {
+	if st.status == "deposited" {
 		ts = append(ts, get(s.deposited, l.depositedOn))
 	}
 	for _, t := range ts {
@@ -94,7 +107,7 @@ func (s *settlement) add(l statusLine) error {
 // Settlement report sections, the first column of every line.
 const (
 	SectionBatchStatus  = "batch_status"  // one batch, one status
-	SectionBatchOutcome = "batch_outcome" // one batch, one outcome: paid, on its way or not paid
+	SectionBatchOutcome = "batch_outcome" // one batch, one outcome: paid, on its way, not paid or cancelled
 	SectionStatusTotal  = "status_total"  // one status, every batch
 	SectionDeposited    = "deposited_by_date"
 	SectionOutcomeTotal = "outcome_total" // one outcome, every batch
@@ -103,7 +116,8 @@ const (
 // SettlementTable is the layout of settlement-YYYY-MM-DD.csv (and .xlsx).
 // count and amount are numbers, each computed in exact cents: no formula.
 // outcome says what every line's money is: paid (deposited), on_its_way
-// (not final yet) or not_paid (failed, void, deleted).
+// (not final yet), not_paid (failed, void, deleted) or cancelled (voided
+// on a cancel file's request: no one is owed).
 var SettlementTable = report.Table{Sheet: "settlement", Columns: report.Columns(
 	"section", "batch:int", "file", "status", "outcome", "deposit_date:date",
 	"count:int", "amount:money",
@@ -113,8 +127,9 @@ var SettlementTable = report.Table{Sheet: "settlement", Columns: report.Columns(
 // the first column: each batch's statuses followed by its money paid, on
 // its way and not paid, then the totals per status, the deposits per day
 // batchd first saw them deposited, and the money paid, on its way and not
-// paid over every batch. Each batch and the whole report show all three
-// outcomes, at 0 when none, so that "paid 0" is said rather than left out.
+// paid over every batch. Each batch and the whole report show those three
+// outcomes, at 0 when none, so that "paid 0" is said rather than left out;
+// cancelled (on a cancel file's request) only where there is some.
 func (s *settlement) write(r *report.Rows) error {
 	line := func(section string, batch any, file, status string, o payment.Outcome, date Date, t *tally) error {
 		if t == nil {
@@ -124,19 +139,22 @@ func (s *settlement) write(r *report.Rows) error {
 	}
 	for _, b := range slices.Sorted(maps.Keys(s.batchStatus)) {
 		file := s.batches[b]
-		for _, st := range slices.SortedFunc(maps.Keys(s.batchStatus[b]), compareStatus) {
-			if err := line(SectionBatchStatus, b, file, st, payment.Status(st).Outcome(), Date{}, s.batchStatus[b][st]); err != nil {
+		for _, st := range slices.SortedFunc(maps.Keys(s.batchStatus[b]), compareStatusKey) {
+			if err := line(SectionBatchStatus, b, file, st.status, st.outcome, Date{}, s.batchStatus[b][st]); err != nil {
 				return err
 			}
 		}
 		for _, o := range payment.Outcomes {
+			if o == payment.OutcomeCancelled && s.batchOutcome[b][o] == nil {
+				continue // rare, and only said when some were
+			}
 			if err := line(SectionBatchOutcome, b, file, "", o, Date{}, s.batchOutcome[b][o]); err != nil {
 				return err
 			}
 		}
 	}
-	for _, st := range slices.SortedFunc(maps.Keys(s.status), compareStatus) {
-		if err := line(SectionStatusTotal, nil, "", st, payment.Status(st).Outcome(), Date{}, s.status[st]); err != nil {
+	for _, st := range slices.SortedFunc(maps.Keys(s.status), compareStatusKey) {
+		if err := line(SectionStatusTotal, nil, "", st.status, st.outcome, Date{}, s.status[st]); err != nil {
 			return err
 		}
 	}
@@ -146,6 +164,9 @@ func (s *settlement) write(r *report.Rows) error {
 		}
 	}
 	for _, o := range payment.Outcomes {
+		if o == payment.OutcomeCancelled && s.outcome[o] == nil {
+			continue
+		}
 		if err := line(SectionOutcomeTotal, nil, "", "", o, Date{}, s.outcome[o]); err != nil {
 			return err
 		}
