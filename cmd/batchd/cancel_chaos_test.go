@@ -16,10 +16,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/batchd/batchd/internal/state"
-
 	"github.com/batchd/batchd/internal/echeck"
+	"github.com/batchd/batchd/internal/payment"
 	"github.com/batchd/batchd/internal/pgtest"
+	"github.com/batchd/batchd/internal/state"
 	"github.com/batchd/batchd/internal/testsshd"
 )
 
@@ -68,7 +68,7 @@ func cancelChaos(t *testing.T, seed uint64, ledger chaosLedger, quirks bool) {
 	dropFile(t, sshd, "cancel.csv", cancels)
 	sha := fmt.Sprintf("%x", sha256.Sum256([]byte(cancels)))
 	kills, midFile := applyWithKills(t, rng, ledger, run, "cancel.csv", rows-untouch, func(db *state.DB) (int, error) {
-		lines, err := db.Cancels(sha)
+		lines, err := payment.CancelLines.List(db, sha)
 		return len(lines), err
 	})
 	matches, _ := filepath.Glob(filepath.Join(sshd.Root, "outbox", "cancel*.results.csv"))

@@ -71,7 +71,7 @@ func editChaos(t *testing.T, seed uint64, ledger chaosLedger, quirks bool) {
 	dropFile(t, sshd, "edit.csv", edits)
 	sha := fmt.Sprintf("%x", sha256.Sum256([]byte(edits)))
 	kills, midFile := applyWithKills(t, rng, ledger, run, "edit.csv", edited, func(db *state.DB) (int, error) {
-		lines, err := db.Edits(sha)
+		lines, err := payment.EditLines.List(db, sha)
 		return len(lines), err
 	})
 

@@ -69,39 +69,40 @@ func (r cancelResult) Applied() bool {
 // Cancels is the cancel kind, each line applied with cancel (the one void
 // rule, jobs.Cancel). Nil cancel: every line is refused, saying so.
 func Cancels(cancel CancelFunc) LineKind {
+	return actingKind(LineReport{Table: CancelResultsTable, Dir: "cancels", Did: "cancel lines voided their checks"},
+		readCancel, cancel, "this batchd does not void checks by cancel file",
+		func(c CancelLine, note string) CancelResult {
+			return CancelResult{CheckID: c.CheckID, Token: c.Token, Outcome: payment.CancelRefused, Note: note}
+		},
+		func(l Line, c CancelLine, r CancelResult) LineResult {
+			return cancelResult{line: l.Number, reason: c.Reason, CancelResult: r}
+		})
+}
+
+// actingKind is a kind whose lines act on a check (cancels, edits): each
+// line is read; a line of bad form, or one that a batchd without the
+// kind's rule meets (off says so), is refused; any other is applied with
+// rule. refused words a refusal; row makes the results report's row.
+func actingKind[L, R any](rep LineReport, read func(payment.FileMeta, Line) (L, string), rule func(context.Context, L) (R, error),
+	off string, refused func(L, string) R, row func(Line, L, R) LineResult) LineKind {
 	return lineKind{
-		report: LineReport{Table: CancelResultsTable, Dir: "cancels", Did: "cancel lines voided their checks"},
+		report: rep,
 		apply: func(ctx context.Context, meta payment.FileMeta, l Line) (LineResult, error) {
-			return applyCancel(ctx, cancel, meta, l)
+			v, why := read(meta, l)
+			if why == "" && rule == nil {
+				why = off
+			}
+			if why != "" {
+				return row(l, v, refused(v, why)), nil
+			}
+			res, err := rule(ctx, v)
+			return row(l, v, res), err
 		},
 		check: func(l Line) string {
-			_, why := readCancel(payment.FileMeta{}, l)
+			_, why := read(payment.FileMeta{}, l)
 			return why
 		},
 	}
-}
-
-// applyCancel checks one line of a cancel file and applies it.
-func applyCancel(ctx context.Context, cancel CancelFunc, meta payment.FileMeta, l Line) (LineResult, error) {
-	c, why := readCancel(meta, l)
-	res, err := actOn(ctx, cancel, c, why, "this batchd does not void checks by cancel file", func(note string) CancelResult {
-		return CancelResult{CheckID: c.CheckID, Token: c.Token, Outcome: payment.CancelRefused, Note: note}
-	})
-	return cancelResult{line: l.Number, reason: c.Reason, CancelResult: res}, err
-}
-
-// actOn applies line l of a kind that acts on a check (cancels, edits)
-// with the kind's rule. A line of bad form (why says what is wrong), or
-// one that a batchd without the rule meets (off says so), is refused: its
-// result is refused's.
-func actOn[L, R any](ctx context.Context, rule func(context.Context, L) (R, error), l L, why, off string, refused func(note string) R) (R, error) {
-	switch {
-	case why != "":
-		return refused(why), nil
-	case rule == nil:
-		return refused(off), nil
-	}
-	return rule(ctx, l)
 }
 
 // readCancel reads one line of a cancel file and says what is wrong

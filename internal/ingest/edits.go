@@ -69,27 +69,14 @@ func (r editResult) Applied() bool { return r.Outcome == payment.EditEdited }
 // Edits is the edit kind, each line applied with edit (the one edit rule,
 // jobs.Edit). Nil edit: every line is refused, saying so.
 func Edits(edit EditFunc) LineKind {
-	return lineKind{
-		report: LineReport{Table: EditResultsTable, Dir: "edits", Did: "edit lines corrected their checks"},
-		apply: func(ctx context.Context, meta payment.FileMeta, l Line) (LineResult, error) {
-			return applyEdit(ctx, edit, meta, l)
+	return actingKind(LineReport{Table: EditResultsTable, Dir: "edits", Did: "edit lines corrected their checks"},
+		readEdit, edit, "this batchd does not edit checks by edit file",
+		func(e EditLine, note string) EditResult {
+			var r EditResult
+			r.CheckID, r.Outcome, r.Note = e.CheckID, payment.EditRefused, note
+			return r
 		},
-		check: func(l Line) string {
-			_, why := readEdit(payment.FileMeta{}, l)
-			return why
-		},
-	}
-}
-
-// applyEdit checks one line of an edit file and applies it (actOn).
-func applyEdit(ctx context.Context, edit EditFunc, meta payment.FileMeta, l Line) (LineResult, error) {
-	e, why := readEdit(meta, l)
-	res, err := actOn(ctx, edit, e, why, "this batchd does not edit checks by edit file", func(note string) EditResult {
-		var r EditResult
-		r.CheckID, r.Outcome, r.Note = e.CheckID, payment.EditRefused, note
-		return r
-	})
-	return editResult{line: l.Number, EditResult: res}, err
+		func(l Line, _ EditLine, r EditResult) LineResult { return editResult{line: l.Number, EditResult: r} })
 }
 
 // editValues are the columns of an edit file that give new values, and

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/batchd/batchd/internal/ingest"
 	"github.com/batchd/batchd/internal/payment"
@@ -21,7 +22,7 @@ type LinkCloser interface {
 // batchd's own void.
 type CancelLedger interface {
 	payment.RowReader
-	payment.CancelLedger
+	payment.LineLedger
 	Voided(k payment.RowKey, reason string) error
 }
 
@@ -44,10 +45,10 @@ const actionTooLate = "the check was already printed or deposited, so the money 
 // failure that left the line undone (the ledger, the service not
 // answering or refusing batchd's key): ingest stops the file, and the
 // next run applies it again.
-func Cancel(db CancelLedger, svc payment.Service, links LinkCloser) ingest.CancelFunc {
+func Cancel(db CancelLedger, svc payment.Service, links LinkCloser, now func() time.Time) ingest.CancelFunc {
 	return func(ctx context.Context, line ingest.CancelLine) (ingest.CancelResult, error) {
 		if line.Token != "" {
-			return cancelLink(ctx, db, links, line)
+			return cancelLink(ctx, db, links, line, now)
 		}
 		res := ingest.CancelResult{CheckID: line.CheckID, Outcome: payment.CancelRefused}
 		target, err := checkTarget(db, checkRef{id: line.CheckID, file: line.File, line: line.RowLine,
@@ -60,8 +61,8 @@ func Cancel(db CancelLedger, svc payment.Service, links LinkCloser) ingest.Cance
 			return res, err
 		}
 		res.CheckID, res.Row = target.CheckID, target.row
-		rec, fresh, err := db.CancelIntent(payment.Cancel{
-			Key: payment.LineKey{File: line.FileSHA, Line: line.Line}, CheckID: target.CheckID, Row: target.Row, Reason: line.Reason})
+		rec, fresh, err := cancelIntent(db, payment.Cancel{CheckLine: payment.CheckLine[payment.CancelOutcome]{
+			Key: payment.LineKey{File: line.FileSHA, Line: line.Line}, CheckID: target.CheckID, Row: target.Row}, Reason: line.Reason}, now())
 		if err != nil {
 			return res, err
 		}
@@ -77,7 +78,7 @@ func Cancel(db CancelLedger, svc payment.Service, links LinkCloser) ingest.Cance
 				return res, err
 			}
 		}
-		rec, err = db.CancelSettled(rec.Key, outcome, status, note)
+		rec, err = cancelSettled(db, rec.Key, outcome, status, note, now())
 		if err != nil {
 			return res, err
 		}
@@ -89,8 +90,9 @@ func Cancel(db CancelLedger, svc payment.Service, links LinkCloser) ingest.Cance
 // payer can pay through it, with the line's intent recorded first.
 // Deactivating a link twice changes nothing, so a line whose earlier
 // attempt may have left is simply sent again.
-func cancelLink(ctx context.Context, db CancelLedger, links LinkCloser, line ingest.CancelLine) (ingest.CancelResult, error) {
-	rec, _, err := db.CancelIntent(payment.Cancel{Key: payment.LineKey{File: line.FileSHA, Line: line.Line}, Token: line.Token, Reason: line.Reason})
+func cancelLink(ctx context.Context, db CancelLedger, links LinkCloser, line ingest.CancelLine, now func() time.Time) (ingest.CancelResult, error) {
+	rec, _, err := cancelIntent(db, payment.Cancel{CheckLine: payment.CheckLine[payment.CancelOutcome]{
+		Key: payment.LineKey{File: line.FileSHA, Line: line.Line}}, Token: line.Token, Reason: line.Reason}, now())
 	if err != nil {
 		return ingest.CancelResult{Token: line.Token, Outcome: payment.CancelRefused}, err
 	}
@@ -106,7 +108,7 @@ func cancelLink(ctx context.Context, db CancelLedger, links LinkCloser, line ing
 	case err != nil:
 		return ingest.CancelResult{Token: line.Token, Outcome: payment.CancelRefused}, fmt.Errorf("cancel payment link %s: %w", line.Token, err)
 	}
-	if rec, err = db.CancelSettled(rec.Key, outcome, "", note); err != nil {
+	if rec, err = cancelSettled(db, rec.Key, outcome, "", note, now()); err != nil {
 		return ingest.CancelResult{Token: line.Token, Outcome: payment.CancelRefused}, err
 	}
 	return resultOf(rec, ""), nil

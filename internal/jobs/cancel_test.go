@@ -142,11 +142,12 @@ func TestCancelAfterALostAnswer(t *testing.T) {
 	bs, _ := c.env.DB.Batches()
 	var rows []*payment.Row
 	c.env.DB.Rows(bs[0].ID, func(r *payment.Row) (bool, error) { rows = append(rows, r); return true, nil })
-	void := Cancel(c.env.DB, c.env.Service, paymentlink.NewService(c.env.API))
+	void := Cancel(c.env.DB, c.env.Service, paymentlink.NewService(c.env.API), c.clk.Now)
 
 	// Line 2's intent was recorded and its void left; then the process died.
 	lost := ingest.CancelLine{FileSHA: "f1", Line: 2, CheckID: rows[0].CheckID, Reason: "wrong payee"}
-	if _, fresh, err := c.env.DB.CancelIntent(payment.Cancel{Key: payment.LineKey{File: "f1", Line: 2}, CheckID: rows[0].CheckID, Row: rows[0].Key, Reason: "wrong payee"}); err != nil || !fresh {
+	if _, fresh, err := cancelIntent(c.env.DB, payment.Cancel{CheckLine: payment.CheckLine[payment.CancelOutcome]{
+		Key: payment.LineKey{File: "f1", Line: 2}, CheckID: rows[0].CheckID, Row: rows[0].Key}, Reason: "wrong payee"}, c.clk.Now()); err != nil || !fresh {
 		t.Fatal(fresh, err)
 	}
 	if err := c.api.DeleteCheck(ctx, rows[0].CheckID); err != nil {

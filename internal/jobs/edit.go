@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/batchd/batchd/internal/ingest"
 	"github.com/batchd/batchd/internal/payment"
@@ -16,7 +17,8 @@ import (
 // its check's edit.
 type EditLedger interface {
 	payment.RowReader
-	payment.EditLedger
+	payment.LineLedger
+	payment.RowEditor
 }
 
 // actionEditTooLate is the action of a check too late to edit.
@@ -42,7 +44,7 @@ const actionEditTooLate = "the check was already printed or deposited, so it can
 // settled before is answered from the ledger. An error is a failure that
 // left the line undone: ingest stops the file, and the next run applies
 // it again, the intent making the edit happen at most once in effect.
-func Edit(db EditLedger, svc payment.Service) ingest.EditFunc {
+func Edit(db EditLedger, svc payment.Service, now func() time.Time) ingest.EditFunc {
 	return func(ctx context.Context, line ingest.EditLine) (ingest.EditResult, error) {
 		var res ingest.EditResult
 		res.CheckID, res.Outcome = line.CheckID, payment.EditRefused
@@ -58,13 +60,14 @@ func Edit(db EditLedger, svc payment.Service) ingest.EditFunc {
 			return res, nil
 		}
 		before := payment.EditFieldsOf(t.r)
-		rec, _, err := db.EditIntent(payment.Edit{Key: payment.EditKey{File: line.FileSHA, Line: line.Line},
-			CheckID: t.CheckID, Row: t.Row, Before: before, After: line.Change.Over(before)})
+		rec, _, err := editIntent(db, payment.Edit{CheckLine: payment.CheckLine[payment.EditOutcome]{
+			Key: payment.EditKey{File: line.FileSHA, Line: line.Line}, CheckID: t.CheckID, Row: t.Row},
+			Before: before, After: line.Change.Over(before)}, now())
 		if err != nil {
 			return res, err
 		}
 		if !rec.Outcome.Settled() {
-			if rec, err = settleEdit(ctx, db, svc, rec, editedRow(t.r, rec.After, line)); err != nil {
+			if rec, err = settleEdit(ctx, db, svc, rec, editedRow(t.r, rec.After, line), now); err != nil {
 				return res, err
 			}
 		}
@@ -93,7 +96,7 @@ func editTarget(db payment.RowReader, line ingest.EditLine) (t target, why strin
 // check, and records the outcome. next is the row as the edit makes it,
 // bank details in full. A line whose values are the check's already
 // changes nothing, and is refused without a request.
-func settleEdit(ctx context.Context, db EditLedger, svc payment.Service, rec payment.Edit, next *payment.Row) (payment.Edit, error) {
+func settleEdit(ctx context.Context, db EditLedger, svc payment.Service, rec payment.Edit, next *payment.Row, now func() time.Time) (payment.Edit, error) {
 	outcome, status, note := payment.EditRefused, payment.Status(""), "the line changes nothing: the check already has these values"
 	if rec.Before != rec.After {
 		var err error
@@ -106,7 +109,7 @@ func settleEdit(ctx context.Context, db EditLedger, svc payment.Service, rec pay
 			return rec, err
 		}
 	}
-	return db.EditSettled(rec.Key, outcome, status, note)
+	return editSettled(db, rec.Key, outcome, status, note, now())
 }
 
 // hasCheckToEdit refuses a row whose check does not exist yet.

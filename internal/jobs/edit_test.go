@@ -156,15 +156,16 @@ func TestEditAfterALostAnswer(t *testing.T) {
 	ctx := context.Background()
 	rows := c.submitted("three.csv", strings.Join(strings.SplitAfter(fourPayments, "\n")[:4], ""), 3)
 	svc := &countingService{Service: c.env.Service}
-	edit := Edit(c.env.DB, svc)
+	edit := Edit(c.env.DB, svc, c.clk.Now)
 	line := func(n int, r *payment.Row, amount money.Cents) ingest.EditLine {
 		return ingest.EditLine{FileSHA: "e1", Line: n, CheckID: r.CheckID, Change: payment.EditChange{Amount: amount},
 			BankRouting: "999900001", BankAccount: "1111000016"}
 	}
 	intent := func(l ingest.EditLine, r *payment.Row) payment.Edit {
 		before := payment.EditFieldsOf(r)
-		rec, fresh, err := c.env.DB.EditIntent(payment.Edit{Key: payment.EditKey{File: l.FileSHA, Line: l.Line},
-			CheckID: r.CheckID, Row: r.Key, Before: before, After: l.Change.Over(before)})
+		rec, fresh, err := editIntent(c.env.DB, payment.Edit{CheckLine: payment.CheckLine[payment.EditOutcome]{
+			Key: payment.EditKey{File: l.FileSHA, Line: l.Line}, CheckID: r.CheckID, Row: r.Key},
+			Before: before, After: l.Change.Over(before)}, c.clk.Now())
 		if err != nil || !fresh {
 			t.Fatal(fresh, err)
 		}
@@ -216,7 +217,7 @@ func TestEditAfterALostAnswer(t *testing.T) {
 	if res, err := edit(ctx, bad); err != nil || res.Outcome != payment.EditRefused || !strings.Contains(res.Note, "payee-change rules") {
 		t.Fatalf("another account: %+v %v", res, err)
 	}
-	if got, _ := c.env.DB.Edits("e1"); len(got) != 3 {
+	if got, _ := payment.EditLines.List(c.env.DB, "e1"); len(got) != 3 {
 		t.Errorf("edit lines recorded: %+v", got)
 	}
 }

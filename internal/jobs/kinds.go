@@ -32,7 +32,7 @@ func kindsOf(e *Env) registry {
 	if e != nil {
 		svc := paymentlink.NewService(e.API)
 		links = paymentlink.New(e.DB, svc, e.now)
-		release, cancel, edit = ApprovalRelease(e.DB), Cancel(e.DB, e.Service, svc), Edit(e.DB, e.Service)
+		release, cancel, edit = ApprovalRelease(e.DB), Cancel(e.DB, e.Service, svc, e.now), Edit(e.DB, e.Service, e.now)
 		steps = []reconcile.Step{cancelsTooLate(e.DB), links, editsTooLate(e.DB)}
 	}
 	return registry{

@@ -73,28 +73,28 @@ func (s lateStep) Reconcile(_ context.Context, run reconcile.StepRun) (*reconcil
 
 // cancelsTooLate is the cancel kind's step.
 func cancelsTooLate(db CancelLedger) lateStep {
-	return lateStep{db: db, kind: KindCancelTooLate, file: "cancel", asked: "void", action: actionTooLate, lines: func() ([]lateLine, error) {
-		recs, err := db.Cancels("")
-		var out []lateLine
-		for _, c := range recs {
-			if c.Outcome == payment.CancelTooLate {
-				out = append(out, lateLine{c.Key, c.CheckID, c.Row, c.Status, c.Settled})
-			}
-		}
-		return out, err
-	}}
+	return lateStep{db: db, kind: KindCancelTooLate, file: "cancel", asked: "void", action: actionTooLate,
+		lines: tooLate(db, payment.CancelLines, payment.CancelTooLate,
+			func(c *payment.Cancel) *payment.CheckLine[payment.CancelOutcome] { return &c.CheckLine })}
 }
 
 // editsTooLate is the edit kind's step.
 func editsTooLate(db EditLedger) lateStep {
-	return lateStep{db: db, kind: KindEditTooLate, file: "edit", asked: "edit", action: actionEditTooLate, lines: func() ([]lateLine, error) {
-		recs, err := db.Edits("")
+	return lateStep{db: db, kind: KindEditTooLate, file: "edit", asked: "edit", action: actionEditTooLate,
+		lines: tooLate(db, payment.EditLines, payment.EditTooLate,
+			func(e *payment.Edit) *payment.CheckLine[payment.EditOutcome] { return &e.CheckLine })}
+}
+
+// tooLate lists the lines of store whose outcome is late.
+func tooLate[T any, O ~string](db payment.LineLedger, store payment.LineStore[T], late O, line func(*T) *payment.CheckLine[O]) func() ([]lateLine, error) {
+	return func() ([]lateLine, error) {
+		recs, err := store.List(db, "")
 		var out []lateLine
-		for _, e := range recs {
-			if e.Outcome == payment.EditTooLate {
-				out = append(out, lateLine{e.Key, e.CheckID, e.Row, e.Status, e.Settled})
+		for i := range recs {
+			if l := line(&recs[i]); l.Outcome == late {
+				out = append(out, lateLine{l.Key, l.CheckID, l.Row, l.Status, l.Settled})
 			}
 		}
 		return out, err
-	}}
+	}
 }

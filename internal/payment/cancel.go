@@ -1,7 +1,5 @@
 package payment
 
-import "time"
-
 // Cancels. A cancel file's line asks batchd to stop one check: void it at
 // the service (DELETE /v1/check/{id}) while it is still in process. The
 // ledger keeps each line's intent before the request leaves, keyed by the
@@ -35,28 +33,20 @@ func (o CancelOutcome) Settled() bool { return o != "" && o != CancelSent }
 
 // Cancel is the ledger's record of one cancel line.
 type Cancel struct {
-	Key     LineKey       `json:"key"`
-	CheckID string        `json:"check_id,omitempty"`
-	Token   string        `json:"checkout_token,omitempty"` // a payment link's, for a line that cancels a link
-	Row     RowKey        `json:"row,omitzero"`             // the row that owns the check, when it is batchd's
-	Reason  string        `json:"reason"`
-	Outcome CancelOutcome `json:"outcome"`
-	Note    string        `json:"note,omitempty"`   // the service's words, or what batchd saw
-	Status  Status        `json:"status,omitempty"` // the check's status when the line settled
-	Sent    time.Time     `json:"sent"`
-	Settled time.Time     `json:"settled,omitzero"`
+	CheckLine[CancelOutcome]
+	Token  string `json:"checkout_token,omitempty"` // a payment link's, for a line that cancels a link
+	Reason string `json:"reason"`
 }
 
-// CancelLedger keeps cancel lines' intents and outcomes.
-type CancelLedger interface {
-	// CancelIntent records c as sent, unless its line has a record: then
-	// it returns that record and fresh is false. Only when it returns
-	// fresh (or a record still CancelSent) may the void request leave.
-	CancelIntent(c Cancel) (rec Cancel, fresh bool, err error)
-	// CancelSettled records a line's final outcome; a line settled
-	// before keeps its first outcome, which is returned.
-	CancelSettled(k LineKey, outcome CancelOutcome, status Status, note string) (Cancel, error)
-	// Cancels lists the recorded lines of one cancel file (every file's
-	// for ""), by file and line.
-	Cancels(file string) ([]Cancel, error)
+// CancelLines are the cancel lines in the ledger.
+var CancelLines = LineStore[Cancel]{
+	Bucket: KindCancels.Lines(), Noun: "cancel line",
+	Key:   func(c *Cancel) LineKey { return c.Key },
+	Final: func(c *Cancel) bool { return c.Outcome.Settled() },
+	Valid: func(c *Cancel) string {
+		if (c.CheckID == "") == (c.Token == "") {
+			return " and a check id or a payment link's token (one of them)"
+		}
+		return ""
+	},
 }

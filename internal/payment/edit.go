@@ -3,7 +3,6 @@ package payment
 import (
 	"fmt"
 	"strings"
-	"time"
 
 	"github.com/batchd/batchd/internal/money"
 )
@@ -133,32 +132,30 @@ const (
 // Settled reports whether the outcome is final (anything but the intent).
 func (o EditOutcome) Settled() bool { return o != "" && o != EditSent }
 
-// Edit is the ledger's record of one edit line.
+// Edit is the ledger's record of one edit line: the check's values
+// before and after.
 type Edit struct {
-	Key     EditKey     `json:"key"`
-	CheckID string      `json:"check_id"`
-	Row     RowKey      `json:"row"` // the row that owns the check: batchd edits only its own
-	Before  EditFields  `json:"before"`
-	After   EditFields  `json:"after"`
-	Outcome EditOutcome `json:"outcome"`
-	Note    string      `json:"note,omitempty"`   // the service's words, or what batchd saw
-	Status  Status      `json:"status,omitempty"` // the check's status when the line settled
-	Sent    time.Time   `json:"sent"`
-	Settled time.Time   `json:"settled,omitzero"`
+	CheckLine[EditOutcome]
+	Before EditFields `json:"before"`
+	After  EditFields `json:"after"`
 }
 
-// EditLedger keeps edit lines' intents and outcomes, and the rows they
-// change.
-type EditLedger interface {
-	// EditIntent records e as sent, unless its line has a record: then
-	// it returns that record and fresh is false. Only when it returns
-	// fresh (or a record still EditSent) may the edit request leave.
-	EditIntent(e Edit) (rec Edit, fresh bool, err error)
-	// EditSettled records a line's final outcome; a line settled before
-	// keeps its first outcome, which is returned.
-	EditSettled(k EditKey, outcome EditOutcome, status Status, note string) (Edit, error)
-	// Edits lists the recorded lines of one edit file, by line.
-	Edits(file string) ([]Edit, error)
+// EditLines are the edit lines in the ledger. batchd edits only the
+// checks of its own rows, whose values it keeps.
+var EditLines = LineStore[Edit]{
+	Bucket: KindEdits.Lines(), Noun: "edit line",
+	Key:   func(e *Edit) LineKey { return e.Key },
+	Final: func(e *Edit) bool { return e.Outcome.Settled() },
+	Valid: func(e *Edit) string {
+		if e.CheckID == "" || e.Row == (RowKey{}) {
+			return ", a check id and its row"
+		}
+		return ""
+	},
+}
+
+// RowEditor gives an edited row its new values.
+type RowEditor interface {
 	// Edited gives row k the values after, with a history step whose
 	// note says what changed; a row that already shows them is left as
 	// it is.

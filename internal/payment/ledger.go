@@ -99,14 +99,11 @@ type Ledger interface {
 	// database went back in time, which reconcile records and ingest
 	// reads.
 	LostLedger
-	// CancelLedger: the lines of cancel files, intent before each void.
-	CancelLedger
 	// LineLedger: the records of the lines of applied files, each
-	// kind's in its own bucket (payment-link lines, by paymentlink).
+	// kind's in its own bucket (CancelLines, EditLines, paymentlink's).
 	LineLedger
-	// EditLedger: the lines of edit files, intent before each edit, and
-	// the rows they change.
-	EditLedger
+	// RowEditor: the rows edit files change.
+	RowEditor
 	// Ping proves the ledger can be read, for /healthz.
 	Ping() error
 	// Path names the ledger for messages (a file, or a database).

@@ -3,6 +3,7 @@ package payment
 import (
 	"encoding/json"
 	"fmt"
+	"time"
 )
 
 // Line records: the one store for every kind whose lines batchd applies
@@ -103,4 +104,24 @@ func (s LineStore[T]) List(db LineLedger, file string) ([]T, error) {
 		}
 	}
 	return out, nil
+}
+
+// CheckLine is what a line that acts on a check (a cancel or an edit
+// line) keeps besides its own fields: the line, the check and its row,
+// and what became of it; O is the kind's outcome, whose "sent" is the
+// intent.
+type CheckLine[O ~string] struct {
+	Key     LineKey   `json:"key"`
+	CheckID string    `json:"check_id,omitempty"`
+	Row     RowKey    `json:"row,omitzero"` // the row that owns the check, when it is batchd's
+	Outcome O         `json:"outcome"`
+	Note    string    `json:"note,omitempty"`   // the service's words, or what batchd saw
+	Status  Status    `json:"status,omitempty"` // the check's status when the line settled
+	Sent    time.Time `json:"sent"`
+	Settled time.Time `json:"settled,omitzero"`
+}
+
+// Settle gives the line its final outcome at at.
+func (l *CheckLine[O]) Settle(outcome O, status Status, note string, at time.Time) {
+	l.Outcome, l.Status, l.Note, l.Settled = outcome, status, note, at.UTC()
 }

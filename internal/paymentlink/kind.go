@@ -7,12 +7,11 @@ import (
 )
 
 // Ledger is what the kind keeps and reads in the ledger: its line
-// records, the files they came from (for the reports' names), and the
-// cancel lines that closed a link.
+// records and the cancel lines that closed a link (payment.CancelLines),
+// and the files they came from (for the reports' names).
 type Ledger interface {
 	payment.LineLedger
 	File(sha256 string) (*payment.File, error)
-	Cancels(file string) ([]payment.Cancel, error)
 }
 
 // Kind is the payment-link kind as batchd registers it: an ingest

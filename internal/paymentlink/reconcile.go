@@ -113,7 +113,7 @@ func (k *Kind) paidLines() ([]paidLine, error) {
 	if err != nil || len(recs) == 0 {
 		return nil, err
 	}
-	cancels, err := k.db.Cancels("")
+	cancels, err := payment.CancelLines.List(k.db, "")
 	if err != nil {
 		return nil, fmt.Errorf("read the cancel lines: %w", err)
 	}

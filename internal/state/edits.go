@@ -2,53 +2,13 @@ package state
 
 import (
 	"fmt"
-	"time"
 
 	"github.com/batchd/batchd/internal/payment"
 	"github.com/batchd/batchd/internal/state/kv"
 )
 
-// Edit lines (payment.EditLedger), kept as cancel lines are (lineBook),
-// and the change an edit makes to its row.
-//
-//	edits  <sha256 hex>/<line, 10 digits> -> payment.Edit (JSON)
-
-var editLines = payment.LineStore[payment.Edit]{
-	Bucket: payment.KindEdits.Lines(), Noun: "edit line",
-	Key:   func(e *payment.Edit) payment.LineKey { return e.Key },
-	Final: func(e *payment.Edit) bool { return e.Outcome.Settled() },
-	// batchd edits only the checks of its own rows, whose values it keeps.
-	Valid: func(e *payment.Edit) string {
-		if e.CheckID == "" || e.Row == (payment.RowKey{}) {
-			return ", a check id and its row"
-		}
-		return ""
-	},
-}
-
-// EditIntent records e as sent unless its line has a record already,
-// which it returns with fresh false. A line without a file hash, a line
-// number, a check id or its row is refused.
-func (d *DB) EditIntent(e payment.Edit) (payment.Edit, bool, error) {
-	e.Outcome, e.Sent, e.Settled = payment.EditSent, d.now().UTC(), time.Time{}
-	return editLines.Intent(d, e)
-}
-
-// EditSettled records a line's final outcome. A line settled before
-// keeps its first outcome; a line with no intent is refused.
-func (d *DB) EditSettled(k payment.EditKey, outcome payment.EditOutcome, status payment.Status, note string) (payment.Edit, error) {
-	if !outcome.Settled() {
-		return payment.Edit{}, fmt.Errorf("settle edit line %d: %q is not a final outcome", k.Line, outcome)
-	}
-	at := d.now().UTC()
-	return editLines.Settle(d, k, func(e *payment.Edit) {
-		e.Outcome, e.Status, e.Note, e.Settled = outcome, status, note, at
-	})
-}
-
-// Edits lists the recorded lines of the edit file whose content hash is
-// file (every file's for ""), in line order.
-func (d *DB) Edits(file string) ([]payment.Edit, error) { return editLines.List(d, file) }
+// The change an edit file's line makes to its row (payment.RowEditor);
+// the edit lines themselves are line records (payment.EditLines).
 
 // Edited gives row k the values after (its identity moves to after's
 // label and number), with a history step noting what changed. A row that

@@ -3,46 +3,52 @@ package statetest
 import (
 	"errors"
 	"testing"
-	"time"
 
 	"github.com/batchd/batchd/internal/payment"
 )
 
-// Cancels: a cancel line's intent is recorded once, before its void
-// leaves; its first final outcome stands; both survive a restart.
+// Cancel lines (payment.CancelLines, on the line store): a line's intent
+// is recorded once, before its void leaves; its first final outcome
+// stands; both survive a restart; a line that names no check, or no
+// line, is refused.
 var cancelCases = []testCase{
 	{"IntentOnceThenSettled", testCancelIntent},
 	{"RefusesBadLines", testCancelRefuses},
 }
 
+func cancelLine(file string, line int, checkID string) payment.Cancel {
+	return payment.Cancel{CheckLine: payment.CheckLine[payment.CancelOutcome]{
+		Key: payment.LineKey{File: file, Line: line}, CheckID: checkID, Outcome: payment.CancelSent, Sent: Epoch}}
+}
+
 func testCancelIntent(t *testing.T, be Backend) {
 	f := open(t, be)
-	k := payment.LineKey{File: "ab12", Line: 3}
-	rec, fresh, err := f.CancelIntent(payment.Cancel{Key: k, CheckID: "chk-1", Reason: "paid twice", Row: payment.RowKey{Batch: 1, Line: 2}})
-	if err != nil || !fresh || rec.Outcome != payment.CancelSent || !rec.Sent.Equal(Epoch) {
+	first := cancelLine("ab12", 3, "chk-1")
+	first.Row, first.Reason = payment.RowKey{Batch: 1, Line: 2}, "paid twice"
+	rec, fresh, err := payment.CancelLines.Intent(f, first)
+	if err != nil || !fresh || rec.Outcome != payment.CancelSent || rec.Reason != "paid twice" {
 		t.Fatalf("first intent: %+v fresh=%v err=%v", rec, fresh, err)
 	}
-	f.clock.Add(time.Minute)
-	again, fresh, err := f.CancelIntent(payment.Cancel{Key: k, CheckID: "chk-other", Reason: "changed"})
-	if err != nil || fresh || again.CheckID != "chk-1" || !again.Sent.Equal(Epoch) {
+	again, fresh, err := payment.CancelLines.Intent(f, cancelLine("ab12", 3, "chk-other"))
+	if err != nil || fresh || again.CheckID != "chk-1" || again.Row != first.Row {
 		t.Fatalf("second intent must return the first: %+v fresh=%v err=%v", again, fresh, err)
 	}
 	f.reopen()
-	got, err := f.CancelSettled(k, payment.CancelVoided, payment.StatusVoid, "")
-	if err != nil || got.Outcome != payment.CancelVoided || got.Status != payment.StatusVoid || !got.Settled.Equal(Epoch.Add(time.Minute)) {
+	settle := func(o payment.CancelOutcome, st payment.Status) (payment.Cancel, error) {
+		return payment.CancelLines.Settle(f, first.Key, func(c *payment.Cancel) { c.Settle(o, st, "", Epoch) })
+	}
+	if got, err := settle(payment.CancelVoided, payment.StatusVoid); err != nil || got.Outcome != payment.CancelVoided || got.Status != payment.StatusVoid {
 		t.Fatalf("settled: %+v err=%v", got, err)
 	}
-	got, err = f.CancelSettled(k, payment.CancelTooLate, payment.StatusPrinted, "late")
-	if err != nil || got.Outcome != payment.CancelVoided {
+	if got, err := settle(payment.CancelTooLate, payment.StatusPrinted); err != nil || got.Outcome != payment.CancelVoided {
 		t.Fatalf("a settled line must keep its first outcome: %+v err=%v", got, err)
 	}
-	if _, _, err := f.CancelIntent(payment.Cancel{Key: payment.LineKey{File: "ab12", Line: 10}, CheckID: "chk-2"}); err != nil {
-		t.Fatal(err)
+	for _, c := range []payment.Cancel{cancelLine("ab12", 10, "chk-2"), cancelLine("ab13", 1, "chk-3")} {
+		if _, _, err := payment.CancelLines.Intent(f, c); err != nil {
+			t.Fatal(err)
+		}
 	}
-	if _, _, err := f.CancelIntent(payment.Cancel{Key: payment.LineKey{File: "ab13", Line: 1}, CheckID: "chk-3"}); err != nil {
-		t.Fatal(err)
-	}
-	lines, err := f.Cancels("ab12")
+	lines, err := payment.CancelLines.List(f, "ab12")
 	if err != nil || len(lines) != 2 || lines[0].Key.Line != 3 || lines[1].Key.Line != 10 || lines[1].Outcome != payment.CancelSent {
 		t.Fatalf("cancels of ab12 in line order: %+v err=%v", lines, err)
 	}
@@ -51,23 +57,15 @@ func testCancelIntent(t *testing.T, be Backend) {
 
 func testCancelRefuses(t *testing.T, be Backend) {
 	f := open(t, be)
-	for _, c := range []payment.Cancel{
-		{Key: payment.LineKey{Line: 1}, CheckID: "chk"},
-		{Key: payment.LineKey{File: "ab", Line: 0}, CheckID: "chk"},
-		{Key: payment.LineKey{File: "ab", Line: 1}},
-	} {
-		if _, _, err := f.CancelIntent(c); err == nil {
+	both := cancelLine("ab", 1, "chk")
+	both.Token = "0c5e0000-0000-0000-0000-000000000000"
+	for _, c := range []payment.Cancel{cancelLine("", 1, "chk"), cancelLine("ab", 0, "chk"), cancelLine("ab", 1, ""), both} {
+		if _, _, err := payment.CancelLines.Intent(f, c); err == nil {
 			t.Errorf("intent %+v recorded", c)
 		}
 	}
-	if _, err := f.CancelSettled(payment.LineKey{File: "ab", Line: 1}, payment.CancelVoided, payment.StatusVoid, ""); !errors.Is(err, payment.ErrNotFound) {
+	if _, err := payment.CancelLines.Settle(f, payment.LineKey{File: "ab", Line: 1}, func(*payment.Cancel) {}); !errors.Is(err, payment.ErrNotFound) {
 		t.Errorf("settling a line without an intent: %v", err)
-	}
-	if _, _, err := f.CancelIntent(payment.Cancel{Key: payment.LineKey{File: "ab", Line: 1}, CheckID: "chk"}); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := f.CancelSettled(payment.LineKey{File: "ab", Line: 1}, payment.CancelSent, "", ""); err == nil {
-		t.Error("settled with the intent's own outcome")
 	}
 	f.invariants()
 }

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/batchd/batchd/internal/money"
 	"github.com/batchd/batchd/internal/payment"
@@ -19,33 +18,39 @@ var editCases = []testCase{
 	{"RowFollowsTheEdit", testEdited},
 }
 
+func editLine(file string, line int, checkID string, row payment.RowKey, before, after payment.EditFields) payment.Edit {
+	return payment.Edit{CheckLine: payment.CheckLine[payment.EditOutcome]{Key: payment.EditKey{File: file, Line: line},
+		CheckID: checkID, Row: row, Outcome: payment.EditSent, Sent: Epoch}, Before: before, After: after}
+}
+
 func testEditIntent(t *testing.T, be Backend) {
 	f := open(t, be)
-	k := payment.EditKey{File: "ed12", Line: 2}
+	row := payment.RowKey{Batch: 1, Line: 2}
 	before := payment.EditFields{Amount: 1000, Number: "7", Label: "L", Memo: "m", Name: "n"}
 	after := before
 	after.Amount = 1250
-	rec, fresh, err := f.EditIntent(payment.Edit{Key: k, CheckID: "chk-1", Row: payment.RowKey{Batch: 1, Line: 2}, Before: before, After: after})
-	if err != nil || !fresh || rec.Outcome != payment.EditSent || !rec.Sent.Equal(Epoch) {
+	rec, fresh, err := payment.EditLines.Intent(f, editLine("ed12", 2, "chk-1", row, before, after))
+	if err != nil || !fresh || rec.Outcome != payment.EditSent {
 		t.Fatalf("first intent: %+v fresh=%v err=%v", rec, fresh, err)
 	}
-	f.clock.Add(time.Minute)
-	again, fresh, err := f.EditIntent(payment.Edit{Key: k, CheckID: "chk-1", Row: payment.RowKey{Batch: 1, Line: 2}, Before: after, After: after})
+	again, fresh, err := payment.EditLines.Intent(f, editLine("ed12", 2, "chk-1", row, after, after))
 	if err != nil || fresh || again.Before != before || again.After != after {
 		t.Fatalf("second intent must return the first: %+v fresh=%v err=%v", again, fresh, err)
 	}
 	f.reopen()
-	got, err := f.EditSettled(k, payment.EditEdited, payment.StatusInProcess, "")
-	if err != nil || got.Outcome != payment.EditEdited || !got.Settled.Equal(Epoch.Add(time.Minute)) {
+	settle := func(o payment.EditOutcome, st payment.Status) (payment.Edit, error) {
+		return payment.EditLines.Settle(f, rec.Key, func(e *payment.Edit) { e.Settle(o, st, "", Epoch) })
+	}
+	if got, err := settle(payment.EditEdited, payment.StatusInProcess); err != nil || got.Outcome != payment.EditEdited {
 		t.Fatalf("settled: %+v err=%v", got, err)
 	}
-	if got, err = f.EditSettled(k, payment.EditTooLate, payment.StatusPrinted, "late"); err != nil || got.Outcome != payment.EditEdited {
+	if got, err := settle(payment.EditTooLate, payment.StatusPrinted); err != nil || got.Outcome != payment.EditEdited {
 		t.Fatalf("a settled line must keep its first outcome: %+v err=%v", got, err)
 	}
-	if lines, err := f.Edits("ed12"); err != nil || len(lines) != 1 || lines[0].After.Amount != 1250 {
+	if lines, err := payment.EditLines.List(f, "ed12"); err != nil || len(lines) != 1 || lines[0].After.Amount != 1250 {
 		t.Fatalf("edits of ed12: %+v err=%v", lines, err)
 	}
-	if lines, err := f.Cancels("ed12"); err != nil || len(lines) != 0 {
+	if lines, err := payment.CancelLines.List(f, "ed12"); err != nil || len(lines) != 0 {
 		t.Fatalf("an edit line is no cancel line: %+v err=%v", lines, err)
 	}
 	f.invariants()
@@ -54,20 +59,16 @@ func testEditIntent(t *testing.T, be Backend) {
 func testEditRefuses(t *testing.T, be Backend) {
 	f := open(t, be)
 	row := payment.RowKey{Batch: 1, Line: 2}
+	var v payment.EditFields
 	for _, e := range []payment.Edit{
-		{Key: payment.EditKey{Line: 1}, CheckID: "chk", Row: row},
-		{Key: payment.EditKey{File: "ab", Line: 1}, Row: row},
-		{Key: payment.EditKey{File: "ab", Line: 1}, CheckID: "chk"},
+		editLine("", 1, "chk", row, v, v), editLine("ab", 1, "", row, v, v), editLine("ab", 1, "chk", payment.RowKey{}, v, v),
 	} {
-		if _, _, err := f.EditIntent(e); err == nil {
+		if _, _, err := payment.EditLines.Intent(f, e); err == nil {
 			t.Errorf("intent %+v recorded", e)
 		}
 	}
-	if _, err := f.EditSettled(payment.EditKey{File: "ab", Line: 1}, payment.EditEdited, "", ""); !errors.Is(err, payment.ErrNotFound) {
+	if _, err := payment.EditLines.Settle(f, payment.EditKey{File: "ab", Line: 1}, func(*payment.Edit) {}); !errors.Is(err, payment.ErrNotFound) {
 		t.Errorf("settling a line without an intent: %v", err)
-	}
-	if _, err := f.EditSettled(payment.EditKey{File: "ab", Line: 1}, payment.EditSent, "", ""); err == nil {
-		t.Error("settled with the intent's own outcome")
 	}
 	f.invariants()
 }
