@@ -61,7 +61,7 @@ func Cancel(db CancelLedger, svc payment.Service, links LinkCloser, now func() t
 			return res, err
 		}
 		res.CheckID, res.Row = target.CheckID, target.row
-		rec, fresh, err := cancelIntent(db, payment.Cancel{CheckLine: payment.CheckLine[payment.CancelOutcome]{
+		rec, fresh, err := payment.CancelLines.Intent(db, payment.Cancel{CheckLine: payment.CheckLine[payment.CancelOutcome]{
 			Key: payment.LineKey{File: line.FileSHA, Line: line.Line}, CheckID: target.CheckID, Row: target.Row}, Reason: line.Reason}, now())
 		if err != nil {
 			return res, err
@@ -78,7 +78,7 @@ func Cancel(db CancelLedger, svc payment.Service, links LinkCloser, now func() t
 				return res, err
 			}
 		}
-		rec, err = cancelSettled(db, rec.Key, outcome, status, note, now())
+		rec, err = payment.CancelLines.Settle(db, rec.Key, outcome, status, note, now())
 		if err != nil {
 			return res, err
 		}
@@ -91,7 +91,7 @@ func Cancel(db CancelLedger, svc payment.Service, links LinkCloser, now func() t
 // Deactivating a link twice changes nothing, so a line whose earlier
 // attempt may have left is simply sent again.
 func cancelLink(ctx context.Context, db CancelLedger, links LinkCloser, line ingest.CancelLine, now func() time.Time) (ingest.CancelResult, error) {
-	rec, _, err := cancelIntent(db, payment.Cancel{CheckLine: payment.CheckLine[payment.CancelOutcome]{
+	rec, _, err := payment.CancelLines.Intent(db, payment.Cancel{CheckLine: payment.CheckLine[payment.CancelOutcome]{
 		Key: payment.LineKey{File: line.FileSHA, Line: line.Line}}, Token: line.Token, Reason: line.Reason}, now())
 	if err != nil {
 		return ingest.CancelResult{Token: line.Token, Outcome: payment.CancelRefused}, err
@@ -108,7 +108,7 @@ func cancelLink(ctx context.Context, db CancelLedger, links LinkCloser, line ing
 	case err != nil:
 		return ingest.CancelResult{Token: line.Token, Outcome: payment.CancelRefused}, fmt.Errorf("cancel payment link %s: %w", line.Token, err)
 	}
-	if rec, err = cancelSettled(db, rec.Key, outcome, "", note, now()); err != nil {
+	if rec, err = payment.CancelLines.Settle(db, rec.Key, outcome, "", note, now()); err != nil {
 		return ingest.CancelResult{Token: line.Token, Outcome: payment.CancelRefused}, err
 	}
 	return resultOf(rec, ""), nil

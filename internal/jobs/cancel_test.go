@@ -146,7 +146,7 @@ func TestCancelAfterALostAnswer(t *testing.T) {
 
 	// Line 2's intent was recorded and its void left; then the process died.
 	lost := ingest.CancelLine{FileSHA: "f1", Line: 2, CheckID: rows[0].CheckID, Reason: "wrong payee"}
-	if _, fresh, err := cancelIntent(c.env.DB, payment.Cancel{CheckLine: payment.CheckLine[payment.CancelOutcome]{
+	if _, fresh, err := payment.CancelLines.Intent(c.env.DB, payment.Cancel{CheckLine: payment.CheckLine[payment.CancelOutcome]{
 		Key: payment.LineKey{File: "f1", Line: 2}, CheckID: rows[0].CheckID, Row: rows[0].Key}, Reason: "wrong payee"}, c.clk.Now()); err != nil || !fresh {
 		t.Fatal(fresh, err)
 	}

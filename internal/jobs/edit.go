@@ -60,7 +60,7 @@ func Edit(db EditLedger, svc payment.Service, now func() time.Time) ingest.EditF
 			return res, nil
 		}
 		before := payment.EditFieldsOf(t.r)
-		rec, _, err := editIntent(db, payment.Edit{CheckLine: payment.CheckLine[payment.EditOutcome]{
+		rec, _, err := payment.EditLines.Intent(db, payment.Edit{CheckLine: payment.CheckLine[payment.EditOutcome]{
 			Key: payment.EditKey{File: line.FileSHA, Line: line.Line}, CheckID: t.CheckID, Row: t.Row},
 			Before: before, After: line.Change.Over(before)}, now())
 		if err != nil {
@@ -109,7 +109,7 @@ func settleEdit(ctx context.Context, db EditLedger, svc payment.Service, rec pay
 			return rec, err
 		}
 	}
-	return editSettled(db, rec.Key, outcome, status, note, now())
+	return payment.EditLines.Settle(db, rec.Key, outcome, status, note, now())
 }
 
 // hasCheckToEdit refuses a row whose check does not exist yet.

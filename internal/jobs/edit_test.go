@@ -163,7 +163,7 @@ func TestEditAfterALostAnswer(t *testing.T) {
 	}
 	intent := func(l ingest.EditLine, r *payment.Row) payment.Edit {
 		before := payment.EditFieldsOf(r)
-		rec, fresh, err := editIntent(c.env.DB, payment.Edit{CheckLine: payment.CheckLine[payment.EditOutcome]{
+		rec, fresh, err := payment.EditLines.Intent(c.env.DB, payment.Edit{CheckLine: payment.CheckLine[payment.EditOutcome]{
 			Key: payment.EditKey{File: l.FileSHA, Line: l.Line}, CheckID: r.CheckID, Row: r.Key},
 			Before: before, After: l.Change.Over(before)}, c.clk.Now())
 		if err != nil || !fresh {

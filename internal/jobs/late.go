@@ -74,24 +74,25 @@ func (s lateStep) Reconcile(_ context.Context, run reconcile.StepRun) (*reconcil
 // cancelsTooLate is the cancel kind's step.
 func cancelsTooLate(db CancelLedger) lateStep {
 	return lateStep{db: db, kind: KindCancelTooLate, file: "cancel", asked: "void", action: actionTooLate,
-		lines: tooLate(db, payment.CancelLines, payment.CancelTooLate,
-			func(c *payment.Cancel) *payment.CheckLine[payment.CancelOutcome] { return &c.CheckLine })}
+		lines: tooLate(db, payment.CancelLines, payment.CancelTooLate)}
 }
 
 // editsTooLate is the edit kind's step.
 func editsTooLate(db EditLedger) lateStep {
 	return lateStep{db: db, kind: KindEditTooLate, file: "edit", asked: "edit", action: actionEditTooLate,
-		lines: tooLate(db, payment.EditLines, payment.EditTooLate,
-			func(e *payment.Edit) *payment.CheckLine[payment.EditOutcome] { return &e.CheckLine })}
+		lines: tooLate(db, payment.EditLines, payment.EditTooLate)}
 }
 
 // tooLate lists the lines of store whose outcome is late.
-func tooLate[T any, O ~string](db payment.LineLedger, store payment.LineStore[T], late O, line func(*T) *payment.CheckLine[O]) func() ([]lateLine, error) {
+func tooLate[T any, O interface {
+	~string
+	Settled() bool
+}](db payment.LineLedger, store payment.CheckLines[T, O], late O) func() ([]lateLine, error) {
 	return func() ([]lateLine, error) {
 		recs, err := store.List(db, "")
 		var out []lateLine
 		for i := range recs {
-			if l := line(&recs[i]); l.Outcome == late {
+			if l := store.Line(&recs[i]); l.Outcome == late {
 				out = append(out, lateLine{l.Key, l.CheckID, l.Row, l.Status, l.Settled})
 			}
 		}

@@ -38,15 +38,13 @@ type Cancel struct {
 	Reason string `json:"reason"`
 }
 
-// CancelLines are the cancel lines in the ledger.
-var CancelLines = LineStore[Cancel]{
-	Bucket: KindCancels.Lines(), Noun: "cancel line",
-	Key:   func(c *Cancel) LineKey { return c.Key },
-	Final: func(c *Cancel) bool { return c.Outcome.Settled() },
-	Valid: func(c *Cancel) string {
+// CancelLines are the cancel lines in the ledger. A line names a check,
+// or a payment link's token: one of them.
+var CancelLines = NewCheckLines(KindCancels, "cancel line", CancelSent,
+	func(c *Cancel) *CheckLine[CancelOutcome] { return &c.CheckLine },
+	func(c *Cancel) string {
 		if (c.CheckID == "") == (c.Token == "") {
 			return " and a check id or a payment link's token (one of them)"
 		}
 		return ""
-	},
-}
+	})

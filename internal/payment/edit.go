@@ -142,17 +142,14 @@ type Edit struct {
 
 // EditLines are the edit lines in the ledger. batchd edits only the
 // checks of its own rows, whose values it keeps.
-var EditLines = LineStore[Edit]{
-	Bucket: KindEdits.Lines(), Noun: "edit line",
-	Key:   func(e *Edit) LineKey { return e.Key },
-	Final: func(e *Edit) bool { return e.Outcome.Settled() },
-	Valid: func(e *Edit) string {
+var EditLines = NewCheckLines(KindEdits, "edit line", EditSent,
+	func(e *Edit) *CheckLine[EditOutcome] { return &e.CheckLine },
+	func(e *Edit) string {
 		if e.CheckID == "" || e.Row == (RowKey{}) {
 			return ", a check id and its row"
 		}
 		return ""
-	},
-}
+	})
 
 // RowEditor gives an edited row its new values.
 type RowEditor interface {

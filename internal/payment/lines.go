@@ -125,3 +125,53 @@ type CheckLine[O ~string] struct {
 func (l *CheckLine[O]) Settle(outcome O, status Status, note string, at time.Time) {
 	l.Outcome, l.Status, l.Note, l.Settled = outcome, status, note, at.UTC()
 }
+
+// CheckLines is the line store of a kind whose lines act on a check:
+// records of type T, each with its CheckLine (Line reaches it), whose
+// outcome Sent is the intent.
+type CheckLines[T any, O interface {
+	~string
+	Settled() bool
+}] struct {
+	Store LineStore[T]
+	Line  func(*T) *CheckLine[O]
+	Sent  O
+}
+
+// NewCheckLines is the store of kind's lines ("cancel line": noun); valid
+// says what is wrong with a record about to be recorded, or "".
+func NewCheckLines[T any, O interface {
+	~string
+	Settled() bool
+}](kind BatchKind, noun string, sent O, line func(*T) *CheckLine[O], valid func(*T) string) CheckLines[T, O] {
+	return CheckLines[T, O]{Line: line, Sent: sent, Store: LineStore[T]{
+		Bucket: kind.Lines(), Noun: noun, Valid: valid,
+		Key:   func(r *T) LineKey { return line(r).Key },
+		Final: func(r *T) bool { return line(r).Outcome.Settled() },
+	}}
+}
+
+// Intent records rec as sent at now unless its line has a record, which
+// it returns with fresh false. Only when it returns fresh (or a record
+// still sent) may the line's request leave.
+func (s CheckLines[T, O]) Intent(db LineLedger, rec T, now time.Time) (T, bool, error) {
+	l := s.Line(&rec)
+	l.Outcome, l.Sent, l.Settled = s.Sent, now.UTC(), time.Time{}
+	return s.Store.Intent(db, rec)
+}
+
+// Settle records line k's final outcome at now; a line settled before
+// keeps its first outcome, which is returned.
+func (s CheckLines[T, O]) Settle(db LineLedger, k LineKey, o O, st Status, note string, now time.Time) (T, error) {
+	if !o.Settled() {
+		var none T
+		return none, fmt.Errorf("settle %s %d: %q is not a final outcome", s.Store.Noun, k.Line, o)
+	}
+	return s.Store.Settle(db, k, func(r *T) { s.Line(r).Settle(o, st, note, now) })
+}
+
+// List returns the records of the file whose content hash is file (every
+// file's for ""), in file and line order.
+func (s CheckLines[T, O]) List(db LineLedger, file string) ([]T, error) {
+	return s.Store.List(db, file)
+}

@@ -25,17 +25,17 @@ func testCancelIntent(t *testing.T, be Backend) {
 	f := open(t, be)
 	first := cancelLine("ab12", 3, "chk-1")
 	first.Row, first.Reason = payment.RowKey{Batch: 1, Line: 2}, "paid twice"
-	rec, fresh, err := payment.CancelLines.Intent(f, first)
+	rec, fresh, err := payment.CancelLines.Intent(f, first, Epoch)
 	if err != nil || !fresh || rec.Outcome != payment.CancelSent || rec.Reason != "paid twice" {
 		t.Fatalf("first intent: %+v fresh=%v err=%v", rec, fresh, err)
 	}
-	again, fresh, err := payment.CancelLines.Intent(f, cancelLine("ab12", 3, "chk-other"))
+	again, fresh, err := payment.CancelLines.Intent(f, cancelLine("ab12", 3, "chk-other"), Epoch)
 	if err != nil || fresh || again.CheckID != "chk-1" || again.Row != first.Row {
 		t.Fatalf("second intent must return the first: %+v fresh=%v err=%v", again, fresh, err)
 	}
 	f.reopen()
 	settle := func(o payment.CancelOutcome, st payment.Status) (payment.Cancel, error) {
-		return payment.CancelLines.Settle(f, first.Key, func(c *payment.Cancel) { c.Settle(o, st, "", Epoch) })
+		return payment.CancelLines.Settle(f, first.Key, o, st, "", Epoch)
 	}
 	if got, err := settle(payment.CancelVoided, payment.StatusVoid); err != nil || got.Outcome != payment.CancelVoided || got.Status != payment.StatusVoid {
 		t.Fatalf("settled: %+v err=%v", got, err)
@@ -44,7 +44,7 @@ func testCancelIntent(t *testing.T, be Backend) {
 		t.Fatalf("a settled line must keep its first outcome: %+v err=%v", got, err)
 	}
 	for _, c := range []payment.Cancel{cancelLine("ab12", 10, "chk-2"), cancelLine("ab13", 1, "chk-3")} {
-		if _, _, err := payment.CancelLines.Intent(f, c); err != nil {
+		if _, _, err := payment.CancelLines.Intent(f, c, Epoch); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -60,12 +60,18 @@ func testCancelRefuses(t *testing.T, be Backend) {
 	both := cancelLine("ab", 1, "chk")
 	both.Token = "0c5e0000-0000-0000-0000-000000000000"
 	for _, c := range []payment.Cancel{cancelLine("", 1, "chk"), cancelLine("ab", 0, "chk"), cancelLine("ab", 1, ""), both} {
-		if _, _, err := payment.CancelLines.Intent(f, c); err == nil {
+		if _, _, err := payment.CancelLines.Intent(f, c, Epoch); err == nil {
 			t.Errorf("intent %+v recorded", c)
 		}
 	}
-	if _, err := payment.CancelLines.Settle(f, payment.LineKey{File: "ab", Line: 1}, func(*payment.Cancel) {}); !errors.Is(err, payment.ErrNotFound) {
+	if _, err := payment.CancelLines.Settle(f, payment.LineKey{File: "ab", Line: 1}, payment.CancelVoided, "", "", Epoch); !errors.Is(err, payment.ErrNotFound) {
 		t.Errorf("settling a line without an intent: %v", err)
+	}
+	if _, _, err := payment.CancelLines.Intent(f, cancelLine("ab", 1, "chk"), Epoch); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := payment.CancelLines.Settle(f, payment.LineKey{File: "ab", Line: 1}, payment.CancelSent, "", "", Epoch); err == nil {
+		t.Error("settled with the intent's own outcome")
 	}
 	f.invariants()
 }

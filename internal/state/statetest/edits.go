@@ -29,17 +29,17 @@ func testEditIntent(t *testing.T, be Backend) {
 	before := payment.EditFields{Amount: 1000, Number: "7", Label: "L", Memo: "m", Name: "n"}
 	after := before
 	after.Amount = 1250
-	rec, fresh, err := payment.EditLines.Intent(f, editLine("ed12", 2, "chk-1", row, before, after))
+	rec, fresh, err := payment.EditLines.Intent(f, editLine("ed12", 2, "chk-1", row, before, after), Epoch)
 	if err != nil || !fresh || rec.Outcome != payment.EditSent {
 		t.Fatalf("first intent: %+v fresh=%v err=%v", rec, fresh, err)
 	}
-	again, fresh, err := payment.EditLines.Intent(f, editLine("ed12", 2, "chk-1", row, after, after))
+	again, fresh, err := payment.EditLines.Intent(f, editLine("ed12", 2, "chk-1", row, after, after), Epoch)
 	if err != nil || fresh || again.Before != before || again.After != after {
 		t.Fatalf("second intent must return the first: %+v fresh=%v err=%v", again, fresh, err)
 	}
 	f.reopen()
 	settle := func(o payment.EditOutcome, st payment.Status) (payment.Edit, error) {
-		return payment.EditLines.Settle(f, rec.Key, func(e *payment.Edit) { e.Settle(o, st, "", Epoch) })
+		return payment.EditLines.Settle(f, rec.Key, o, st, "", Epoch)
 	}
 	if got, err := settle(payment.EditEdited, payment.StatusInProcess); err != nil || got.Outcome != payment.EditEdited {
 		t.Fatalf("settled: %+v err=%v", got, err)
@@ -63,11 +63,11 @@ func testEditRefuses(t *testing.T, be Backend) {
 	for _, e := range []payment.Edit{
 		editLine("", 1, "chk", row, v, v), editLine("ab", 1, "", row, v, v), editLine("ab", 1, "chk", payment.RowKey{}, v, v),
 	} {
-		if _, _, err := payment.EditLines.Intent(f, e); err == nil {
+		if _, _, err := payment.EditLines.Intent(f, e, Epoch); err == nil {
 			t.Errorf("intent %+v recorded", e)
 		}
 	}
-	if _, err := payment.EditLines.Settle(f, payment.EditKey{File: "ab", Line: 1}, func(*payment.Edit) {}); !errors.Is(err, payment.ErrNotFound) {
+	if _, err := payment.EditLines.Settle(f, payment.EditKey{File: "ab", Line: 1}, payment.EditEdited, "", "", Epoch); !errors.Is(err, payment.ErrNotFound) {
 		t.Errorf("settling a line without an intent: %v", err)
 	}
 	f.invariants()
