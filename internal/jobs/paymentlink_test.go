@@ -6,12 +6,14 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/batchd/batchd/internal/echeck"
 	"github.com/batchd/batchd/internal/ingest"
 	"github.com/batchd/batchd/internal/ledgertest"
 	"github.com/batchd/batchd/internal/payment"
 	"github.com/batchd/batchd/internal/paymentlink"
+	"github.com/batchd/batchd/internal/reconcile"
 )
 
 // A cancel file's checkout_token line deactivates a payment link of
@@ -107,5 +109,40 @@ func TestLinkFileAgainAfterTheLedgerForgotIt(t *testing.T) {
 	page, err := c.api.ListPaymentLinks(ctx, echeck.ListParams{Limit: 100, Page: 1})
 	if err != nil || len(page.Links) != 2 {
 		t.Fatalf("the service has %d links, want 2 (%v)", len(page.Links), err)
+	}
+}
+
+// The links report tells the truth of links the window does not show: a
+// link paid before the run's window is paid (the check list's link_id
+// filter is asked), and one deactivated at the service by hand is
+// inactive, not open.
+func TestLinksReportOutsideTheWindow(t *testing.T) {
+	c := newCycle(t)
+	ctx := context.Background()
+	c.drop("invoices.csv", "invoice,amount,memo,payer_name\nINV-1,10.00,first,Ann\nINV-2,12.00,second,Bob\nINV-3,14.00,third,Cy\n")
+	if out, err := c.env.Ingest(ctx); err != nil || len(out) != 1 || out[0].Outcome != ingest.Accepted {
+		t.Fatalf("ingest links: %+v %v", out, err)
+	}
+	links, err := paymentlink.Lines(c.env.DB, "")
+	if err != nil || len(links) != 3 {
+		t.Fatalf("links: %+v %v", links, err)
+	}
+	c.post("/_sandbox/paymentlink/pay", map[string]any{"checkout_token": links[0].Token})
+	if err := c.api.ChangePaymentLinkStatus(ctx, links[1].Token); err != nil {
+		t.Fatal(err)
+	}
+	c.clk.Advance(10 * 24 * time.Hour)
+	today := reconcile.DateOf(c.clk.Now())
+	sum, err := c.env.Reconcile(ctx, &reconcile.Window{From: today, To: today})
+	if err != nil || len(sum.Steps) != 1 {
+		t.Fatalf("reconcile: %+v %v", sum, err)
+	}
+	got := sum.Steps[0].Counts
+	if got[paymentlink.StatusPaid] != 1 || got[paymentlink.StatusInactive] != 1 || got[paymentlink.StatusOpen] != 1 || sum.Unknown != 0 {
+		t.Errorf("links by status %v (%s), unknown %d", got, sum.Steps[0].Words, sum.Unknown)
+	}
+	rep := c.outboxCSV("links-")
+	if h := rep[0]; rep[1][col(h, "status")] != "paid" || rep[1][col(h, "paid")] != "10.00" || rep[2][col(h, "status")] != "inactive" {
+		t.Errorf("links report %q", rep)
 	}
 }

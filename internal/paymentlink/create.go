@@ -54,17 +54,25 @@ func (k *Kind) create(ctx context.Context, l Line) (Line, error) {
 	return rec, fmt.Errorf("payment link of line %d: %d creates went unanswered, and the link list shows none of them; the next run looks again", rec.Key.Line, createAttempts)
 }
 
-// find is Find, tried again while the service does not act (a 503, a
-// 429, an unanswered read): a read changes nothing.
+// find is Find, tried again as read tries.
 func (k *Kind) find(ctx context.Context, rec Line) (*Link, error) {
 	var found *Link
-	err := retry.Do(ctx, retry.Policy{Base: 100 * time.Millisecond, Max: 2 * time.Second, MaxAttempts: 6}, func(ctx context.Context) error {
-		var err error
+	err := k.read(ctx, func(ctx context.Context) (err error) {
 		found, err = Find(ctx, k.svc, rec.Ref, rec.Request.Amount)
+		return err
+	})
+	return found, err
+}
+
+// read runs a read of the service, tried again while the service does not
+// act (a 503, a 429, an unanswered read): a read changes nothing. A
+// refusal, of the request or of batchd's key, is final.
+func (k *Kind) read(ctx context.Context, fn func(context.Context) error) error {
+	return retry.Do(ctx, retry.Policy{Base: 100 * time.Millisecond, Max: 2 * time.Second, MaxAttempts: 6}, func(ctx context.Context) error {
+		err := fn(ctx)
 		if f := payment.FailureOf(err); err != nil && (f == payment.FailKeyRefused || f == payment.FailRefused) {
 			return retry.Permanent(err)
 		}
 		return err
 	})
-	return found, err
 }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 
 	"github.com/batchd/batchd/internal/money"
 	"github.com/batchd/batchd/internal/payment"
@@ -18,8 +19,11 @@ import (
 // link's checkout token) belongs to that link's line, never to the
 // strangers to void; the links report gives each line with its checks,
 // and a link paid twice, or for another amount than it asked, is an
-// exception. A link paid outside the run's window is reported open until
-// a run whose window holds the payment.
+// exception. A link the window shows no payment for is asked about
+// itself (the check list's link_id filter, whatever the dates), so that a
+// link paid before the window is not reported open; and the link list is
+// read once a run for links deactivated at the service by hand. Both cost
+// requests per run: one per link not yet paid, and a walk of the list.
 
 const (
 	KindPaidTwice   = "link_paid_twice"   // a link of batchd's paid by more than one check
@@ -36,12 +40,13 @@ const (
 const (
 	StatusOpen     = "open"      // created, not paid yet
 	StatusClosed   = "cancelled" // deactivated by a cancel file before it was paid
+	StatusInactive = "inactive"  // deactivated at the service, not by batchd, before it was paid
 	StatusPaid     = "paid"      // paid by a check
 	StatusNotMade  = "refused"   // the service refused the link
 	StatusNotKnown = "sent"      // its create may have left; ingest settles it on its next run
 )
 
-var statuses = []string{StatusOpen, StatusPaid, StatusClosed, StatusNotMade, StatusNotKnown}
+var statuses = []string{StatusOpen, StatusPaid, StatusClosed, StatusInactive, StatusNotMade, StatusNotKnown}
 
 // LinksTable is the layout of links-YYYY-MM-DD.csv (and .xlsx).
 var LinksTable = report.Table{Sheet: "payment links", Columns: report.Columns(
@@ -54,9 +59,10 @@ var _ reconcile.Step = (*Kind)(nil)
 // paidLine is one link line with the checks paid through it.
 type paidLine struct {
 	Line
-	file   string
-	checks []*payment.Check
-	closed bool // a cancel file deactivated it
+	file     string
+	checks   []*payment.Check
+	closed   bool // a cancel file deactivated it
+	inactive bool // the link list shows it deactivated
 }
 
 func (l *paidLine) status() string {
@@ -65,6 +71,8 @@ func (l *paidLine) status() string {
 		return StatusPaid
 	case l.closed:
 		return StatusClosed
+	case l.inactive:
+		return StatusInactive
 	case l.Outcome == Created:
 		return StatusOpen
 	case l.Outcome == Refused:
@@ -75,7 +83,7 @@ func (l *paidLine) status() string {
 
 // Reconcile takes out of the unknown checks those paid through a link of batchd's,
 // and reports every link line with its checks.
-func (k *Kind) Reconcile(_ context.Context, run reconcile.StepRun) (*reconcile.StepReport, error) {
+func (k *Kind) Reconcile(ctx context.Context, run reconcile.StepRun) (*reconcile.StepReport, error) {
 	lines, err := k.paidLines()
 	if err != nil || len(lines) == 0 {
 		return nil, err
@@ -92,6 +100,9 @@ func (k *Kind) Reconcile(_ context.Context, run reconcile.StepRun) (*reconcile.S
 			delete(run.Unknown, id)
 		}
 	}
+	if err := k.askTheService(ctx, lines); err != nil {
+		return nil, err
+	}
 	rep := &reconcile.StepReport{Name: "links", Table: LinksTable, Counts: map[string]int{}}
 	for i := range lines {
 		l := &lines[i]
@@ -104,6 +115,65 @@ func (k *Kind) Reconcile(_ context.Context, run reconcile.StepRun) (*reconcile.S
 	}
 	rep.Words = words(rep.Counts)
 	return rep, nil
+}
+
+// askTheService completes what the window's checks cannot tell of the
+// links made and not seen paid: the checks paid through each (outside the
+// window), and which the link list shows deactivated.
+func (k *Kind) askTheService(ctx context.Context, lines []paidLine) error {
+	if k.svc == nil {
+		return nil
+	}
+	var unpaid []*paidLine
+	for i := range lines {
+		if l := &lines[i]; l.Outcome == Created && l.Token != "" && len(l.checks) == 0 {
+			unpaid = append(unpaid, l)
+		}
+	}
+	if len(unpaid) == 0 {
+		return nil
+	}
+	inactive, err := k.inactiveLinks(ctx)
+	if err != nil {
+		return fmt.Errorf("read the payment-link list: %w", err)
+	}
+	for _, l := range unpaid {
+		l.inactive = inactive[l.Token]
+		var checks []payment.Check
+		err := k.read(ctx, func(ctx context.Context) (err error) {
+			checks, err = k.svc.PaidThrough(ctx, l.Token)
+			return err
+		})
+		if err != nil {
+			return fmt.Errorf("list the checks paid through payment link %s: %w", l.Token, err)
+		}
+		for i := range checks {
+			l.checks = append(l.checks, &checks[i])
+		}
+	}
+	return nil
+}
+
+// inactiveLinks walks the link list for the links it shows deactivated.
+func (k *Kind) inactiveLinks(ctx context.Context) (map[string]bool, error) {
+	out := map[string]bool{}
+	for page := 1; page <= walkMaxPages; page++ {
+		var pg *Page
+		err := k.read(ctx, func(ctx context.Context) (err error) {
+			pg, err = k.svc.ListLinks(ctx, "", page)
+			return err
+		})
+		if err != nil {
+			return nil, err
+		}
+		for _, l := range pg.Links {
+			out[l.Token] = l.Status != "" && !strings.EqualFold(l.Status, "active")
+		}
+		if len(pg.Links) == 0 || pg.LastPage != 0 && page >= pg.LastPage {
+			return out, nil
+		}
+	}
+	return nil, errors.New("the payment-link list did not end")
 }
 
 // paidLines are every link line, with its file's name and whether a

@@ -2,9 +2,11 @@ package paymentlink
 
 import (
 	"context"
+	"errors"
 
 	"github.com/batchd/batchd/internal/apiwire"
 	"github.com/batchd/batchd/internal/echeck"
+	"github.com/batchd/batchd/internal/payment"
 )
 
 // Service is what the kind needs of the service's payment links. Errors
@@ -20,6 +22,9 @@ type Service interface {
 	// no payer can pay through it; doing it again changes nothing. An
 	// unknown token is an error that Is payment.ErrNotFound.
 	CancelLink(ctx context.Context, token string) error
+	// PaidThrough lists the checks paid through the link with checkout
+	// token token, whatever their date (the check list's link_id filter).
+	PaidThrough(ctx context.Context, token string) ([]payment.Check, error)
 }
 
 // NewService is Service over the eCheck client's payment-link endpoints.
@@ -43,6 +48,22 @@ func (s service) ListLinks(ctx context.Context, search string, page int) (*Page,
 // payment.ErrNotFound.
 func (s service) CancelLink(ctx context.Context, token string) error {
 	return apiwire.Domain(s.c.ChangePaymentLinkStatus(ctx, token))
+}
+
+// PaidThrough walks the check list filtered by link_id.
+func (s service) PaidThrough(ctx context.Context, token string) ([]payment.Check, error) {
+	var out []payment.Check
+	for page := 1; page <= walkMaxPages; page++ {
+		pg, err := apiwire.Adapt((*echeck.CheckPage).Domain)(s.c.ListChecks(ctx, echeck.ListParams{LinkID: token, Limit: 100, Page: page}))
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, pg.Checks...)
+		if len(pg.Checks) == 0 || pg.LastPage != 0 && page >= pg.LastPage {
+			return out, nil
+		}
+	}
+	return nil, errors.New("the check list filtered by link_id did not end")
 }
 
 func linkOf(l *echeck.PaymentLink) *Link {
