@@ -61,7 +61,8 @@ func linkFile(t *testing.T, seed uint64, ledger chaosLedger, quirks bool) {
 		}
 		for _, l := range pg.Links {
 			for i := range rows {
-				if ref := paymentlink.Ref(sha, i+2); paymentlink.IsLinkOf(paymentlink.Link{Memo: l.Memo, Amount: l.Amount}, ref, l.Amount) {
+				line := paymentlink.Line{Ref: paymentlink.Ref(sha, i+2), Request: paymentlink.Request{Amount: l.Amount}}
+				if ref := line.Ref; paymentlink.IsLinkOf(paymentlink.Link{Memo: l.Memo, Amount: l.Amount}, line) {
 					byRef[ref] = append(byRef[ref], l)
 				}
 			}

@@ -146,3 +146,38 @@ func TestLinksReportOutsideTheWindow(t *testing.T) {
 		t.Errorf("links report %q", rep)
 	}
 }
+
+// With memo_reference off the memo is sent as it is, and the memo and
+// amount are what find a link again: a line repeating another's, in the
+// file or in an earlier one, is refused, saying why; the others are made.
+func TestLinkFileWithoutTheReference(t *testing.T) {
+	c := newCycle(t)
+	ctx := context.Background()
+	c.drop("bare.csv", "invoice,amount,memo,memo_reference\nINV-1,10.00,INV-1,no\nINV-1b,10.00,inv-1,no\nINV-2,12.00,INV-2,no\n")
+	if out, err := c.env.Ingest(ctx); err != nil || len(out) != 1 || out[0].Outcome != ingest.Accepted {
+		t.Fatalf("ingest: %+v %v", out, err)
+	}
+	recs := c.outboxCSV("bare.csv.results")
+	h := recs[0]
+	if len(recs) != 4 || recs[1][col(h, "status")] != "created" || recs[2][col(h, "status")] != "refused" ||
+		!strings.Contains(recs[2][col(h, "note")], "line 2 of this file") || recs[3][col(h, "status")] != "created" {
+		t.Fatalf("results: %q", recs)
+	}
+	c.drop("bare-2.csv", "invoice,amount,memo,memo_reference\nINV-2,12.00,INV-2,no\n")
+	if out, err := c.env.Ingest(ctx); err != nil || len(out) != 1 || out[0].Outcome != ingest.Accepted {
+		t.Fatalf("ingest again: %+v %v", out, err)
+	}
+	if recs := c.outboxCSV("bare-2.csv.results"); recs[1][col(recs[0], "status")] != "refused" ||
+		!strings.Contains(recs[1][col(recs[0], "note")], "an earlier file") {
+		t.Errorf("results again: %q", recs)
+	}
+	page, err := c.api.ListPaymentLinks(ctx, echeck.ListParams{Limit: 100, Page: 1})
+	if err != nil || len(page.Links) != 2 {
+		t.Fatalf("the service has %d links, want 2 (%v)", len(page.Links), err)
+	}
+	for _, l := range page.Links {
+		if strings.Contains(l.Memo, "[bd") {
+			t.Errorf("memo %q carries the reference", l.Memo)
+		}
+	}
+}

@@ -105,7 +105,7 @@ var kinds = [...]KindInfo{
 	{Kind: KindLinks, Word: "a payment-link file", Applied: true, Lines: "links", Header: Header{
 		Columns: []string{"amount", "memo", "thank_you_url", "error_url", "recurring", "recurring_cycle",
 			"recurring_start_date", "recurring_installments", "fund_confirmation", "basic_verification", "is_bankauth",
-			"signature_required", "submit_for_approval", "invoice", "payer_email", "payer_name"},
+			"signature_required", "submit_for_approval", "invoice", "payer_email", "payer_name", "memo_reference"},
 		AnyOf: []string{"invoice", "payer_email", "payer_name", "thank_you_url", "error_url", "basic_verification",
 			"is_bankauth", "signature_required", "submit_for_approval"},
 		None: []string{"bank_account", "bank_routing", "token", "name", "approved_by", "reason"}}},

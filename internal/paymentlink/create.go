@@ -22,24 +22,30 @@ const createAttempts = 3
 // over and lost its last writes, forgets intents whose creates left, and
 // the same file dropped again then finds none; the lookup costs one
 // search per line, and keeps exactly-once from resting on the ledger. A
-// create whose answer is lost is looked up the same way. Where the list
+// create whose answer is lost is looked up the same way. A line sent
+// without batchd's reference (memo_reference off) is looked up only when
+// its intent was found or an answer was lost: its memo and amount could be
+// an older link's (readLine refuses those batchd knows of), and a lookup
+// would then bind that one. Where the list
 // cannot prove absence (it cannot be read to its end, even after a few
 // tries), the line stays in doubt: the error stops the file, which stays
 // claimed, and the next run looks again; never created again blindly. An
 // error is also returned for any failure that left the line undone (the
 // ledger; the service not acting, or refusing batchd's key).
 func (k *Kind) create(ctx context.Context, l Line) (Line, error) {
-	rec, _, err := intent(k.db, l, k.now())
+	rec, fresh, err := intent(k.db, l, k.now())
 	if err != nil || rec.Outcome.Settled() {
 		return rec, err
 	}
 	for attempt := 0; attempt < createAttempts; attempt++ {
-		found, err := k.find(ctx, rec)
-		if err != nil {
-			return rec, fmt.Errorf("payment link of line %d is in doubt: a create may have left, and the link list could not be read to its end to tell: %w", rec.Key.Line, err)
-		}
-		if found != nil {
-			return settle(k.db, rec.Key, Created, found, "found in the link list: made by an earlier run", k.now())
+		if attempt > 0 || !rec.NoRef || !fresh {
+			found, err := k.find(ctx, rec)
+			if err != nil {
+				return rec, fmt.Errorf("payment link of line %d is in doubt: a create may have left, and the link list could not be read to its end to tell: %w", rec.Key.Line, err)
+			}
+			if found != nil {
+				return settle(k.db, rec.Key, Created, found, "found in the link list: made by an earlier run", k.now())
+			}
 		}
 		link, err := k.svc.CreateLink(ctx, rec.Request)
 		switch {
@@ -58,7 +64,7 @@ func (k *Kind) create(ctx context.Context, l Line) (Line, error) {
 func (k *Kind) find(ctx context.Context, rec Line) (*Link, error) {
 	var found *Link
 	err := k.read(ctx, func(ctx context.Context) (err error) {
-		found, err = Find(ctx, k.svc, rec.Ref, rec.Request.Amount)
+		found, err = Find(ctx, k.svc, rec)
 		return err
 	})
 	return found, err

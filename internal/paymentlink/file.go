@@ -39,6 +39,10 @@ func (k *Kind) Apply(ctx context.Context, meta payment.FileMeta, l ingest.Line) 
 	case k.svc == nil:
 		r.Outcome, r.Note = Refused, "this batchd does not create payment links"
 	default:
+		if why, err := k.unfindable(rec); err != nil || why != "" {
+			r.Outcome, r.Note = Refused, why
+			return r, err
+		}
 		done, err := k.create(ctx, rec)
 		r.Line = done
 		if err != nil {
@@ -52,6 +56,31 @@ func (k *Kind) Apply(ctx context.Context, meta payment.FileMeta, l ingest.Line) 
 func (k *Kind) Check(l ingest.Line) string {
 	_, why := readLine(payment.FileMeta{SHA256: "validate"}, l)
 	return why
+}
+
+// unfindable says why a line without batchd's reference could not be
+// told from a link batchd made before, or "": its memo and amount must be
+// no other line's, of this file or any other, since they are what finds
+// it after a lost answer.
+func (k *Kind) unfindable(rec Line) (string, error) {
+	if !rec.NoRef {
+		return "", nil
+	}
+	all, err := Lines(k.db, "")
+	if err != nil {
+		return "", err
+	}
+	for _, o := range all {
+		if o.Key != rec.Key && o.Request.Amount == rec.Request.Amount && sameMemo(o.Request.Memo, rec.Request.Memo) {
+			where := fmt.Sprintf("line %d of this file", o.Key.Line)
+			if o.Key.File != rec.Key.File {
+				where = "a link of an earlier file"
+			}
+			return fmt.Sprintf("memo %q and amount %s are those of %s: with memo_reference off they are how batchd finds a link again, so each link needs its own (add the invoice number to the memo, or leave memo_reference on)",
+				rec.Request.Memo, rec.Request.Amount, where), nil
+		}
+	}
+	return "", nil
 }
 
 // lineResult is one row of the results report.
@@ -84,7 +113,19 @@ func readLine(meta payment.FileMeta, l ingest.Line) (Line, string) {
 	rec := Line{Key: payment.LineKey{File: meta.SHA256, Line: l.Number}, Ref: ref,
 		Invoice: cell("invoice"), PayerEmail: cell("payer_email"), PayerName: cell("payer_name")}
 	r := &rec.Request
-	r.Memo = Memo(cell("memo"), ref)
+	withRef, ok := csvfile.ParseBool(cell("memo_reference"))
+	switch {
+	case !ok:
+		return rec, fmt.Sprintf("memo_reference %q must be true or false (or 1/0, yes/no)", cell("memo_reference"))
+	case cell("memo_reference") != "" && !withRef:
+		rec.NoRef = true
+		r.Memo = string([]rune(cell("memo"))[:min(len([]rune(cell("memo"))), MemoMax)])
+		if r.Memo == "" {
+			return rec, "memo is empty: with memo_reference off, the memo and the amount are how batchd finds the link again; give each link a memo of its own, such as its invoice number"
+		}
+	default:
+		r.Memo = Memo(cell("memo"), ref)
+	}
 	r.ThankYouURL, r.ErrorURL = cell("thank_you_url"), cell("error_url")
 	r.RecurringCycle, r.RecurringStartDate = cell("recurring_cycle"), cell("recurring_start_date")
 	if s := cell("amount"); s != "" {

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/batchd/batchd/internal/ingest"
+	"github.com/batchd/batchd/internal/money"
 	"github.com/batchd/batchd/internal/payment"
 )
 
@@ -44,12 +45,47 @@ func TestReadLine(t *testing.T) {
 	}
 }
 
-// IsLinkOf finds a line's link whatever the service did to the memo's case,
-// and only with the line's amount.
+// IsLinkOf finds a line's link whatever the service did to the memo's case
+// and spacing, and only with the line's amount; a line without the
+// reference by its whole memo, never by a reference's memo.
 func TestIsLinkOf(t *testing.T) {
-	ref := Ref("abcdef0123456789", 7)
-	l := Link{Memo: strings.ToUpper(Memo("Invoice 7", ref)), Amount: 900}
-	if !IsLinkOf(l, ref, 900) || IsLinkOf(l, ref, 901) || IsLinkOf(l, Ref("abcdef0123456789", 77), 900) {
+	line := func(n int, memo string, amount int64, noRef bool) Line {
+		l := Line{Ref: Ref("abcdef0123456789", n), NoRef: noRef}
+		l.Request.Memo, l.Request.Amount = memo, money.Cents(amount)
+		if !noRef {
+			l.Request.Memo = Memo(memo, l.Ref)
+		}
+		return l
+	}
+	ref7 := line(7, "Invoice 7", 900, false)
+	l := Link{Memo: strings.ToUpper(ref7.Request.Memo), Amount: 900}
+	if !IsLinkOf(l, ref7) || IsLinkOf(l, line(7, "Invoice 7", 901, false)) || IsLinkOf(l, line(77, "Invoice 7", 900, false)) {
 		t.Errorf("IsLinkOf(%q)", l.Memo)
+	}
+	bare := line(3, "Invoice  9", 500, true)
+	if !IsLinkOf(Link{Memo: " invoice 9 ", Amount: 500}, bare) || IsLinkOf(Link{Memo: Memo("Invoice 9", Ref("ab", 2)), Amount: 500}, bare) {
+		t.Error("a line without the reference is found by its whole memo only")
+	}
+}
+
+// memo_reference off sends the memo as it is, and refuses an empty one.
+func TestReadLineWithoutReference(t *testing.T) {
+	header := payment.KindLinks.Columns()
+	cells := func(memo, ref string) []string {
+		out := make([]string, len(header))
+		for i, h := range header {
+			out[i] = map[string]string{"amount": "5.00", "memo": memo, "memo_reference": ref}[h]
+		}
+		return out
+	}
+	rec, why := readLine(payment.FileMeta{SHA256: "ff"}, ingest.NewLine(2, header, cells("INV-1", "no")))
+	if why != "" || !rec.NoRef || rec.Request.Memo != "INV-1" {
+		t.Errorf("memo_reference no: %+v %q", rec, why)
+	}
+	if _, why := readLine(payment.FileMeta{SHA256: "ff"}, ingest.NewLine(2, header, cells("", "no"))); !strings.Contains(why, "memo is empty") {
+		t.Errorf("an empty memo without the reference: %q", why)
+	}
+	if rec, _ := readLine(payment.FileMeta{SHA256: "ff"}, ingest.NewLine(2, header, cells("INV-1", ""))); rec.NoRef || rec.Request.Memo != "INV-1 [bdff-2]" {
+		t.Errorf("memo_reference blank: %+v", rec)
 	}
 }

@@ -68,24 +68,41 @@ func Memo(memo, ref string) string {
 	return string(r) + suffix
 }
 
-// IsLinkOf reports whether l is the link batchd created for a line with
-// reference ref and amount: the one rule that says "this link is this
-// line's". The service may change a memo's case or spacing; the
-// reference is compared without case.
-func IsLinkOf(l Link, ref string, amount money.Cents) bool {
-	return strings.Contains(strings.ToLower(l.Memo), strings.ToLower("["+ref+"]")) && l.Amount == amount
+// IsLinkOf reports whether l is the link batchd created for line rec: the
+// one rule that says "this link is this line's". It carries the line's
+// amount and the line's reference in its memo; for a line sent without
+// the reference (memo_reference off), the line's memo itself. The
+// service may change a memo's case or spacing: memos and references are
+// compared without either.
+func IsLinkOf(l Link, rec Line) bool {
+	if l.Amount != rec.Request.Amount {
+		return false
+	}
+	if rec.NoRef {
+		return sameMemo(l.Memo, rec.Request.Memo)
+	}
+	return strings.Contains(strings.ToLower(l.Memo), strings.ToLower("["+rec.Ref+"]"))
 }
 
-// Find looks for the link of a line with reference ref and amount in the
-// service's link list: by the list's search, and, where the service
-// refuses the search, by walking the whole list. It returns the link, or
-// nil when the list was read to its end without it: proof that the link
-// does not exist. An error (the list could not be read to the end) proves
-// nothing: the line stays in doubt.
-func Find(ctx context.Context, svc Service, ref string, amount money.Cents) (*Link, error) {
-	l, err := walk(ctx, svc, ref, ref, amount)
+// sameMemo compares memos as the service may give them back.
+func sameMemo(a, b string) bool {
+	return strings.EqualFold(strings.Join(strings.Fields(a), " "), strings.Join(strings.Fields(b), " "))
+}
+
+// Find looks for the link of line rec in the service's link list: by the
+// list's search (for the reference, or the memo of a line without one),
+// and, where the service refuses the search, by walking the whole list.
+// It returns the link, or nil when the list was read to its end without
+// it: proof that the link does not exist. An error (the list could not
+// be read to the end) proves nothing: the line stays in doubt.
+func Find(ctx context.Context, svc Service, rec Line) (*Link, error) {
+	search := rec.Ref
+	if rec.NoRef {
+		search = rec.Request.Memo
+	}
+	l, err := walk(ctx, svc, search, rec)
 	if err != nil && payment.FailureOf(err) == payment.FailRefused {
-		return walk(ctx, svc, "", ref, amount)
+		return walk(ctx, svc, "", rec)
 	}
 	return l, err
 }
@@ -94,14 +111,14 @@ func Find(ctx context.Context, svc Service, ref string, amount money.Cents) (*Li
 // ends its list cannot hold a line forever.
 const walkMaxPages = 10000
 
-func walk(ctx context.Context, svc Service, search, ref string, amount money.Cents) (*Link, error) {
+func walk(ctx context.Context, svc Service, search string, rec Line) (*Link, error) {
 	for page := 1; page <= walkMaxPages; page++ {
 		pg, err := svc.ListLinks(ctx, search, page)
 		if err != nil {
 			return nil, err
 		}
 		for i := range pg.Links {
-			if IsLinkOf(pg.Links[i], ref, amount) {
+			if IsLinkOf(pg.Links[i], rec) {
 				return &pg.Links[i], nil
 			}
 		}

@@ -22,9 +22,12 @@ func (o Outcome) Settled() bool { return o == Created || o == Refused }
 // Line is the ledger's record of one link line (payment.LineStore, in
 // the bucket payment.KindLinks.Lines names).
 type Line struct {
-	Key     payment.LineKey `json:"key"`
-	Ref     string          `json:"ref"`
-	Request Request         `json:"request"`
+	Key payment.LineKey `json:"key"`
+	Ref string          `json:"ref"`
+	// NoRef: the memo was sent without the reference (memo_reference
+	// off), so the memo and amount find the link.
+	NoRef   bool    `json:"no_ref,omitempty"`
+	Request Request `json:"request"`
 	// Kept by batchd, never sent.
 	Invoice    string `json:"invoice,omitempty"`
 	PayerEmail string `json:"payer_email,omitempty"`
