@@ -10,7 +10,7 @@ import (
 	"github.com/batchd/batchd/internal/payment"
 )
 
-// LinkCloser deactivates a payment link (paymentlink.Service), for a
+// LinkCloser deactivates a payment link (the link kind's service), for a
 // cancel line that names a link's checkout token; an unknown token is an
 // error that Is payment.ErrNotFound.
 type LinkCloser interface {

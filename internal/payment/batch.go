@@ -16,26 +16,6 @@ const (
 	BatchRejected BatchStatus = "rejected" // the file was refused; it has no rows
 )
 
-// BatchKind is what an ingested file holds, told by its header: payments
-// (the default, and every batch from before kinds existed), funding-source
-// requests, or micro-deposit verifications (internal/funding). Payment
-// jobs touch only payment batches' rows; onboarding only the others.
-type BatchKind string
-
-// The batch kinds.
-const (
-	KindPayments      BatchKind = ""                // a payment file: checks
-	KindSources       BatchKind = "funding-sources" // a funding-source file
-	KindVerifications BatchKind = "verifications"   // a verification file
-	KindApprovals     BatchKind = "approvals"       // an approvals file: releases of held rows
-	KindCancels       BatchKind = "cancels"         // a cancel file: voids of checks
-	KindLinks         BatchKind = "payment-links"   // a payment-link file: links payers pay through
-	KindEdits         BatchKind = "edits"           // an edit file: corrections of checks in process
-)
-
-// Payments reports whether the batch's rows are payments.
-func (k BatchKind) Payments() bool { return k == KindPayments }
-
 // String names the kind for messages and reports.
 func (k BatchKind) String() string {
 	if k == KindPayments {

@@ -3,12 +3,33 @@ package payment
 // The registry of kinds: the one ordered list of what batchd takes from
 // the inbox, with what every part of batchd needs to know of a kind
 // without a branch of its own (messages, validation of a stored batch,
-// whether ingest applies the file's lines itself). A new kind adds its
-// line here and its constant above; a part that must act on a kind asks
-// this table, never `if kind == …`.
+// whether ingest applies the file's lines itself, how its header is told,
+// its columns, its ledger bucket). A new kind adds its constant and its
+// line here, and registers its behaviour once (internal/jobs/kinds.go);
+// a part that must act on a kind asks this table, never `if kind == …`.
 //
 // The order is the order of work: payments first (the money), then
 // onboarding's kinds, then the kinds ingest applies line by line.
+
+// BatchKind is what an ingested file holds, told by its header: payments
+// (the default, and every batch from before kinds existed), funding-source
+// requests or micro-deposit verifications (internal/funding), or lines
+// applied one by one (approvals, cancels, payment links, edits).
+type BatchKind string
+
+// The batch kinds.
+const (
+	KindPayments      BatchKind = ""                // a payment file: checks
+	KindSources       BatchKind = "funding-sources" // a funding-source file
+	KindVerifications BatchKind = "verifications"   // a verification file
+	KindApprovals     BatchKind = "approvals"       // an approvals file: releases of held rows
+	KindCancels       BatchKind = "cancels"         // a cancel file: voids of checks
+	KindLinks         BatchKind = "payment-links"   // a payment-link file: links payers pay through
+	KindEdits         BatchKind = "edits"           // an edit file: corrections of checks in process
+)
+
+// Payments reports whether the batch's rows are payments.
+func (k BatchKind) Payments() bool { return k == KindPayments }
 
 // KindInfo describes one kind of file.
 type KindInfo struct {

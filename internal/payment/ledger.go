@@ -100,7 +100,7 @@ type Ledger interface {
 	// reads.
 	LostLedger
 	// LineLedger: the records of the lines of applied files, each
-	// kind's in its own bucket (CancelLines, EditLines, paymentlink's).
+	// kind's in its own bucket (LineStore).
 	LineLedger
 	// RowEditor: the rows edit files change.
 	RowEditor
