@@ -14,8 +14,8 @@ import (
 	"github.com/batchd/batchd/internal/payment"
 )
 
-func runValidate(_ context.Context, env *environ, args []string) error {
-	fs := newFlags(env, "validate", "[--config F] [--test-mode] [--ignore-columns a,b] [--delimiter D] [--sheet NAME] [--date YYYY-MM-DD] FILE.csv|FILE.xlsx")
+func runValidate(ctx context.Context, env *environ, args []string) error {
+	fs := newFlags(env, "validate", "[--config F] [--online] [--test-mode] [--ignore-columns a,b] [--delimiter D] [--sheet NAME] [--date YYYY-MM-DD] FILE.csv|FILE.xlsx")
 	cfgPath := fs.String("config", "", "judge the file as ingest would with this configuration: its schedule.timezone, "+
 		"ingest.delimiter, ingest.ignore_columns and api.mode (default $"+config.EnvConfig+", else no configuration)")
 	testMode := fs.Bool("test-mode", false, "accept the sandbox's test routing number 999900001 (as api.mode: test does)")
@@ -25,6 +25,8 @@ func runValidate(_ context.Context, env *environ, args []string) error {
 		"YYYY-MM-DD, or an RFC 3339 time (2026-03-02T09:00:00-05:00) whose day in schedule.timezone (with --config, "+
 		"else local time) counts, as when ingest will run (default today there)")
 	sheetName := fs.String("sheet", "", "the sheet of an XLSX file to read (as ingest.sheet; default the configuration's, else the first)")
+	online := fs.Bool("online", false, "also ask the service's bank directory about each routing number, as ingest does (ingest.check_routing): "+
+		"needs --config, for the API's address and key; nothing is written")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -41,10 +43,20 @@ func runValidate(_ context.Context, env *environ, args []string) error {
 	// $BATCHD_CONFIG counts as --config, as for every other command; but
 	// validate is offline, and without either reads no configuration
 	// rather than the default path's.
+	var routing func(context.Context, string) (string, error)
+	if *online && *cfgPath == "" && env.getenv(config.EnvConfig) == "" {
+		fmt.Fprintln(env.stderr, "batchd validate: --online needs --config (or $"+config.EnvConfig+"): the API's address and key")
+		return errUsage
+	}
 	if *cfgPath != "" || env.getenv(config.EnvConfig) != "" {
 		cfg, err := loadConfig(env, *cfgPath)
 		if err != nil {
 			return err
+		}
+		if *online {
+			if routing, err = onlineRouting(cfg); err != nil {
+				return err
+			}
 		}
 		loc = cfg.Location()
 		opts.IgnoreColumns = append(opts.IgnoreColumns, cfg.Ingest.IgnoreColumns...)
@@ -78,7 +90,7 @@ func runValidate(_ context.Context, env *environ, args []string) error {
 	name := fs.Arg(0)
 	// The file's kind is told by its header, as ingest tells it; a CSV
 	// file and an XLSX workbook are told apart as ingest does too.
-	kind, sum, err := validateFile(name, so, opts,
+	kind, sum, err := validateFile(ctx, name, so, opts, routing,
 		func(fd csvfile.Finding) error { _, err := fmt.Fprintf(env.stdout, "%s: %s\n", name, fd); return err })
 	var ferr *csvfile.FileError
 	switch {
@@ -110,7 +122,8 @@ func runValidate(_ context.Context, env *environ, args []string) error {
 
 // validateFile tells the kind of the file at name and parses it, calling
 // onFinding for each finding, as ingest would.
-func validateFile(name string, so sheet.Options, opts csvfile.Options, onFinding func(csvfile.Finding) error) (payment.BatchKind, csvfile.Summary, error) {
+func validateFile(ctx context.Context, name string, so sheet.Options, opts csvfile.Options, routing func(context.Context, string) (string, error),
+	onFinding func(csvfile.Finding) error) (payment.BatchKind, csvfile.Summary, error) {
 	in, err := ingest.OpenInput(name, name, so)
 	if err != nil {
 		return payment.KindPayments, csvfile.Summary{}, err
@@ -129,8 +142,9 @@ func validateFile(name string, so sheet.Options, opts csvfile.Options, onFinding
 		return kind, sum, err
 	}
 	if kind.Payments() {
-		sum, err := in.Payments(opts, func(csvfile.Payment) error { return nil }, onFinding)
-		return kind, sum, err
+		rc := ingest.NewRoutingCheck(ctx, routing, onFinding)
+		sum, err := in.Payments(opts, func(p csvfile.Payment) error { _, err := rc.Pass(p); return err }, onFinding)
+		return kind, rc.Adjust(sum), err
 	}
 	sum, err := in.Sources(kind, opts, nil, onFinding)
 	return kind, sum, err

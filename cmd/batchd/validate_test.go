@@ -4,11 +4,14 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/batchd/batchd/internal/sandbox"
 )
 
 // csvTestdata is the path of a file in testdata/csv.
@@ -362,5 +365,39 @@ func TestValidateHonoursBatchdConfig(t *testing.T) {
 	env["BATCHD_CONFIG"] = filepath.Join(dir, "missing.yaml")
 	if code, _, errOut := runMain(t, env, "validate", file); code != exitFailure || !strings.Contains(errOut, "missing.yaml") {
 		t.Fatalf("a $BATCHD_CONFIG that is not there: exit %d, stderr %q", code, errOut)
+	}
+}
+
+// TestValidateOnline: --online asks the configured service's bank
+// directory about each routing number, as ingest will, and refuses the
+// rows of a number it knows no bank for; without a configuration it is a
+// usage error.
+func TestValidateOnline(t *testing.T) {
+	t.Parallel()
+	const key = "sk_test_validate_online_0123"
+	api := httptest.NewServer(sandbox.New(sandbox.Options{Keys: []sandbox.Key{{Value: key}}}))
+	t.Cleanup(api.Close)
+	dir := t.TempDir()
+	file := filepath.Join(dir, "pay.csv")
+	data := "amount,memo,name,email,bank_routing,bank_account\n" +
+		"10.00,a,Ann,ann@example.com,021000021,1111000016\n" +
+		"11.00,b,Bob,bob@example.com," + sandbox.UnknownRouting + ",1111000016\n"
+	if err := os.WriteFile(file, []byte(data), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cfg := writeConfig(t, dir, fmt.Sprintf("state_dir: %s\napi: {base_url: %q}\n", dir, api.URL))
+	env := map[string]string{"BATCHD_API_KEY": key}
+	code, out, errOut := runMain(t, env, "validate", "--config", cfg, file)
+	if code != exitOK || !strings.Contains(out, "2 rows, 2 valid, 0 invalid") {
+		t.Fatalf("offline: exit %d\n%s%s", code, out, errOut)
+	}
+	code, out, errOut = runMain(t, env, "validate", "--online", "--config", cfg, file)
+	if code != exitFailure {
+		t.Fatalf("online: exit %d\n%s%s", code, out, errOut)
+	}
+	mustContainAll(t, "stdout", out, "2 rows, 1 valid, 1 invalid", "line 3, column bank_routing",
+		"knows no bank with routing number "+sandbox.UnknownRouting)
+	if code, _, errOut := runMain(t, nil, "validate", "--online", file); code != exitUsage || !strings.Contains(errOut, "--online needs --config") {
+		t.Fatalf("--online without a configuration: exit %d\n%s", code, errOut)
 	}
 }

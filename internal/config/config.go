@@ -211,6 +211,13 @@ type IngestConfig struct {
 	// instance's claim folder before this instance takes the file back
 	// (that instance is taken to be dead).
 	ClaimTimeout Duration `yaml:"claim_timeout"`
+	// CheckRouting asks the service's bank directory about each routing
+	// number of a payment file, once per number (kept in the ledger for
+	// RoutingRefresh): a number it knows no bank for refuses its rows, as
+	// an invalid row; a directory that cannot be asked refuses nothing.
+	CheckRouting bool `yaml:"check_routing"`
+	// RoutingRefresh is how long the directory's answer is trusted.
+	RoutingRefresh Duration `yaml:"routing_refresh"`
 }
 
 // SubmitConfig is the submit section.
@@ -353,6 +360,8 @@ func Default() *Config {
 			MaxFileBytes:    256 << 20,
 			ClaimTimeout:    Duration(time.Hour),
 			Delimiter:       ",",
+			CheckRouting:    true,
+			RoutingRefresh:  Duration(30 * 24 * time.Hour),
 		},
 		Submit: SubmitConfig{
 			ResolveAfter:     Duration(2 * time.Minute),

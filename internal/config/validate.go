@@ -212,6 +212,7 @@ func (c *Config) validateIngest(f *findings) {
 		}
 	}
 	positive(f, "ingest.claim_timeout", in.ClaimTimeout)
+	positive(f, "ingest.routing_refresh", in.RoutingRefresh)
 	if in.Delimiter != "," && in.Delimiter != ";" && in.Delimiter != "\t" {
 		f.add(0, "ingest.delimiter", "ingest.delimiter: must be \",\", \";\" or a tab (\"\\t\" in double quotes), got %s", showValue(in.Delimiter))
 	}

@@ -105,3 +105,13 @@ func RequestOf(row *payment.Row) CheckRequest {
 	req.Number, req.Label = row.Number, row.Label
 	return req
 }
+
+// BankName is the name the bank directory gives routing; a routing number
+// it does not know (404) wraps payment.ErrNotFound.
+func (s *Service) BankName(ctx context.Context, routing string) (string, error) {
+	info, err := s.c.BankInfo(ctx, routing)
+	if err != nil {
+		return "", apiwire.Domain(err)
+	}
+	return info.Name, nil
+}

@@ -1,6 +1,7 @@
 package ingest
 
 import (
+	"context"
 	"flag"
 	"os"
 	"path/filepath"
@@ -119,7 +120,7 @@ func ingestOnce(b *testing.B, src string, rows int) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	rej, sum, err := j.parse(src, loader, nil, payment.KindPayments)
+	rej, sum, err := j.parse(context.Background(), src, loader, nil, payment.KindPayments)
 	if err != nil {
 		b.Fatal(err)
 	}

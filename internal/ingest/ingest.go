@@ -157,6 +157,12 @@ type Options struct {
 	// Payees is the payee bank-detail check (off when its KeyDir is "").
 	Payees Payees
 
+	// Routing checks each payment row's routing number against the
+	// service's bank directory (bankinfo.Banks.Refusal); nil checks
+	// nothing. A reason refuses the row, as any invalid row is
+	// (ingest.on_invalid); an error only warns: the number was not checked.
+	Routing func(ctx context.Context, routing string) (why string, err error)
+
 	// Lines are the applied kinds this batchd applies, by kind (the
 	// registration, jobs.LineKinds: each kind's rule is passed in because
 	// ingest cannot import jobs). A file of an applied kind missing here

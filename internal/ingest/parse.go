@@ -2,6 +2,7 @@ package ingest
 
 import (
 	"bufio"
+	"context"
 	"encoding/gob"
 	"errors"
 	"fmt"
@@ -67,13 +68,13 @@ func (f finding) cells() []any {
 // file's rows go to loader.Add; a funding-source or verification file's
 // (kind) to sources, the funding.Loader of the same batch
 // (funding.Ledger.BeginSourceBatch).
-func (j *Job) parse(local string, loader payment.Loader, sources funding.Loader, kind payment.BatchKind) (string, csvfile.Summary, error) {
-	return j.parseFile(local, "", loader, sources, kind)
+func (j *Job) parse(ctx context.Context, local string, loader payment.Loader, sources funding.Loader, kind payment.BatchKind) (string, csvfile.Summary, error) {
+	return j.parseFile(ctx, local, "", loader, sources, kind)
 }
 
 // parseFile is parse of the spooled file local, named name in the inbox:
 // a CSV file, or an XLSX workbook (see OpenInput).
-func (j *Job) parseFile(local, name string, loader payment.Loader, sources funding.Loader, kind payment.BatchKind) (string, csvfile.Summary, error) {
+func (j *Job) parseFile(ctx context.Context, local, name string, loader payment.Loader, sources funding.Loader, kind payment.BatchKind) (string, csvfile.Summary, error) {
 	in, err := OpenInput(local, name, j.sheetOptions())
 	if err != nil {
 		return "", csvfile.Summary{}, err // a *csvfile.FileError: the file is unreadable
@@ -94,8 +95,14 @@ func (j *Job) parseFile(local, name string, loader payment.Loader, sources fundi
 		perr error
 	)
 	if kind.Payments() {
-		sum, perr = in.Payments(j.ParseOptions(),
-			func(p csvfile.Payment) error { return loader.Add(p.Line, p.Payment) }, onFinding)
+		rc := NewRoutingCheck(ctx, j.opts.Routing, onFinding)
+		sum, perr = in.Payments(j.ParseOptions(), func(p csvfile.Payment) error {
+			if ok, err := rc.Pass(p); !ok || err != nil {
+				return err
+			}
+			return loader.Add(p.Line, p.Payment)
+		}, onFinding)
+		sum = rc.Adjust(sum)
 	} else if sources == nil {
 		perr = fmt.Errorf("load the rows of a %s batch: no funding loader (begin it with BeginSourceBatch)", kind)
 	} else {

@@ -220,7 +220,7 @@ func (j *Job) load(ctx context.Context, rem Remote, o Outcome, h *held, local st
 	if err != nil {
 		return j.errored(o, abortWith(marked, err))
 	}
-	rej, sum, perr := j.parseFile(local, meta.Name, loader, sources, meta.Kind)
+	rej, sum, perr := j.parseFile(ctx, local, meta.Name, loader, sources, meta.Kind)
 	defer os.Remove(rej)
 	o.Rows, o.Valid, o.Rejected = sum.Rows, sum.Valid, sum.Invalid
 

@@ -16,6 +16,7 @@ import (
 
 	"github.com/batchd/batchd/internal/ach"
 	"github.com/batchd/batchd/internal/apiwire"
+	"github.com/batchd/batchd/internal/bankinfo"
 	"github.com/batchd/batchd/internal/config"
 	"github.com/batchd/batchd/internal/echeck"
 	"github.com/batchd/batchd/internal/funding"
@@ -37,10 +38,11 @@ type Env struct {
 	// DB is the ledger, the whole contract (state.Ledger): no job asks
 	// it by type assertion for a feature.
 	DB      state.Ledger
-	API     *echeck.Client  // the wire client, for the sandbox's own calls (demo, tests)
-	Service payment.Service // the same client as the domain sees it
-	ACH     *ach.Client     // the ACH API's wire client, on the same limiter
-	Funding funding.Service // the ACH client as onboarding sees it
+	API     *echeck.Client     // the wire client, for the sandbox's own calls (demo, tests)
+	Service payment.Service    // the same client as the domain sees it
+	Banks   bankinfo.Directory // the service's bank directory, on the same client
+	ACH     *ach.Client        // the ACH API's wire client, on the same limiter
+	Funding funding.Service    // the ACH client as onboarding sees it
 	Limiter *throttle.Limiter
 	// InFlight is the adaptive limit on creates, and onboarding's rows, in
 	// flight: it follows Limiter's rate by Little's law, under
@@ -125,7 +127,7 @@ func OpenAt(cfg *config.Config, log *slog.Logger, hooks Hooks, now func() time.T
 		db.Close()
 		return nil, fmt.Errorf("ach client: %w", err)
 	}
-	e := &Env{Cfg: cfg, DB: db, API: api, Service: echeck.NewService(api), ACH: achc,
+	e := &Env{Cfg: cfg, DB: db, API: api, Service: echeck.NewService(api), Banks: echeck.NewService(api), ACH: achc,
 		Funding: ach.NewFundingService(achc, cfg.ACH.Provider), Limiter: lim, Log: log, now: now, hooks: hooks,
 		InFlight: inflight.New(inflight.Options{Ceiling: cfg.API.Concurrency, Rate: lim.Rate, Now: now})}
 	e.ingest = ingest.New(db, e.ingestOptions())
@@ -164,10 +166,20 @@ func (e *Env) ingestOptions() ingest.Options {
 		Delimiter: c.Ingest.Delimiter, Sheet: c.Ingest.Sheet, TestMode: c.API.Mode == config.ModeTest, Location: c.Location(),
 		SpoolDir: filepath.Join(c.StateDir, "spool"), ReportsDir: e.ReportsDir(), Logger: e.Log,
 		SweepDirs: sweepDirs(c), ReportFormats: ReportFormats(c), Now: e.now, OnOutcome: e.hooks.OnIngestOutcome,
-		Payees: ingest.Payees{KeyDir: c.StateDir, Mode: c.Ingest.OnAccountChange, Memory: e.DB},
-		Lines:  kindsOf(e).lines,
-		Kinds:  c.Ingest.PinnedKinds(),
+		Payees:  ingest.Payees{KeyDir: c.StateDir, Mode: c.Ingest.OnAccountChange, Memory: e.DB},
+		Lines:   kindsOf(e).lines,
+		Routing: e.routingCheck(),
+		Kinds:   c.Ingest.PinnedKinds(),
 	}
+}
+
+// routingCheck is ingest's check of routing numbers against the bank
+// directory (ingest.check_routing), or nil when it is off.
+func (e *Env) routingCheck() func(ctx context.Context, routing string) (string, error) {
+	if !e.Cfg.Ingest.CheckRouting {
+		return nil
+	}
+	return bankinfo.New(e.Banks, e.DB, e.Cfg.Ingest.RoutingRefresh.Std(), e.now).Refusal
 }
 
 // ReportFormats are the formats every report is written in

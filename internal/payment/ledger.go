@@ -104,6 +104,8 @@ type Ledger interface {
 	LineLedger
 	// RowEditor: the rows edit files change.
 	RowEditor
+	// BankLedger: the bank directory's answers, by routing number.
+	BankLedger
 	// Ping proves the ledger can be read, for /healthz.
 	Ping() error
 	// Path names the ledger for messages (a file, or a database).

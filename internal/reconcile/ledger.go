@@ -30,6 +30,7 @@ type record struct {
 	finalSince    time.Time // when the check was first recorded in its final status; zero while not final
 	unpaid        *unpaid   // nil unless the check ended not paid (outcomes.go)
 	cancelled     bool      // a cancel file had batchd void the check (payment.Row.Cancelled)
+	routing       string    // the payee's bank's routing number, for its name
 }
 
 func recordOf(r *payment.Row) *record {
@@ -37,7 +38,7 @@ func recordOf(r *payment.Row) *record {
 		key: r.Key, version: len(r.History), checkID: r.CheckID, number: r.Number, label: r.Label,
 		name: r.Payment.Name, account: redact.PaymentAccount(&r.Payment), amount: r.Payment.Amount, status: r.CheckStatus,
 		created: r.CheckCreated, statusSeen: r.StatusSeenAt, depositedSeen: r.DepositedSeenAt,
-		finalSince: finalSince(r), unpaid: unpaidOf(r), cancelled: cancelledOf(r),
+		finalSince: finalSince(r), unpaid: unpaidOf(r), cancelled: cancelledOf(r), routing: r.Payment.BankRouting,
 	}
 }
 

@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/batchd/batchd/internal/bankinfo"
 	"github.com/batchd/batchd/internal/payment"
 	"github.com/batchd/batchd/internal/resolve"
 )
@@ -51,6 +52,7 @@ type matcher struct {
 	receipts      map[uint64]time.Time            // payment batch -> when its results report was last delivered
 	finalBatches  map[uint64]bool                 // batches whose receipt is to be written again (noteReceipt)
 	steps         []*StepReport                   // what each Step reported, once finish has run (step.go)
+	banks         map[string]string               // routing number -> bank name, read once a run (bankName)
 
 	resolveMu sync.Mutex // one resolution of a row in doubt at a time
 }
@@ -345,4 +347,20 @@ func (m *matcher) doubtAmountMismatch(d *payment.Row, c *payment.Check) {
 	m.excs[KindMismatch+":"+c.ID] = e
 	m.explained[c.ID] = true
 	delete(m.unknown, c.ID)
+}
+
+// bankName is the name of routing's bank as the ledger keeps it
+// (bankinfo.Name), read once a run per routing number.
+func (m *matcher) bankName(routing string) string {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	name, ok := m.banks[routing]
+	if !ok {
+		name = bankinfo.Name(m.db, routing)
+		if m.banks == nil {
+			m.banks = map[string]string{}
+		}
+		m.banks[routing] = name
+	}
+	return name
 }

@@ -30,16 +30,18 @@ type statusLine struct {
 	created     time.Time       // in the report's zone; zero when unknown
 	lastChange  time.Time       // in the report's zone; zero when unknown
 	depositedOn Date            // the zero Date unless deposited
+	bank        string          // the payee's bank's name, as the bank directory gave it (internal/bankinfo); "" when unknown
 }
 
 // StatusTable is the layout of status-YYYY-MM-DD.csv (and .xlsx). outcome
 // (last, so that the columns before keep their places) is what the line's
 // money is, as the settlement sums it: paid, on_its_way, not_paid, or
-// cancelled (voided on a cancel file's request).
+// cancelled (voided on a cancel file's request); bank (after it) the
+// payee's bank's name where the bank directory gave one.
 var StatusTable = report.Table{Sheet: "status", Columns: report.Columns(
 	"batch:int", "file", "line:int", "check_id", "number", "label",
 	"name", "account", "amount:money", "status", "created:datetime", "last_status_change:datetime",
-	"deposited_on:date", "outcome",
+	"deposited_on:date", "outcome", "bank",
 )}
 
 // ExceptionsTable is the layout of exceptions-YYYY-MM-DD.csv (and .xlsx).
@@ -82,7 +84,7 @@ func writeStatus(path string, formats []report.Format, each func(func(statusLine
 		return each(func(l statusLine) error {
 			n++
 			return r.Add(l.batch, l.file, l.line, l.checkID, l.number, l.label, l.name, l.account,
-				l.amount, l.status, l.created, l.lastChange, l.depositedOn.cell(), string(l.outcome))
+				l.amount, l.status, l.created, l.lastChange, l.depositedOn.cell(), string(l.outcome), l.bank)
 		})
 	})
 	return paths, n, err

@@ -316,6 +316,7 @@ func (r *Runner) emit(ctx context.Context, cancel func(), m *matcher, today Date
 		err := s.err
 		if err == nil {
 			l := statusLineOf(s.rec, m.file(s.rec.key.Batch), o.Location)
+			l.bank = m.bankName(s.rec.routing)
 			if err = res.settlement.add(l); err == nil {
 				err = add(l)
 			}

@@ -113,11 +113,38 @@ type bank struct {
 	Zip     string `json:"bank_zip"`
 }
 
-// lookupBank returns the bank for a routing number; only the test routing
-// number is known to the sandbox.
+// UnknownRouting passes the ABA checksum but is a number the sandbox's
+// bank directory knows no bank for (404 from bankinfo): the number to
+// rehearse a payee's mistyped routing number with. An assumption of the
+// emulator: the spec does not show bankinfo's answers.
+const UnknownRouting = "091999900"
+
+// lookupBank returns the bank for a routing number. The sandbox knows the
+// test routing number (its fixture bank) and every other number that
+// passes the ABA checksum, under a made-up name, but UnknownRouting; a
+// number that fails the checksum names no bank.
 func lookupBank(routing string) (bank, bool) {
-	if routing != FixtureRouting {
+	switch {
+	case routing == FixtureRouting:
+		return bank{Routing: FixtureRouting, Name: "Sandbox Test Bank", Address: "1 Fixture Way", City: "Testville", State: "NY", Zip: "10001"}, true
+	case routing == UnknownRouting || !abaChecksum(routing):
 		return bank{Routing: routing}, false
 	}
-	return bank{Routing: FixtureRouting, Name: "Sandbox Test Bank", Address: "1 Fixture Way", City: "Testville", State: "NY", Zip: "10001"}, true
+	return bank{Routing: routing, Name: "Sandbox Bank " + routing[:4], Address: "1 Sandbox Way", City: "Testville", State: "NY", Zip: "10001"}, true
+}
+
+// abaChecksum reports whether routing is 9 digits whose weighted sum
+// (3, 7, 1, repeated) is a multiple of ten.
+func abaChecksum(routing string) bool {
+	if len(routing) != 9 {
+		return false
+	}
+	sum := 0
+	for i, c := range routing {
+		if c < '0' || c > '9' {
+			return false
+		}
+		sum += int(c-'0') * [3]int{3, 7, 1}[i%3]
+	}
+	return sum%10 == 0
 }

@@ -307,7 +307,13 @@ func TestBankInfo(t *testing.T) {
 	if b := r.body["bank"].(map[string]any); b["bank_name"] != "Sandbox Test Bank" || b["bank_routing"] != FixtureRouting {
 		t.Errorf("bank %s", r.raw)
 	}
-	wantStatus(t, h.get("/v1/check/bankinfo?bank_routing=123456789", keyA), http.StatusNotFound)
+	wantStatus(t, h.get("/v1/check/bankinfo?bank_routing=123456789", keyA), http.StatusNotFound) // fails the checksum
+	wantStatus(t, h.get("/v1/check/bankinfo?bank_routing="+UnknownRouting, keyA), http.StatusNotFound)
+	r = h.get("/v1/check/bankinfo?bank_routing=021000021", keyA)
+	wantStatus(t, r, http.StatusOK)
+	if b := r.body["bank"].(map[string]any); b["bank_name"] != "Sandbox Bank 0210" {
+		t.Errorf("a routing number that passes the checksum: %s", r.raw)
+	}
 	wantField(t, h.get("/v1/check/bankinfo?bank_routing=12345678", keyA), "bank_routing")
 	wantField(t, h.get("/v1/check/bankinfo", keyA), "bank_routing")
 }

@@ -114,6 +114,7 @@ var groups = []struct {
 	{"LostBatches", lostCases},
 	{"Cancels", cancelCases},
 	{"Lines", lineCases},
+	{"Banks", bankCases},
 	{"Edits", editCases},
 	{"Invariants", invariantCases},
 	{"Jobs", jobCases},
