@@ -60,7 +60,8 @@ type ledgerBackend struct {
 // trip to the server.
 type benchLedger struct {
 	*state.DB
-	ops *kvOps // nil on bbolt, whose store is the file
+	ops   *kvOps       // nil on bbolt, whose store is the file
+	trips func() int64 // requests sent to the server so far, through a delay proxy; nil without one
 }
 
 // kvOps counts key operations: reads (Get, cursor moves) and writes (Put,
@@ -249,8 +250,8 @@ func BenchmarkSubmitBackend(b *testing.B) {
 // the metrics and returns rows/s.
 func benchSubmitOn(b *testing.B, s benchSetup, be ledgerBackend) float64 {
 	var total benchRun
-	var reads, writes int64
-	counted := false
+	var reads, writes, trips int64
+	counted, tripped := false, false
 	for i := 0; i < b.N; i++ {
 		b.StopTimer()
 		db := be.open(b)
@@ -260,10 +261,17 @@ func benchSubmitOn(b *testing.B, s benchSetup, be ledgerBackend) float64 {
 			reads -= db.ops.reads.Load()
 			writes -= db.ops.writes.Load()
 		}
+		if db.trips != nil {
+			tripped = true
+			trips -= db.trips()
+		}
 		r := submitOn(b, s, db.DB)
 		if db.ops != nil {
 			reads += db.ops.reads.Load()
 			writes += db.ops.writes.Load()
+		}
+		if db.trips != nil {
+			trips += db.trips()
 		}
 		total.created += r.created
 		total.elapsed += r.elapsed
@@ -276,6 +284,9 @@ func benchSubmitOn(b *testing.B, s benchSetup, be ledgerBackend) float64 {
 	b.ReportMetric(float64(total.rateLimited)/float64(b.N), "rate_limited")
 	if s.rate > 0 {
 		b.ReportMetric(100*perSec/s.rate, "pct_of_limit")
+	}
+	if tripped {
+		b.ReportMetric(float64(trips)/float64(total.created), "roundtrips/row")
 	}
 	if counted {
 		b.ReportMetric(float64(reads)/float64(total.created), "kv_reads/row")

@@ -1,0 +1,97 @@
+package submit
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"testing"
+	"time"
+
+	"github.com/batchd/batchd/internal/delayproxy"
+	"github.com/batchd/batchd/internal/pgtest"
+	"github.com/batchd/batchd/internal/sandbox"
+	"github.com/batchd/batchd/internal/state"
+	"github.com/batchd/batchd/internal/state/postgres"
+)
+
+// PostgreSQL at a distance (issue 31): the backend benchmark's submit on
+// bbolt, then on PostgreSQL over TCP with PostgreSQL's durable defaults
+// (fsync and synchronous_commit on), reached directly and through
+// internal/delayproxy adding 0.5 ms and 1 ms each way, in one run. It
+// reports, besides rows/s and the ratio to bbolt, roundtrips/row: the
+// chunks the proxy sent towards the server per row, each a request the
+// ledger waited on.
+var distanceDelays = []time.Duration{0, 500 * time.Microsecond, time.Millisecond}
+
+func BenchmarkSubmitDistance(b *testing.B) {
+	srv, err := pgtest.NewTCPServer("fsync=on", "synchronous_commit=on", "full_page_writes=on")
+	if err != nil {
+		b.Fatalf("pgtest: %v", err)
+	}
+	defer srv.Close()
+	backends := []ledgerBackend{benchBackends(b)[0]} // bbolt
+	for _, d := range distanceDelays {
+		backends = append(backends, ledgerBackend{name: fmt.Sprintf("pg-tcp+%s", d), open: func(b *testing.B) benchLedger {
+			return openDistantLedger(b, srv, d)
+		}})
+	}
+	rates := []struct {
+		name string
+		s    benchSetup
+	}{
+		{"unlimited", benchSetup{rows: *backendRows, concurrency: 64, sandbox: sandbox.Options{Latency: benchLatency}}},
+		{"rate=200", benchSetup{rows: *backendRows, rate: benchRate, burst: benchBurst, concurrency: *backendWorkers, sandbox: sandbox.Options{Latency: benchLatency, RateLimit: benchRate}}},
+	}
+	for _, r := range rates {
+		b.Run(r.name, func(b *testing.B) {
+			var bboltRate float64
+			for _, be := range backends {
+				b.Run(be.name, func(b *testing.B) {
+					perSec := benchSubmitOn(b, r.s, be)
+					if be.name == "bbolt" {
+						bboltRate = perSec
+					} else if bboltRate > 0 {
+						b.ReportMetric(perSec/bboltRate, "x_bbolt")
+					}
+				})
+			}
+		})
+	}
+}
+
+// openDistantLedger is openPostgresLedger on srv over TCP, through a
+// proxy adding delay each way.
+func openDistantLedger(b *testing.B, srv *pgtest.Server, delay time.Duration) benchLedger {
+	name := fmt.Sprintf("dist_%d_%d", os.Getpid(), pgDBSeq.Add(1))
+	admin := &pgServer{dsn: srv.DSN("postgres"), newDSN: srv.DSN}
+	if err := admin.exec("CREATE DATABASE " + name); err != nil {
+		b.Fatalf("create database %s: %v", name, err)
+	}
+	proxy, err := delayproxy.Start(srv.TCPAddr(), delay)
+	if err != nil {
+		b.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	store, err := postgres.Open(ctx, pgtest.TCPDSN(proxy.Addr(), name), postgres.Options{Fencing: true})
+	if err != nil {
+		b.Fatal(err)
+	}
+	counted := &countingStore{Store: store, ops: new(kvOps)}
+	db, err := state.OpenStore(counted, benchElector{store}, state.Options{SendWindow: benchSendWindow})
+	if err != nil {
+		store.Close()
+		b.Fatal(err)
+	}
+	b.Cleanup(func() {
+		if err := admin.exec("DROP DATABASE " + name + " WITH (FORCE)"); err != nil {
+			b.Errorf("drop database %s: %v", name, err)
+		}
+	})
+	b.Cleanup(func() { proxy.Close() })
+	b.Cleanup(func() { db.Close() })
+	if li, err := db.Lead(ctx, benchLeaseTTL); err != nil || !li.Self {
+		b.Fatalf("take the lease: %v (%s)", err, li)
+	}
+	return benchLedger{DB: db, ops: counted.ops, trips: func() int64 { up, _ := proxy.Chunks(); return up }}
+}
