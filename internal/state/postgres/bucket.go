@@ -13,6 +13,9 @@ type bucket struct {
 	t    *tx
 	name []byte
 	seq  uint64 // kv_buckets.seq as this transaction last read or wrote it
+	// seqRead: seq was read or written in this transaction; a bucket the
+	// Store knew to exist is made without reading it (Sequence reads it).
+	seqRead bool
 }
 
 var _ kv.Bucket = (*bucket)(nil)
@@ -99,11 +102,25 @@ func (b *bucket) NextSequence() (uint64, error) {
 	if err != nil {
 		return 0, t.fail("next sequence of bucket", b.name, err)
 	}
-	b.seq = uint64(seq)
+	b.seq, b.seqRead = uint64(seq), true
 	return b.seq, nil
 }
 
-func (b *bucket) Sequence() uint64 { return b.seq }
+// Sequence is the bucket's sequence, read once per transaction; 0 when
+// the transaction has failed.
+func (b *bucket) Sequence() uint64 {
+	t := b.t
+	if b.seqRead || t.err != nil {
+		return b.seq
+	}
+	var seq int64
+	if err := t.pg.QueryRow(t.ctx, "SELECT seq FROM kv_buckets WHERE name = $1", b.name).Scan(&seq); err != nil {
+		t.fail("read the sequence of bucket", b.name, err)
+		return 0
+	}
+	b.seq, b.seqRead = uint64(seq), true
+	return b.seq
+}
 
 func (b *bucket) SetSequence(v uint64) error {
 	t := b.t
@@ -113,7 +130,7 @@ func (b *bucket) SetSequence(v uint64) error {
 	if _, err := t.pg.Exec(t.ctx, "UPDATE kv_buckets SET seq = $2 WHERE name = $1", b.name, int64(v)); err != nil {
 		return t.fail("set sequence of bucket", b.name, err)
 	}
-	b.seq = v
+	b.seq, b.seqRead = v, true
 	return nil
 }
 

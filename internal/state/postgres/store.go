@@ -91,6 +91,12 @@ type Store struct {
 	txSeq    atomic.Int64
 
 	batches batcher
+	// buckets are the names of buckets this process has seen exist: the
+	// catalogue, read once per process rather than once per transaction
+	// (a round trip each, on a database a network away). batchd never
+	// deletes a bucket; one whose creation a failover lost is refused by
+	// kv_keys' foreign key at the first write, which forgets it.
+	buckets sync.Map // string -> struct{}
 
 	mu     sync.Mutex // guards holder and epoch, the lease this Store holds
 	holder string

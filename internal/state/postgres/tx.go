@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/batchd/batchd/internal/state/kv"
 )
@@ -36,9 +37,16 @@ type tx struct {
 
 var _ kv.Tx = (*tx)(nil)
 
+// foreignKeyViolation is SQLSTATE 23503: a key written into a bucket
+// that kv_buckets does not have.
+const foreignKeyViolation = "23503"
+
 // fail records the first database error of the transaction and returns
 // the sticky one.
 func (t *tx) fail(op string, name []byte, err error) error {
+	if pe := (*pgconn.PgError)(nil); errors.As(err, &pe) && pe.Code == foreignKeyViolation {
+		t.s.buckets.Clear() // a bucket it knew is gone (a failover lost its creation): read them again
+	}
 	if t.err == nil {
 		t.err = fmt.Errorf("%s: %s %q: %w", t.s.Name(), op, name, err)
 	}
@@ -91,6 +99,11 @@ func (t *tx) bucket(name []byte) *bucket {
 	if b, ok := t.buckets[string(name)]; ok {
 		return b
 	}
+	if _, ok := t.s.buckets.Load(string(name)); ok {
+		b := &bucket{t: t, name: append([]byte(nil), name...)} // its sequence is read when asked for
+		t.buckets[string(name)] = b
+		return b
+	}
 	var seq int64
 	err := t.pg.QueryRow(t.ctx, "SELECT seq FROM kv_buckets WHERE name = $1", name).Scan(&seq)
 	switch {
@@ -101,8 +114,15 @@ func (t *tx) bucket(name []byte) *bucket {
 		t.fail("read bucket", name, err)
 		return nil
 	}
-	b := &bucket{t: t, name: append([]byte(nil), name...), seq: uint64(seq)}
+	b := &bucket{t: t, name: append([]byte(nil), name...), seq: uint64(seq), seqRead: true}
 	t.buckets[string(name)] = b
+	// A write transaction may have made it: known once committed.
+	known := func() { t.s.buckets.Store(string(b.name), struct{}{}) }
+	if t.writable {
+		t.OnCommit(known)
+	} else {
+		known()
+	}
 	return b
 }
 
@@ -142,6 +162,7 @@ func (t *tx) DeleteBucket(name []byte) error {
 		return t.fail("delete bucket", name, err)
 	}
 	t.buckets[string(name)] = nil
+	t.s.buckets.Delete(string(name))
 	if tag.RowsAffected() == 0 {
 		return fmt.Errorf("delete bucket %q: %w", name, errBucketNotFound)
 	}
