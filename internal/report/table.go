@@ -186,35 +186,14 @@ func convert(c Column, x any) (value, error) {
 		}
 		return bad()
 	case Int:
-		var n int64
-		switch i := x.(type) {
-		case int:
-			n = int64(i)
-		case int8:
-			n = int64(i)
-		case int16:
-			n = int64(i)
-		case int32:
-			n = int64(i)
-		case int64:
-			n = i
-		case uint:
-			if uint64(i) > math.MaxInt64 {
-				return value{}, fmt.Errorf("column %s: %d is out of range", c.Name, i)
-			}
-			n = int64(i)
-		case uint8:
-			n = int64(i)
-		case uint16:
-			n = int64(i)
-		case uint32:
-			n = int64(i)
-		case uint64:
-			if i > math.MaxInt64 {
-				return value{}, fmt.Errorf("column %s: %d is out of range", c.Name, i)
-			}
-			n = int64(i)
-		default:
+		if _, isMoney := x.(money.Cents); isMoney {
+			return bad() // an amount belongs in a Money column
+		}
+		n, ok, err := wholeNumber(x)
+		if err != nil {
+			return value{}, fmt.Errorf("column %s: %w", c.Name, err)
+		}
+		if !ok {
 			return bad()
 		}
 		return value{set: true, n: n}, nil
@@ -240,6 +219,23 @@ func convert(c Column, x any) (value, error) {
 		return value{set: true, n: time.Date(y, mo, d, h, mi, s, 0, time.UTC).Unix()}, nil
 	}
 	return value{}, fmt.Errorf("column %s: unknown kind %s", c.Name, c.Kind)
+}
+
+// wholeNumber reads any integer type (int, uint32, a named int...) as an
+// int64; ok is false for a value of no integer type, and an unsigned one
+// above the int64 range is an error.
+func wholeNumber(x any) (n int64, ok bool, err error) {
+	rv := reflect.ValueOf(x)
+	switch rv.Kind() {
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+		return rv.Int(), true, nil
+	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr:
+		if u := rv.Uint(); u <= math.MaxInt64 {
+			return int64(u), true, nil
+		}
+		return 0, true, fmt.Errorf("%d is out of range", rv.Uint())
+	}
+	return 0, false, nil
 }
 
 // CSVRecord renders one row of typed cells as the CSV shows them (before
