@@ -35,6 +35,10 @@ func TestUnknownRoutingNumberRefusesItsRow(t *testing.T) {
 	if sum, _, err := c.env.Submit(ctx); err != nil || sum.Created != 2 {
 		t.Fatalf("submit: %+v %v", sum, err)
 	}
+	res := c.outboxCSV("pay.csv.results")
+	if len(res) != 3 || res[1][col(res[0], "bank")] != "Sandbox Test Bank" {
+		t.Errorf("results report: %q", res)
+	}
 	if _, err := c.env.Reconcile(ctx, nil); err != nil {
 		t.Fatal(err)
 	}

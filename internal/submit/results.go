@@ -3,6 +3,7 @@ package submit
 import (
 	"context"
 
+	"github.com/batchd/batchd/internal/bankinfo"
 	"github.com/batchd/batchd/internal/payee"
 	"github.com/batchd/batchd/internal/payment"
 	"github.com/batchd/batchd/internal/redact"
@@ -21,6 +22,9 @@ var ResultsTable = report.Table{Sheet: "results", Columns: report.Columns(
 	// masked ("…1234 → …5678"), and what became of it (README "Payee
 	// bank-detail changes"); empty for every other row.
 	"account_change",
+	// bank is the payee's bank's name, as the service's bank directory
+	// gave it at ingest (internal/bankinfo); empty when it was not asked.
+	"bank",
 )}
 
 // ResultsColumns are the results report's column names.
@@ -34,6 +38,7 @@ func ResultsName(file string) string { return rowrun.ResultsName(file) }
 // payee marks that tell an account change.
 type ResultsReader interface {
 	payment.RowReader
+	payment.BankLedger
 	PayeeMarks(batch uint64) (map[uint32]payment.PayeeMark, error)
 }
 
@@ -43,11 +48,18 @@ func WriteResults(db ResultsReader, batchID uint64, r *report.Rows) error {
 	if err != nil {
 		return err
 	}
+	banks := map[string]string{} // routing -> name, read once a report
 	return db.Rows(batchID, func(row *payment.Row) (bool, error) {
 		m := marks[row.Key.Line]
+		routing := row.Payment.BankRouting
+		bank, ok := banks[routing]
+		if !ok {
+			bank = bankinfo.Name(db, routing)
+			banks[routing] = bank
+		}
 		err := r.Add(row.Key.Line, row.CheckID, row.Number, row.Label,
 			row.Payment.Amount, row.ReportStatus(), row.Risk, row.FundConfirmation, row.Error,
-			row.Payment.Name, redact.PaymentAccount(&row.Payment), AccountChange(row, &m))
+			row.Payment.Name, redact.PaymentAccount(&row.Payment), AccountChange(row, &m), bank)
 		return err == nil, err
 	})
 }

@@ -88,7 +88,7 @@ func TestResultsReportFormats(t *testing.T) {
 			}
 		}
 		csv := reporttest.ReadCSV(t, local+".csv")
-		if strings.Join(csv[0], ",") != "line,check_id,number,label,amount,status,risk,fund_confirmation,error,name,account,account_change" {
+		if strings.Join(csv[0], ",") != "line,check_id,number,label,amount,status,risk,fund_confirmation,error,name,account,account_change,bank" {
 			t.Fatalf("CSV header %q", csv[0])
 		}
 		raw, _ := os.ReadFile(local + ".csv")
