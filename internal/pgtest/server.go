@@ -64,10 +64,17 @@ func prepare(extra []string) (s *Server, bin string, cred *syscall.Credential, e
 func NewServer() (*Server, error) { return newServer(nil) }
 
 // newServer is NewServer with more settings (-c name=value).
-func newServer(extra []string) (*Server, error) {
+func newServer(extra []string) (*Server, error) { return startServer(extra, 0) }
+
+// startServer is newServer on port (0: the socket's usual 5432, with no
+// TCP listener to collide on).
+func startServer(extra []string, port int) (*Server, error) {
 	s, bin, cred, err := prepare(extra)
 	if err != nil {
 		return nil, err
+	}
+	if port != 0 {
+		s.port = port
 	}
 	if err := s.initdb(bin, cred); err != nil {
 		os.RemoveAll(s.dir)

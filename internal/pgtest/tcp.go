@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"net"
 	"net/url"
-	"os"
 	"strconv"
 )
 
@@ -20,20 +19,7 @@ func NewTCPServer(settings ...string) (*Server, error) {
 	}
 	port := ln.Addr().(*net.TCPAddr).Port
 	ln.Close()
-	s, bin, cred, err := prepare(append([]string{"listen_addresses=127.0.0.1"}, settings...))
-	if err != nil {
-		return nil, err
-	}
-	s.port = port
-	if err := s.initdb(bin, cred); err != nil {
-		os.RemoveAll(s.dir)
-		return nil, err
-	}
-	if err := s.start(bin, cred); err != nil {
-		s.Close()
-		return nil, err
-	}
-	return s, nil
+	return startServer(append([]string{"listen_addresses=127.0.0.1"}, settings...), port)
 }
 
 // TCPAddr is the server's TCP address (NewTCPServer).

@@ -155,12 +155,19 @@ func (s *pgServer) exec(sql string) error {
 func openPostgresLedger(b *testing.B) benchLedger {
 	srv := benchServer(b)
 	name := fmt.Sprintf("bench_%d_%d", os.Getpid(), pgDBSeq.Add(1))
+	return openLedgerIn(b, srv, name, srv.newDSN(name))
+}
+
+// openLedgerIn creates database name on srv (dropped at cleanup), opens a
+// fenced ledger on it through dsn, and takes the lease, without which
+// every fenced write is refused.
+func openLedgerIn(b *testing.B, srv *pgServer, name, dsn string) benchLedger {
 	if err := srv.exec("CREATE DATABASE " + name); err != nil {
 		b.Fatalf("create database %s: %v", name, err)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	store, err := postgres.Open(ctx, srv.newDSN(name), postgres.Options{Fencing: true})
+	store, err := postgres.Open(ctx, dsn, postgres.Options{Fencing: true})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -1,7 +1,6 @@
 package submit
 
 import (
-	"context"
 	"fmt"
 	"os"
 	"testing"
@@ -10,8 +9,6 @@ import (
 	"github.com/batchd/batchd/internal/delayproxy"
 	"github.com/batchd/batchd/internal/pgtest"
 	"github.com/batchd/batchd/internal/sandbox"
-	"github.com/batchd/batchd/internal/state"
-	"github.com/batchd/batchd/internal/state/postgres"
 )
 
 // PostgreSQL at a distance (issue 31): the backend benchmark's submit on
@@ -62,36 +59,13 @@ func BenchmarkSubmitDistance(b *testing.B) {
 // openDistantLedger is openPostgresLedger on srv over TCP, through a
 // proxy adding delay each way.
 func openDistantLedger(b *testing.B, srv *pgtest.Server, delay time.Duration) benchLedger {
-	name := fmt.Sprintf("dist_%d_%d", os.Getpid(), pgDBSeq.Add(1))
-	admin := &pgServer{dsn: srv.DSN("postgres"), newDSN: srv.DSN}
-	if err := admin.exec("CREATE DATABASE " + name); err != nil {
-		b.Fatalf("create database %s: %v", name, err)
-	}
 	proxy, err := delayproxy.Start(srv.TCPAddr(), delay)
 	if err != nil {
 		b.Fatal(err)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	store, err := postgres.Open(ctx, pgtest.TCPDSN(proxy.Addr(), name), postgres.Options{Fencing: true})
-	if err != nil {
-		b.Fatal(err)
-	}
-	counted := &countingStore{Store: store, ops: new(kvOps)}
-	db, err := state.OpenStore(counted, benchElector{store}, state.Options{SendWindow: benchSendWindow})
-	if err != nil {
-		store.Close()
-		b.Fatal(err)
-	}
-	b.Cleanup(func() {
-		if err := admin.exec("DROP DATABASE " + name + " WITH (FORCE)"); err != nil {
-			b.Errorf("drop database %s: %v", name, err)
-		}
-	})
 	b.Cleanup(func() { proxy.Close() })
-	b.Cleanup(func() { db.Close() })
-	if li, err := db.Lead(ctx, benchLeaseTTL); err != nil || !li.Self {
-		b.Fatalf("take the lease: %v (%s)", err, li)
-	}
-	return benchLedger{DB: db, ops: counted.ops, trips: func() int64 { up, _ := proxy.Chunks(); return up }}
+	name := fmt.Sprintf("dist_%d_%d", os.Getpid(), pgDBSeq.Add(1))
+	l := openLedgerIn(b, &pgServer{dsn: srv.DSN("postgres"), newDSN: srv.DSN}, name, pgtest.TCPDSN(proxy.Addr(), name))
+	l.trips = func() int64 { up, _ := proxy.Chunks(); return up }
+	return l
 }
