@@ -90,7 +90,10 @@ func runValidate(ctx context.Context, env *environ, args []string) error {
 	name := fs.Arg(0)
 	// The file's kind is told by its header, as ingest tells it; a CSV
 	// file and an XLSX workbook are told apart as ingest does too.
-	kind, sum, err := validateFile(ctx, name, so, opts, routing,
+	unchecked := func(err error) {
+		fmt.Fprintf(env.stderr, "batchd validate: %s: routing numbers not checked: the bank directory could not be asked: %v\n", name, err)
+	}
+	kind, sum, err := validateFile(ctx, name, so, opts, routing, unchecked,
 		func(fd csvfile.Finding) error { _, err := fmt.Fprintf(env.stdout, "%s: %s\n", name, fd); return err })
 	var ferr *csvfile.FileError
 	switch {
@@ -123,7 +126,7 @@ func runValidate(ctx context.Context, env *environ, args []string) error {
 // validateFile tells the kind of the file at name and parses it, calling
 // onFinding for each finding, as ingest would.
 func validateFile(ctx context.Context, name string, so sheet.Options, opts csvfile.Options, routing func(context.Context, string) (string, error),
-	onFinding func(csvfile.Finding) error) (payment.BatchKind, csvfile.Summary, error) {
+	unchecked func(error), onFinding func(csvfile.Finding) error) (payment.BatchKind, csvfile.Summary, error) {
 	in, err := ingest.OpenInput(name, name, so)
 	if err != nil {
 		return payment.KindPayments, csvfile.Summary{}, err
@@ -142,7 +145,7 @@ func validateFile(ctx context.Context, name string, so sheet.Options, opts csvfi
 		return kind, sum, err
 	}
 	if kind.Payments() {
-		rc := ingest.NewRoutingCheck(ctx, routing, onFinding)
+		rc := ingest.NewRoutingCheck(ctx, routing, onFinding, unchecked)
 		sum, err := in.Payments(opts, func(p csvfile.Payment) error { _, err := rc.Pass(p); return err }, onFinding)
 		return kind, rc.Adjust(sum), err
 	}

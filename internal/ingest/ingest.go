@@ -160,7 +160,8 @@ type Options struct {
 	// Routing checks each payment row's routing number against the
 	// service's bank directory (bankinfo.Banks.Refusal); nil checks
 	// nothing. A reason refuses the row, as any invalid row is
-	// (ingest.on_invalid); an error only warns: the number was not checked.
+	// (ingest.on_invalid); an error refuses nothing: the rest of the file goes
+	// on unchecked, and the log says so (RoutingCheck).
 	Routing func(ctx context.Context, routing string) (why string, err error)
 
 	// Lines are the applied kinds this batchd applies, by kind (the

@@ -95,7 +95,10 @@ func (j *Job) parseFile(ctx context.Context, local, name string, loader payment.
 		perr error
 	)
 	if kind.Payments() {
-		rc := NewRoutingCheck(ctx, j.opts.Routing, onFinding)
+		rc := NewRoutingCheck(ctx, j.opts.Routing, onFinding, func(err error) {
+			j.log.Warn("routing numbers not checked: the bank directory could not be asked; the file goes on unchecked",
+				"file", name, "error", err)
+		})
 		sum, perr = in.Payments(j.ParseOptions(), func(p csvfile.Payment) error {
 			if ok, err := rc.Pass(p); !ok || err != nil {
 				return err
