@@ -27,46 +27,38 @@ func (f factory) note(name, typ string, labels []string) {
 	*f.catalog = append(*f.catalog, Family{Name: Namespace + "_" + name, Type: typ, Labels: append([]string(nil), labels...)})
 }
 
-func (f factory) counter(name, help string) prometheus.Counter {
-	c := prometheus.NewCounter(prometheus.CounterOpts{Namespace: Namespace, Name: name, Help: help})
+// register registers c and notes it in the catalogue: every constructor
+// below goes through it, so no family is served without being listed.
+func register[C prometheus.Collector](f factory, c C, name, typ string, labels []string) C {
 	f.reg.MustRegister(c)
-	f.note(name, "counter", nil)
+	f.note(name, typ, labels)
 	return c
+}
+
+func (f factory) counter(name, help string) prometheus.Counter {
+	return register(f, prometheus.NewCounter(prometheus.CounterOpts{Namespace: Namespace, Name: name, Help: help}), name, "counter", nil)
 }
 
 func (f factory) counterVec(name, help string, labels ...string) *prometheus.CounterVec {
-	c := prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: Namespace, Name: name, Help: help}, labels)
-	f.reg.MustRegister(c)
-	f.note(name, "counter", labels)
-	return c
+	return register(f, prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: Namespace, Name: name, Help: help}, labels), name, "counter", labels)
 }
 
 func (f factory) gauge(name, help string) prometheus.Gauge {
-	g := prometheus.NewGauge(prometheus.GaugeOpts{Namespace: Namespace, Name: name, Help: help})
-	f.reg.MustRegister(g)
-	f.note(name, "gauge", nil)
-	return g
+	return register(f, prometheus.NewGauge(prometheus.GaugeOpts{Namespace: Namespace, Name: name, Help: help}), name, "gauge", nil)
 }
 
 func (f factory) gaugeVec(name, help string, labels ...string) *prometheus.GaugeVec {
-	g := prometheus.NewGaugeVec(prometheus.GaugeOpts{Namespace: Namespace, Name: name, Help: help}, labels)
-	f.reg.MustRegister(g)
-	f.note(name, "gauge", labels)
-	return g
+	return register(f, prometheus.NewGaugeVec(prometheus.GaugeOpts{Namespace: Namespace, Name: name, Help: help}, labels), name, "gauge", labels)
 }
 
 func (f factory) gaugeFunc(name, help string, fn func() float64) {
-	f.reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Namespace: Namespace, Name: name, Help: help}, fn))
-	f.note(name, "gauge", nil)
+	register(f, prometheus.NewGaugeFunc(prometheus.GaugeOpts{Namespace: Namespace, Name: name, Help: help}, fn), name, "gauge", nil)
 }
 
 func (f factory) histogramVec(name, help string, buckets []float64, labels ...string) *prometheus.HistogramVec {
-	h := prometheus.NewHistogramVec(prometheus.HistogramOpts{
+	return register(f, prometheus.NewHistogramVec(prometheus.HistogramOpts{
 		Namespace: Namespace, Name: name, Help: help, Buckets: buckets,
-	}, labels)
-	f.reg.MustRegister(h)
-	f.note(name, "histogram", labels)
-	return h
+	}, labels), name, "histogram", labels)
 }
 
 // Families lists batchd's own metric families (not the Go runtime and
