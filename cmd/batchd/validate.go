@@ -54,7 +54,7 @@ func runValidate(_ context.Context, env *environ, args []string) error {
 		}
 		opts.TestMode = opts.TestMode || cfg.API.Mode == config.ModeTest
 	}
-	opts.IgnoreColumns = append(opts.IgnoreColumns, splitList(*ignore)...)
+	opts.IgnoreColumns = append(opts.IgnoreColumns, ingest.SplitList(*ignore)...)
 	if *delimiter != "" {
 		d, ok := delimiterFlag(*delimiter)
 		if !ok {
