@@ -1,17 +1,15 @@
 package main
 
 import (
+	"context"
 	"flag"
 	"fmt"
 	"log/slog"
-
-	"context"
-	"github.com/batchd/batchd/internal/jobs"
 	"os"
-	"strings"
 	"time"
 
 	"github.com/batchd/batchd/internal/config"
+	"github.com/batchd/batchd/internal/jobs"
 )
 
 // loadConfig reads the configuration named by --config, $BATCHD_CONFIG or
@@ -50,17 +48,6 @@ func withMaxDuration(ctx context.Context, d time.Duration) (context.Context, con
 		return context.WithCancel(ctx)
 	}
 	return context.WithTimeout(ctx, d)
-}
-
-// splitList splits a comma-separated flag value, dropping empty items.
-func splitList(s string) []string {
-	var out []string
-	for _, p := range strings.Split(s, ",") {
-		if p = strings.TrimSpace(p); p != "" {
-			out = append(out, p)
-		}
-	}
-	return out
 }
 
 // openJobs loads the configuration and opens the ledger, client and

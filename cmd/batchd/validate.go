@@ -67,7 +67,7 @@ func runValidate(ctx context.Context, env *environ, args []string) error {
 		}
 		opts.TestMode = opts.TestMode || cfg.API.Mode == config.ModeTest
 	}
-	opts.IgnoreColumns = append(opts.IgnoreColumns, splitList(*ignore)...)
+	opts.IgnoreColumns = append(opts.IgnoreColumns, ingest.SplitList(*ignore)...)
 	if *delimiter != "" {
 		d, ok := delimiterFlag(*delimiter)
 		if !ok {

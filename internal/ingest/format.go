@@ -19,10 +19,11 @@ import (
 // workbooks.
 const DefaultPattern = "*.csv, *.xlsx"
 
-// Patterns splits ingest.pattern, a comma-separated list of path.Match
-// patterns ("*.csv, *.xlsx"; a single pattern, as older configurations
-// have, is a list of one), trimming spaces.
-func Patterns(pattern string) []string {
+// SplitList splits a comma-separated setting or flag value, trimming
+// spaces and dropping empty items: ingest.pattern's path.Match patterns
+// ("*.csv, *.xlsx"; a single pattern, as older configurations have, is a
+// list of one) and `batchd validate --ignore-columns` read alike.
+func SplitList(pattern string) []string {
 	var out []string
 	for _, p := range strings.Split(pattern, ",") {
 		if p = strings.TrimSpace(p); p != "" {
@@ -40,7 +41,7 @@ func MatchName(pattern, name string) bool {
 	if strings.HasPrefix(name, "~$") || strings.HasPrefix(name, ".~lock.") {
 		return false
 	}
-	for _, p := range Patterns(pattern) {
+	for _, p := range SplitList(pattern) {
 		if ok, _ := path.Match(p, name); ok {
 			return true
 		}

@@ -12,6 +12,7 @@ import (
 	"github.com/batchd/batchd/internal/onboard"
 	"github.com/batchd/batchd/internal/payment"
 	"github.com/batchd/batchd/internal/reconcile"
+	"github.com/batchd/batchd/internal/tick"
 )
 
 // Recorder keeps the last error of each outside dependency for /healthz.
@@ -187,24 +188,7 @@ func (s Scheduled) refreshRows(interval time.Duration) (stop func()) {
 	if s.Metrics == nil || interval <= 0 {
 		return func() {}
 	}
-	done, ended := make(chan struct{}), make(chan struct{})
-	go func() {
-		defer close(ended)
-		t := time.NewTicker(interval)
-		defer t.Stop()
-		for {
-			select {
-			case <-done:
-				return
-			case <-t.C:
-				s.rows()
-			}
-		}
-	}()
-	return func() {
-		close(done)
-		<-ended
-	}
+	return tick.Every(interval, s.rows)
 }
 
 // rows refreshes the rows-by-state gauge from the ledger.

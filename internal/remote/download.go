@@ -10,6 +10,8 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+
+	"github.com/batchd/batchd/internal/durable"
 )
 
 // Download copies remotePath into localDir and returns the local path, the
@@ -70,7 +72,7 @@ func download(k *call, remotePath, localDir string) (string, string, int64, erro
 		return "", "", 0, asLocal(err)
 	}
 	done = true
-	if err := syncDir(localDir); err != nil {
+	if err := durable.SyncDir(localDir); err != nil {
 		return "", "", 0, asLocal(err)
 	}
 	return final, sum, n, nil
@@ -139,15 +141,6 @@ func plainExt(name string) string {
 		}
 	}
 	return ext
-}
-
-func syncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	defer d.Close()
-	return d.Sync()
 }
 
 // pausingWriter pauses the watchdog while the local side writes, so that a

@@ -6,6 +6,8 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+
+	"github.com/batchd/batchd/internal/durable"
 )
 
 // atomicFile is a report being written under a temporary name beside its
@@ -72,7 +74,7 @@ func (a *atomicFile) rename() error {
 		return err
 	}
 	a.done = true
-	return syncDir(a.dir)
+	return durable.SyncDir(a.dir)
 }
 
 func (a *atomicFile) commit() error {
@@ -92,18 +94,6 @@ func (a *atomicFile) discard() {
 	a.done = true
 }
 
-func syncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return fmt.Errorf("sync dir %s: %w", dir, err)
-	}
-	defer d.Close()
-	if err := d.Sync(); err != nil {
-		return fmt.Errorf("sync dir %s: %w", dir, err)
-	}
-	return nil
-}
-
 // Move puts the finished report at src in place at dst, replacing any
 // report there: by a rename when both are on one file system, otherwise
 // by an atomic copy (temporary file, sync, rename) and the removal of src.
@@ -114,7 +104,7 @@ func Move(src, dst string) error {
 		return fmt.Errorf("move report to %s: %w", dst, err)
 	}
 	if err := os.Rename(src, dst); err == nil {
-		return syncDir(dir)
+		return durable.SyncDir(dir)
 	} else if errors.Is(err, os.ErrNotExist) {
 		return fmt.Errorf("move report to %s: %w", dst, err)
 	}

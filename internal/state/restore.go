@@ -13,6 +13,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/batchd/batchd/internal/durable"
 	"github.com/batchd/batchd/internal/payment"
 	boltkv "github.com/batchd/batchd/internal/state/bolt"
 	"github.com/batchd/batchd/internal/state/kv"
@@ -235,7 +236,7 @@ func Restore(dir, from string, opts RestoreOptions) (*Restoral, error) {
 		return nil, fmt.Errorf("restore: install %s: %w", ledger, err)
 	}
 	installed = true
-	if err := boltkv.SyncDir(dir); err != nil {
+	if err := durable.SyncDir(dir); err != nil {
 		return nil, fmt.Errorf("restore: sync %s: %w", dir, err)
 	}
 	prev := append(slices.Clone(after.id.previous), mk.Previous...)

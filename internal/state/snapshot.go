@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/batchd/batchd/internal/durable"
 	boltkv "github.com/batchd/batchd/internal/state/bolt"
 	"github.com/batchd/batchd/internal/state/kv"
 )
@@ -126,7 +127,7 @@ func writeBackup(path, ledger string, copy func(*os.File) (SnapshotInfo, error))
 		return nil, err
 	}
 	done = true
-	if err := boltkv.SyncDir(dir); err != nil {
+	if err := durable.SyncDir(dir); err != nil {
 		return nil, fmt.Errorf("sync %s: %w", dir, err)
 	}
 	return &Backup{Path: path, Ledger: ledger, SnapshotInfo: info, Report: rep}, nil

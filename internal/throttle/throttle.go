@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"golang.org/x/time/rate"
+
+	"github.com/batchd/batchd/internal/retry"
 )
 
 // Limiter is a token bucket whose rate halves on each 429 (at most once per
@@ -71,12 +73,8 @@ func (l *Limiter) Wait(ctx context.Context) error {
 	pause := l.pausedTil.Sub(l.now())
 	l.mu.Unlock()
 	if pause > 0 {
-		t := time.NewTimer(pause)
-		defer t.Stop()
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-t.C:
+		if err := retry.Sleep(ctx, pause); err != nil {
+			return err
 		}
 	}
 	return l.lim.Wait(ctx)

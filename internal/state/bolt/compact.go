@@ -11,6 +11,8 @@ import (
 
 	bolt "go.etcd.io/bbolt"
 	bolterrors "go.etcd.io/bbolt/errors"
+
+	"github.com/batchd/batchd/internal/durable"
 )
 
 // Compaction. bbolt never gives space back to the file system: pages
@@ -104,7 +106,7 @@ func Compact(path string, timeout time.Duration) (res CompactResult, err error) 
 		os.Remove(tmp)
 		return fail(err)
 	}
-	if err := fsyncDir(dir); err != nil {
+	if err := durable.SyncDir(dir); err != nil {
 		return fail(fmt.Errorf("compacted, but %w", err))
 	}
 	if err := spoil(old, src.Info().PageSize); err != nil {
@@ -235,17 +237,4 @@ func spoil(f *os.File, pageSize int) error {
 		return err
 	}
 	return f.Sync()
-}
-
-// fsyncDir makes a rename in dir durable.
-func fsyncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	defer d.Close()
-	if err := d.Sync(); err != nil {
-		return fmt.Errorf("sync %s: %w", dir, err)
-	}
-	return nil
 }

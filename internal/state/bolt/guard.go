@@ -9,6 +9,8 @@ import (
 	"time"
 
 	bolt "go.etcd.io/bbolt"
+
+	"github.com/batchd/batchd/internal/tick"
 )
 
 // Reading a file that may be damaged. bbolt meets a damaged page by
@@ -101,24 +103,7 @@ func structure(tx *bolt.Tx, limit int) []string {
 // transaction must stay open until stop returns. The ticker only paces a
 // memory hint; nothing is decided on the clock.
 func releaseMeanwhile(release func()) (stop func()) {
-	done, finished := make(chan struct{}), make(chan struct{})
-	go func() {
-		defer close(finished)
-		t := time.NewTicker(2 * time.Millisecond) // the check reads a few MB in that time
-		defer t.Stop()
-		for {
-			select {
-			case <-done:
-				return
-			case <-t.C:
-				release()
-			}
-		}
-	}()
-	return func() {
-		close(done)
-		<-finished
-	}
+	return tick.Every(2*time.Millisecond, release) // the check reads a few MB in that time
 }
 
 // touch reads every key and value of b and of the buckets in it, giving

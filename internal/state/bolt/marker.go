@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strconv"
 	"time"
+
+	"github.com/batchd/batchd/internal/durable"
 )
 
 // MarkerName is the marker file in the state directory. It records that a
@@ -78,15 +80,5 @@ func writeFileAtomic(path string, data []byte) error {
 		os.Remove(tmp)
 		return err
 	}
-	return SyncDir(filepath.Dir(path))
-}
-
-// SyncDir makes a rename or a new file in dir durable.
-func SyncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	defer d.Close()
-	return d.Sync()
+	return durable.SyncDir(filepath.Dir(path))
 }
