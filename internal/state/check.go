@@ -53,6 +53,12 @@ type Report struct {
 	More int `json:"more_faults,omitempty"`
 	// Events counts the webhook events the ledger remembers.
 	Events int `json:"events,omitempty"`
+	// InClear counts the rows that hold a full account number in the
+	// clear (written by a build from before numbers were sealed), and
+	// ClearRows names the first maxFaults of them, never the number. Not a
+	// fault: the next Open seals them (SealAccounts).
+	InClear   int      `json:"accounts_in_clear,omitempty"`
+	ClearRows []string `json:"rows_in_clear,omitempty"`
 
 	id identity // what the file says of itself, for the marker's check
 }
@@ -67,11 +73,30 @@ func (r *Report) Summary() string {
 		if r.SourceRows > 0 {
 			s += fmt.Sprintf(" (%d funding rows, %d funding sources)", r.SourceRows, r.Sources)
 		}
-		return s
+		return s + r.clearNote()
 	}
 	n := len(r.Faults) + r.More
 	s := fmt.Sprintf("%s: DAMAGED: %d fault(s); first: %s", r.Path, n, r.Faults[0])
 	return s
+}
+
+// clearNote is what Summary says of rows holding an account number in
+// the clear: how many, the first, and the fix.
+func (r *Report) clearNote() string {
+	if r.InClear == 0 {
+		return ""
+	}
+	return fmt.Sprintf("; %d row(s) hold a full account number in the clear (first: %s): opening the ledger with this build seals them",
+		r.InClear, r.ClearRows[0])
+}
+
+// clear records that the row at where holds its account number in the
+// clear.
+func (r *Report) clear(where string) {
+	r.InClear++
+	if len(r.ClearRows) < maxFaults {
+		r.ClearRows = append(r.ClearRows, where)
+	}
 }
 
 func (r *Report) add(where, format string, args ...any) {

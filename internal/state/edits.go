@@ -58,7 +58,7 @@ func (d *DB) Edits(file string) ([]payment.Edit, error) { return editLines.List(
 func (d *DB) Edited(k payment.RowKey, after payment.EditFields, note string) (*payment.Row, error) {
 	var out *payment.Row
 	err := d.update(func(tx kv.Tx) error {
-		r, err := paymentRows.get(tx, k)
+		r, err := paymentRows.get(d.keys, tx, k)
 		if err != nil {
 			return err
 		}
