@@ -78,6 +78,8 @@ func commands() []command {
 			"[--config F] [--to PATH]", runBackup),
 		configured("restore", "install a snapshot as the ledger (batchd stopped); never pays twice",
 			"--from SNAPSHOT [--config F] [--other-instance]", runRestore),
+		configured("rekey", "seal the ledger's account numbers under a new key and drop the old ones (batchd stopped)",
+			"[--config F] [--keep-old-keys]", runRekey),
 		configured("check", "check the ledger (or a copy of it) for damage",
 			"[--config F | --file PATH] [--json]", runCheck),
 		configured("doctor", "check that the installation can work: config, secrets, SFTP, API key, ledger, webhook, clock",

@@ -126,3 +126,39 @@ func TestLoadOrCreate(t *testing.T) {
 		t.Fatalf("mode 0644 accepted: %v", err)
 	}
 }
+
+func TestAddAndDropKeys(t *testing.T) {
+	path := filepath.Join(t.TempDir(), FileName)
+	r1, _, err := LoadOrCreate(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s1, _ := r1.Seal("4444", nil)
+	if id, err := AddKey(path); err != nil || id != 2 {
+		t.Fatalf("AddKey = %d, %v", id, err)
+	}
+	r2, err := Load(path)
+	if err != nil || r2.Newest() != 2 || len(r2.IDs()) != 2 {
+		t.Fatalf("ring after AddKey: %v, %v", r2.IDs(), err)
+	}
+	if got, err := r2.Open(s1, nil); err != nil || got != "4444" {
+		t.Fatalf("old value under the new ring: %q, %v", got, err)
+	}
+	s2, _ := r2.Seal("4444", nil)
+	if err := DropOldKeys(path); err != nil {
+		t.Fatal(err)
+	}
+	r3, err := Load(path)
+	if err != nil || len(r3.IDs()) != 1 || r3.Newest() != 2 {
+		t.Fatalf("ring after DropOldKeys: %v, %v", r3.IDs(), err)
+	}
+	if _, err := r3.Open(s1, nil); !errors.Is(err, ErrKeyMissing) {
+		t.Fatalf("key 1 still opens: %v", err)
+	}
+	if got, err := r3.Open(s2, nil); err != nil || got != "4444" {
+		t.Fatalf("key 2 value: %q, %v", got, err)
+	}
+	if fi, _ := os.Stat(path); fi.Mode().Perm() != 0o600 {
+		t.Fatalf("mode %04o", fi.Mode().Perm())
+	}
+}

@@ -1,6 +1,7 @@
 package acctseal
 
 import (
+	"bytes"
 	"crypto/cipher"
 	"crypto/rand"
 	"errors"
@@ -112,4 +113,83 @@ func Ephemeral() (*Ring, error) {
 	}
 	defer clear(text)
 	return Parse(text)
+}
+
+// AddKey appends a new random key to the ring file at path, with the id
+// after its newest, and returns that id: from now on it seals. The file
+// is replaced whole (a new file renamed over it, 0600), so a crash leaves
+// the old ring or the new, never half of one.
+func AddKey(path string) (uint32, error) {
+	text, err := readRing(path)
+	defer clear(text)
+	if err != nil {
+		return 0, err
+	}
+	r, err := Parse(text)
+	if err != nil {
+		return 0, fmt.Errorf("add a key to %s: %w", path, err)
+	}
+	line, err := NewKeyLine(rand.Reader, r.Newest()+1)
+	if err != nil {
+		return 0, err
+	}
+	if len(text) > 0 && text[len(text)-1] != '\n' {
+		text = append(text, '\n')
+	}
+	if err := replace(path, append(text, line...)); err != nil {
+		return 0, fmt.Errorf("add a key to %s: %w", path, err)
+	}
+	return r.Newest() + 1, nil
+}
+
+// DropOldKeys rewrites the ring file at path with its newest key alone:
+// after every row was sealed under it (batchd rekey), the old keys only
+// open backups made before, which the operator keeps with a copy of the
+// old file.
+func DropOldKeys(path string) error {
+	text, err := readRing(path)
+	defer clear(text)
+	if err != nil {
+		return err
+	}
+	var newest []byte
+	for _, line := range bytes.Split(text, []byte("\n")) {
+		if t := bytes.TrimSpace(line); len(t) > 0 && t[0] != '#' {
+			newest = t
+		}
+	}
+	if newest == nil {
+		return fmt.Errorf("drop old keys of %s: the ring holds no key", path)
+	}
+	out := append([]byte(Header), newest...)
+	if err := replace(path, append(out, '\n')); err != nil {
+		return fmt.Errorf("drop old keys of %s: %w", path, err)
+	}
+	return nil
+}
+
+// readRing reads the ring file at path with Load's checks.
+func readRing(path string) ([]byte, error) {
+	if _, err := Load(path); err != nil {
+		return nil, err
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("read account key ring %s: %w", path, err)
+	}
+	return b, nil
+}
+
+// replace writes text to a new file beside path and renames it over path.
+func replace(path string, text []byte) error {
+	tmp := path + ".new"
+	os.Remove(tmp)
+	if err := writeNew(tmp, text); err != nil {
+		return err
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		os.Remove(tmp)
+		return err
+	}
+	return nil
 }

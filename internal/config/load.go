@@ -73,6 +73,11 @@ func Parse(data []byte, name string, env Env) (*Config, error) {
 			all = append(all, perr)
 		}
 	}
+	if !hasKey(d.errs, "state.account_keys_file") {
+		if kerr := cfg.checkAccountKeysMode(env); kerr != nil {
+			all = append(all, kerr)
+		}
+	}
 	if !hasKey(d.errs, "sftp.identity_file") {
 		if ierr := cfg.checkIdentityMode(env); ierr != nil {
 			all = append(all, ierr)

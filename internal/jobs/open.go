@@ -32,6 +32,9 @@ const openTimeout = 30 * time.Second
 // A PostgreSQL ledger is opened with fencing on: a write changes the
 // ledger only from the instance that holds the leader lease.
 func OpenLedger(cfg *config.Config, opts state.Options) (state.Ledger, error) {
+	if opts.AccountKeys == nil && opts.AccountKeysFile == "" {
+		opts.AccountKeysFile = cfg.State.AccountKeysFile
+	}
 	switch cfg.State.Backend {
 	case config.BackendBbolt, "":
 		db, err := state.Open(cfg.StateDir, opts)
