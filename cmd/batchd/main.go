@@ -80,6 +80,8 @@ func commands() []command {
 			"--from SNAPSHOT [--config F] [--other-instance]", runRestore),
 		configured("rekey", "seal the ledger's account numbers under a new key and drop the old ones (batchd stopped)",
 			"[--config F] [--keep-old-keys]", runRekey),
+		configured("keylost", "reject the unsent rows whose account number's key is lost, so they can be sent again (batchd stopped)",
+			"[--config F]", runKeyLost),
 		configured("check", "check the ledger (or a copy of it) for damage",
 			"[--config F | --file PATH] [--json]", runCheck),
 		configured("doctor", "check that the installation can work: config, secrets, SFTP, API key, ledger, webhook, clock",

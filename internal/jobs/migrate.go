@@ -65,6 +65,7 @@ func OpenPostgresDB(cfg *config.Config, opts state.Options) (*state.DB, error) {
 		return nil, err
 	}
 	opts.SendWindow = cfg.State.Window()
+	withAccountKeys(cfg, &opts)
 	db, err := LedgerOnStore(store, opts)
 	if err != nil {
 		store.Close()

@@ -32,9 +32,7 @@ const openTimeout = 30 * time.Second
 // A PostgreSQL ledger is opened with fencing on: a write changes the
 // ledger only from the instance that holds the leader lease.
 func OpenLedger(cfg *config.Config, opts state.Options) (state.Ledger, error) {
-	if opts.AccountKeys == nil && opts.AccountKeysFile == "" {
-		opts.AccountKeysFile = cfg.State.AccountKeysFile
-	}
+	withAccountKeys(cfg, &opts)
 	switch cfg.State.Backend {
 	case config.BackendBbolt, "":
 		db, err := state.Open(cfg.StateDir, opts)
@@ -46,6 +44,14 @@ func OpenLedger(cfg *config.Config, opts state.Options) (state.Ledger, error) {
 		return openPostgres(cfg, opts)
 	}
 	return nil, fmt.Errorf("open the ledger: unknown state.backend %q (want %s or %s)", cfg.State.Backend, config.BackendBbolt, config.BackendPostgres)
+}
+
+// withAccountKeys gives opts the key ring state.account_keys_file names,
+// unless the caller gave one.
+func withAccountKeys(cfg *config.Config, opts *state.Options) {
+	if opts.AccountKeys == nil && opts.AccountKeysFile == "" {
+		opts.AccountKeysFile = cfg.State.AccountKeysFile
+	}
 }
 
 func openPostgres(cfg *config.Config, opts state.Options) (state.Ledger, error) {

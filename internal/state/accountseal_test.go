@@ -84,9 +84,34 @@ func TestAccountNumbersSealedAtRest(t *testing.T) {
 	}); err != nil || len(srcAccts) != 20 || srcAccts[0] != accounts[300] {
 		t.Fatalf("funding rows read %v, %v", srcAccts, err)
 	}
+	// Half the rows are sent: in flight, then submitted, which keeps only
+	// the last four digits.
+	for i := range 150 {
+		k := payment.RowKey{Batch: 1, Line: uint32(i + 2)}
+		if _, err := d.Send(k); err != nil {
+			t.Fatal(err)
+		}
+		if i%2 == 0 {
+			if _, err := d.Created(k, payment.CheckResult{CheckID: fmt.Sprintf("chk-%d", i), Status: payment.StatusInProcess}); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	backup := filepath.Join(t.TempDir(), "backup.db")
+	if _, err := d.Backup(backup); err != nil {
+		t.Fatal(err)
+	}
 	d.Close()
+	for _, path := range []string{filepath.Join(dir, FileName), backup} {
+		if in := found(t, path, accounts); len(in) > 0 {
+			t.Fatalf("%s holds %d account numbers in the clear, e.g. %s", path, len(in), in[0])
+		}
+	}
+	if _, err := Compact(dir, 0); err != nil {
+		t.Fatal(err)
+	}
 	if in := found(t, filepath.Join(dir, FileName), accounts); len(in) > 0 {
-		t.Fatalf("the ledger file holds %d account numbers in the clear, e.g. %s", len(in), in[0])
+		t.Fatalf("the compacted ledger holds %d account numbers in the clear", len(in))
 	}
 	rep, err := CheckFile(filepath.Join(dir, FileName))
 	if err != nil || !rep.OK() || rep.InClear != 0 {
@@ -177,4 +202,26 @@ func TestLostKeyNamesTheRows(t *testing.T) {
 	if want := "batch 1 line 2"; !bytes.Contains([]byte(err.Error()), []byte(want)) {
 		t.Fatalf("error %q does not name %s", err, want)
 	}
+}
+
+func TestMarkKeyLostRejectsUnsentRows(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	d := open(t, dir)
+	loadDistinct(t, d, 3, 1)
+	d.Close()
+	os.Remove(filepath.Join(dir, acctseal.FileName))
+	d = open(t, dir)
+	names, err := d.MarkKeyLost()
+	if err != nil || len(names) != 4 || names[0] != "batch 1 line 2" || names[3] != "funding batch 2 line 2" {
+		t.Fatalf("MarkKeyLost = %v, %v", names, err)
+	}
+	r, err := d.Row(payment.RowKey{Batch: 1, Line: 2})
+	if err != nil || r.State != payment.Rejected || r.Payment.BankAccount != "" || r.History[len(r.History)-1].Note != KeyLostNote {
+		t.Fatalf("row after MarkKeyLost: %+v, %v", r, err)
+	}
+	if again, err := d.MarkKeyLost(); err != nil || len(again) != 0 {
+		t.Fatalf("second MarkKeyLost = %v, %v", again, err)
+	}
+	wantInvariants(t, d)
 }

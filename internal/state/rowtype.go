@@ -166,7 +166,14 @@ func (t *rowType[R]) apply(d *DB, tx kv.Tx, k payment.RowKey, tr payment.Transit
 	if err != nil {
 		return nil, err
 	}
+	return t.applyTo(d, tx, r, tr, note, mutate)
+}
+
+// applyTo is apply on r, already read from tx (with or without its
+// account number opened).
+func (t *rowType[R]) applyTo(d *DB, tx kv.Tx, r *R, tr payment.Transition, note string, mutate func(*R) error) (*R, error) {
 	h := t.head(r)
+	k := *h.Key
 	next, err := t.next(tr, *h.State)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", k, err)

@@ -1,0 +1,42 @@
+package main
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/batchd/batchd/internal/jobs"
+	"github.com/batchd/batchd/internal/state"
+)
+
+// runKeyLost is `batchd keylost`: reject every row never sent whose
+// account number no key of the ring opens (its key was lost), with the
+// reason "key lost", and name them, so that the finance team sends those
+// payments again. Rows in flight or in doubt are left to their lookup;
+// run it again after submit has resolved them. It needs the ledger to
+// itself, as prune does.
+func runKeyLost(ctx context.Context, env *environ, cl *cmdLine) error {
+	cfg, err := cl.config()
+	if err != nil {
+		return err
+	}
+	log := newLogger(env.stderr, cfg.Log.Level, cfg.Log.Format)
+	db, err := jobs.OpenLedger(cfg, state.Options{NoSnapshots: true})
+	if err != nil {
+		return lockedHint(err)
+	}
+	defer db.Close()
+	release, err := jobs.HoldLease(ctx, db, cfg.State.LeaseTTL.Std(), log)
+	if err != nil {
+		return err
+	}
+	defer release()
+	names, err := db.MarkKeyLost()
+	if err != nil {
+		return err
+	}
+	for _, n := range names {
+		fmt.Fprintf(env.stdout, "rejected %s: %s\n", n, state.KeyLostNote)
+	}
+	fmt.Fprintf(env.stdout, "%d row(s) rejected because their key is lost\n", len(names))
+	return nil
+}
