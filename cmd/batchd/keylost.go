@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/batchd/batchd/internal/config"
 	"github.com/batchd/batchd/internal/jobs"
 	"github.com/batchd/batchd/internal/state"
 )
@@ -19,18 +20,14 @@ func runKeyLost(ctx context.Context, env *environ, cl *cmdLine) error {
 	if err != nil {
 		return err
 	}
-	log := newLogger(env.stderr, cfg.Log.Level, cfg.Log.Format)
-	db, err := jobs.OpenLedger(cfg, state.Options{NoSnapshots: true})
-	if err != nil {
-		return lockedHint(err)
-	}
-	defer db.Close()
-	release, err := jobs.HoldLease(ctx, db, cfg.State.LeaseTTL.Std(), log)
+	db, done, err := openLeading(ctx, env, cfg)
 	if err != nil {
 		return err
 	}
-	defer release()
 	names, err := db.MarkKeyLost()
+	if cerr := done(); err == nil {
+		err = cerr
+	}
 	if err != nil {
 		return err
 	}
@@ -39,4 +36,20 @@ func runKeyLost(ctx context.Context, env *environ, cl *cmdLine) error {
 	}
 	fmt.Fprintf(env.stdout, "%d row(s) rejected because their key is lost\n", len(names))
 	return nil
+}
+
+// openLeading opens the ledger for a command that changes it while no
+// batchd runs (rekey, keylost): without the snapshot socket, under the
+// leader lease on a shared ledger. done releases the lease and closes it.
+func openLeading(ctx context.Context, env *environ, cfg *config.Config) (state.Ledger, func() error, error) {
+	db, err := jobs.OpenLedger(cfg, state.Options{NoSnapshots: true})
+	if err != nil {
+		return nil, nil, lockedHint(err)
+	}
+	release, err := jobs.HoldLease(ctx, db, cfg.State.LeaseTTL.Std(), newLogger(env.stderr, cfg.Log.Level, cfg.Log.Format))
+	if err != nil {
+		db.Close()
+		return nil, nil, err
+	}
+	return db, func() error { release(); return db.Close() }, nil
 }

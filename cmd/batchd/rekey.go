@@ -10,7 +10,6 @@ import (
 
 	"github.com/batchd/batchd/internal/acctseal"
 	"github.com/batchd/batchd/internal/config"
-	"github.com/batchd/batchd/internal/jobs"
 	"github.com/batchd/batchd/internal/state"
 )
 
@@ -47,19 +46,12 @@ func runRekey(ctx context.Context, env *environ, cl *cmdLine) error {
 		return fmt.Errorf("rekey: %w", err)
 	}
 	fmt.Fprintf(env.stdout, "added key %d to %s; it seals from now on\n", id, path)
-	log := newLogger(env.stderr, cfg.Log.Level, cfg.Log.Format)
-	db, err := jobs.OpenLedger(cfg, state.Options{NoSnapshots: true})
+	db, done, err := openLeading(ctx, env, cfg)
 	if err != nil {
-		return lockedHint(err)
-	}
-	release, err := jobs.HoldLease(ctx, db, cfg.State.LeaseTTL.Std(), log)
-	if err != nil {
-		db.Close()
 		return err
 	}
 	rep, serr := db.SealAccounts()
-	release()
-	if err := db.Close(); err != nil && serr == nil {
+	if err := done(); err != nil && serr == nil {
 		serr = err
 	}
 	if serr != nil {
