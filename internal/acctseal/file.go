@@ -115,8 +115,8 @@ func Ephemeral() (*Ring, error) {
 	return Parse(text)
 }
 
-// AddKey appends a new random key to the ring file at path, with the id
-// after its newest, and returns that id: from now on it seals. The file
+// AddKey appends a new random key, with a new random id, to the ring file
+// at path, and returns that id: from now on it seals. The file
 // is replaced whole (a new file renamed over it, 0600), so a crash leaves
 // the old ring or the new, never half of one.
 func AddKey(path string) (uint32, error) {
@@ -129,7 +129,11 @@ func AddKey(path string) (uint32, error) {
 	if err != nil {
 		return 0, fmt.Errorf("add a key to %s: %w", path, err)
 	}
-	line, err := NewKeyLine(rand.Reader, r.Newest()+1)
+	id, err := NewID(rand.Reader, r)
+	if err != nil {
+		return 0, err
+	}
+	line, err := NewKeyLine(rand.Reader, id)
 	if err != nil {
 		return 0, err
 	}
@@ -139,7 +143,7 @@ func AddKey(path string) (uint32, error) {
 	if err := replace(path, append(text, line...)); err != nil {
 		return 0, fmt.Errorf("add a key to %s: %w", path, err)
 	}
-	return r.Newest() + 1, nil
+	return id, nil
 }
 
 // DropOldKeys rewrites the ring file at path with its newest key alone:

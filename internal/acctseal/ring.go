@@ -13,6 +13,7 @@ import (
 	"crypto/cipher"
 	"crypto/rand"
 	"encoding/base64"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -31,8 +32,11 @@ var ErrKeyMissing = errors.New("account key missing from the key ring")
 // the value was damaged or moved from another row.
 var ErrDamaged = errors.New("sealed account number damaged")
 
-// Ring is a set of keys, each with an id. The newest (highest id) seals;
-// all open. A Ring is safe for concurrent use once made.
+// Ring is a set of keys, each with an id. The newest (the file's last)
+// seals; all open. Ids are random, so that a ring made after one was
+// lost never reuses a lost key's id: a value sealed under the lost key
+// is then ErrKeyMissing, never mistaken for the new key's. A Ring is safe
+// for concurrent use once made.
 type Ring struct {
 	keys   map[uint32]cipher.AEAD
 	ids    []uint32 // in file order, the newest last
@@ -41,7 +45,8 @@ type Ring struct {
 }
 
 // Parse reads a key ring file: one key a line, "id base64-key", ids
-// positive and rising, blank lines and lines starting with '#' ignored.
+// positive and distinct, the newest last, blank lines and lines starting
+// with '#' ignored.
 // Errors name the line, never a key.
 func Parse(text []byte) (*Ring, error) {
 	r := &Ring{keys: map[uint32]cipher.AEAD{}, rand: rand.Reader}
@@ -69,8 +74,8 @@ func (r *Ring) addLine(line string) error {
 	if err != nil || id == 0 {
 		return fmt.Errorf("key id %q is not a positive number", idText)
 	}
-	if uint32(id) <= r.newest {
-		return fmt.Errorf("key id %d does not rise above %d", id, r.newest)
+	if _, dup := r.keys[uint32(id)]; dup {
+		return fmt.Errorf("key id %d is there twice", id)
 	}
 	key, err := base64.StdEncoding.DecodeString(strings.TrimSpace(keyText))
 	if err != nil || len(key) != KeySize {
@@ -113,12 +118,38 @@ func NewKeyLine(rnd io.Reader, id uint32) (string, error) {
 }
 
 // Header is the comment a new ring file starts with.
-const Header = "# batchd account-number keys: one a line, \"id base64-key\"; the highest id seals, every key opens.\n" +
+const Header = "# batchd account-number keys: one a line, \"id base64-key\"; the last seals, every key opens.\n" +
 	"# Losing this file makes the full account numbers of unsent rows unreadable. Back it up apart from the ledger.\n"
 
-// Generate returns the text of a new ring file with one key, id 1.
+// NewID is a random key id, nonzero and none of r's (r may be nil).
+func NewID(rnd io.Reader, r *Ring) (uint32, error) {
+	for {
+		var b [4]byte
+		if _, err := io.ReadFull(rnd, b[:]); err != nil {
+			return 0, fmt.Errorf("make an account key id: %w", err)
+		}
+		id := binary.BigEndian.Uint32(b[:])
+		if _, taken := r.key(id); id != 0 && !taken {
+			return id, nil
+		}
+	}
+}
+
+func (r *Ring) key(id uint32) (cipher.AEAD, bool) {
+	if r == nil {
+		return nil, false
+	}
+	k, ok := r.keys[id]
+	return k, ok
+}
+
+// Generate returns the text of a new ring file with one key.
 func Generate(rnd io.Reader) ([]byte, error) {
-	line, err := NewKeyLine(rnd, 1)
+	id, err := NewID(rnd, nil)
+	if err != nil {
+		return nil, err
+	}
+	line, err := NewKeyLine(rnd, id)
 	if err != nil {
 		return nil, err
 	}
