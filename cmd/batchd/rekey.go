@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -90,3 +91,16 @@ func dropOldKeys(env *environ, path string, rep state.SealReport, keep bool) err
 
 // first is at most n of names.
 func first(names []string, n int) []string { return names[:min(len(names), n)] }
+
+// printInClear names the rows of r that hold a full account number in
+// the clear (never the number), and the fix.
+func printInClear(w io.Writer, r *state.Report) {
+	if r.InClear == 0 {
+		return
+	}
+	fmt.Fprintf(w, "account numbers in the clear: %d row(s): %s", r.InClear, strings.Join(r.ClearRows, ", "))
+	if r.InClear > len(r.ClearRows) {
+		fmt.Fprintf(w, ", … and %d more", r.InClear-len(r.ClearRows))
+	}
+	fmt.Fprintln(w, "\n  batchd seals them when it next opens the ledger (batchd init does), or run batchd rekey")
+}

@@ -62,3 +62,43 @@ func TestRekeyAndKeyLost(t *testing.T) {
 		t.Fatalf("keylost:\n%s", out)
 	}
 }
+
+// TestCheckNamesAccountsInTheClear: a ledger whose rows hold account
+// numbers in the clear (a ring that seals nothing, as builds before
+// sealing wrote) is named row by row by batchd check, which never prints
+// a number; the next open seals them.
+func TestCheckNamesAccountsInTheClear(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	stateDir := filepath.Join(dir, "state")
+	db, err := state.Open(stateDir, state.Options{NoSnapshots: true, AccountKeys: acctseal.InClear()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	l, err := db.BeginBatch(payment.FileMeta{Name: "old.csv", SHA256: "old"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := payment.Payment{Amount: 100, Memo: "m", Name: "n", Email: "p@example.com", BankRouting: "999900001", BankAccount: "777766665555"}
+	if err := l.Add(2, p); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := l.Commit(1, 0); err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	cfg := writeConfigAs(t, dir, "bbolt.yaml", "state_dir: "+stateDir+"\napi: {base_url: http://127.0.0.1:1}\n")
+	env := map[string]string{"BATCHD_API_KEY": migrateTestKey}
+	out := must(t, env, "check", "--file", filepath.Join(stateDir, state.FileName))
+	if !strings.Contains(out, "account numbers in the clear: 1 row(s): batch 1 line 2") || strings.Contains(out, "777766665555") {
+		t.Fatalf("check of a ledger in the clear:\n%s", out)
+	}
+	must(t, env, "init", "--config", cfg)
+	if out := must(t, env, "check", "--config", cfg); strings.Contains(out, "in the clear") {
+		t.Fatalf("check after init sealed the ledger:\n%s", out)
+	}
+	raw, _ := os.ReadFile(filepath.Join(stateDir, state.FileName))
+	if bytes.Contains(raw, []byte("777766665555")) {
+		t.Fatal("the ledger file keeps the number after the upgrade")
+	}
+}
