@@ -15,8 +15,8 @@ import (
 // makes one when none is configured.
 const FileName = "account-keys"
 
-// maxFileBytes bounds the read of a ring file: a few hundred keys.
-const maxFileBytes = 64 << 10
+// MaxFileBytes bounds the read of a ring file: a few hundred keys.
+const MaxFileBytes = 64 << 10
 
 // Load reads the ring file at path, refusing it, as every secret file is
 // refused (config.ReadSecretFile), unless it is a regular file its group
@@ -38,13 +38,13 @@ func Load(path string) (*Ring, error) {
 		return nil, fmt.Errorf("read account key ring %s: readable or writable by others than its owner (mode %04o); fix: chmod 600 %s",
 			path, fi.Mode().Perm(), path)
 	}
-	b, err := io.ReadAll(io.LimitReader(fh, maxFileBytes+1))
+	b, err := io.ReadAll(io.LimitReader(fh, MaxFileBytes+1))
 	defer clear(b)
 	if err != nil {
 		return nil, fmt.Errorf("read account key ring %s: %w", path, err)
 	}
-	if len(b) > maxFileBytes {
-		return nil, fmt.Errorf("read account key ring %s: larger than %d bytes", path, maxFileBytes)
+	if len(b) > MaxFileBytes {
+		return nil, fmt.Errorf("read account key ring %s: larger than %d bytes", path, MaxFileBytes)
 	}
 	r, err := Parse(b)
 	if err != nil {

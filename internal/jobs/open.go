@@ -2,6 +2,7 @@ package jobs
 
 import (
 	"fmt"
+	"github.com/batchd/batchd/internal/acctseal"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -32,7 +33,9 @@ const openTimeout = 30 * time.Second
 // A PostgreSQL ledger is opened with fencing on: a write changes the
 // ledger only from the instance that holds the leader lease.
 func OpenLedger(cfg *config.Config, opts state.Options) (state.Ledger, error) {
-	withAccountKeys(cfg, &opts)
+	if err := withAccountKeys(cfg, &opts); err != nil {
+		return nil, err
+	}
 	switch cfg.State.Backend {
 	case config.BackendBbolt, "":
 		db, err := state.Open(cfg.StateDir, opts)
@@ -47,11 +50,22 @@ func OpenLedger(cfg *config.Config, opts state.Options) (state.Ledger, error) {
 }
 
 // withAccountKeys gives opts the key ring state.account_keys_file names,
-// unless the caller gave one.
-func withAccountKeys(cfg *config.Config, opts *state.Options) {
-	if opts.AccountKeys == nil && opts.AccountKeysFile == "" {
-		opts.AccountKeysFile = cfg.State.AccountKeysFile
+// unless the caller gave one. The file is read as every secret file is
+// (config.ReadSecretFile: private to its owner, or a systemd credential).
+func withAccountKeys(cfg *config.Config, opts *state.Options) error {
+	path := cfg.State.AccountKeysFile
+	if opts.AccountKeys != nil || opts.AccountKeysFile != "" || path == "" {
+		return nil
 	}
+	text, err := config.ReadSecretFile(path, acctseal.MaxFileBytes, config.OSEnv)
+	defer clear(text)
+	if err != nil {
+		return fmt.Errorf("state.account_keys_file %s: %w", path, err)
+	}
+	if opts.AccountKeys, err = acctseal.Parse(text); err != nil {
+		return fmt.Errorf("state.account_keys_file %s: %w", path, err)
+	}
+	return nil
 }
 
 func openPostgres(cfg *config.Config, opts state.Options) (state.Ledger, error) {
