@@ -52,20 +52,30 @@ func OpenLedger(cfg *config.Config, opts state.Options) (state.Ledger, error) {
 // withAccountKeys gives opts the key ring state.account_keys_file names,
 // unless the caller gave one. The file is read as every secret file is
 // (config.ReadSecretFile: private to its owner, or a systemd credential).
-func withAccountKeys(cfg *config.Config, opts *state.Options) error {
+func withAccountKeys(cfg *config.Config, opts *state.Options) (err error) {
+	if opts.AccountKeys == nil && opts.AccountKeysFile == "" {
+		opts.AccountKeys, err = AccountKeys(cfg)
+	}
+	return err
+}
+
+// AccountKeys is the key ring state.account_keys_file names, nil when it
+// is empty (the ledger then uses the ring in state_dir).
+func AccountKeys(cfg *config.Config) (*acctseal.Ring, error) {
 	path := cfg.State.AccountKeysFile
-	if opts.AccountKeys != nil || opts.AccountKeysFile != "" || path == "" {
-		return nil
+	if path == "" {
+		return nil, nil
 	}
 	text, err := config.ReadSecretFile(path, acctseal.MaxFileBytes, config.OSEnv)
 	defer clear(text)
 	if err != nil {
-		return fmt.Errorf("state.account_keys_file %s: %w", path, err)
+		return nil, fmt.Errorf("state.account_keys_file %s: %w", path, err)
 	}
-	if opts.AccountKeys, err = acctseal.Parse(text); err != nil {
-		return fmt.Errorf("state.account_keys_file %s: %w", path, err)
+	ring, err := acctseal.Parse(text)
+	if err != nil {
+		return nil, fmt.Errorf("state.account_keys_file %s: %w", path, err)
 	}
-	return nil
+	return ring, nil
 }
 
 func openPostgres(cfg *config.Config, opts state.Options) (state.Ledger, error) {
