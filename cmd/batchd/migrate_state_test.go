@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"github.com/batchd/batchd/internal/acctseal"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -12,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/batchd/batchd/internal/acctseal"
 	"github.com/batchd/batchd/internal/jobs"
 	"github.com/batchd/batchd/internal/pgtest"
 	"github.com/batchd/batchd/internal/state"

@@ -3,9 +3,9 @@ package main
 import (
 	"context"
 	"fmt"
-	"github.com/batchd/batchd/internal/jobs"
 	"time"
 
+	"github.com/batchd/batchd/internal/jobs"
 	"github.com/batchd/batchd/internal/payment"
 	"github.com/batchd/batchd/internal/state"
 )

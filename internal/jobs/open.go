@@ -2,13 +2,13 @@ package jobs
 
 import (
 	"fmt"
-	"github.com/batchd/batchd/internal/acctseal"
 	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
 	"time"
 
+	"github.com/batchd/batchd/internal/acctseal"
 	"github.com/batchd/batchd/internal/config"
 	"github.com/batchd/batchd/internal/state"
 )

@@ -24,7 +24,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/batchd/batchd/internal/acctseal"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -34,6 +33,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/batchd/batchd/internal/acctseal"
 	"github.com/batchd/batchd/internal/funding"
 	"github.com/batchd/batchd/internal/payment"
 	boltkv "github.com/batchd/batchd/internal/state/bolt"

@@ -3,8 +3,8 @@ package state
 import (
 	"bytes"
 	"errors"
-	"github.com/batchd/batchd/internal/acctseal"
 
+	"github.com/batchd/batchd/internal/acctseal"
 	"github.com/batchd/batchd/internal/payment"
 	"github.com/batchd/batchd/internal/state/kv"
 )
