@@ -3,7 +3,11 @@ package main
 import (
 	"context"
 	"fmt"
+	"io"
+	"path/filepath"
+	"strings"
 
+	"github.com/batchd/batchd/internal/acctseal"
 	"github.com/batchd/batchd/internal/config"
 	"github.com/batchd/batchd/internal/jobs"
 	"github.com/batchd/batchd/internal/state"
@@ -52,4 +56,28 @@ func openLeading(ctx context.Context, env *environ, cfg *config.Config) (state.L
 		return nil, nil, err
 	}
 	return db, func() error { release(); return db.Close() }, nil
+}
+
+// accountKeysPath is the key ring that seals the ledger's account
+// numbers: state.account_keys_file, or the one the bbolt ledger makes in
+// state_dir.
+func accountKeysPath(cfg *config.Config) string {
+	if cfg.State.AccountKeysFile != "" {
+		return cfg.State.AccountKeysFile
+	}
+	return filepath.Join(cfg.StateDir, acctseal.FileName)
+}
+
+// printInClear names the rows of r that hold a full account number in
+// the clear (never the number), and the fix.
+func printInClear(w io.Writer, r *state.Report) {
+	c := r.InClear
+	if c.Rows == 0 {
+		return
+	}
+	fmt.Fprintf(w, "account numbers in the clear: %d row(s): %s", c.Rows, strings.Join(c.First, ", "))
+	if c.Rows > len(c.First) {
+		fmt.Fprintf(w, ", … and %d more", c.Rows-len(c.First))
+	}
+	fmt.Fprintln(w, "\n  batchd seals them when it next opens the ledger (batchd init does), or run batchd rekey")
 }

@@ -3,9 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
-	"io"
 	"os"
-	"path/filepath"
 	"strings"
 	"time"
 
@@ -13,16 +11,6 @@ import (
 	"github.com/batchd/batchd/internal/config"
 	"github.com/batchd/batchd/internal/state"
 )
-
-// accountKeysPath is the key ring that seals the ledger's account
-// numbers: state.account_keys_file, or the one the bbolt ledger makes in
-// state_dir.
-func accountKeysPath(cfg *config.Config) string {
-	if cfg.State.AccountKeysFile != "" {
-		return cfg.State.AccountKeysFile
-	}
-	return filepath.Join(cfg.StateDir, acctseal.FileName)
-}
 
 // runRekey is `batchd rekey`: add a new key to the ring, seal every full
 // account number of the ledger under it, compact a bbolt ledger so that
@@ -91,16 +79,3 @@ func dropOldKeys(env *environ, path string, rep state.SealReport, keep bool) err
 
 // first is at most n of names.
 func first(names []string, n int) []string { return names[:min(len(names), n)] }
-
-// printInClear names the rows of r that hold a full account number in
-// the clear (never the number), and the fix.
-func printInClear(w io.Writer, r *state.Report) {
-	if r.InClear == 0 {
-		return
-	}
-	fmt.Fprintf(w, "account numbers in the clear: %d row(s): %s", r.InClear, strings.Join(r.ClearRows, ", "))
-	if r.InClear > len(r.ClearRows) {
-		fmt.Fprintf(w, ", … and %d more", r.InClear-len(r.ClearRows))
-	}
-	fmt.Fprintln(w, "\n  batchd seals them when it next opens the ledger (batchd init does), or run batchd rekey")
-}

@@ -114,7 +114,7 @@ func TestAccountNumbersSealedAtRest(t *testing.T) {
 		t.Fatalf("the compacted ledger holds %d account numbers in the clear", len(in))
 	}
 	rep, err := CheckFile(filepath.Join(dir, FileName))
-	if err != nil || !rep.OK() || rep.InClear != 0 {
+	if err != nil || !rep.OK() || rep.InClear.Rows != 0 {
 		t.Fatalf("check: %+v %v", rep, err)
 	}
 }
@@ -134,8 +134,8 @@ func TestUpgradeSealsAccountsInTheClear(t *testing.T) {
 		t.Fatalf("the old way's ledger holds %d of %d numbers in the clear", len(in), len(accounts))
 	}
 	rep, err := CheckFile(path)
-	if err != nil || !rep.OK() || rep.InClear != len(accounts) || rep.ClearRows[0] != "batch 1 line 2" {
-		t.Fatalf("check of the old way's ledger: in clear %d, first %v, %v", rep.InClear, rep.ClearRows, err)
+	if err != nil || !rep.OK() || rep.InClear.Rows != len(accounts) || rep.InClear.First[0] != "batch 1 line 2" {
+		t.Fatalf("check of the old way's ledger: in clear %+v, %v", rep.InClear, err)
 	}
 	d = open(t, dir)
 	r, err := d.Row(payment.RowKey{Batch: 1, Line: 3})

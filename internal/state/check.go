@@ -53,12 +53,10 @@ type Report struct {
 	More int `json:"more_faults,omitempty"`
 	// Events counts the webhook events the ledger remembers.
 	Events int `json:"events,omitempty"`
-	// InClear counts the rows that hold a full account number in the
-	// clear (written by a build from before numbers were sealed), and
-	// ClearRows names the first maxFaults of them, never the number. Not a
-	// fault: the next Open seals them (SealAccounts).
-	InClear   int      `json:"accounts_in_clear,omitempty"`
-	ClearRows []string `json:"rows_in_clear,omitempty"`
+	// InClear is the rows that hold a full account number in the clear
+	// (written by a build from before numbers were sealed). Not a fault:
+	// the next Open seals them (SealAccounts).
+	InClear InClear `json:"accounts_in_clear,omitzero"`
 
 	id identity // what the file says of itself, for the marker's check
 }
@@ -80,22 +78,29 @@ func (r *Report) Summary() string {
 	return s
 }
 
+// InClear counts rows holding an account number in the clear and names
+// the first maxFaults of them, never the number.
+type InClear struct {
+	Rows  int      `json:"rows"`
+	First []string `json:"first"`
+}
+
 // clearNote is what Summary says of rows holding an account number in
 // the clear: how many, the first, and the fix.
 func (r *Report) clearNote() string {
-	if r.InClear == 0 {
+	if r.InClear.Rows == 0 {
 		return ""
 	}
 	return fmt.Sprintf("; %d row(s) hold a full account number in the clear (first: %s): opening the ledger with this build seals them",
-		r.InClear, r.ClearRows[0])
+		r.InClear.Rows, r.InClear.First[0])
 }
 
 // clear records that the row at where holds its account number in the
 // clear.
 func (r *Report) clear(where string) {
-	r.InClear++
-	if len(r.ClearRows) < maxFaults {
-		r.ClearRows = append(r.ClearRows, where)
+	r.InClear.Rows++
+	if len(r.InClear.First) < maxFaults {
+		r.InClear.First = append(r.InClear.First, where)
 	}
 }
 
