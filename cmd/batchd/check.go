@@ -108,6 +108,7 @@ func printReport(env *environ, r *state.Report) {
 			r.Batches, r.Rows, r.ByState[payment.Pending], r.ByState[payment.InFlight], r.ByState[payment.InDoubt],
 			r.ByState[payment.Submitted], r.ByState[payment.Rejected], r.Checks)
 	}
+	printInClear(w, r)
 	if r.OK() {
 		fmt.Fprintln(w, "verdict: OK")
 		return

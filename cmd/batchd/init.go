@@ -23,11 +23,16 @@ func runInit(ctx context.Context, env *environ, cl *cmdLine) error {
 	}
 	_, statErr := os.Lstat(filepath.Join(cfg.StateDir, state.FileName))
 	existed := !errors.Is(statErr, os.ErrNotExist)
+	_, keysErr := os.Lstat(accountKeysPath(cfg))
 	db, err := jobs.OpenLedger(cfg, state.Options{NoSnapshots: true})
 	if err != nil {
 		return err
 	}
 	defer db.Close()
+	if _, err := os.Lstat(accountKeysPath(cfg)); err == nil && errors.Is(keysErr, os.ErrNotExist) {
+		fmt.Fprintf(env.stdout, "created the key ring %s that seals account numbers in the ledger (mode 0600); "+
+			"back it up apart from the ledger: without it, rows not yet sent cannot be sent\n", accountKeysPath(cfg))
+	}
 	if existed {
 		fmt.Fprintf(env.stdout, "the ledger %s exists already (instance %s); nothing to do\n", db.Path(), db.Instance())
 		return nil

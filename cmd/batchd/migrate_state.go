@@ -13,6 +13,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/batchd/batchd/internal/acctseal"
 	"github.com/batchd/batchd/internal/config"
 	"github.com/batchd/batchd/internal/jobs"
 	"github.com/batchd/batchd/internal/payment"
@@ -167,7 +168,10 @@ func fingerprint(path string) (stamp, error) {
 // openPrivateCopy copies the ledger file into a new directory beside its
 // state directory's contents (the same file system: no space surprise on
 // a small /tmp) and opens that copy, without the snapshot socket.
-// cleanup closes and removes it.
+// cleanup closes and removes it. The copy is opened with the key ring of
+// the ledger's state directory (made there if the ledger predates
+// sealing), so that numbers in the clear are sealed before they leave for
+// PostgreSQL and sealed ones stay readable.
 func openPrivateCopy(path string) (*state.DB, func(), error) {
 	dir, err := os.MkdirTemp(filepath.Dir(path), ".migrate-*")
 	if err != nil {
@@ -180,7 +184,11 @@ func openPrivateCopy(path string) (*state.DB, func(), error) {
 	if err := state.CopyFile(path, filepath.Join(dir, state.FileName)); err != nil {
 		return fail(err)
 	}
-	db, err := state.Open(dir, state.Options{MustExist: true, NoSnapshots: true})
+	keys, _, err := acctseal.LoadOrCreate(filepath.Join(filepath.Dir(path), acctseal.FileName))
+	if err != nil {
+		return fail(err)
+	}
+	db, err := state.Open(dir, state.Options{MustExist: true, NoSnapshots: true, AccountKeys: keys})
 	if err != nil {
 		return fail(err)
 	}
@@ -297,6 +305,8 @@ func printMigration(env *environ, path string, m *migration, orig stamp) {
 	fmt.Fprintln(w, "next:")
 	fmt.Fprintln(w, "  1. in the config, set state.backend: postgres, state.postgres_dsn_file (or $"+config.EnvPostgresDSN+"), and leave backup.schedule unset or \"\" (no snapshots: its default with postgres)")
 	fmt.Fprintln(w, "     (back the database up with pg_dump or point-in-time recovery; after restoring one, run batchd mark-restored)")
+	fmt.Fprintf(w, "     and state.account_keys_file: %s, copied (mode 0600) to every host: the rows' account numbers are sealed under its keys\n",
+		filepath.Join(filepath.Dir(path), acctseal.FileName))
 	fmt.Fprintln(w, "  2. run `batchd check` and `batchd status`, then start batchd on every host that shares the database")
 	fmt.Fprintln(w, "  3. never start batchd on the bbolt ledger again: the copy carries its instance and labels, and two live ledgers would pay twice;")
 	fmt.Fprintf(w, "     keep %s as an archive, out of batchd's way\n", path)

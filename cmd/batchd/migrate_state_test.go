@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/batchd/batchd/internal/acctseal"
 	"github.com/batchd/batchd/internal/jobs"
 	"github.com/batchd/batchd/internal/pgtest"
 	"github.com/batchd/batchd/internal/state"
@@ -44,7 +45,10 @@ func ledgerConfigs(t *testing.T, dir, stateDir, dsn string) (bboltCfg, pgCfg str
 	t.Helper()
 	base := fmt.Sprintf("state_dir: %s\napi: {base_url: http://127.0.0.1:1}\n", stateDir)
 	bboltCfg = writeConfigAs(t, dir, "bbolt.yaml", base)
-	pgCfg = writeConfigAs(t, dir, "postgres.yaml", base+"state: {backend: postgres}\nbackup: {schedule: \"\"}\n")
+	// The copied rows' account numbers are sealed under the bbolt
+	// ledger's key ring, which migrate-state tells to name.
+	pgCfg = writeConfigAs(t, dir, "postgres.yaml", base+fmt.Sprintf("state: {backend: postgres, account_keys_file: %s}\nbackup: {schedule: \"\"}\n",
+		filepath.Join(stateDir, acctseal.FileName)))
 	return bboltCfg, pgCfg, map[string]string{"BATCHD_API_KEY": migrateTestKey, "BATCHD_POSTGRES_DSN": dsn}
 }
 

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/batchd/batchd/internal/jobs"
 	"github.com/batchd/batchd/internal/payment"
 	"github.com/batchd/batchd/internal/state"
 )
@@ -22,7 +23,12 @@ func runRestore(ctx context.Context, env *environ, cl *cmdLine) error {
 		return err
 	}
 	settle := cfg.Submit.ResolveAfter.Std()
+	keys, err := jobs.AccountKeys(cfg)
+	if err != nil {
+		return err
+	}
 	res, err := state.Restore(cfg.StateDir, *from, state.RestoreOptions{
+		AccountKeys:   keys,
 		OtherInstance: *other,
 		Settle:        settle,
 		Wait: func(until time.Time) error {

@@ -73,9 +73,15 @@ func Parse(data []byte, name string, env Env) (*Config, error) {
 			all = append(all, perr)
 		}
 	}
-	if !hasKey(d.errs, "sftp.identity_file") {
-		if ierr := cfg.checkIdentityMode(env); ierr != nil {
-			all = append(all, ierr)
+	// Secret files read later, by another package: only their mode here.
+	for _, c := range []struct {
+		key   string
+		check func(Env) *FieldError
+	}{{"state.account_keys_file", cfg.checkAccountKeysMode}, {"sftp.identity_file", cfg.checkIdentityMode}} {
+		if !hasKey(d.errs, c.key) {
+			if ferr := c.check(env); ferr != nil {
+				all = append(all, ferr)
+			}
 		}
 	}
 	all = append(all, cfg.validate(keyOK)...)

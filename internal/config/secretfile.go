@@ -150,9 +150,15 @@ func (c *Config) checkIdentityMode(env Env) *FieldError {
 	if p == "" || !filepath.IsAbs(p) {
 		return nil
 	}
+	return c.checkSecretMode("sftp.identity_file", p, env)
+}
+
+// checkSecretMode is CheckSecretFile's finding on the file p named by
+// key, if any; a file missing or unreadable here is left to its reader.
+func (c *Config) checkSecretMode(key, p string, env Env) *FieldError {
 	err := CheckSecretFile(p, env)
 	if err == nil || errors.Is(err, fs.ErrNotExist) || errors.Is(err, fs.ErrPermission) {
 		return nil
 	}
-	return fileFinding("sftp.identity_file", p, err)
+	return fileFinding(key, p, err)
 }

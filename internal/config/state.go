@@ -54,6 +54,13 @@ type StateConfig struct {
 	// send by the time another has taken over and looks its rows up. 0
 	// means LeaseTTL/3 (see Window).
 	SendWindow Duration `yaml:"send_window"`
+	// AccountKeysFile names the key ring that seals full account numbers
+	// in the ledger (internal/acctseal), private to its owner like
+	// api.key_file, never in the YAML. Empty: the file account-keys in
+	// state_dir, made on first open with the bbolt backend; with
+	// postgres, numbers stay in the clear until it is set, to the same
+	// file on every instance.
+	AccountKeysFile string `yaml:"account_keys_file"`
 }
 
 // Window is the effective send window: SendWindow, or LeaseTTL/3 when it

@@ -65,6 +65,10 @@ func OpenPostgresDB(cfg *config.Config, opts state.Options) (*state.DB, error) {
 		return nil, err
 	}
 	opts.SendWindow = cfg.State.Window()
+	if err := withAccountKeys(cfg, &opts); err != nil {
+		store.Close()
+		return nil, err
+	}
 	db, err := LedgerOnStore(store, opts)
 	if err != nil {
 		store.Close()

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/batchd/batchd/internal/acctseal"
 	"github.com/batchd/batchd/internal/config"
 	"github.com/batchd/batchd/internal/state"
 )
@@ -32,6 +33,9 @@ const openTimeout = 30 * time.Second
 // A PostgreSQL ledger is opened with fencing on: a write changes the
 // ledger only from the instance that holds the leader lease.
 func OpenLedger(cfg *config.Config, opts state.Options) (state.Ledger, error) {
+	if err := withAccountKeys(cfg, &opts); err != nil {
+		return nil, err
+	}
 	switch cfg.State.Backend {
 	case config.BackendBbolt, "":
 		db, err := state.Open(cfg.StateDir, opts)
@@ -43,6 +47,35 @@ func OpenLedger(cfg *config.Config, opts state.Options) (state.Ledger, error) {
 		return openPostgres(cfg, opts)
 	}
 	return nil, fmt.Errorf("open the ledger: unknown state.backend %q (want %s or %s)", cfg.State.Backend, config.BackendBbolt, config.BackendPostgres)
+}
+
+// withAccountKeys gives opts the key ring state.account_keys_file names,
+// unless the caller gave one. The file is read as every secret file is
+// (config.ReadSecretFile: private to its owner, or a systemd credential).
+func withAccountKeys(cfg *config.Config, opts *state.Options) (err error) {
+	if opts.AccountKeys == nil && opts.AccountKeysFile == "" {
+		opts.AccountKeys, err = AccountKeys(cfg)
+	}
+	return err
+}
+
+// AccountKeys is the key ring state.account_keys_file names, nil when it
+// is empty (the ledger then uses the ring in state_dir).
+func AccountKeys(cfg *config.Config) (*acctseal.Ring, error) {
+	path := cfg.State.AccountKeysFile
+	if path == "" {
+		return nil, nil
+	}
+	text, err := config.ReadSecretFile(path, acctseal.MaxFileBytes, config.OSEnv)
+	defer clear(text)
+	if err != nil {
+		return nil, fmt.Errorf("state.account_keys_file %s: %w", path, err)
+	}
+	ring, err := acctseal.Parse(text)
+	if err != nil {
+		return nil, fmt.Errorf("state.account_keys_file %s: %w", path, err)
+	}
+	return ring, nil
 }
 
 func openPostgres(cfg *config.Config, opts state.Options) (state.Ledger, error) {

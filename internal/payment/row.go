@@ -52,6 +52,11 @@ const (
 	// lookup after a restore proved it has no check, and it goes back to
 	// waiting for a person rather than to pending (see HeldUnapproved).
 	Rehold Transition = "rehold" // in_flight|in_doubt -> held
+	// KeyLost gives up a row never sent whose full account number no key
+	// of the ledger's ring opens any more (batchd keylost): it cannot be
+	// sent, so it is rejected, and its payee is paid from a file sent
+	// again.
+	KeyLost Transition = "key_lost" // pending|held -> rejected
 )
 
 var transitions = map[Transition]struct {
@@ -70,6 +75,7 @@ var transitions = map[Transition]struct {
 	Suspect: {[]RowState{Pending, InFlight, InDoubt, Held}, InDoubt},
 	Approve: {[]RowState{Held}, Pending},
 	Rehold:  {[]RowState{InFlight, InDoubt}, Held},
+	KeyLost: {[]RowState{Pending, Held}, Rejected},
 }
 
 // HeldUnapproved reports whether r was loaded held and no person has

@@ -197,7 +197,10 @@ func (l *Loader) write(buf []pendingRow) error {
 				}
 				r.Number = strconv.FormatUint(n, 10)
 			}
-			raw := encodeRow(nil, &r)
+			raw, err := paymentRows.encode(l.d.keys, &r)
+			if err != nil {
+				return err
+			}
 			k := keyBytes(r.Key)
 			if err := rows.Put(k, raw); err != nil {
 				return err

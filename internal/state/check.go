@@ -53,6 +53,10 @@ type Report struct {
 	More int `json:"more_faults,omitempty"`
 	// Events counts the webhook events the ledger remembers.
 	Events int `json:"events,omitempty"`
+	// InClear is the rows that hold a full account number in the clear
+	// (written by a build from before numbers were sealed). Not a fault:
+	// the next Open seals them (SealAccounts).
+	InClear InClear `json:"accounts_in_clear,omitzero"`
 
 	id identity // what the file says of itself, for the marker's check
 }
@@ -67,11 +71,37 @@ func (r *Report) Summary() string {
 		if r.SourceRows > 0 {
 			s += fmt.Sprintf(" (%d funding rows, %d funding sources)", r.SourceRows, r.Sources)
 		}
-		return s
+		return s + r.clearNote()
 	}
 	n := len(r.Faults) + r.More
 	s := fmt.Sprintf("%s: DAMAGED: %d fault(s); first: %s", r.Path, n, r.Faults[0])
 	return s
+}
+
+// InClear counts rows holding an account number in the clear and names
+// the first maxFaults of them, never the number.
+type InClear struct {
+	Rows  int      `json:"rows"`
+	First []string `json:"first"`
+}
+
+// clearNote is what Summary says of rows holding an account number in
+// the clear: how many, the first, and the fix.
+func (r *Report) clearNote() string {
+	if r.InClear.Rows == 0 {
+		return ""
+	}
+	return fmt.Sprintf("; %d row(s) hold a full account number in the clear (first: %s): opening the ledger with this build seals them",
+		r.InClear.Rows, r.InClear.First[0])
+}
+
+// clear records that the row at where holds its account number in the
+// clear.
+func (r *Report) clear(where string) {
+	r.InClear.Rows++
+	if len(r.InClear.First) < maxFaults {
+		r.InClear.First = append(r.InClear.First, where)
+	}
 }
 
 func (r *Report) add(where, format string, args ...any) {

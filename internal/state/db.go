@@ -33,6 +33,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/batchd/batchd/internal/acctseal"
 	"github.com/batchd/batchd/internal/funding"
 	"github.com/batchd/batchd/internal/payment"
 	boltkv "github.com/batchd/batchd/internal/state/bolt"
@@ -124,12 +125,21 @@ type Options struct {
 	// (which keeps its origin: rewind.go) is noticed only by an instance
 	// that saw the lost writes since it started.
 	Watermark string
+	// AccountKeys seals the full account numbers of rows (acctseal);
+	// nil reads AccountKeysFile (see accountKeys).
+	AccountKeys *acctseal.Ring
+	// AccountKeysFile names the key ring file; "" means the state
+	// directory's (acctseal.FileName), made on first open.
+	AccountKeysFile string
 }
 
 // DB is an open ledger. Its methods are safe for concurrent use.
 type DB struct {
 	// store holds the ledger; every rule reads and writes through it.
 	store kv.Store
+	// keys seal and open the rows' full account numbers (accountkeys.go).
+	keys     *acctseal.Ring
+	keysMade string // AccountKeysMade
 	// file is store when the ledger is a file, for the features only a
 	// file has (snapshots, the marker); nil on any other store, where
 	// they answer ErrUnsupported. It is set where the store is made, so
@@ -188,7 +198,8 @@ func (o *Options) defaults() {
 	}
 }
 
-// Open opens the ledger in dir. It creates one (and the marker beside it)
+// openDir is Open without sealing what an earlier build left in the
+// clear: it opens the ledger in dir. It creates one (and the marker beside it)
 // only in a fresh directory, one with neither a ledger nor a marker, and
 // not at all with Options.MustExist. It refuses, with an error wrapping
 // ErrUnusable that names the file and what is wrong, a ledger that is
@@ -200,7 +211,7 @@ func (o *Options) defaults() {
 // While it is open, the ledger serves consistent snapshots to `batchd
 // backup` on the socket SocketName in dir (internal/state/bolt), unless
 // Options.NoSnapshots.
-func Open(dir string, opts Options) (*DB, error) {
+func openDir(dir string, opts Options) (*DB, error) {
 	opts.defaults()
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, fmt.Errorf("open state: create %s: %w", dir, err)

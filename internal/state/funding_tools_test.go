@@ -60,19 +60,19 @@ func TestCheckFundingInvariants(t *testing.T) {
 		open.Delete(k(sb, 2))     // a pending row missing from src_open
 		track.Put(k(sb, 99), nil) // an entry without a row
 		// Row 4 claims row 3's source: one source owned by two rows.
-		r4, _ := sourceRows.get(tx, payment.RowKey{Batch: sb.ID, Line: 4})
+		r4, _ := sourceRows.get(nil, tx, payment.RowKey{Batch: sb.ID, Line: 4})
 		r4.SourceID = "src-3"
-		sourceRows.put(tx, r4)
+		sourceRows.put(nil, tx, r4)
 		// The verification is indexed as src-9's owner.
 		ids.Put([]byte("src-9"), k(vb, 2))
 		// Row 5 is in doubt but says "paid"; a funding row sits in the
 		// payment batch.
-		r5, _ := sourceRows.get(tx, payment.RowKey{Batch: sb.ID, Line: 5})
+		r5, _ := sourceRows.get(nil, tx, payment.RowKey{Batch: sb.ID, Line: 5})
 		r5.State = "paid"
-		sourceRows.put(tx, r5)
-		stray, _ := sourceRows.get(tx, payment.RowKey{Batch: sb.ID, Line: 2})
+		sourceRows.put(nil, tx, r5)
+		stray, _ := sourceRows.get(nil, tx, payment.RowKey{Batch: sb.ID, Line: 2})
 		stray.Key = payment.RowKey{Batch: pb.ID, Line: 50}
-		sourceRows.put(tx, stray)
+		sourceRows.put(nil, tx, stray)
 		open.Put(k(pb, 50), []byte("pending"))
 		tx.Bucket(bucketSrcRows).Put(k(sb, 7), []byte("{not json"))
 		bt, _ := getBatch(tx, sb.ID)

@@ -44,6 +44,13 @@ type Ledger interface {
 	// batches discarded, rows left in flight (payment and funding) put in
 	// doubt (store.go).
 	TakeOver() (TakeOverReport, error)
+	// SealAccounts seals every full account number in the clear or under
+	// an older key under the ring's newest, and names the rows whose
+	// number does not open (reseal.go): batchd rekey.
+	SealAccounts() (SealReport, error)
+	// MarkKeyLost rejects the rows never sent whose account number no key
+	// opens (keylost.go): batchd keylost.
+	MarkKeyLost() ([]string, error)
 	// Instance is this ledger's identity: it names the instance's claim
 	// folder on the SFTP server and is part of every batch label
 	// (batchd-<instance>-<batch>). A restore gives the ledger a new one.

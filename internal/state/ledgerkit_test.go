@@ -400,11 +400,11 @@ func TestCheckFindsBrokenInvariants(t *testing.T) {
 		open.Delete(k(7)) // a pending row missing from the open index
 		open.Put(k(99), []byte("pending"))
 		// Row 3 claims row 2's check.
-		r3, _ := paymentRows.get(tx, payment.RowKey{Batch: b.ID, Line: 3})
+		r3, _ := paymentRows.get(nil, tx, payment.RowKey{Batch: b.ID, Line: 3})
 		r3.CheckID = "chk-2"
 		rows.Put(k(3), encodeRow(nil, r3))
 		// Row 8's state is not a state; row 9 does not decode.
-		r8, _ := paymentRows.get(tx, payment.RowKey{Batch: b.ID, Line: 8})
+		r8, _ := paymentRows.get(nil, tx, payment.RowKey{Batch: b.ID, Line: 8})
 		r8.State = "paid"
 		rows.Put(k(8), encodeRow(nil, r8))
 		rows.Put(k(9), []byte{rowCodecV1, 0xff})

@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"fmt"
+	"path/filepath"
 	"slices"
 	"time"
 
@@ -125,8 +126,13 @@ func openFile(path string, opts Options, create bool, accept func(identity) erro
 	if err != nil {
 		return nil, err
 	}
+	keys, made, err := accountKeys(opts, filepath.Dir(path))
+	if err != nil {
+		file.Close()
+		return nil, fmt.Errorf("open state %s: %w", path, err)
+	}
 	d := &DB{store: file, file: file, path: path, now: opts.Now, chunk: opts.LoadChunk, sendWindow: opts.SendWindow,
-		elector: fileLeader{holder: opts.Holder}, holder: opts.Holder}
+		elector: fileLeader{holder: opts.Holder}, holder: opts.Holder, keys: keys, keysMade: made}
 	if err := boltkv.Guarded(func() error { return d.store.UpdateUnfenced(d.initSchema) }); err != nil {
 		file.Close()
 		return nil, fmt.Errorf("open state %s: %w", path, err)

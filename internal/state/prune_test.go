@@ -301,7 +301,7 @@ func checkInvariants(t *testing.T, d *DB) {
 		open, track, checks := tx.Bucket(bucketOpen), tx.Bucket(bucketTrack), tx.Bucket(bucketChecks)
 		counts := map[uint64]map[payment.RowState]int{}
 		err := tx.Bucket(bucketRows).ForEach(func(k, v []byte) error {
-			r, err := paymentRows.decode(keyFrom(k), v)
+			r, err := paymentRows.decode(nil, keyFrom(k), v)
 			if err != nil {
 				return err
 			}
@@ -341,7 +341,7 @@ func checkInvariants(t *testing.T, d *DB) {
 				bad("check %s indexed to missing row %s", id, keyFrom(k))
 				return nil
 			}
-			r, err := paymentRows.decode(keyFrom(k), raw)
+			r, err := paymentRows.decode(nil, keyFrom(k), raw)
 			if err != nil {
 				return err
 			}

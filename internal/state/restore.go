@@ -13,6 +13,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/batchd/batchd/internal/acctseal"
 	"github.com/batchd/batchd/internal/durable"
 	"github.com/batchd/batchd/internal/payment"
 	boltkv "github.com/batchd/batchd/internal/state/bolt"
@@ -99,6 +100,9 @@ type RestoreOptions struct {
 	// ledger's lock, so that no batchd starts meanwhile); nil skips it.
 	Settle time.Duration
 	Wait   func(until time.Time) error
+	// AccountKeys opens the snapshot's account numbers (Options.AccountKeys);
+	// nil reads the ring in dir.
+	AccountKeys *acctseal.Ring
 }
 
 // Restoral is what Restore did.
@@ -185,7 +189,7 @@ func Restore(dir, from string, opts RestoreOptions) (*Restoral, error) {
 			os.Remove(tmp)
 		}
 	}()
-	o := Options{Now: opts.Now}
+	o := Options{Now: opts.Now, AccountKeys: opts.AccountKeys}
 	o.defaults()
 	d, err := openFile(tmp, o, false, nil)
 	if err != nil {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 
+	"github.com/batchd/batchd/internal/acctseal"
 	"github.com/batchd/batchd/internal/payment"
 	"github.com/batchd/batchd/internal/state/kv"
 )
@@ -118,12 +119,15 @@ func (w *rowWalk[R]) read(k, v []byte) (row *R, key payment.RowKey, ok bool) {
 		r.add(where, "is a bucket, not a row")
 		return nil, key, false
 	}
-	row, err := t.decode(key, v)
+	row, err := t.decode(nil, key, v)
 	if err != nil {
 		r.add(where, "does not decode: %v", errors.Unwrap(err))
 		return nil, key, false
 	}
 	r.Rows++
+	if acct := *t.account(row); acct != "" && !acctseal.Sealed(acct) {
+		r.clear(where)
+	}
 	if own, _ := t.checks.counts(r); own != nil {
 		*own++
 	}
@@ -221,7 +225,7 @@ func (t *rowType[R]) sweepIDs(r *Report, ids, rows kv.Bucket) {
 			r.add(where, "the %s index names %s, which does not exist", t.idsName, keyName(k))
 			return nil
 		}
-		row, err := t.decode(keyFrom(k), raw)
+		row, err := t.decode(nil, keyFrom(k), raw)
 		if err != nil {
 			return nil
 		}

@@ -37,6 +37,7 @@ var paymentRows = withFacts(&rowType[payment.Row]{
 	},
 	unmarshal:  decodeRowValue,
 	marshal:    func(r *payment.Row) ([]byte, error) { return encodeRow(nil, r), nil },
+	account:    func(r *payment.Row) *string { return &r.Payment.BankAccount },
 	next:       payment.Transition.Next,
 	status:     func(r *payment.Row) payment.Status { return r.CheckStatus },
 	tracked:    func(r *payment.Row) bool { return r.State == payment.Submitted && !r.CheckStatus.Final() },

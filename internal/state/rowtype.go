@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/batchd/batchd/internal/acctseal"
 	"github.com/batchd/batchd/internal/payment"
 	"github.com/batchd/batchd/internal/state/kv"
 )
@@ -37,6 +38,9 @@ type rowType[R any] struct {
 	// unmarshal and marshal are the stored form.
 	unmarshal func([]byte, *R) error
 	marshal   func(*R) ([]byte, error)
+	// account points at the row's full account number, which is sealed
+	// (acctseal) in the stored form and in the clear in memory.
+	account func(*R) *string
 	// next is the state t leads to from from (t.Next, or steps of the
 	// type's own that keep the state).
 	next func(t payment.Transition, from payment.RowState) (payment.RowState, error)
@@ -75,7 +79,7 @@ type rowHead struct {
 // withFacts returns t with prune's facts (rowKind.facts) read through t.
 func withFacts[R any](t *rowType[R]) *rowType[R] {
 	t.facts = func(k, v []byte) (bool, time.Time, string, error) {
-		r, err := t.decode(keyFrom(k), v)
+		r, err := t.decode(nil, keyFrom(k), v)
 		if err != nil {
 			return false, time.Time{}, "", err
 		}
@@ -88,25 +92,63 @@ func withFacts[R any](t *rowType[R]) *rowType[R] {
 	return t
 }
 
-func (t *rowType[R]) get(tx kv.Tx, k payment.RowKey) (*R, error) {
+// get reads the row under k, its account number opened with keys.
+func (t *rowType[R]) get(keys *acctseal.Ring, tx kv.Tx, k payment.RowKey) (*R, error) {
 	raw := tx.Bucket(t.rows).Get(keyBytes(k))
 	if raw == nil {
 		return nil, fmt.Errorf("%s %s: %w", t.noun, k, payment.ErrNotFound)
 	}
-	return t.decode(k, raw)
+	return t.decode(keys, k, raw)
 }
 
-func (t *rowType[R]) decode(k payment.RowKey, raw []byte) (*R, error) {
+// getWith is get with d's keys, as scanIndex takes it.
+func (t *rowType[R]) getWith(d *DB) func(kv.Tx, payment.RowKey) (*R, error) {
+	return func(tx kv.Tx, k payment.RowKey) (*R, error) { return t.get(d.keys, tx, k) }
+}
+
+// decode reads a stored row and opens its account number with keys; nil
+// keys leave the number as stored (sealed or not), for the readers that
+// never look at it (prune's facts, the invariant walk).
+func (t *rowType[R]) decode(keys *acctseal.Ring, k payment.RowKey, raw []byte) (*R, error) {
 	r := new(R)
 	if err := t.unmarshal(raw, r); err != nil {
 		return nil, fmt.Errorf("decode %s %s: %w", t.noun, k, err)
 	}
 	*t.head(r).Key = k
+	if keys != nil {
+		acct := t.account(r)
+		plain, err := keys.Open(*acct, t.aad(k))
+		if err != nil {
+			return nil, fmt.Errorf("decode %s %s: account number: %w", t.noun, k, err)
+		}
+		*acct = plain
+	}
 	return r, nil
 }
 
-func (t *rowType[R]) put(tx kv.Tx, r *R) error {
-	raw, err := t.marshal(r)
+// aad binds a sealed account number to its row: a value copied to
+// another row, or from a payment row to a funding row, does not open.
+func (t *rowType[R]) aad(k payment.RowKey) []byte {
+	return append(append([]byte(nil), t.rows...), keyBytes(k)...)
+}
+
+// encode is r's stored form, its account number sealed under keys'
+// newest key; r itself keeps the number in the clear.
+func (t *rowType[R]) encode(keys *acctseal.Ring, r *R) ([]byte, error) {
+	acct := t.account(r)
+	plain := *acct
+	sealed, err := keys.Seal(plain, t.aad(*t.head(r).Key))
+	if err != nil {
+		return nil, fmt.Errorf("store %s %s: %w", t.noun, *t.head(r).Key, err)
+	}
+	*acct = sealed
+	defer func() { *acct = plain }()
+	return t.marshal(r)
+}
+
+// put stores r as encode makes it.
+func (t *rowType[R]) put(keys *acctseal.Ring, tx kv.Tx, r *R) error {
+	raw, err := t.encode(keys, r)
 	if err != nil {
 		return err
 	}
@@ -120,11 +162,18 @@ func (t *rowType[R]) put(tx kv.Tx, r *R) error {
 // settling and every index are maintained here, so no caller can forget
 // one.
 func (t *rowType[R]) apply(d *DB, tx kv.Tx, k payment.RowKey, tr payment.Transition, note string, mutate func(*R) error) (*R, error) {
-	r, err := t.get(tx, k)
+	r, err := t.get(d.keys, tx, k)
 	if err != nil {
 		return nil, err
 	}
+	return t.applyTo(d, tx, r, tr, note, mutate)
+}
+
+// applyTo is apply on r, already read from tx (with or without its
+// account number opened).
+func (t *rowType[R]) applyTo(d *DB, tx kv.Tx, r *R, tr payment.Transition, note string, mutate func(*R) error) (*R, error) {
 	h := t.head(r)
+	k := *h.Key
 	next, err := t.next(tr, *h.State)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", k, err)
@@ -144,7 +193,7 @@ func (t *rowType[R]) apply(d *DB, tx kv.Tx, k payment.RowKey, tr payment.Transit
 	if err := t.index(tx, r); err != nil {
 		return nil, err
 	}
-	if err := t.put(tx, r); err != nil {
+	if err := t.put(d.keys, tx, r); err != nil {
 		return nil, err
 	}
 	if before != *h.State {
@@ -218,7 +267,7 @@ func (t *rowType[R]) archiver(archive func(b *payment.Batch, rows func(fn func(*
 	return func(b *payment.Batch, raw func(func(k, v []byte) error) error) error {
 		return archive(b, func(fn func(*R) error) error {
 			return raw(func(k, v []byte) error {
-				r, err := t.decode(keyFrom(k), v)
+				r, err := t.decode(nil, keyFrom(k), v)
 				if err != nil {
 					return err
 				}
@@ -232,20 +281,20 @@ func (t *rowType[R]) archiver(archive func(b *payment.Batch, rows func(fn func(*
 // returns false or an error.
 func (t *rowType[R]) batchRows(d *DB, batch uint64, fn func(*R) (bool, error)) error {
 	return scan(d, t.rows, u64(batch), func(_ kv.Tx, k, v []byte) (*R, error) {
-		return t.decode(keyFrom(k), v)
+		return t.decode(d.keys, keyFrom(k), v)
 	}, fn)
 }
 
 // openRows calls fn for each row without a result of a Ready batch, in
 // batch and line order.
 func (t *rowType[R]) openRows(d *DB, fn func(*R) (bool, error)) error {
-	return scanIndex(d, t.open, t.get, fn)
+	return scanIndex(d, t.open, t.getWith(d), fn)
 }
 
 // trackedRows calls fn for each row the track index holds, in batch and
 // line order.
 func (t *rowType[R]) trackedRows(d *DB, fn func(*R) (bool, error)) error {
-	return scanIndex(d, t.track, t.get, fn)
+	return scanIndex(d, t.track, t.getWith(d), fn)
 }
 
 // ownersOf returns the rows that own the given ids, in one read

@@ -22,8 +22,12 @@ func OpenStore(store kv.Store, elector Elector, opts Options) (*DB, error) {
 		return nil, fmt.Errorf("open state %s: a shared store needs its elector (the leader lease)", store.Name())
 	}
 	opts.defaults()
+	keys, _, err := accountKeys(opts, "")
+	if err != nil {
+		return nil, fmt.Errorf("open state %s: %w", store.Name(), err)
+	}
 	d := &DB{store: store, path: store.Name(), now: opts.Now, chunk: opts.LoadChunk, sendWindow: opts.SendWindow,
-		elector: elector, holder: opts.Holder}
+		elector: elector, holder: opts.Holder, keys: keys}
 	// The file's count is the floor every write is compared with
 	// (rewind.go), from the first.
 	d.mark = &watermark{path: opts.Watermark, now: opts.Now}
