@@ -52,7 +52,7 @@ func (r *Runner) loadCustomers() error {
 func (r *Runner) customerFound(k payment.RowKey, userID, note string) (*funding.Row, error) {
 	row, err := r.led.CustomerFound(k, userID, note)
 	if err != nil {
-		return nil, r.ledgerFailed(fmt.Errorf("record the customer of %s: %w", k, err))
+		return nil, r.run.LedgerFailed(fmt.Errorf("record the customer of %s: %w", k, err))
 	}
 	return row, nil
 }
@@ -72,7 +72,7 @@ func (r *Runner) customerFound(k payment.RowKey, userID, note string) (*funding.
 // has no source yet, and the row goes on in the same send.
 func (r *Runner) newCustomer(ctx context.Context, row *funding.Row) error {
 	k := row.Key
-	id, err := r.svc.CreateCustomer(r.gated(ctx, row), row.Request.Customer)
+	id, err := r.svc.CreateCustomer(r.run.Gate(ctx, row.SendBy, nil), row.Request.Customer)
 	if errors.Is(err, rowrun.ErrSendByPassed) {
 		return r.dropLate(row)
 	}

@@ -56,7 +56,7 @@ func (r *Runner) failed(k payment.RowKey, what string, err error, step string) e
 	return rowrun.Failed(err, what+": ", rowrun.Actions{
 		Reject: func(msg string) error {
 			if _, lerr := r.led.RejectSource(k, msg, step); lerr != nil {
-				return r.ledgerFailed(fmt.Errorf("record the rejection of %s: %w", k, lerr))
+				return r.run.LedgerFailed(fmt.Errorf("record the rejection of %s: %w", k, lerr))
 			}
 			r.run.count(func(s *Summary) { s.Rejected++ })
 			r.log.Info("funding-source row refused by the service", "row", k.String(), "reason", msg)
@@ -65,12 +65,12 @@ func (r *Runner) failed(k payment.RowKey, what string, err error, step string) e
 		Release: func(reason string) error { return r.release(k, reason) },
 		Doubt: func(reason string, err error) error {
 			if _, lerr := r.led.DoubtSource(k, reason); lerr != nil {
-				return r.ledgerFailed(fmt.Errorf("record %s in doubt: %w", k, lerr))
+				return r.run.LedgerFailed(fmt.Errorf("record %s in doubt: %w", k, lerr))
 			}
 			r.log.Warn("answer lost; the row will be looked up before any resend", "row", k.String(), "request", what, "err", err)
 			return nil
 		},
-		Halt: r.halt,
+		Halt: r.run.Stop,
 	})
 }
 
@@ -81,14 +81,14 @@ func (r *Runner) failed(k payment.RowKey, what string, err error, step string) e
 func (r *Runner) readFailed(k payment.RowKey, what string, err error) error {
 	switch payment.FailureOf(err) {
 	case payment.FailKeyRefused:
-		return r.halt(fmt.Errorf("%w: %w", payment.ErrKeyRefused, err))
+		return r.run.Stop(fmt.Errorf("%w: %w", payment.ErrKeyRefused, err))
 	case payment.FailRefused:
 		if _, err := r.send(k, nil); err != nil {
 			return err
 		}
 		msg := payment.ServiceMessage(err)
 		if _, lerr := r.led.RejectSource(k, msg, nextStepFor(err)); lerr != nil {
-			return r.ledgerFailed(fmt.Errorf("record the rejection of %s: %w", k, lerr))
+			return r.run.LedgerFailed(fmt.Errorf("record the rejection of %s: %w", k, lerr))
 		}
 		r.run.count(func(s *Summary) { s.Rejected++ })
 		r.log.Info("funding-source row refused by the service", "row", k.String(), "request", what, "reason", msg)
@@ -101,7 +101,7 @@ func (r *Runner) readFailed(k payment.RowKey, what string, err error) error {
 // release returns a row in flight to pending: nothing of it was done.
 func (r *Runner) release(k payment.RowKey, reason string) error {
 	if _, err := r.led.ReleaseSource(k, reason); err != nil {
-		return r.ledgerFailed(fmt.Errorf("release %s: %w", k, err))
+		return r.run.LedgerFailed(fmt.Errorf("release %s: %w", k, err))
 	}
 	return nil
 }

@@ -220,12 +220,12 @@ func (p *lanes) settle(ctx context.Context, lr *laneRow) error {
 	lr.state = finished
 	now, err := p.r.led.SourceRow(lr.row.Key)
 	if err != nil {
-		return p.r.ledgerFailed(fmt.Errorf("read %s: %w", lr.row.Key, err))
+		return p.r.run.LedgerFailed(fmt.Errorf("read %s: %w", lr.row.Key, err))
 	}
 	switch {
 	case now.State == payment.InDoubt || now.State == payment.InFlight:
 		return p.markDoubt(now)
-	case now.State == payment.Pending && !p.r.run.Skipped(now.Key) && !p.r.stopping(ctx):
+	case now.State == payment.Pending && !p.r.run.Skipped(now.Key) && !p.r.run.Stopping(ctx):
 		lr.row, lr.state = now, waiting
 		lr.names, err = p.r.baseKeys(now)
 		return err
@@ -246,8 +246,8 @@ func (r *Runner) sendPending(ctx context.Context) (int, error) {
 	done := make(chan *laneRow)
 	running, sent := 0, 0
 	for {
-		if !r.stopping(ctx) {
-			for _, lr := range p.next(r.workers - running) {
+		if !r.run.Stopping(ctx) {
+			for _, lr := range p.next(r.run.Workers() - running) {
 				running++
 				sent++
 				go func() {
@@ -262,7 +262,7 @@ func (r *Runner) sendPending(ctx context.Context) (int, error) {
 		lr := <-done
 		running--
 		if err := p.settle(ctx, lr); err != nil {
-			r.halt(err)
+			r.run.Halt(err)
 		}
 	}
 	if err := r.run.HaltedBy(); err != nil {

@@ -13,6 +13,7 @@ import (
 	"github.com/batchd/batchd/internal/inflight"
 	"github.com/batchd/batchd/internal/ledgertest"
 	"github.com/batchd/batchd/internal/payment"
+	"github.com/batchd/batchd/internal/rowrun"
 	"github.com/batchd/batchd/internal/sandbox"
 )
 
@@ -214,7 +215,7 @@ func byUser(userID, account string) funding.Request {
 // an email-only row that turns out to be the customer another row names
 // by user_id.
 func TestLanesPolicy(t *testing.T) {
-	r := &Runner{run: newRunState()}
+	r := &Runner{run: newRunState(rowrun.New(rowrun.Options{}))}
 	row := func(line uint32, q funding.Request) *laneRow {
 		fr := &funding.Row{Key: payment.RowKey{Batch: 1, Line: line}, State: payment.Pending, Request: q}
 		n, err := r.baseKeys(fr)

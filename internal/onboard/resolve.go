@@ -5,11 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"time"
 
 	"github.com/batchd/batchd/internal/funding"
 	"github.com/batchd/batchd/internal/payment"
 	"github.com/batchd/batchd/internal/retry"
+	"github.com/batchd/batchd/internal/rowrun"
 )
 
 // ErrLookup wraps a lookup of a row in doubt that could not be completed:
@@ -193,48 +193,54 @@ func (v *Resolver) log() *slog.Logger {
 	return v.Log
 }
 
-// resolveDue looks up every row in doubt whose ResolveAfter has passed,
-// one at a time, before anything is sent. A row whose lookup fails stays
-// in doubt, is given up on for this run and is never resent on its
-// account.
-func (r *Runner) resolveDue(ctx context.Context) error {
-	now := r.opts.Now()
-	var due []*funding.Row
-	err := r.led.OpenSourceRows(func(row *funding.Row) (bool, error) {
-		if inDoubt(row) && !r.run.Skipped(row.Key) && !r.lookupAt(row).After(now) {
-			due = append(due, row)
+// sources is the funding-source kind on the row engine (rowrun.Kind):
+// the ledger's funding-source and verification rows, sent by the Runner
+// and looked up one at a time by Resolver.
+type sources struct{ *Runner }
+
+// Recover puts the rows found in flight in doubt.
+func (r sources) Recover() (int, error) { return r.led.RecoverSourcesInFlight() }
+
+// Doubts walks the rows in doubt.
+func (r sources) Doubts(f func(*funding.Row)) error {
+	return r.led.OpenSourceRows(func(row *funding.Row) (bool, error) {
+		if inDoubt(row) {
+			f(row)
 		}
 		return true, nil
 	})
-	if err != nil {
-		return fmt.Errorf("walk funding-source rows in doubt: %w", err)
-	}
-	v := &Resolver{Ledger: r.led, Service: r.svc, Retry: r.opts.Retry, Log: r.log}
+}
+
+// Timing is what the engine needs to know when row's lookup is due.
+func (sources) Timing(row *funding.Row) rowrun.Timing {
+	return rowrun.Timing{Key: row.Key, AttemptAt: row.AttemptAt, SendBy: row.SendBy}
+}
+
+// SendPending sends the pending rows, in their lanes.
+func (r sources) SendPending(ctx context.Context) (int, error) { return r.sendPending(ctx) }
+
+// Resolve looks up the due rows in doubt one at a time, before anything
+// is sent. A row whose lookup fails stays in doubt, is given up on for
+// this run and is never resent on its account.
+func (r sources) Resolve(ctx context.Context, due []*funding.Row) error {
+	v := &Resolver{Ledger: r.led, Service: r.svc, Retry: r.run.Retry(), Log: r.log}
 	for _, row := range due {
-		if r.stopping(ctx) {
+		if r.run.Stopping(ctx) {
 			break
 		}
 		res, err := v.Resolve(ctx, row)
 		switch {
 		case errors.Is(err, payment.ErrKeyRefused):
-			r.halt(err)
-			return err
+			return r.run.Stop(err)
 		case errors.Is(err, ErrLookup), errors.Is(err, payment.ErrRefused):
-			r.giveUp(row.Key, err)
+			r.run.GiveUp(row.Key, err)
 			continue
 		case err != nil && ctx.Err() != nil:
 			return ctx.Err()
 		case err != nil:
-			return r.ledgerFailed(err)
+			return r.run.LedgerFailed(err)
 		}
-		switch {
-		case res == Bound && row.Request.Method == funding.Verify:
-			r.run.count(func(s *Summary) { s.Verified++ })
-		case res == Bound:
-			r.run.count(func(s *Summary) { s.Created++ })
-		case res == Released:
-			r.run.count(func(s *Summary) { s.Resent++ })
-		}
+		r.resolved(row, res)
 	}
 	if err := r.run.HaltedBy(); err != nil {
 		return err
@@ -242,17 +248,14 @@ func (r *Runner) resolveDue(ctx context.Context) error {
 	return ctx.Err()
 }
 
-// nextDue is when the next row in doubt falls due for its lookup: the
-// zero time when none is waiting.
-func (r *Runner) nextDue() (time.Time, error) {
-	var next time.Time
-	err := r.led.OpenSourceRows(func(row *funding.Row) (bool, error) {
-		if row.State == payment.InDoubt && !r.run.Skipped(row.Key) {
-			if at := r.lookupAt(row); next.IsZero() || at.Before(next) {
-				next = at
-			}
-		}
-		return true, nil
-	})
-	return next, err
+// resolved counts what a lookup did.
+func (r sources) resolved(row *funding.Row, res Resolution) {
+	switch {
+	case res == Bound && row.Request.Method == funding.Verify:
+		r.run.count(func(s *Summary) { s.Verified++ })
+	case res == Bound:
+		r.run.count(func(s *Summary) { s.Created++ })
+	case res == Released:
+		r.run.count(func(s *Summary) { s.Resent++ })
+	}
 }

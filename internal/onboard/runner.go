@@ -13,6 +13,7 @@ import (
 	"github.com/batchd/batchd/internal/reconcile"
 	"github.com/batchd/batchd/internal/report"
 	"github.com/batchd/batchd/internal/retry"
+	"github.com/batchd/batchd/internal/rowrun"
 )
 
 // Defaults for the zero values of Options.
@@ -88,17 +89,19 @@ type Summary struct {
 	NotInitiated int // micro-deposit rows whose verification is still to initiate
 }
 
-// Runner sends funding-source and verification rows and follows them up.
-// One Runner serves one job at a time: Run and Reconcile must not overlap
-// (the daemon's scheduler serialises jobs).
+// Runner sends funding-source and verification rows and follows them up,
+// as one kind on the row engine (internal/rowrun): the engine owns the run
+// loop, the in-flight limit, the retried send under a slot, the send-by
+// gate and when a row in doubt is looked up; the Runner owns the requests
+// (customer, source, verification), the lanes that keep one customer's
+// rows in line, and the lookup (Resolver). One Runner serves one job at a
+// time: Run and Reconcile must not overlap (the daemon's scheduler
+// serialises jobs).
 type Runner struct {
 	led  Ledger
 	svc  *counted
 	opts Options
 	log  *slog.Logger
-
-	limit   *inflight.Limit
-	workers int // the limit's ceiling: rows started at once at most
 
 	run *runState // the run under way
 }
@@ -125,9 +128,6 @@ func New(led Ledger, svc funding.Service, opts Options) *Runner {
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
-	if opts.Sleep == nil {
-		opts.Sleep = retry.Sleep
-	}
 	if opts.Location == nil {
 		opts.Location = time.UTC
 	}
@@ -141,11 +141,16 @@ func New(led Ledger, svc funding.Service, opts Options) *Runner {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	lim := opts.Limit
-	if lim == nil {
-		lim = inflight.New(inflight.Options{Ceiling: DefaultConcurrency, Now: opts.Now})
+	if opts.Limit == nil {
+		opts.Limit = inflight.New(inflight.Options{Ceiling: DefaultConcurrency, Now: opts.Now})
 	}
-	return &Runner{led: led, svc: &counted{Service: svc}, opts: opts, log: log, limit: lim, workers: lim.Ceiling()}
+	return &Runner{led: led, svc: &counted{Service: svc}, opts: opts, log: log}
+}
+
+// engine is a row engine for one run, on the Runner's options.
+func (r *Runner) engine() *rowrun.Engine {
+	return rowrun.New(rowrun.Options{Noun: "funding-source row", Now: r.opts.Now, Sleep: r.opts.Sleep,
+		Log: r.log, Retry: r.opts.Retry, Limit: r.opts.Limit, ResolveAfter: r.opts.ResolveAfter})
 }
 
 // Run sends every pending row, after looking up the rows in doubt that
@@ -157,61 +162,29 @@ func New(led Ledger, svc funding.Service, opts Options) *Runner {
 // the run at once with that error. A run that ends otherwise with work
 // left returns an error wrapping ErrIncomplete.
 func (r *Runner) Run(ctx context.Context) (Summary, error) {
-	r.run = newRunState()
+	r.run = newRunState(r.engine())
 	calls := r.svc.n.Load()
-	sum, err := r.runLoop(ctx)
+	err := r.loadCustomers()
+	if err == nil {
+		err = rowrun.Run(ctx, r.run.Engine, sources{r})
+	}
+	if err == nil {
+		err = r.initiateLeft(ctx)
+	}
+	if err == nil {
+		err = ctx.Err()
+	}
+	sum, err := r.finish(err)
 	sum.Calls = int(r.svc.n.Load() - calls)
 	return sum, err
-}
-
-func (r *Runner) runLoop(ctx context.Context) (Summary, error) {
-	n, err := r.led.RecoverSourcesInFlight()
-	if err != nil {
-		return r.finish(fmt.Errorf("recover rows in flight: %w", err))
-	}
-	r.run.count(func(s *Summary) { s.Recovered = n })
-	if n > 0 {
-		r.log.Warn("funding-source rows were in flight when the last run stopped; they will be looked up before any resend", "rows", n)
-	}
-	if err := r.loadCustomers(); err != nil {
-		return r.finish(err)
-	}
-	for {
-		if err := r.resolveDue(ctx); err != nil {
-			return r.finish(err)
-		}
-		sent, err := r.sendPending(ctx)
-		if err != nil {
-			return r.finish(err)
-		}
-		if sent > 0 {
-			continue // rows released meanwhile, or waiting on a row just settled
-		}
-		next, err := r.nextDue()
-		if err != nil {
-			return r.finish(fmt.Errorf("walk funding-source rows in doubt: %w", err))
-		}
-		if next.IsZero() {
-			break // nothing left to look up; nothing pending can be sent
-		}
-		if err := r.opts.Sleep(ctx, next.Sub(r.opts.Now())); err != nil {
-			return r.finish(err)
-		}
-	}
-	if err := r.initiateLeft(ctx); err != nil {
-		return r.finish(err)
-	}
-	return r.finish(ctx.Err())
 }
 
 // finish counts what is left and says so when the run ended with work
 // undone.
 func (r *Runner) finish(err error) (Summary, error) {
 	st := r.run
-	if h := st.HaltedBy(); h != nil {
-		err = h
-	}
 	sum := st.summary()
+	sum.Recovered = st.Recovered()
 	cerr := r.led.OpenSourceRows(func(row *funding.Row) (bool, error) {
 		switch row.State {
 		case payment.InDoubt, payment.InFlight:
@@ -230,41 +203,12 @@ func (r *Runner) finish(err error) (Summary, error) {
 		})
 	}
 	if cerr != nil {
-		return sum, errors.Join(err, fmt.Errorf("count open rows: %w", cerr))
+		return sum, errors.Join(st.Outcome(err, nil, ""), fmt.Errorf("count open rows: %w", cerr))
 	}
-	if err == nil && (sum.Pending > 0 || sum.InDoubt > 0 || sum.NotInitiated > 0) {
-		err = fmt.Errorf("%w: %d funding-source rows left pending and %d in doubt after their attempts, %d micro-deposit verifications not initiated; the next onboarding run continues",
-			ErrIncomplete, sum.Pending, sum.InDoubt, sum.NotInitiated)
-		if last := st.LastUndone(); last != nil {
-			err = fmt.Errorf("%w; the last error: %w", err, last)
-		}
+	left := ""
+	if sum.Pending > 0 || sum.InDoubt > 0 || sum.NotInitiated > 0 {
+		left = fmt.Sprintf("%d funding-source rows left pending and %d in doubt after their attempts, %d micro-deposit verifications not initiated; the next onboarding run continues",
+			sum.Pending, sum.InDoubt, sum.NotInitiated)
 	}
-	return sum, err
-}
-
-// halt stops the run for err: no new row starts. The first cause wins.
-func (r *Runner) halt(err error) error {
-	r.run.Halt(err)
-	return retry.Permanent(err)
-}
-
-// undone notes err as the latest failure that left work undone, so that
-// the run's error names it (and /healthz files it under its source).
-func (r *Runner) undone(err error) { r.run.Undone(err) }
-
-func (r *Runner) stopping(ctx context.Context) bool {
-	return r.run.Stopping(ctx)
-}
-
-// giveUp leaves a row as it is for the rest of the run.
-func (r *Runner) giveUp(k payment.RowKey, err error) {
-	r.run.Skip(k)
-	r.undone(err)
-	r.log.Warn("giving up on the funding-source row for this run; the next run continues", "row", k.String(), "err", err)
-}
-
-// ledgerFailed halts the run: a run that cannot record what it does must
-// not send anything more.
-func (r *Runner) ledgerFailed(err error) error {
-	return r.halt(err)
+	return sum, st.Outcome(err, ErrIncomplete, left)
 }

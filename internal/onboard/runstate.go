@@ -7,13 +7,12 @@ import (
 	"github.com/batchd/batchd/internal/rowrun"
 )
 
-// runState is what one Run remembers of itself: what every kind does
-// (rowrun.State: halt, last failure, rows given up on, tries) and what
-// onboarding adds. Rows of different customers are sent by concurrent
+// runState is one Run: the row engine's run (rowrun.Engine: halt, last
+// failure, rows given up on, tries) and what onboarding adds. Rows of different customers are sent by concurrent
 // workers, so every field here is read and written under mu, through the
 // methods below.
 type runState struct {
-	rowrun.State
+	*rowrun.Engine
 
 	mu        sync.Mutex
 	sum       Summary
@@ -21,9 +20,9 @@ type runState struct {
 	customers map[string]string       // funding.EmailKey -> user_id
 }
 
-// newRunState is the state of a run about to start.
-func newRunState() *runState {
-	return &runState{initTried: map[payment.RowKey]bool{}, customers: map[string]string{}}
+// newRunState is the state of a run about to start on e.
+func newRunState(e *rowrun.Engine) *runState {
+	return &runState{Engine: e, initTried: map[payment.RowKey]bool{}, customers: map[string]string{}}
 }
 
 // count changes the summary under the lock.

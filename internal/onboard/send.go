@@ -6,46 +6,26 @@ import (
 	"fmt"
 
 	"github.com/batchd/batchd/internal/funding"
+	"github.com/batchd/batchd/internal/inflight"
 	"github.com/batchd/batchd/internal/payment"
-	"github.com/batchd/batchd/internal/retry"
 	"github.com/batchd/batchd/internal/rowrun"
 )
-
-// errGaveUp stops a row's sends for this run.
-var errGaveUp = errors.New("gave up on the row for this run")
 
 // errSendAgain ends a row's send with the row pending again, to be sent
 // in its turn once its customer is known (sendPending sends it back to
 // its customer's lane).
-var errSendAgain = errors.New("the row's customer was found by email: sent again in its customer's turn")
+var errSendAgain = fmt.Errorf("%w: the row's customer was found by email: sent again in its customer's turn", rowrun.ErrTurnAgain)
 
-// sendRow takes one pending row as far as it goes: a source (or a
-// verification), a rejection, doubt, or pending again when the service
-// kept saying "not now" or the run is stopping.
+// sendRow takes one pending row as far as it goes through the engine: a
+// source (or a verification), a rejection, doubt, or pending again when
+// the service kept saying "not now" or the run is stopping. A send makes
+// one to four requests under its slot (paced).
 func (r *Runner) sendRow(ctx context.Context, k payment.RowKey) {
-	err := retry.Do(ctx, r.opts.Retry, func(ctx context.Context) error {
-		if r.stopping(ctx) {
-			return retry.Permanent(context.Canceled) // a stop: no new request starts
-		}
-		// A slot of the in-flight limit first, as submit takes one: a row
-		// waiting its turn stays pending, so that only what the rate
-		// budget needs is in flight (and in doubt after a crash).
-		slot, err := r.limit.Acquire(ctx)
-		if err != nil {
-			return retry.Permanent(context.Canceled) // a stop while waiting
-		}
+	r.run.Send(ctx, k, func(ctx context.Context, slot *inflight.Slot) (inflight.Outcome, error) {
 		p := &paced{slot: slot}
-		defer func() { slot.Release(p.outcome()) }()
-		if r.stopping(ctx) {
-			// The run halted (a refused key, a ledger failure) while
-			// this row waited for its slot: nothing more leaves.
-			return retry.Permanent(context.Canceled)
-		}
-		return r.attempt(withPace(ctx, p), k)
+		err := r.attempt(withPace(ctx, p), k)
+		return p.outcome(), err
 	})
-	if err != nil && !errors.Is(err, errSendAgain) && !r.stopping(ctx) {
-		r.giveUp(k, err)
-	}
 }
 
 // attempt sends a pending row once. It returns nil when the row reached
@@ -55,13 +35,10 @@ func (r *Runner) sendRow(ctx context.Context, k payment.RowKey) {
 func (r *Runner) attempt(ctx context.Context, k payment.RowKey) error {
 	row, err := r.led.SourceRow(k)
 	if err != nil {
-		return r.ledgerFailed(fmt.Errorf("read %s: %w", k, err))
+		return r.run.LedgerFailed(fmt.Errorf("read %s: %w", k, err))
 	}
 	if row.State != payment.Pending {
 		return nil // settled since it was listed
-	}
-	if n := r.run.Try(k); n > r.opts.Retry.MaxAttempts {
-		return retry.Permanent(fmt.Errorf("%w: %d sends", errGaveUp, n-1))
 	}
 	if row.Request.Method == funding.Verify {
 		return r.sendVerify(ctx, row)
@@ -106,7 +83,7 @@ func (r *Runner) attempt(ctx context.Context, k payment.RowKey) error {
 func (r *Runner) send(k payment.RowKey, before []string) (*funding.Row, error) {
 	row, err := r.led.SendSource(k, before)
 	if err != nil {
-		return nil, r.ledgerFailed(fmt.Errorf("mark %s in flight: %w", k, err))
+		return nil, r.run.LedgerFailed(fmt.Errorf("mark %s in flight: %w", k, err))
 	}
 	r.run.count(func(s *Summary) { s.Attempts++ })
 	return row, nil
@@ -118,7 +95,7 @@ func (r *Runner) createSource(ctx context.Context, row *funding.Row) error {
 	// The request runs to its end even when the run is stopping: a
 	// cancelled create is an ambiguous one, and ambiguity costs a lookup.
 	// The client's own timeout bounds it.
-	src, err := r.svc.CreateSource(r.gated(ctx, row), row.UserID, &row.Request)
+	src, err := r.svc.CreateSource(r.run.Gate(ctx, row.SendBy, nil), row.UserID, &row.Request)
 	if errors.Is(err, rowrun.ErrSendByPassed) {
 		return r.dropLate(row)
 	}
@@ -147,13 +124,13 @@ func (r *Runner) sourceCreated(k payment.RowKey, res funding.Result) error {
 	if errors.Is(err, payment.ErrCheckOwned) {
 		msg := fmt.Sprintf("the service answered with funding source %s, which another row already holds", res.SourceID)
 		if _, err := r.led.RejectSource(k, msg, StepAlreadyLinked); err != nil {
-			return r.ledgerFailed(fmt.Errorf("record the rejection of %s: %w", k, err))
+			return r.run.LedgerFailed(fmt.Errorf("record the rejection of %s: %w", k, err))
 		}
 		r.run.count(func(s *Summary) { s.Rejected++ })
 		return nil
 	}
 	if err != nil {
-		return r.ledgerFailed(fmt.Errorf("record funding source %s of %s: %w", res.SourceID, k, err))
+		return r.run.LedgerFailed(fmt.Errorf("record funding source %s of %s: %w", res.SourceID, k, err))
 	}
 	return nil
 }

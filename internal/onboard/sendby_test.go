@@ -11,6 +11,7 @@ import (
 	"github.com/batchd/batchd/internal/apiwire"
 	"github.com/batchd/batchd/internal/ledgertest"
 	"github.com/batchd/batchd/internal/payment"
+	"github.com/batchd/batchd/internal/rowrun"
 	"github.com/batchd/batchd/internal/sandbox"
 	"github.com/batchd/batchd/internal/state"
 )
@@ -58,7 +59,7 @@ func TestLateCreateIsNotSent(t *testing.T) {
 	row := r.rows(b.ID)[0]
 	var dropped bool
 	for _, h := range row.History {
-		dropped = dropped || h.Note == dropReason
+		dropped = dropped || h.Note == rowrun.DropReason
 	}
 	if !dropped {
 		t.Errorf("the late create was not dropped; history %+v", row.History)

@@ -43,7 +43,7 @@ func (r *Runner) sendVerify(ctx context.Context, row *funding.Row) error {
 	case funding.StatusVerificationFailed, funding.StatusDeleted:
 		msg := fmt.Sprintf("the funding source is %s at the service", src.Status)
 		if _, err := r.led.RejectSource(k, msg, StepVerificationEnded); err != nil {
-			return r.ledgerFailed(fmt.Errorf("record the rejection of %s: %w", k, err))
+			return r.run.LedgerFailed(fmt.Errorf("record the rejection of %s: %w", k, err))
 		}
 		r.run.count(func(s *Summary) { s.Rejected++ })
 		return nil
@@ -101,7 +101,7 @@ func (r *Runner) initiate(ctx context.Context, k payment.RowKey, sourceID string
 	}
 	err := retry.Do(ctx, r.opts.Retry, func(ctx context.Context) error {
 		err := r.svc.InitiateVerification(context.WithoutCancel(ctx), sourceID)
-		if err == nil || payment.FailureOf(err) != payment.FailNotDone || r.stopping(ctx) {
+		if err == nil || payment.FailureOf(err) != payment.FailNotDone || r.run.Stopping(ctx) {
 			return retry.Permanent(err)
 		}
 		return retry.After(payment.RetryAfter(err), err)
@@ -112,11 +112,11 @@ func (r *Runner) initiate(ctx context.Context, k payment.RowKey, sourceID string
 	case errors.Is(err, funding.ErrDeprecated):
 		return r.initiated(k, time.Time{}, funding.BankLinkStep)
 	case payment.FailureOf(err) == payment.FailKeyRefused:
-		return r.halt(fmt.Errorf("%w: %w", payment.ErrKeyRefused, err))
+		return r.run.Stop(fmt.Errorf("%w: %w", payment.ErrKeyRefused, err))
 	case payment.FailureOf(err) == payment.FailRefused:
 		return r.initiated(k, time.Time{}, "micro-deposits could not be sent ("+payment.ServiceMessage(err)+"): "+funding.BankLinkStep)
 	}
-	r.undone(fmt.Errorf("initiate micro-deposit verification of %s: %w", k, err))
+	r.run.Undone(fmt.Errorf("initiate micro-deposit verification of %s: %w", k, err))
 	r.log.Warn("micro-deposit verification not initiated; the next run tries again", "row", k.String(), "err", err)
 	return nil
 }
@@ -124,7 +124,7 @@ func (r *Runner) initiate(ctx context.Context, k payment.RowKey, sourceID string
 // initiated records an initiation, or why there is none.
 func (r *Runner) initiated(k payment.RowKey, at time.Time, nextStep string) error {
 	if _, err := r.led.Initiated(k, at, nextStep); err != nil {
-		return r.ledgerFailed(fmt.Errorf("record the micro-deposit initiation of %s: %w", k, err))
+		return r.run.LedgerFailed(fmt.Errorf("record the micro-deposit initiation of %s: %w", k, err))
 	}
 	if nextStep == "" {
 		r.run.count(func(s *Summary) { s.Initiated++ })
@@ -149,7 +149,7 @@ func (r *Runner) initiateLeft(ctx context.Context) error {
 		return fmt.Errorf("find micro-deposit rows to initiate: %w", err)
 	}
 	for _, row := range left {
-		if r.stopping(ctx) {
+		if r.run.Stopping(ctx) {
 			break
 		}
 		if err := r.initiate(ctx, row.Key, row.SourceID); err != nil {

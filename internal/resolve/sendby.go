@@ -4,16 +4,12 @@ import (
 	"time"
 
 	"github.com/batchd/batchd/internal/payment"
+	"github.com/batchd/batchd/internal/rowrun"
 )
 
-// DefaultSendMargin is Resolver.SendMargin when it is zero. A row's
-// send-by deadline (payment.Row.SendBy) was set on the clock of the
-// instance that recorded the create intent; the instance resolving it
-// may be another one, whose clock is somewhat off. Five seconds covers
-// the drift of hosts kept by NTP many times over, and the moments a
-// request already written at its deadline spends on the wire, while
-// costing a new leader only a few seconds before its lookups.
-const DefaultSendMargin = 5 * time.Second
+// DefaultSendMargin is Resolver.SendMargin when it is zero: the row
+// engine's (rowrun.DefaultSendMargin says why five seconds).
+const DefaultSendMargin = rowrun.DefaultSendMargin
 
 // ReleasableAt is the earliest time, on the resolver's clock, at which a
 // lookup that finds no check for row may release it: its send-by deadline

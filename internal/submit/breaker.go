@@ -103,7 +103,7 @@ func (r *Runner) feedBreaker(err error) {
 	}
 	if oe := r.brk.failure(err); oe != nil {
 		r.log.Error("circuit breaker: the API failed every call; no more creates in this run", "for", oe.span.Round(time.Second).String(), "err", err)
-		r.halt(oe)
+		r.eng.Halt(oe)
 	}
 }
 

@@ -117,12 +117,12 @@ func TestBreakerIgnoresThrottling(t *testing.T) {
 	r.feedBreaker(throttled{fmt.Errorf("%w: HTTP 429", payment.ErrNotDone)})
 	clock.Advance(50 * time.Second)
 	r.feedBreaker(down)
-	if h := r.run.HaltedBy(); h != nil {
+	if h := r.eng.HaltedBy(); h != nil {
 		t.Fatalf("halted after a 429 in between: %v", h)
 	}
 	clock.Advance(time.Minute)
 	r.feedBreaker(down)
-	if h := r.run.HaltedBy(); h == nil || !errors.Is(h, ErrOutage) {
+	if h := r.eng.HaltedBy(); h == nil || !errors.Is(h, ErrOutage) {
 		t.Fatal("a minute of refused connections did not trip the breaker")
 	}
 }

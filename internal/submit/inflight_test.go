@@ -77,8 +77,8 @@ func TestRowsWaitingForASlotStayPending(t *testing.T) {
 // ceiling.
 func TestWorkersFollowTheLimitsCeiling(t *testing.T) {
 	run := New(nil, nil, Options{Limit: inflight.New(inflight.Options{Ceiling: 64})})
-	if run.opts.Concurrency != 64 {
-		t.Fatalf("workers %d, want the ceiling 64", run.opts.Concurrency)
+	if n := run.eng.Workers(); n != 64 {
+		t.Fatalf("workers %d, want the ceiling 64", n)
 	}
 }
 

@@ -18,6 +18,7 @@ import (
 	"github.com/batchd/batchd/internal/ledgertest"
 	"github.com/batchd/batchd/internal/payment"
 	"github.com/batchd/batchd/internal/resolve"
+	"github.com/batchd/batchd/internal/rowrun"
 	"github.com/batchd/batchd/internal/sandbox"
 	"github.com/batchd/batchd/internal/state"
 )
@@ -150,8 +151,8 @@ func TestLateSendIsDroppedThenResolved(t *testing.T) {
 			t.Fatal(err)
 		}
 		last := row.History[len(row.History)-1]
-		if last.Via != payment.Doubt || last.Note != dropReason || row.Error != dropReason {
-			t.Fatalf("late row's last step %+v, error %q; want a doubt for %q", last, row.Error, dropReason)
+		if last.Via != payment.Doubt || last.Note != rowrun.DropReason || row.Error != rowrun.DropReason {
+			t.Fatalf("late row's last step %+v, error %q; want a doubt for %q", last, row.Error, rowrun.DropReason)
 		}
 		if r.log.count("GET", "/v1/check/list") != 0 {
 			t.Fatal("the late row was looked up before its deadline and margin passed")

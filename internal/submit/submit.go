@@ -17,7 +17,7 @@
 // check a fencing token, so each create intent also carries a send-by
 // deadline (payment.Row.SendBy, set by Ledger.Send). On every attempt,
 // just before the request is handed to the client, a worker whose clock is
-// past it sends nothing and puts the row in doubt (sendByPassed), and no
+// past it sends nothing and puts the row in doubt (rowrun.Engine.DropLate), and no
 // row in doubt is looked up before its deadline plus a margin
 // (resolve.Resolver.ReleasableAt): until then its create may still leave
 // from an instance that lost the lead without knowing it. Run waits for
@@ -81,7 +81,7 @@ type Options struct {
 	OnCreated func(n int)
 	// OnSendDropped, optional, is told of creates not sent because their
 	// send-by deadline had passed when their turn came (the row went in
-	// doubt instead; see sendByPassed). Workers call it.
+	// doubt instead; see rowrun.Engine.DropLate). Workers call it.
 	OnSendDropped func(n int)
 	// SendMargin is how long after a row's send-by deadline its lookup
 	// may release it (resolve.Resolver.SendMargin); zero means
@@ -115,7 +115,11 @@ type Summary struct {
 	Recovered  int // rows found in flight at start
 }
 
-// Runner works through the ledger's pending rows.
+// Runner works through the ledger's pending rows, as one kind on the row
+// engine (internal/rowrun): the engine owns the run loop, the in-flight
+// limit, the retried send under a slot, the send-by gate and when a row
+// in doubt is looked up; the Runner owns the check create, the lookup
+// (resolve.Resolver), the breaker and voiding by risk.
 type Runner struct {
 	led      payment.Rows
 	svc      payment.Service
@@ -124,31 +128,13 @@ type Runner struct {
 	log      *slog.Logger
 	void     map[string]bool
 	brk      *breaker
-	limit    *inflight.Limit
+	eng      *rowrun.Engine
 
 	created, rejected, voided, voidFailed, resent, attempts, dropped atomic.Int64
-	// run is why the run must stop, what it left undone, the rows it gave
-	// up on and the creates per row: the state every kind keeps alike.
-	run rowrun.State
 }
 
-// New returns a Runner over a ledger and the service.
+// New returns a Runner over a ledger and the service, for one run.
 func New(led payment.Rows, svc payment.Service, opts Options) *Runner {
-	if opts.Concurrency <= 0 && opts.Limit != nil {
-		opts.Concurrency = opts.Limit.Ceiling()
-	}
-	if opts.Concurrency <= 0 {
-		opts.Concurrency = 4
-	}
-	if opts.Limit == nil {
-		opts.Limit = inflight.New(inflight.Options{Ceiling: opts.Concurrency, Now: opts.Now})
-	}
-	if opts.ResolveAfter <= 0 {
-		opts.ResolveAfter = 2 * time.Minute
-	}
-	if opts.Retry.MaxAttempts <= 0 {
-		opts.Retry.MaxAttempts = 10
-	}
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
@@ -160,9 +146,16 @@ func New(led payment.Rows, svc payment.Service, opts Options) *Runner {
 	for _, r := range opts.VoidOnRisk {
 		void[r] = true
 	}
-	r := &Runner{led: led, svc: svc, opts: opts, log: log, void: void, brk: newBreaker(opts.BreakAfter, opts.Now),
-		limit: opts.Limit}
-	lookup := opts.Retry
+	r := &Runner{led: led, svc: svc, opts: opts, log: log, void: void, brk: newBreaker(opts.BreakAfter, opts.Now)}
+	r.eng = rowrun.New(rowrun.Options{Now: opts.Now, Log: log, Retry: opts.Retry, Limit: opts.Limit,
+		Ceiling: opts.Concurrency, ResolveAfter: opts.ResolveAfter, SendMargin: opts.SendMargin,
+		OnDropped: func(n int) {
+			r.dropped.Add(int64(n))
+			if opts.OnSendDropped != nil {
+				opts.OnSendDropped(n)
+			}
+		}})
+	lookup := r.eng.Retry()
 	lookup.Notify = func(error, time.Duration) { r.retried("check.list") }
 	r.resolver = &resolve.Resolver{Ledger: led, Service: svc, Retry: lookup, Log: log, Now: opts.Now,
 		SendMargin: opts.SendMargin}
@@ -175,57 +168,25 @@ func (r *Runner) Done() int64 { return r.created.Load() + r.rejected.Load() }
 // Run submits until no row is pending, every row in doubt has been looked
 // up (waiting, on Options.Now, for ResolveAfter and for send-by deadlines
 // plus the margin), or ctx is cancelled; rows whose lookup ctx's end
-// forestalled stay in doubt, and a warning says so. Cancelling ctx is a graceful stop: no new create
-// starts, requests already out finish (bounded by the client's timeout) or
-// fall into doubt, and everything is committed before Run returns ctx's
-// error. A refused key (payment.ErrKeyRefused) or a ledger failure
-// (payment.ErrLedger) stops the run at once with that error. A run that
-// ends otherwise with work left returns ErrIncomplete.
+// forestalled stay in doubt, and a warning says so. Cancelling ctx is a
+// graceful stop: no new create starts, requests already out finish
+// (bounded by the client's timeout) or fall into doubt, and everything is
+// committed before Run returns ctx's error. A refused key
+// (payment.ErrKeyRefused) or a ledger failure (payment.ErrLedger) stops
+// the run at once with that error. A run that ends otherwise with work
+// left returns ErrIncomplete.
 func (r *Runner) Run(ctx context.Context) (Summary, error) {
-	var sum Summary
-	n, err := r.led.RecoverInFlight()
-	if err != nil {
-		return sum, err
+	err := rowrun.Run(ctx, r.eng, rows{r})
+	if err == nil {
+		err = r.sweepVoids(ctx)
 	}
-	sum.Recovered = n
-	if n > 0 {
-		r.log.Warn("rows were in flight when the last run stopped; they will be looked up before any resend", "rows", n)
-	}
-	for {
-		if err := r.sendPending(ctx); err != nil {
-			return r.finish(sum, err)
-		}
-		waiting, err := r.resolveDue(ctx)
-		if err != nil {
-			return r.finish(sum, err)
-		}
-		more, err := r.hasPending()
-		if err != nil {
-			return r.finish(sum, err)
-		}
-		if more {
-			continue
-		}
-		if waiting.rows == 0 {
-			break // nothing pending, nothing left to look up
-		}
-		if err := r.waitUntil(ctx, waiting.next); err != nil {
-			r.stoppedWaiting(waiting, err)
-			return r.finish(sum, err)
-		}
-	}
-	if err := r.sweepVoids(ctx); err != nil {
-		return r.finish(sum, err)
-	}
-	return r.finish(sum, ctx.Err())
+	return r.finish(err)
 }
 
 // finish fills the summary from the counters and the ledger, and says
 // what is left when the run ended with work undone.
-func (r *Runner) finish(sum Summary, err error) (Summary, error) {
-	if h := r.run.HaltedBy(); h != nil {
-		err = h
-	}
+func (r *Runner) finish(err error) (Summary, error) {
+	sum := Summary{Recovered: r.eng.Recovered()}
 	sum.Created, sum.Rejected = int(r.created.Load()), int(r.rejected.Load())
 	sum.Voided, sum.VoidFailed = int(r.voided.Load()), int(r.voidFailed.Load())
 	sum.Resent, sum.Attempts = int(r.resent.Load()), int(r.attempts.Load())
@@ -242,47 +203,32 @@ func (r *Runner) finish(sum Summary, err error) (Summary, error) {
 		return true, nil
 	})
 	if cerr != nil {
-		return sum, errors.Join(err, fmt.Errorf("count open rows: %w", cerr))
+		return sum, errors.Join(r.eng.Outcome(err, nil, ""), fmt.Errorf("count open rows: %w", cerr))
 	}
+	left := ""
+	if sum.Pending > 0 || sum.InDoubt > 0 || sum.VoidFailed > 0 {
+		left = fmt.Sprintf("%d rows left pending and %d in doubt after their attempts, %d risky checks not voided; the next submit run continues",
+			sum.Pending, sum.InDoubt, sum.VoidFailed)
+	}
+	err = r.eng.Outcome(err, ErrIncomplete, left)
 	var oe *outageError
 	if errors.As(err, &oe) {
 		err = outageSummary(oe, sum)
 	}
-	if err == nil && (sum.Pending > 0 || sum.InDoubt > 0 || sum.VoidFailed > 0) {
-		err = fmt.Errorf("%w: %d rows left pending and %d in doubt after their attempts, %d risky checks not voided; the next submit run continues",
-			ErrIncomplete, sum.Pending, sum.InDoubt, sum.VoidFailed)
-		if last := r.run.LastUndone(); last != nil {
-			err = fmt.Errorf("%w; the last error: %w", err, last)
-		}
-	}
 	return sum, err
 }
 
-// halt stops the run for err: no new create starts. The first cause wins.
-func (r *Runner) halt(err error) {
-	r.run.Halt(err)
-}
-
-// undone notes err as the latest failure that left work undone, so that
-// the run's error names it (and /healthz files it under its source).
-func (r *Runner) undone(err error) {
-	r.run.Undone(err)
-}
-
-func (r *Runner) stopping(ctx context.Context) bool {
-	return r.run.Stopping(ctx)
-}
-
 // sendPending feeds pending rows, in batch and line order, to the workers
-// and waits for them. There are Concurrency workers, the ceiling; each
-// create waits for a slot of the in-flight limit before its row goes in
-// flight, so that fewer are out when fewer spend the rate budget.
-func (r *Runner) sendPending(ctx context.Context) error {
+// and waits for them, and says how many it fed. There are as many workers
+// as the in-flight limit's ceiling; each create waits for a slot of the
+// limit before its row goes in flight, so that fewer are out when fewer
+// spend the rate budget.
+func (r *Runner) sendPending(ctx context.Context) (int, error) {
 	ctx, cancel := r.brk.cancelOnTrip(ctx)
 	defer cancel()
 	work := make(chan payment.RowKey)
 	var wg sync.WaitGroup
-	for i := 0; i < r.opts.Concurrency; i++ {
+	for i := 0; i < r.eng.Workers(); i++ {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -291,13 +237,15 @@ func (r *Runner) sendPending(ctx context.Context) error {
 			}
 		}()
 	}
+	sent := 0
 	err := r.led.OpenRows(func(row *payment.Row) (bool, error) {
-		if row.State != payment.Pending || r.skipped(row.Key) {
+		if row.State != payment.Pending || r.eng.Skipped(row.Key) {
 			return true, nil
 		}
 		select {
 		case work <- row.Key:
-			return r.run.HaltedBy() == nil, nil
+			sent++
+			return r.eng.HaltedBy() == nil, nil
 		case <-ctx.Done():
 			return false, nil
 		}
@@ -305,25 +253,12 @@ func (r *Runner) sendPending(ctx context.Context) error {
 	close(work)
 	wg.Wait()
 	if err != nil {
-		return fmt.Errorf("walk pending rows: %w", err)
+		return sent, fmt.Errorf("walk pending rows: %w", err)
 	}
-	if h := r.run.HaltedBy(); h != nil {
-		return h
+	if h := r.eng.HaltedBy(); h != nil {
+		return sent, h
 	}
-	return ctx.Err()
-}
-
-func (r *Runner) hasPending() (bool, error) {
-	found := false
-	err := r.led.OpenRows(func(row *payment.Row) (bool, error) {
-		found = row.State == payment.Pending && !r.skipped(row.Key)
-		return !found, nil
-	})
-	return found, err
-}
-
-func (r *Runner) skipped(k payment.RowKey) bool {
-	return r.run.Skipped(k)
+	return sent, ctx.Err()
 }
 
 // addCreated counts n checks recorded created, and tells OnCreated.

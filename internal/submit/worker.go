@@ -11,41 +11,14 @@ import (
 	"github.com/batchd/batchd/internal/rowrun"
 )
 
-// errGaveUp stops a row's retries for this run.
-var errGaveUp = errors.New("gave up on the row for this run")
-
-// sendRow creates the check of one pending row, retrying what the service
-// did not act on. It returns when the row has a check, was rejected, fell
-// into doubt, or is left pending (run stopping, or attempts used up).
+// sendRow creates the check of one pending row through the engine, which
+// retries what the service did not act on. It returns when the row has a
+// check, was rejected, fell into doubt, or is left pending (run stopping,
+// or attempts used up).
 func (r *Runner) sendRow(ctx context.Context, k payment.RowKey) {
-	err := retry.Do(ctx, r.opts.Retry, func(ctx context.Context) error {
-		if r.stopping(ctx) {
-			return retry.Permanent(context.Canceled) // a stop: no new create starts
-		}
-		if n := r.countTry(k); n > r.opts.Retry.MaxAttempts {
-			return retry.Permanent(fmt.Errorf("%w: %d attempts", errGaveUp, n-1))
-		}
-		// A slot of the in-flight limit first: a row waiting its turn
-		// stays pending, so that only what the rate budget needs is in
-		// flight (and in doubt after a crash).
-		slot, err := r.limit.Acquire(ctx)
-		if err != nil {
-			return retry.Permanent(context.Canceled) // a stop while waiting
-		}
-		outcome := inflight.Ignored
-		defer func() { slot.Release(outcome) }()
-		if r.stopping(ctx) {
-			// The run halted (a refused key, a ledger failure) while
-			// this row waited for its slot: nothing more leaves.
-			return retry.Permanent(context.Canceled)
-		}
-		outcome, err = r.attempt(ctx, k, slot)
-		return err
+	r.eng.Send(ctx, k, func(ctx context.Context, slot *inflight.Slot) (inflight.Outcome, error) {
+		return r.attempt(ctx, k, slot)
 	})
-	if err != nil && !r.stopping(ctx) {
-		r.undone(err)
-		r.giveUp(k, err)
-	}
 }
 
 // attempt sends one create of row k under slot, and says what became of
@@ -53,12 +26,12 @@ func (r *Runner) sendRow(ctx context.Context, k payment.RowKey) {
 func (r *Runner) attempt(ctx context.Context, k payment.RowKey, slot *inflight.Slot) (inflight.Outcome, error) {
 	row, err := r.led.Send(k)
 	if err != nil {
-		return inflight.Ignored, r.ledgerFailed(err) // it names the row and the transition
+		return inflight.Ignored, r.eng.LedgerFailed(err) // it names the row and the transition
 	}
 	// The last look at the clock before the request is handed to the
 	// client, on every attempt: past the deadline Send recorded, the
-	// create is not sent at all (sendByPassed).
-	if r.sendByPassed(row) {
+	// create is not sent at all (see the package doc).
+	if r.eng.Passed(row.SendBy) {
 		return inflight.Ignored, r.dropLate(k, row)
 	}
 	r.attempts.Add(1)
@@ -68,8 +41,7 @@ func (r *Runner) attempt(ctx context.Context, k payment.RowKey, slot *inflight.S
 	// rate limiter let the request go: the wait before it is the rate
 	// budget's, not the service's latency.
 	slot.Queued()
-	gated := rowrun.Gate(ctx, row.SendBy, r.opts.Now, slot.Sent)
-	chk, err := r.svc.CreateCheck(gated, row)
+	chk, err := r.svc.CreateCheck(r.eng.Gate(ctx, row.SendBy, slot.Sent), row)
 	if err == nil {
 		r.brk.success()
 		return inflight.Answered, r.recordCreated(ctx, k, chk, "")
@@ -79,6 +51,15 @@ func (r *Runner) attempt(ctx context.Context, k payment.RowKey, slot *inflight.S
 		return inflight.Ignored, r.dropLate(k, row)
 	}
 	return outcomeOf(err), r.handleFailure(k, err)
+}
+
+// dropLate puts a row whose deadline passed before its create left in
+// doubt, without sending anything (rowrun.Engine.DropLate).
+func (r *Runner) dropLate(k payment.RowKey, row *payment.Row) error {
+	return r.eng.DropLate(k, row.SendBy, func(reason string) error {
+		_, err := r.led.Doubt(k, reason)
+		return err
+	})
 }
 
 // outcomeOf is what a failed create tells the in-flight limit: a refusal
@@ -103,7 +84,7 @@ func (r *Runner) handleFailure(k payment.RowKey, err error) error {
 	return rowrun.Failed(err, "", rowrun.Actions{
 		Reject: func(msg string) error {
 			if _, lerr := r.led.Reject(k, msg); lerr != nil {
-				return r.ledgerFailed(fmt.Errorf("record the rejection of %s: %w", k, lerr))
+				return r.eng.LedgerFailed(fmt.Errorf("record the rejection of %s: %w", k, lerr))
 			}
 			r.rejected.Add(1)
 			r.log.Info("row refused by the API", "row", k.String(), "reason", msg)
@@ -112,13 +93,13 @@ func (r *Runner) handleFailure(k payment.RowKey, err error) error {
 		Release: func(reason string) error { return r.release(k, reason) },
 		Doubt: func(reason string, err error) error {
 			if _, lerr := r.led.Doubt(k, reason); lerr != nil {
-				return r.ledgerFailed(fmt.Errorf("record %s in doubt: %w", k, lerr))
+				return r.eng.LedgerFailed(fmt.Errorf("record %s in doubt: %w", k, lerr))
 			}
 			r.log.Warn("create answer lost; the row will be looked up before any resend", "row", k.String(), "err", err)
 			return nil
 		},
 		Halt: func(keyErr error) error {
-			r.halt(keyErr)
+			r.eng.Halt(keyErr)
 			return retry.Permanent(err)
 		},
 		Retrying: func() { r.retried("check.create") },
@@ -129,27 +110,9 @@ func (r *Runner) handleFailure(k payment.RowKey, err error) error {
 // run and comes back permanent.
 func (r *Runner) release(k payment.RowKey, reason string) error {
 	if _, err := r.led.Release(k, reason); err != nil {
-		return r.ledgerFailed(fmt.Errorf("release %s: %w", k, err))
+		return r.eng.LedgerFailed(fmt.Errorf("release %s: %w", k, err))
 	}
 	return nil
-}
-
-// ledgerFailed halts the run for a ledger failure: a run that cannot
-// record what it does must not make payments.
-func (r *Runner) ledgerFailed(err error) error {
-	r.halt(err)
-	return retry.Permanent(err)
-}
-
-// countTry counts one more create attempt of k in this run, across
-// resends after lookups, so that no row can loop forever.
-func (r *Runner) countTry(k payment.RowKey) int {
-	return r.run.Try(k)
-}
-
-func (r *Runner) giveUp(k payment.RowKey, err error) {
-	r.run.Skip(k)
-	r.log.Warn("giving up on row for this run; it stays pending for the next run", "row", k.String(), "err", err)
 }
 
 // recordCreated stores the check on the row and voids it at once when its
@@ -157,7 +120,7 @@ func (r *Runner) giveUp(k payment.RowKey, err error) {
 func (r *Runner) recordCreated(ctx context.Context, k payment.RowKey, chk *payment.Check, note string) error {
 	res := payment.ResultOf(chk, note)
 	if _, err := r.led.Created(k, res); err != nil {
-		return r.ledgerFailed(fmt.Errorf("record check %s of %s: %w", chk.ID, k, err))
+		return r.eng.LedgerFailed(fmt.Errorf("record check %s of %s: %w", chk.ID, k, err))
 	}
 	r.addCreated(1)
 	if r.void[res.Risk] {
@@ -175,7 +138,7 @@ func (r *Runner) recordCreated(ctx context.Context, k payment.RowKey, chk *payme
 func (r *Runner) voidCheck(ctx context.Context, k payment.RowKey, id, risk string) error {
 	outcome, _, note, err := payment.Void(context.WithoutCancel(ctx), r.svc, id, true)
 	if err != nil {
-		r.undone(err)
+		r.eng.Undone(err)
 		r.log.Warn("void check", "row", k.String(), "check_id", id, "err", err)
 		return nil
 	}
@@ -184,7 +147,7 @@ func (r *Runner) voidCheck(ctx context.Context, k payment.RowKey, id, risk strin
 		return nil
 	}
 	if err := r.led.Voided(k, "risk result "+risk+" is in submit.void_on_risk"); err != nil {
-		return r.ledgerFailed(fmt.Errorf("record the void of %s: %w", k, err))
+		return r.eng.LedgerFailed(fmt.Errorf("record the void of %s: %w", k, err))
 	}
 	r.voided.Add(1)
 	return nil
@@ -212,7 +175,7 @@ func (r *Runner) sweepVoids(ctx context.Context) error {
 		return fmt.Errorf("find checks to void: %w", err)
 	}
 	for _, t := range list {
-		if r.stopping(ctx) {
+		if r.eng.Stopping(ctx) {
 			break
 		}
 		before := r.voided.Load()
@@ -223,5 +186,5 @@ func (r *Runner) sweepVoids(ctx context.Context) error {
 			r.voidFailed.Add(1)
 		}
 	}
-	return r.run.HaltedBy()
+	return r.eng.HaltedBy()
 }
