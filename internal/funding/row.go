@@ -80,3 +80,8 @@ type Observation struct {
 	Key    payment.RowKey
 	Status Status
 }
+
+// Attempt is the row's, for the row engine (internal/rowrun).
+func (r *Row) Attempt() payment.Attempt {
+	return payment.Attempt{Key: r.Key, State: r.State, At: r.AttemptAt, SendBy: r.SendBy}
+}

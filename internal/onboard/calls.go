@@ -2,13 +2,10 @@ package onboard
 
 import (
 	"context"
-	"errors"
 	"sync/atomic"
 
 	"github.com/batchd/batchd/internal/funding"
 	"github.com/batchd/batchd/internal/money"
-	"github.com/batchd/batchd/internal/payment"
-	"github.com/batchd/batchd/internal/retry"
 )
 
 // counted counts the requests made to the service, so that a summary can
@@ -73,21 +70,4 @@ func (c *counted) Verify(ctx context.Context, sourceID string, amounts [2]money.
 	src, err := c.Service.Verify(ctx, sourceID, amounts)
 	done(err)
 	return src, err
-}
-
-// read runs a request without an effect (a list, a lookup), retrying
-// whatever the service did not refuse: reading again cannot do harm, so a
-// lost answer is as retryable as a 503. A refusal or a refused key comes
-// back at once.
-func read(ctx context.Context, p retry.Policy, op func(ctx context.Context) error) error {
-	return retry.Do(ctx, p, func(ctx context.Context) error {
-		err := op(ctx)
-		switch {
-		case err == nil:
-			return nil
-		case errors.Is(err, payment.ErrKeyRefused), errors.Is(err, payment.ErrRefused):
-			return retry.Permanent(err)
-		}
-		return retry.After(payment.RetryAfter(err), err)
-	})
 }

@@ -114,7 +114,7 @@ func (r *Runner) newCustomer(ctx context.Context, row *funding.Row) error {
 // retried; "" when a complete walk found none.
 func (r *Runner) findCustomer(ctx context.Context, email string) (string, error) {
 	var id string
-	err := read(ctx, r.opts.Retry, func(ctx context.Context) error {
+	err := rowrun.Read(ctx, r.opts.Retry, func(ctx context.Context) error {
 		var found bool
 		var err error
 		id, found, err = r.svc.FindCustomer(ctx, email)

@@ -11,6 +11,7 @@ import (
 	"github.com/batchd/batchd/internal/payment"
 	"github.com/batchd/batchd/internal/reconcile"
 	"github.com/batchd/batchd/internal/report"
+	"github.com/batchd/batchd/internal/rowrun"
 )
 
 // SourcesTable is the layout of funding-sources-YYYY-MM-DD.csv (and
@@ -95,7 +96,7 @@ func (r *Runner) reconcile(ctx context.Context, now time.Time) (ReconcileSummary
 		l := &sourceLine{row: row, prev: row.Status, status: row.Status}
 		lines = append(lines, l)
 		var src *funding.Source
-		err := read(ctx, r.opts.Retry, func(ctx context.Context) (err error) {
+		err := rowrun.Read(ctx, r.opts.Retry, func(ctx context.Context) (err error) {
 			src, err = r.svc.Source(ctx, row.SourceID)
 			return err
 		})

@@ -179,7 +179,7 @@ func (v *Resolver) release(k payment.RowKey, reason string) (Resolution, error) 
 // read runs one read of a lookup, retried; a read that still fails is an
 // ErrLookup, unless the key was refused.
 func (v *Resolver) read(ctx context.Context, what string, op func(ctx context.Context) error) error {
-	err := read(ctx, v.Retry, op)
+	err := rowrun.Read(ctx, v.Retry, op)
 	if err == nil || errors.Is(err, payment.ErrKeyRefused) || errors.Is(err, payment.ErrRefused) || ctx.Err() != nil {
 		return err
 	}
@@ -193,36 +193,10 @@ func (v *Resolver) log() *slog.Logger {
 	return v.Log
 }
 
-// sources is the funding-source kind on the row engine (rowrun.Kind):
-// the ledger's funding-source and verification rows, sent by the Runner
-// and looked up one at a time by Resolver.
-type sources struct{ *Runner }
-
-// Recover puts the rows found in flight in doubt.
-func (r sources) Recover() (int, error) { return r.led.RecoverSourcesInFlight() }
-
-// Doubts walks the rows in doubt.
-func (r sources) Doubts(f func(*funding.Row)) error {
-	return r.led.OpenSourceRows(func(row *funding.Row) (bool, error) {
-		if inDoubt(row) {
-			f(row)
-		}
-		return true, nil
-	})
-}
-
-// Timing is what the engine needs to know when row's lookup is due.
-func (sources) Timing(row *funding.Row) rowrun.Timing {
-	return rowrun.Timing{Key: row.Key, AttemptAt: row.AttemptAt, SendBy: row.SendBy}
-}
-
-// SendPending sends the pending rows, in their lanes.
-func (r sources) SendPending(ctx context.Context) (int, error) { return r.sendPending(ctx) }
-
-// Resolve looks up the due rows in doubt one at a time, before anything
+// resolveDue looks up the due rows in doubt one at a time, before anything
 // is sent. A row whose lookup fails stays in doubt, is given up on for
 // this run and is never resent on its account.
-func (r sources) Resolve(ctx context.Context, due []*funding.Row) error {
+func (r *Runner) resolveDue(ctx context.Context, due []*funding.Row) error {
 	v := &Resolver{Ledger: r.led, Service: r.svc, Retry: r.run.Retry(), Log: r.log}
 	for _, row := range due {
 		if r.run.Stopping(ctx) {
@@ -249,7 +223,7 @@ func (r sources) Resolve(ctx context.Context, due []*funding.Row) error {
 }
 
 // resolved counts what a lookup did.
-func (r sources) resolved(row *funding.Row, res Resolution) {
+func (r *Runner) resolved(row *funding.Row, res Resolution) {
 	switch {
 	case res == Bound && row.Request.Method == funding.Verify:
 		r.run.count(func(s *Summary) { s.Verified++ })

@@ -166,7 +166,8 @@ func (r *Runner) Run(ctx context.Context) (Summary, error) {
 	calls := r.svc.n.Load()
 	err := r.loadCustomers()
 	if err == nil {
-		err = rowrun.Run(ctx, r.run.Engine, sources{r})
+		err = rowrun.Run(ctx, r.run.Engine, rowrun.Kind[*funding.Row]{Recover: r.led.RecoverSourcesInFlight,
+			Open: r.led.OpenSourceRows, Resolve: r.resolveDue, SendPending: r.sendPending})
 	}
 	if err == nil {
 		err = r.initiateLeft(ctx)

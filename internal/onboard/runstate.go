@@ -16,13 +16,13 @@ type runState struct {
 
 	mu        sync.Mutex
 	sum       Summary
-	initTried map[payment.RowKey]bool // micro-deposit initiations tried in this run
-	customers map[string]string       // funding.EmailKey -> user_id
+	initTried sync.Map // payment.RowKey -> true: micro-deposit initiations tried in this run
+	customers sync.Map // funding.EmailKey -> user_id
 }
 
 // newRunState is the state of a run about to start on e.
 func newRunState(e *rowrun.Engine) *runState {
-	return &runState{Engine: e, initTried: map[payment.RowKey]bool{}, customers: map[string]string{}}
+	return &runState{Engine: e}
 }
 
 // count changes the summary under the lock.
@@ -40,33 +40,25 @@ func (s *runState) summary() Summary {
 }
 
 // tryInit marks k's micro-deposit initiation tried in this run.
-func (s *runState) tryInit(k payment.RowKey) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.initTried[k] = true
-}
+func (s *runState) tryInit(k payment.RowKey) { s.initTried.Store(k, true) }
 
 // initWasTried reports whether k's initiation was tried in this run: an
 // initiation whose answer was lost is not sent again in the same run.
 func (s *runState) initWasTried(k payment.RowKey) bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.initTried[k]
+	_, ok := s.initTried.Load(k)
+	return ok
 }
 
 // customer is the user_id known for an email key, if any.
 func (s *runState) customer(email string) (string, bool) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	id, ok := s.customers[email]
-	return id, ok && id != ""
+	id, _ := s.customers.Load(email)
+	str, _ := id.(string)
+	return str, str != ""
 }
 
 // setCustomer records that email's customer is userID.
 func (s *runState) setCustomer(email, userID string) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
 	if email != "" {
-		s.customers[email] = userID
+		s.customers.Store(email, userID)
 	}
 }

@@ -2,7 +2,6 @@ package onboard
 
 import (
 	"github.com/batchd/batchd/internal/funding"
-	"github.com/batchd/batchd/internal/payment"
 )
 
 // On a ledger shared under a leader lease, a funding row's send records a
@@ -21,6 +20,3 @@ func (r *Runner) dropLate(row *funding.Row) error {
 		return err
 	})
 }
-
-// inDoubt reports whether row waits for a lookup.
-func inDoubt(row *funding.Row) bool { return row.State == payment.InDoubt }

@@ -224,3 +224,18 @@ type Observation struct {
 	Key    RowKey
 	Status Status
 }
+
+// Attempt is what the row engine (internal/rowrun) reads of a row of any
+// kind that calls the service: its key and state, when its last request
+// was made, and its send-by deadline (zero: none).
+type Attempt struct {
+	Key    RowKey
+	State  RowState
+	At     time.Time
+	SendBy time.Time
+}
+
+// Attempt is the row's, for the row engine.
+func (r *Row) Attempt() Attempt {
+	return Attempt{Key: r.Key, State: r.State, At: r.AttemptAt, SendBy: r.SendBy}
+}

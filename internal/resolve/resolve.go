@@ -10,6 +10,7 @@ import (
 
 	"github.com/batchd/batchd/internal/payment"
 	"github.com/batchd/batchd/internal/retry"
+	"github.com/batchd/batchd/internal/rowrun"
 )
 
 // Resolver looks rows in doubt up at the service. Submit owns it: only a
@@ -316,16 +317,9 @@ func (r *Resolver) walkOnce(ctx context.Context, q payment.CheckQuery) ([]paymen
 // page fetches one page, retrying what may be retried.
 func (r *Resolver) page(ctx context.Context, q payment.CheckQuery) (*payment.CheckPage, error) {
 	var page *payment.CheckPage
-	err := retry.Do(ctx, r.Retry, func(ctx context.Context) error {
-		var err error
+	err := rowrun.Read(ctx, r.Retry, func(ctx context.Context) (err error) {
 		page, err = r.Service.ListChecks(ctx, q)
-		switch {
-		case err == nil:
-			return nil
-		case errors.Is(err, payment.ErrKeyRefused), errors.Is(err, payment.ErrRefused):
-			return retry.Permanent(err)
-		}
-		return retry.After(payment.RetryAfter(err), err)
+		return err
 	})
 	if err != nil {
 		if errors.Is(err, payment.ErrKeyRefused) || ctx.Err() != nil {

@@ -1,6 +1,8 @@
 package rowrun
 
 import (
+	"context"
+	"errors"
 	"fmt"
 
 	"github.com/batchd/batchd/internal/payment"
@@ -61,4 +63,21 @@ func Failed(err error, prefix string, a Actions) error {
 		// service's Retry-After; the row waits at least as long.
 		return retry.After(payment.RetryAfter(err), err)
 	}
+}
+
+// Read runs a request without an effect (a list, a lookup), retrying by p
+// whatever the service did not refuse: reading again cannot do harm, so a
+// lost answer is as retryable as a 503, no sooner than the service asked
+// (Retry-After). A refusal or a refused key comes back at once.
+func Read(ctx context.Context, p retry.Policy, op func(ctx context.Context) error) error {
+	return retry.Do(ctx, p, func(ctx context.Context) error {
+		err := op(ctx)
+		switch {
+		case err == nil:
+			return nil
+		case errors.Is(err, payment.ErrKeyRefused), errors.Is(err, payment.ErrRefused):
+			return retry.Permanent(err)
+		}
+		return retry.After(payment.RetryAfter(err), err)
+	})
 }

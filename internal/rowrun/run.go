@@ -8,33 +8,28 @@ import (
 	"github.com/batchd/batchd/internal/payment"
 )
 
-// Kind is one kind of row the engine runs: its ledger rows of type R and
-// what it does with them. The engine decides when; the kind decides how.
-type Kind[R any] interface {
-	// Recover puts the rows found in flight at start (the previous
-	// process died with their requests out) in doubt, and says how many.
-	Recover() (int, error)
-	// Doubts calls f with every row in doubt, in ledger order.
-	Doubts(f func(R)) error
-	// Timing is what the engine needs of a row in doubt to know when its
-	// lookup falls due.
-	Timing(row R) Timing
-	// Resolve looks the due rows up at the service and settles each: its
-	// check (or source) bound, released to be sent again, or left in
-	// doubt and given up on for the run when its lookup failed. Its error
-	// stops the run.
-	Resolve(ctx context.Context, due []R) error
-	// SendPending sends the pending rows not given up on, each through
-	// Engine.Send, and says how many it started. Its error stops the run.
-	SendPending(ctx context.Context) (int, error)
+// Row is a row of a kind the engine runs: what the engine reads of it.
+type Row interface {
+	Attempt() payment.Attempt
 }
 
-// Timing is a row in doubt's key, when its last request was made, and
-// its send-by deadline (zero: none).
-type Timing struct {
-	Key       payment.RowKey
-	AttemptAt time.Time
-	SendBy    time.Time
+// Kind is one kind of row the engine runs: what it does with its ledger
+// rows of type R. The engine decides when; the kind decides how. Every
+// field is required.
+type Kind[R Row] struct {
+	// Recover puts the rows found in flight at start (the previous
+	// process died with their requests out) in doubt, and says how many.
+	Recover func() (int, error)
+	// Open walks the kind's open rows in ledger order while f says so.
+	Open func(f func(R) (bool, error)) error
+	// Resolve looks the due rows in doubt up at the service and settles
+	// each: bound to what it made, released to be sent again, or left in
+	// doubt and given up on for the run (Engine.GiveUp) when its lookup
+	// failed. Its error stops the run.
+	Resolve func(ctx context.Context, due []R) error
+	// SendPending sends the pending rows not given up on, each through
+	// Engine.Send, and says how many it started. Its error stops the run.
+	SendPending func(ctx context.Context) (int, error)
 }
 
 // Run is the run loop every kind shares. Rows found in flight are put in
@@ -45,7 +40,7 @@ type Timing struct {
 // again before a lookup released it. Run returns when no row is pending
 // that may be sent and none in doubt waits for a lookup in this run, or
 // with the error that stopped it (ctx's, a halt's cause).
-func Run[R any](ctx context.Context, e *Engine, k Kind[R]) error {
+func Run[R Row](ctx context.Context, e *Engine, k Kind[R]) error {
 	n, err := k.Recover()
 	if err != nil {
 		return fmt.Errorf("recover %ss in flight: %w", e.opts.Noun, err)
@@ -83,7 +78,7 @@ func (e *Engine) Recovered() int { return e.recovered }
 // run has not given up on, to the kind's Resolve, in one call. It returns
 // what is left waiting: the rows not due yet and when the earliest falls
 // due.
-func resolveDue[R any](ctx context.Context, e *Engine, k Kind[R]) (doubtWait, error) {
+func resolveDue[R Row](ctx context.Context, e *Engine, k Kind[R]) (doubtWait, error) {
 	w, due, err := walkDoubts(e, k, e.Now(), nil)
 	if err != nil || len(due) == 0 {
 		return w, err
@@ -98,7 +93,7 @@ func resolveDue[R any](ctx context.Context, e *Engine, k Kind[R]) (doubtWait, er
 	// for: the run ends with it in doubt, reported, rather than looping.
 	looked := make(map[payment.RowKey]bool, len(due))
 	for _, row := range due {
-		looked[k.Timing(row).Key] = true
+		looked[row.Attempt().Key] = true
 	}
 	w, _, err = walkDoubts(e, k, e.Now(), looked)
 	return w, err
@@ -107,22 +102,23 @@ func resolveDue[R any](ctx context.Context, e *Engine, k Kind[R]) (doubtWait, er
 // walkDoubts sorts the rows in doubt the run has not given up on at now:
 // due ones (none of looked: a row looked up already waits only when its
 // time is still to come), and those left waiting.
-func walkDoubts[R any](e *Engine, k Kind[R], now time.Time, looked map[payment.RowKey]bool) (doubtWait, []R, error) {
+func walkDoubts[R Row](e *Engine, k Kind[R], now time.Time, looked map[payment.RowKey]bool) (doubtWait, []R, error) {
 	var w doubtWait
 	var due []R
-	err := k.Doubts(func(row R) {
-		t := k.Timing(row)
-		if e.Skipped(t.Key) {
-			return
+	err := k.Open(func(row R) (bool, error) {
+		a := row.Attempt()
+		if a.State != payment.InDoubt || e.Skipped(a.Key) {
+			return true, nil
 		}
-		switch at, bySendBy := e.DueAt(t.AttemptAt, t.SendBy); {
+		switch at, bySendBy := e.DueAt(a.At, a.SendBy); {
 		case at.After(now):
 			w.add(at, bySendBy)
 		case looked == nil:
 			due = append(due, row)
-		case !looked[t.Key]:
+		case !looked[a.Key]:
 			w.add(now, bySendBy) // due now: the next pass looks it up
 		}
+		return true, nil
 	})
 	if err != nil {
 		return w, nil, fmt.Errorf("walk %ss in doubt: %w", e.opts.Noun, err)

@@ -53,18 +53,25 @@ type fakeKind struct {
 	lookups     int
 }
 
-func (f *fakeKind) Recover() (int, error) { return 0, nil }
-
-func (f *fakeKind) Doubts(fn func(*row)) error {
-	for _, r := range f.rows {
-		if r.state == payment.InDoubt {
-			fn(r)
-		}
-	}
-	return nil
+func (r *row) Attempt() payment.Attempt {
+	return payment.Attempt{Key: r.key, State: r.state, At: r.attempt}
 }
 
-func (f *fakeKind) Timing(r *row) Timing { return Timing{Key: r.key, AttemptAt: r.attempt} }
+// kind is the fake kind for Run.
+func (f *fakeKind) kind() Kind[*row] {
+	return Kind[*row]{
+		Recover: func() (int, error) { return 0, nil },
+		Open: func(fn func(*row) (bool, error)) error {
+			for _, r := range f.rows {
+				if more, err := fn(r); !more || err != nil {
+					return err
+				}
+			}
+			return nil
+		},
+		Resolve: f.Resolve, SendPending: f.SendPending,
+	}
+}
 
 func (f *fakeKind) Resolve(_ context.Context, due []*row) error {
 	for _, r := range due {
@@ -119,7 +126,7 @@ func newFake(n int) *fakeKind {
 func TestRunWaitsForLookupsThenResends(t *testing.T) {
 	f := newFake(3)
 	start := f.clk.Now()
-	if err := Run(context.Background(), f.e, Kind[*row](f)); err != nil {
+	if err := Run(context.Background(), f.e, f.kind()); err != nil {
 		t.Fatal(err)
 	}
 	for _, r := range f.rows {
@@ -139,7 +146,7 @@ func TestRunWaitsForLookupsThenResends(t *testing.T) {
 func TestRunFoundIsNotResent(t *testing.T) {
 	f := newFake(2)
 	f.found = true
-	if err := Run(context.Background(), f.e, Kind[*row](f)); err != nil {
+	if err := Run(context.Background(), f.e, f.kind()); err != nil {
 		t.Fatal(err)
 	}
 	for _, r := range f.rows {
@@ -154,7 +161,7 @@ func TestRunFoundIsNotResent(t *testing.T) {
 func TestRunGivesUpOnFailedLookups(t *testing.T) {
 	f := newFake(2)
 	f.lookupFails = true
-	err := Run(context.Background(), f.e, Kind[*row](f))
+	err := Run(context.Background(), f.e, f.kind())
 	if err != nil {
 		t.Fatal(err)
 	}

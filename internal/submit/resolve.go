@@ -6,39 +6,13 @@ import (
 
 	"github.com/batchd/batchd/internal/payment"
 	"github.com/batchd/batchd/internal/resolve"
-	"github.com/batchd/batchd/internal/rowrun"
 )
 
-// rows is the payment kind on the row engine (rowrun.Kind): the ledger's
-// payment rows, sent by CreateCheck and looked up by resolve.Resolver.
-type rows struct{ *Runner }
-
-// Recover puts the rows found in flight in doubt.
-func (r rows) Recover() (int, error) { return r.led.RecoverInFlight() }
-
-// Doubts walks the rows in doubt.
-func (r rows) Doubts(f func(*payment.Row)) error {
-	return r.led.OpenRows(func(row *payment.Row) (bool, error) {
-		if row.State == payment.InDoubt {
-			f(row)
-		}
-		return true, nil
-	})
-}
-
-// Timing is what the engine needs to know when row's lookup is due.
-func (rows) Timing(row *payment.Row) rowrun.Timing {
-	return rowrun.Timing{Key: row.Key, AttemptAt: row.AttemptAt, SendBy: row.SendBy}
-}
-
-// SendPending sends the pending rows.
-func (r rows) SendPending(ctx context.Context) (int, error) { return r.sendPending(ctx) }
-
-// Resolve hands the rows in doubt whose lookup is due to the resolver, in
+// resolveDue hands the rows in doubt whose lookup is due to the resolver, in
 // one lookup. A lookup that fails leaves them in doubt, given up on for
 // the run and never resent on its account; a refused key or a ledger
 // failure stops the run.
-func (r rows) Resolve(ctx context.Context, due []*payment.Row) error {
+func (r *Runner) resolveDue(ctx context.Context, due []*payment.Row) error {
 	out, err := r.resolver.Resolve(ctx, due)
 	r.addCreated(out.Found)
 	r.resent.Add(int64(out.Released))

@@ -176,7 +176,8 @@ func (r *Runner) Done() int64 { return r.created.Load() + r.rejected.Load() }
 // the run at once with that error. A run that ends otherwise with work
 // left returns ErrIncomplete.
 func (r *Runner) Run(ctx context.Context) (Summary, error) {
-	err := rowrun.Run(ctx, r.eng, rows{r})
+	err := rowrun.Run(ctx, r.eng, rowrun.Kind[*payment.Row]{Recover: r.led.RecoverInFlight, Open: r.led.OpenRows,
+		Resolve: r.resolveDue, SendPending: r.sendPending})
 	if err == nil {
 		err = r.sweepVoids(ctx)
 	}
