@@ -48,6 +48,9 @@ func (k *Kind) Apply(ctx context.Context, meta payment.FileMeta, l ingest.Line) 
 		if err != nil {
 			return r, err
 		}
+		if rec.NoRef {
+			k.memos.add(done)
+		}
 	}
 	return r, nil
 }
@@ -66,21 +69,16 @@ func (k *Kind) unfindable(rec Line) (string, error) {
 	if !rec.NoRef {
 		return "", nil
 	}
-	all, err := Lines(k.db, "")
-	if err != nil {
+	o, err := k.memos.clash(rec, func() ([]Line, error) { return Lines(k.db, "") })
+	if err != nil || o == nil {
 		return "", err
 	}
-	for _, o := range all {
-		if o.Key != rec.Key && o.Request.Amount == rec.Request.Amount && sameMemo(o.Request.Memo, rec.Request.Memo) {
-			where := fmt.Sprintf("line %d of this file", o.Key.Line)
-			if o.Key.File != rec.Key.File {
-				where = "a link of an earlier file"
-			}
-			return fmt.Sprintf("memo %q and amount %s are those of %s: with memo_reference off they are how batchd finds a link again, so each link needs its own (add the invoice number to the memo, or leave memo_reference on)",
-				rec.Request.Memo, rec.Request.Amount, where), nil
-		}
+	where := fmt.Sprintf("line %d of this file", o.Key.Line)
+	if o.Key.File != rec.Key.File {
+		where = "a link of an earlier file"
 	}
-	return "", nil
+	return fmt.Sprintf("memo %q and amount %s are those of %s: with memo_reference off they are how batchd finds a link again, so each link needs its own (add the invoice number to the memo, or leave memo_reference on)",
+		rec.Request.Memo, rec.Request.Amount, where), nil
 }
 
 // lineResult is one row of the results report.

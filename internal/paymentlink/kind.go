@@ -20,6 +20,9 @@ type Kind struct {
 	db  Ledger
 	svc Service // nil: lines are refused, saying this batchd makes no links
 	now func() time.Time
+	// memos finds another line of a line's memo and amount, for lines
+	// without batchd's reference (unfindable).
+	memos memoIndex
 }
 
 // New is the kind over db and svc, recording times from now. svc may be
