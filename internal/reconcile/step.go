@@ -3,6 +3,7 @@ package reconcile
 import (
 	"context"
 	"fmt"
+	"maps"
 	"time"
 
 	"github.com/batchd/batchd/internal/payment"
@@ -70,14 +71,30 @@ type StepSummary struct {
 }
 
 // runSteps runs each Step on the unknown checks, and returns the reports
-// to write and every Step's exceptions.
+// to write and every Step's exceptions. A Step may ask the service (one
+// request per link not yet paid): it works on a copy of the unknown
+// checks, so that the matcher's lock is not held across its requests, and
+// the checks it took are then taken out of the matcher's.
 func (m *matcher) runSteps(ctx context.Context, steps []Step) ([]*StepReport, []*exception, error) {
-	var reps []*StepReport
-	var excs []*exception
+	m.mu.Lock()
+	unknown := maps.Clone(m.unknown)
+	m.mu.Unlock()
+	reps, excs, err := m.stepReports(ctx, steps, unknown)
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	maps.DeleteFunc(m.unknown, func(id string, _ *payment.Check) bool {
+		_, left := unknown[id]
+		return !left
+	})
+	return reps, excs, err
+}
+
+// stepReports runs each Step on unknown.
+func (m *matcher) stepReports(ctx context.Context, steps []Step, unknown map[string]*payment.Check) ([]*StepReport, []*exception, error) {
+	var reps []*StepReport
+	var excs []*exception
 	for _, s := range steps {
-		rep, err := s.Reconcile(ctx, StepRun{Unknown: m.unknown, Recent: m.outcomes.holds})
+		rep, err := s.Reconcile(ctx, StepRun{Unknown: unknown, Recent: m.outcomes.holds})
 		if err != nil {
 			return nil, nil, fmt.Errorf("reconcile step: %w", err)
 		}
