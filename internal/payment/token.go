@@ -1,6 +1,9 @@
 package payment
 
-import "time"
+import (
+	"context"
+	"time"
+)
 
 // AccountToken is a payee's bank account as the service stored it
 // (spec §2.3): the token that stands in for routing and account on the
@@ -26,4 +29,22 @@ type TokenLedger interface {
 	AccountToken(key string) (*AccountToken, error)
 	// PutAccountToken records t under t.Key, replacing any token there.
 	PutAccountToken(t AccountToken) error
+}
+
+// TokenRequest is what a tokenization asks for (spec §2.3): the account
+// holder's names and contact, the bank details and the store the token
+// is kept under. It holds a full account number: never log it.
+type TokenRequest struct {
+	FirstName, LastName string
+	Email, Phone        string
+	Routing, Account    string
+	Store               string
+}
+
+// Tokenizer stores bank details with the service and returns a token for
+// them (Token, Bank and Last4 set). Its errors are filed as Service's
+// (FailureOf); a lost answer may have issued a token, which is harmless:
+// a token is not money.
+type Tokenizer interface {
+	TokenizeAccount(ctx context.Context, r TokenRequest) (*AccountToken, error)
 }
