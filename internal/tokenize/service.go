@@ -13,8 +13,8 @@ import (
 
 	"golang.org/x/sync/singleflight"
 
-	"github.com/batchd/batchd/internal/payment"
 	"github.com/batchd/batchd/internal/payee"
+	"github.com/batchd/batchd/internal/payment"
 	"github.com/batchd/batchd/internal/retry"
 )
 
