@@ -2,11 +2,13 @@ package jobs
 
 import (
 	"fmt"
+	"time"
 
 	"github.com/batchd/batchd/internal/config"
 	"github.com/batchd/batchd/internal/echeck"
 	"github.com/batchd/batchd/internal/payee"
 	"github.com/batchd/batchd/internal/payment"
+	"github.com/batchd/batchd/internal/retry"
 	"github.com/batchd/batchd/internal/tokenize"
 )
 
@@ -25,5 +27,17 @@ func (e *Env) checkService(svc *echeck.Service) (payment.Service, error) {
 		return nil, fmt.Errorf("api.accounts tokenize: %w", err)
 	}
 	return tokenize.New(svc, tokenize.Options{Tokenizer: svc, Ledger: e.DB, Key: key, Store: c.API.Store,
-		Retry: e.retryPolicy(), Now: e.now}), nil
+		Retry: tokenizeRetry(e.retryPolicy()), Now: e.now}), nil
+}
+
+// tokenizeRetry is how a tokenization is asked again within one create:
+// submit's policy, at most three tries and a second's wait, because a
+// stopping run waits for them (tokenize.Options.Retry); then submit's
+// own retries take the row up.
+func tokenizeRetry(p retry.Policy) retry.Policy {
+	p.MaxAttempts = min(max(p.MaxAttempts, 1), 3)
+	if p.Max <= 0 || p.Max > time.Second { // 0 would be retry's default, a minute
+		p.Max = time.Second
+	}
+	return p
 }

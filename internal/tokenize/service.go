@@ -16,6 +16,7 @@ import (
 	"github.com/batchd/batchd/internal/payee"
 	"github.com/batchd/batchd/internal/payment"
 	"github.com/batchd/batchd/internal/retry"
+	"github.com/batchd/batchd/internal/sendgate"
 )
 
 // Options are what a Service needs besides the service it wraps.
@@ -28,7 +29,10 @@ type Options struct {
 	Store string // api.store
 	// Retry is how a tokenization that failed for now is tried again: a
 	// lost answer is simply asked again (a token is not money, an unused
-	// one harmless).
+	// one harmless). Keep it short: the create's context is not cancelled
+	// with the run (a cancelled create is an ambiguous one), so a stop
+	// waits for these tries; past them the row is released, and submit's
+	// own retries, which a stop ends, take it up.
 	Retry retry.Policy
 	Now   func() time.Time
 }
@@ -112,8 +116,12 @@ func (s *Service) token(ctx context.Context, p *payment.Payment) (string, error)
 }
 
 // tokenize asks the service for a token of p's details, again after a
-// failure that may pass (a lost answer included), and records it.
+// failure that may pass (a lost answer included), and records it. The
+// create's send gate (internal/sendgate: its send-by deadline, its slot's
+// "sent") is the check's, not the tokenization's: it is lifted here, so
+// that only the create itself is held to it.
 func (s *Service) tokenize(ctx context.Context, key string, p *payment.Payment) (*payment.AccountToken, error) {
+	ctx = sendgate.With(ctx, nil)
 	first, last := Names(p)
 	req := payment.TokenRequest{FirstName: first, LastName: last, Email: p.Email, Phone: p.Phone,
 		Routing: p.BankRouting, Account: p.BankAccount, Store: s.opts.Store}

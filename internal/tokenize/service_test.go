@@ -11,6 +11,7 @@ import (
 	"github.com/batchd/batchd/internal/payee"
 	"github.com/batchd/batchd/internal/payment"
 	"github.com/batchd/batchd/internal/retry"
+	"github.com/batchd/batchd/internal/sendgate"
 )
 
 // checks records the rows the wrapped service was asked to create or
@@ -21,9 +22,12 @@ type checks struct {
 	sent []payment.Payment
 }
 
-func (c *checks) CreateCheck(_ context.Context, row *payment.Row) (*payment.Check, error) {
+func (c *checks) CreateCheck(ctx context.Context, row *payment.Row) (*payment.Check, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	if err := sendgate.Check(ctx); err != nil {
+		return nil, err
+	}
 	c.sent = append(c.sent, row.Payment)
 	return &payment.Check{ID: fmt.Sprint("check-", len(c.sent))}, nil
 }
@@ -42,10 +46,13 @@ type tokens struct {
 	asked    []payment.TokenRequest
 }
 
-func (s *tokens) TokenizeAccount(_ context.Context, r payment.TokenRequest) (*payment.AccountToken, error) {
+func (s *tokens) TokenizeAccount(ctx context.Context, r payment.TokenRequest) (*payment.AccountToken, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.calls++
+	if err := sendgate.Check(ctx); err != nil {
+		return nil, err
+	}
 	s.asked = append(s.asked, r)
 	if s.failures > 0 {
 		s.failures--
@@ -173,5 +180,20 @@ func TestGivenTokenPassesThrough(t *testing.T) {
 	r := &payment.Row{Payment: payment.Payment{Name: "Ada Lovelace", Token: "t-given", Store: "other"}}
 	if _, err := f.svc.CreateCheck(context.Background(), r); err != nil || f.tok.calls != 0 || f.inner.sent[0].Token != "t-given" {
 		t.Fatalf("%v, %d tokenizations, sent %+v", err, f.tok.calls, f.inner.sent)
+	}
+}
+
+// TestSendGateIsTheCreates: the create's send gate (its send-by
+// deadline) holds the create, not the tokenization before it.
+func TestSendGateIsTheCreates(t *testing.T) {
+	f := newFixture(&tokens{}, nil)
+	late := errors.New("send-by deadline passed")
+	ctx := sendgate.With(context.Background(), func() error { return late })
+	_, err := f.svc.CreateCheck(ctx, row(2, "Ada Lovelace", "123456789"))
+	if !errors.Is(err, late) || f.tok.calls != 1 || len(f.inner.sent) != 0 {
+		t.Fatalf("%v, %d tokenizations, %d checks; want the token made and the create held by its gate", err, f.tok.calls, len(f.inner.sent))
+	}
+	if tok, _ := f.ledger.AccountToken(KeyOf(f.svc.opts.Key, &row(2, "Ada Lovelace", "123456789").Payment)); tok == nil {
+		t.Fatal("the token was not kept")
 	}
 }
