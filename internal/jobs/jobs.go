@@ -130,10 +130,7 @@ func OpenAt(cfg *config.Config, log *slog.Logger, hooks Hooks, now func() time.T
 	e := &Env{Cfg: cfg, DB: db, API: api, Banks: echeck.NewService(api), ACH: achc,
 		Funding: ach.NewFundingService(achc, cfg.ACH.Provider), Limiter: lim, Log: log, now: now, hooks: hooks,
 		InFlight: inflight.New(inflight.Options{Ceiling: cfg.API.Concurrency, Rate: lim.Rate, Now: now})}
-	if e.Service, err = e.checkService(echeck.NewService(api)); err != nil {
-		db.Close()
-		return nil, err
-	}
+	e.Service = e.checkService(echeck.NewService(api))
 	e.ingest = ingest.New(db, e.ingestOptions())
 	return e, nil
 }

@@ -2,6 +2,7 @@ package jobs
 
 import (
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/batchd/batchd/internal/config"
@@ -17,17 +18,23 @@ import (
 // checks name accounts by token (internal/tokenize). The tokenization
 // goes through the client's core, so the one rate limiter paces it with
 // the creates.
-func (e *Env) checkService(svc *echeck.Service) (payment.Service, error) {
+func (e *Env) checkService(svc *echeck.Service) payment.Service {
 	c := e.Cfg
 	if c.API.Accounts != config.AccountsTokenize {
-		return svc, nil
+		return svc
 	}
-	key, err := payee.LoadKey(c.StateDir) // the tokens' keys are keyed hashes, as the payees' marks are
-	if err != nil {
-		return nil, fmt.Errorf("api.accounts tokenize: %w", err)
-	}
+	// The tokens' keys are keyed hashes, as the payees' marks are: read
+	// (or made) at the first tokenized check, never by a command that
+	// sends none (status, backup, a shell's root).
+	key := sync.OnceValues(func() (*payee.Key, error) {
+		k, err := payee.LoadKey(c.StateDir)
+		if err != nil {
+			return nil, fmt.Errorf("api.accounts tokenize: %w", err)
+		}
+		return k, nil
+	})
 	return tokenize.New(svc, tokenize.Options{Tokenizer: svc, Ledger: e.DB, Key: key, Store: c.API.Store,
-		Retry: tokenizeRetry(e.retryPolicy()), Now: e.now}), nil
+		Retry: tokenizeRetry(e.retryPolicy()), Now: e.now})
 }
 
 // tokenizeRetry is how a tokenization is asked again within one create:

@@ -23,9 +23,11 @@ import (
 type Options struct {
 	Tokenizer payment.Tokenizer   // the service's tokenization, on the same rate limiter
 	Ledger    payment.TokenLedger // where tokens are kept, sealed
-	// Key hashes payee and account into a token's key (the payee hash
-	// key of internal/payee), so that the ledger names neither.
-	Key   *payee.Key
+	// Key returns the key that hashes payee and account into a token's
+	// key (the payee hash key of internal/payee), so that the ledger
+	// names neither. It is asked for at the first tokenized check, so
+	// that commands that send none never read (or make) its file.
+	Key   func() (*payee.Key, error)
 	Store string // api.store
 	// Retry is how a tokenization that failed for now is tried again: a
 	// lost answer is simply asked again (a token is not money, an unused
@@ -101,7 +103,11 @@ func KeyOf(k *payee.Key, p *payment.Payment) string {
 // token is the token of p's payee and account: the ledger's, or a new
 // one. Rows of one payee sent at once share one tokenization.
 func (s *Service) token(ctx context.Context, p *payment.Payment) (string, error) {
-	key := KeyOf(s.opts.Key, p)
+	hash, err := s.opts.Key()
+	if err != nil {
+		return "", err
+	}
+	key := KeyOf(hash, p)
 	v, err, _ := s.flight.Do(key, func() (any, error) {
 		known, err := s.opts.Ledger.AccountToken(key)
 		if err != nil || known != nil {

@@ -96,7 +96,8 @@ func newFixture(tok *tokens, ledger *memTokens) *fixture {
 		ledger = &memTokens{m: map[string]payment.AccountToken{}}
 	}
 	inner := &checks{}
-	svc := New(inner, Options{Tokenizer: tok, Ledger: ledger, Key: payee.NewKey([]byte("0123456789abcdef0123456789abcdef")),
+	hash := payee.NewKey([]byte("0123456789abcdef0123456789abcdef"))
+	svc := New(inner, Options{Tokenizer: tok, Ledger: ledger, Key: func() (*payee.Key, error) { return hash, nil },
 		Store: "Acme Payroll", Retry: retry.Policy{Base: time.Nanosecond, Max: time.Nanosecond, MaxAttempts: 4},
 		Now: func() time.Time { return time.Date(2026, 11, 2, 9, 0, 0, 0, time.UTC) }})
 	return &fixture{svc: svc, inner: inner, tok: tok, ledger: ledger}
@@ -193,7 +194,8 @@ func TestSendGateIsTheCreates(t *testing.T) {
 	if !errors.Is(err, late) || f.tok.calls != 1 || len(f.inner.sent) != 0 {
 		t.Fatalf("%v, %d tokenizations, %d checks; want the token made and the create held by its gate", err, f.tok.calls, len(f.inner.sent))
 	}
-	if tok, _ := f.ledger.AccountToken(KeyOf(f.svc.opts.Key, &row(2, "Ada Lovelace", "123456789").Payment)); tok == nil {
+	hash, _ := f.svc.opts.Key()
+	if tok, _ := f.ledger.AccountToken(KeyOf(hash, &row(2, "Ada Lovelace", "123456789").Payment)); tok == nil {
 		t.Fatal("the token was not kept")
 	}
 }
