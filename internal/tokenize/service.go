@@ -11,8 +11,6 @@ import (
 	"fmt"
 	"time"
 
-	"golang.org/x/sync/singleflight"
-
 	"github.com/batchd/batchd/internal/payee"
 	"github.com/batchd/batchd/internal/payment"
 	"github.com/batchd/batchd/internal/retry"
@@ -44,8 +42,8 @@ type Options struct {
 // unchanged.
 type Service struct {
 	payment.Service
-	opts   Options
-	flight singleflight.Group // one tokenization at a time per payee and account
+	opts  Options
+	locks keyLocks // one tokenization at a time per payee and account
 }
 
 var _ payment.Service = (*Service)(nil)
@@ -101,24 +99,27 @@ func KeyOf(k *payee.Key, p *payment.Payment) string {
 }
 
 // token is the token of p's payee and account: the ledger's, or a new
-// one. Rows of one payee sent at once share one tokenization.
+// one. Rows of one payee and account sent at once wait for one another:
+// the first tokenizes, the others find its token in the ledger.
 func (s *Service) token(ctx context.Context, p *payment.Payment) (string, error) {
 	hash, err := s.opts.Key()
 	if err != nil {
 		return "", err
 	}
 	key := KeyOf(hash, p)
-	v, err, _ := s.flight.Do(key, func() (any, error) {
-		known, err := s.opts.Ledger.AccountToken(key)
-		if err != nil || known != nil {
-			return known, err
-		}
-		return s.tokenize(ctx, key, p)
-	})
+	defer s.locks.lock(key)()
+	known, err := s.opts.Ledger.AccountToken(key)
+	switch {
+	case err != nil:
+		return "", err
+	case known != nil:
+		return known.Token, nil
+	}
+	made, err := s.tokenize(ctx, key, p)
 	if err != nil {
 		return "", err
 	}
-	return v.(*payment.AccountToken).Token, nil
+	return made.Token, nil
 }
 
 // tokenize asks the service for a token of p's details, again after a

@@ -199,3 +199,22 @@ func TestSendGateIsTheCreates(t *testing.T) {
 		t.Fatal("the token was not kept")
 	}
 }
+
+// TestOneTokenizationAtOnce: rows of one payee and account sent at the
+// same time tokenize once; those of other payees do not wait for it.
+func TestOneTokenizationAtOnce(t *testing.T) {
+	f := newFixture(&tokens{}, nil)
+	var wg sync.WaitGroup
+	for i := range 16 {
+		wg.Go(func() {
+			name := []string{"Ada Lovelace", "Alan Turing"}[i%2]
+			if _, err := f.svc.CreateCheck(context.Background(), row(uint32(2+i), name, "123456789")); err != nil {
+				t.Error(err)
+			}
+		})
+	}
+	wg.Wait()
+	if f.tok.calls != 2 || len(f.inner.sent) != 16 || len(f.svc.locks.held) != 0 {
+		t.Fatalf("%d tokenizations for 2 payees, %d checks, %d locks left", f.tok.calls, len(f.inner.sent), len(f.svc.locks.held))
+	}
+}
