@@ -49,6 +49,10 @@ func runRekey(ctx context.Context, env *environ, cl *cmdLine) error {
 	// Opening a bbolt ledger already reseals (state.Open): this pass
 	// finds what is left, and on PostgreSQL does the work.
 	fmt.Fprintf(env.stdout, "every readable account number is sealed under key %d (%d moved in the last pass)\n", id, rep.Clear+rep.Resealed)
+	if rep.Tokens+rep.TokensDropped > 0 { // api.accounts: tokenize
+		fmt.Fprintf(env.stdout, "account tokens: %d sealed under key %d, %d no key opened dropped (tokenized again when next paid)\n",
+			rep.Tokens, id, rep.TokensDropped)
+	}
 	if cfg.State.Backend != config.BackendPostgres {
 		c, err := state.Compact(cfg.StateDir, time.Second)
 		if err != nil {

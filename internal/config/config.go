@@ -116,7 +116,28 @@ type APIConfig struct {
 	Concurrency int `yaml:"concurrency"`
 	// Timeout bounds one HTTP request.
 	Timeout Duration `yaml:"timeout"`
+	// Accounts is how checks name the payee's bank account: AccountsRaw
+	// (routing and account on every check) or AccountsTokenize (each
+	// payee's details tokenized once, checks carry token and Store).
+	Accounts string `yaml:"accounts"`
+	// Store is the store tokens are kept under at the service (spec
+	// §2.3), sent with every token; required with AccountsTokenize.
+	Store string `yaml:"store"`
 }
+
+// Values of api.accounts.
+const (
+	// AccountsRaw sends the routing and account number with every check,
+	// as batchd always did: the default.
+	AccountsRaw = "raw"
+	// AccountsTokenize tokenizes each payee's bank details before its
+	// first check and sends token and store instead (README "Tokenized
+	// accounts").
+	AccountsTokenize = "tokenize"
+)
+
+// maxStore is the longest api.store the service takes (spec §2.3).
+const maxStore = 128
 
 // ACHConfig is the ach section: where the ACH API (/ach/v2) is, for
 // funding-source files. It shares api's key, mode, rate limit and timeout:
@@ -338,6 +359,7 @@ func Default() *Config {
 			Burst:       10,
 			Concurrency: 64,
 			Timeout:     Duration(30 * time.Second),
+			Accounts:    AccountsRaw,
 		},
 		ACH: ACHConfig{Provider: "plaid"},
 		SFTP: SFTPConfig{

@@ -112,6 +112,7 @@ func (c *Config) validateAPI(f *findings, checkKey bool) {
 		f.add(0, "api.concurrency", "api.concurrency: must be between 1 and 256, got %d", a.Concurrency)
 	}
 	positive(f, "api.timeout", a.Timeout)
+	c.validateAccounts(f)
 	if checkKey && modeOK {
 		if msg := keyModeProblem(c.apiKey.Reveal(), a.Mode); msg != "" {
 			key := "api.mode"
@@ -120,6 +121,21 @@ func (c *Config) validateAPI(f *findings, checkKey bool) {
 			}
 			f.add(0, key, "%s", msg)
 		}
+	}
+}
+
+// validateAccounts checks api.accounts and the api.store tokenizing
+// needs: without a store no token can be asked for or used.
+func (c *Config) validateAccounts(f *findings) {
+	a := c.API
+	if !oneOf(f, "api.accounts", a.Accounts, AccountsRaw, AccountsTokenize) || a.Accounts != AccountsTokenize {
+		return
+	}
+	switch {
+	case strings.TrimSpace(a.Store) == "":
+		f.add(0, "api.store", "api.store: required when api.accounts is tokenize; set it to the store the tokens are kept under (such as your company's name, up to %d characters), or set api.accounts: raw", maxStore)
+	case len(a.Store) > maxStore:
+		f.add(0, "api.store", "api.store: at most %d characters, got %d", maxStore, len(a.Store))
 	}
 }
 

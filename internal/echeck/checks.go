@@ -166,13 +166,16 @@ type Check struct {
 	LinkID string `json:"link_id,omitempty"`
 	// BankAccount is masked: the service masks it, and a value that still
 	// shows more than four digits is masked again with redact.Account.
-	BankAccount           string             `json:"bank_account,omitempty"`
-	BankRouting           string             `json:"bank_routing,omitempty"`
-	BankName              string             `json:"bank_name,omitempty"`
-	BankAddress           string             `json:"bank_address,omitempty"`
-	BankCity              string             `json:"bank_city,omitempty"`
-	BankState             string             `json:"bank_state,omitempty"`
-	BankZip               string             `json:"bank_zip,omitempty"`
+	BankAccount string `json:"bank_account,omitempty"`
+	BankRouting string `json:"bank_routing,omitempty"`
+	BankName    string `json:"bank_name,omitempty"`
+	BankAddress string `json:"bank_address,omitempty"`
+	BankCity    string `json:"bank_city,omitempty"`
+	BankState   string `json:"bank_state,omitempty"`
+	BankZip     string `json:"bank_zip,omitempty"`
+	// Store is the store of the token the check was drawn by (spec
+	// §2.1), "" for a check given routing and account.
+	Store                 string             `json:"store,omitempty"`
 	Recurring             bool               `json:"recurring,omitempty"`
 	RecurringCycle        string             `json:"recurring_cycle,omitempty"`
 	RecurringStartDate    string             `json:"recurring_start_date,omitempty"`

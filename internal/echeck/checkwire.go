@@ -34,6 +34,7 @@ type checkWire struct {
 	BankCity              apiwire.Loose[string]    `json:"bank_city"`
 	BankState             apiwire.Loose[string]    `json:"bank_state"`
 	BankZip               apiwire.Loose[string]    `json:"bank_zip"`
+	Store                 apiwire.Loose[string]    `json:"store"`
 	Recurring             apiwire.Loose[bool]      `json:"recurring"`
 	RecurringCycle        apiwire.Loose[string]    `json:"recurring_cycle"`
 	RecurringStartDate    apiwire.Loose[string]    `json:"recurring_start_date"`
@@ -86,7 +87,7 @@ func (w *checkWire) check() (Check, error) {
 		Address: w.Address.V, City: w.City.V, State: w.State.V, Zip: w.Zip.V,
 		AuthorizationDate: w.AuthorizationDate.V, BankAccount: maskAccount(w.BankAccount.V),
 		BankRouting: w.BankRouting.V, BankName: w.BankName.V, BankAddress: w.BankAddress.V,
-		BankCity: w.BankCity.V, BankState: w.BankState.V, BankZip: w.BankZip.V,
+		BankCity: w.BankCity.V, BankState: w.BankState.V, BankZip: w.BankZip.V, Store: w.Store.V,
 		Recurring: w.Recurring.V, RecurringCycle: w.RecurringCycle.V,
 		RecurringStartDate: w.RecurringStartDate.V, RecurringInstallments: w.RecurringInstallments.V,
 		LinkID: w.LinkID.V,

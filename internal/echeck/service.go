@@ -115,3 +115,17 @@ func (s *Service) BankName(ctx context.Context, routing string) (string, error) 
 	}
 	return info.Name, nil
 }
+
+// TokenizeAccount stores r's bank details with the service (Tokenize)
+// and returns the token with the bank's name and the last four digits.
+func (s *Service) TokenizeAccount(ctx context.Context, r payment.TokenRequest) (*payment.AccountToken, error) {
+	return apiwire.Adapt((*Tokenization).Domain)(s.c.Tokenize(ctx, TokenizeRequest{
+		FirstName: r.FirstName, LastName: r.LastName, Email: r.Email, Phone: r.Phone,
+		BankAccount: r.Account, BankRouting: r.Routing, Store: r.Store,
+	}))
+}
+
+// Domain is what the ledger keeps of a tokenization.
+func (t *Tokenization) Domain() *payment.AccountToken {
+	return &payment.AccountToken{Token: t.Token, Bank: t.Bank, Last4: t.Last4}
+}

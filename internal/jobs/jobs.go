@@ -127,9 +127,10 @@ func OpenAt(cfg *config.Config, log *slog.Logger, hooks Hooks, now func() time.T
 		db.Close()
 		return nil, fmt.Errorf("ach client: %w", err)
 	}
-	e := &Env{Cfg: cfg, DB: db, API: api, Service: echeck.NewService(api), Banks: echeck.NewService(api), ACH: achc,
+	e := &Env{Cfg: cfg, DB: db, API: api, Banks: echeck.NewService(api), ACH: achc,
 		Funding: ach.NewFundingService(achc, cfg.ACH.Provider), Limiter: lim, Log: log, now: now, hooks: hooks,
 		InFlight: inflight.New(inflight.Options{Ceiling: cfg.API.Concurrency, Rate: lim.Rate, Now: now})}
+	e.Service = e.checkService(echeck.NewService(api))
 	e.ingest = ingest.New(db, e.ingestOptions())
 	return e, nil
 }

@@ -106,6 +106,9 @@ type Ledger interface {
 	RowEditor
 	// BankLedger: the bank directory's answers, by routing number.
 	BankLedger
+	// TokenLedger: the tokens of payees' accounts (api.accounts:
+	// tokenize).
+	TokenLedger
 	// Ping proves the ledger can be read, for /healthz.
 	Ping() error
 	// Path names the ledger for messages (a file, or a database).

@@ -43,4 +43,12 @@ type Payment struct {
 	// check field (not in Fields): never sent, and not kept by the
 	// ledger's row codec, only as a keyed hash in the row's payee mark.
 	PayeeID string `json:"payee_id,omitempty"`
+
+	// FirstName and LastName are the file's first_name and last_name
+	// cells: the account holder's names a tokenization asks for (spec
+	// §2.3; internal/tokenize splits Name when they are not given). No
+	// check field (not in Fields): never sent with a check, kept by the
+	// ledger until the row is sent.
+	FirstName string `json:"first_name,omitempty"`
+	LastName  string `json:"last_name,omitempty"`
 }

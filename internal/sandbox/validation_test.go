@@ -283,7 +283,8 @@ func TestTokenization(t *testing.T) {
 	}
 	noBank := map[string]any{"bank_routing": nil, "bank_account": nil, "token": token, "store": "shop-1", "verify_before_save": true}
 	c := h.create(keyA, noBank)
-	if c["bank_account"] != "****0016" || c["basic_verification"].(map[string]any)["risk_bv"] != "Pass" {
+	if c["bank_account"] != "****0016" || c["bank_name"] != "Sandbox Test Bank" || c["bank_routing"] != FixtureRouting ||
+		c["store"] != "shop-1" || c["basic_verification"].(map[string]any)["risk_bv"] != "Pass" {
 		t.Errorf("token check %v", c)
 	}
 	wantStatus(t, h.post("/v1/check/create", keyA, with(merge(noBank, map[string]any{"store": "other"}))), http.StatusPaymentRequired)

@@ -45,6 +45,7 @@ import (
 //	str      Risk, FundConfirmation, Error
 //	[time    HeardAt (from the first step)]    when flag bit 2 is set
 //	[time    SendBy (from the first step)]     when flag bit 3 is set
+//	[str     Payment.FirstName, Payment.LastName] when flag bit 4 is set
 //
 // A code is a uvarint index into its table; the table's literal code is
 // followed by the word as a str. The tables only ever grow at their end
@@ -82,6 +83,7 @@ const (
 	rowFlagNumber = 1 << 1
 	rowFlagHeard  = 1 << 2
 	rowFlagSendBy = 1 << 3
+	rowFlagNames  = 1 << 4
 )
 
 // maxMilliSec bounds the seconds of a time written in milliseconds;
@@ -104,6 +106,9 @@ func encodeRowV2(dst []byte, r *payment.Row) []byte {
 	}
 	if !r.SendBy.IsZero() {
 		flags |= rowFlagSendBy
+	}
+	if r.Payment.FirstName != "" || r.Payment.LastName != "" {
+		flags |= rowFlagNames
 	}
 	e.uint(flags)
 	e.code(string(r.State), rowStateCodes, stateLiteral)
@@ -152,13 +157,17 @@ func encodeRowV2(dst []byte, r *payment.Row) []byte {
 	if flags&rowFlagSendBy != 0 {
 		e.timeFrom(r.SendBy, base)
 	}
+	if flags&rowFlagNames != 0 {
+		e.str(r.Payment.FirstName)
+		e.str(r.Payment.LastName)
+	}
 	return []byte(e)
 }
 
 func decodeRowV2(raw []byte, r *payment.Row) error {
 	d := dec{b: raw}
 	flags := d.uint()
-	if flags&^(rowFlagLabel|rowFlagNumber|rowFlagHeard|rowFlagSendBy) != 0 {
+	if flags&^(rowFlagLabel|rowFlagNumber|rowFlagHeard|rowFlagSendBy|rowFlagNames) != 0 {
 		return errors.New("row value has unknown flags")
 	}
 	r.State = payment.RowState(d.code(rowStateCodes, stateLiteral))
@@ -211,6 +220,9 @@ func decodeRowV2(raw []byte, r *payment.Row) error {
 		if r.SendBy = d.timeFrom(base); r.SendBy.IsZero() {
 			d.failWith(errors.New("row value flags a SendBy it does not hold"))
 		}
+	}
+	if flags&rowFlagNames != 0 {
+		r.Payment.FirstName, r.Payment.LastName = d.str(), d.str()
 	}
 	if d.err == nil && len(d.b) > 0 {
 		return errors.New("trailing bytes after row")

@@ -24,6 +24,11 @@ type SealReport struct {
 	// Unreadable names the rows whose number does not open: its key is
 	// missing from the ring, or the value is damaged. Never a number.
 	Unreadable []string `json:"unreadable,omitempty"`
+	// Tokens counts the account tokens sealed anew (in the clear or
+	// under an older key), TokensDropped those no key opens, dropped:
+	// their accounts are tokenized again (a token is not money).
+	Tokens        int `json:"tokens,omitempty"`
+	TokensDropped int `json:"tokens_dropped,omitempty"`
 }
 
 // SealAccounts seals under the ring's newest key every full account
@@ -38,7 +43,10 @@ func (d *DB) SealAccounts() (SealReport, error) {
 	if err := reseal(d, paymentRows, &rep); err != nil {
 		return rep, err
 	}
-	err := reseal(d, sourceRows, &rep)
+	if err := reseal(d, sourceRows, &rep); err != nil {
+		return rep, err
+	}
+	err := resealTokens(d, &rep)
 	return rep, err
 }
 

@@ -2,6 +2,7 @@ package csvfile
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/batchd/batchd/internal/payment"
@@ -47,11 +48,12 @@ func column(name string) int {
 // columnNames are the names of the columns, for suggestions.
 var columnNames = payment.FieldNames()
 
-// Markers in header.index for raw columns that map to no field.
+// Markers in header.index for raw columns that map to no field. An
+// extra column (extraColumns) k is marked colExtra-k.
 const (
 	colIgnored = -1 // named in Options.IgnoreColumns
 	colUnnamed = -2 // empty header cell; its values must be empty too
-	colPayeeID = -3 // PayeeIDColumn
+	colExtra   = -3 // the first of extraColumns
 )
 
 // PayeeIDColumn is the optional column that names a row's payee for the
@@ -60,18 +62,49 @@ const (
 // ingest.ignore_columns, it is ignored like any other column.
 const PayeeIDColumn = "payee_id"
 
-// tagPayee names the column of the records handed to gocsv that carries
-// the payee_id cell, when the file has one: before the meta column.
-const tagPayee = "#payee"
+// The optional columns of the account holder's names, which a
+// tokenization asks for (api.accounts: tokenize; README "Tokenized
+// accounts"): no check fields, never sent with a check.
+const (
+	FirstNameColumn = "first_name"
+	LastNameColumn  = "last_name"
+)
+
+// maxHolderName is the longest first or last name a tokenization takes
+// (spec §2.3).
+const maxHolderName = 128
+
+// extraColumn is an optional column of payment files that is no check
+// field: its cell goes to a field of payment.Payment of its own. Listed
+// in ingest.ignore_columns, it is ignored like any other column.
+type extraColumn struct {
+	name string
+	cell func(*payment.Payment) *string
+}
+
+// extraColumns are the extra columns, in the order their cells follow
+// the fields in the records handed to gocsv (the meta column last).
+var extraColumns = []extraColumn{
+	{PayeeIDColumn, func(p *payment.Payment) *string { return &p.PayeeID }},
+	{FirstNameColumn, func(p *payment.Payment) *string { return &p.FirstName }},
+	{LastNameColumn, func(p *payment.Payment) *string { return &p.LastName }},
+}
+
+// extraIndex is the position of name in extraColumns, or -1.
+func extraIndex(name string) int {
+	return slices.IndexFunc(extraColumns, func(c extraColumn) bool { return c.name == name })
+}
 
 // header is the checked header row of a file.
 type header struct {
-	index   []int  // raw column -> field, colIgnored or colUnnamed
+	index   []int  // raw column -> field, colIgnored, colUnnamed or an extra's marker
 	present []bool // field -> whether the file has its column
 	fields  []int  // the fields present, in spec order: what gocsv decodes
 	pos     []int  // field -> its position in the records handed to gocsv
 	next    int    // the line after the header record
-	payee   bool   // the file has a PayeeIDColumn
+	// extras are the extra columns the file has (extraColumns
+	// indexes, in that order): their cells follow the fields'.
+	extras []int
 }
 
 func normalizeName(s string) string { return strings.ToLower(strings.TrimSpace(s)) }
@@ -133,11 +166,12 @@ func mapHeader(raw []string, line, next int, ignore map[string]bool) (*header, e
 			h.present[f] = true
 		case ignore[name]:
 			h.index[i] = colIgnored
-		case name == PayeeIDColumn:
-			if h.payee {
+		case extraIndex(name) >= 0:
+			k := extraIndex(name)
+			if slices.Contains(h.index[:i], colExtra-k) {
 				return nil, &FileError{Line: line, Column: name, Reason: "column appears twice"}
 			}
-			h.index[i], h.payee = colPayeeID, true
+			h.index[i] = colExtra - k
 		default:
 			return nil, UnknownColumn(line, i+1, cell, columnNames)
 		}
@@ -149,6 +183,11 @@ func mapHeader(raw []string, line, next int, ignore map[string]bool) (*header, e
 		if h.present[f] {
 			h.pos[f] = len(h.fields)
 			h.fields = append(h.fields, f)
+		}
+	}
+	for k := range extraColumns {
+		if slices.Contains(h.index, colExtra-k) {
+			h.extras = append(h.extras, k)
 		}
 	}
 	return h, nil
@@ -201,24 +240,23 @@ func (h *header) checkRequired(line int) error {
 }
 
 // gocsvHeader is the header the decoder hands to gocsv: the fields present,
-// in column order, then the column that carries the decoder's facts about
-// each record. Absent fields are left out because gocsv's cost grows with
-// the number of columns.
+// in column order, then the extra columns present, then the column that
+// carries the decoder's facts about each record. Absent fields are left
+// out because gocsv's cost grows with the number of columns.
 func (h *header) gocsvHeader() []string {
-	out := make([]string, 0, len(h.fields)+2)
+	out := make([]string, 0, h.width())
 	for _, f := range h.fields {
 		out = append(out, payment.Fields[f].Name)
 	}
-	if h.payee {
-		out = append(out, tagPayee)
+	for _, k := range h.extras {
+		out = append(out, "#"+extraColumns[k].name)
 	}
 	return append(out, tagMeta)
 }
 
 // width is the number of cells of a record handed to gocsv.
-func (h *header) width() int {
-	if h.payee {
-		return len(h.fields) + 2
-	}
-	return len(h.fields) + 1
-}
+func (h *header) width() int { return len(h.fields) + len(h.extras) + 1 }
+
+// extraCell is the position of extra column k's cell in the records
+// handed to gocsv; the file has the column.
+func (h *header) extraCell(k int) int { return len(h.fields) + slices.Index(h.extras, k) }

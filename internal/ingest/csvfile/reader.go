@@ -217,14 +217,16 @@ func (d *decoder) canonical(raw []string, line int) []string {
 		for i, v := range raw {
 			switch f := d.hdr.index[i]; f {
 			case colIgnored:
-			case colPayeeID:
-				out[len(d.hdr.fields)] = v
 			case colUnnamed:
 				if stray == 0 && strings.TrimSpace(v) != "" {
 					stray, value = i+1, strings.TrimSpace(v)
 				}
 			default:
-				out[d.hdr.pos[f]] = v
+				if f <= colExtra {
+					out[d.hdr.extraCell(colExtra-f)] = v
+				} else {
+					out[d.hdr.pos[f]] = v
+				}
 			}
 		}
 	}

@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/batchd/batchd/internal/money"
 	"github.com/batchd/batchd/internal/payment"
@@ -50,10 +51,12 @@ type validator struct {
 	cells    []string // the current row by column (payment.Fields), trimmed
 	bad      []bool   // the columns of the current row that broke their rule
 
-	// payee says a record's cell after the fields is its payee_id
-	// (PayeeIDColumn); recordWidth is a record's number of cells: the
-	// fields, the payee_id if any, the meta column.
-	payee       bool
+	// extras are the extra columns of the file (header.extras), whose
+	// cells follow the fields' in a record, and extra the current row's,
+	// trimmed; recordWidth is a record's number of cells: the fields,
+	// the extras, the meta column.
+	extras      []int
+	extra       []string
 	recordWidth int
 }
 
@@ -70,7 +73,7 @@ func newValidator(opts Options, hdr *header) *validator {
 		cells:    make([]string, numFields),
 		bad:      make([]bool, numFields),
 	}
-	v.payee, v.recordWidth = hdr.payee, hdr.width()
+	v.extras, v.extra, v.recordWidth = hdr.extras, make([]string, len(extraColumns)), hdr.width()
 	return v
 }
 
@@ -110,7 +113,12 @@ func (v *validator) check(rec *record, m meta) (Payment, []Finding, bool) {
 			v.warn(col, lossyMessage)
 		}
 	}
+	clear(v.extra)
+	for i, k := range v.extras {
+		v.extra[k] = strings.TrimSpace(rec.cells[len(v.fields)+i])
+	}
 	v.crossChecks()
+	v.holderNames()
 	v.duplicates()
 	if len(v.out) > 1 {
 		slices.SortStableFunc(v.out, func(a, b Finding) int { return columnOrder(a.Column) - columnOrder(b.Column) })
@@ -119,10 +127,37 @@ func (v *validator) check(rec *record, m meta) (Payment, []Finding, bool) {
 		return Payment{}, v.out, false
 	}
 	p := v.payment()
-	if v.payee {
-		p.PayeeID = strings.TrimSpace(rec.cells[len(v.fields)])
+	for k, c := range extraColumns {
+		*c.cell(&p.Payment) = v.extra[k]
 	}
 	return p, v.out, true
+}
+
+// holderNames checks the account holder's names (first_name,
+// last_name): each at most maxHolderName characters, and both or
+// neither, since a tokenization takes both and the rule that splits the
+// name replaces them only together (internal/tokenize.Names).
+func (v *validator) holderNames() {
+	first, last := v.extra[extraIndex(FirstNameColumn)], v.extra[extraIndex(LastNameColumn)]
+	for _, c := range []struct{ name, cell, other, otherCell string }{
+		{FirstNameColumn, first, LastNameColumn, last}, {LastNameColumn, last, FirstNameColumn, first},
+	} {
+		switch n := utf8.RuneCountInString(c.cell); {
+		case n > maxHolderName:
+			v.addCell(c.name, c.cell, fmt.Sprintf("must be at most %d characters, got %d", maxHolderName, n))
+		case n == 0 && c.otherCell != "":
+			v.addCell(c.name, c.cell, fmt.Sprintf("is required with %s (or leave both empty: the name is split)", c.other))
+		}
+	}
+}
+
+// addCell records an error about a cell of an extra column.
+func (v *validator) addCell(column, cell, msg string) {
+	v.errs++
+	if cell == "" {
+		cell = EmptyValue
+	}
+	v.out = append(v.out, Finding{Line: v.line, Column: column, Value: clip(cell), Message: msg})
 }
 
 // crossChecks applies the rules that involve more than one cell.

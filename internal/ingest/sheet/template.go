@@ -23,9 +23,12 @@ var TemplateKinds = func() map[string]payment.BatchKind {
 }()
 
 // paymentTemplate are the payment columns a template carries: those most
-// files need, the required ones first. A file may have the others too.
+// files need, the required ones first, then the account holder's names
+// that tokenized accounts use (optional: without them the name is
+// split). A file may have the others too.
 var paymentTemplate = []string{"number", "amount", "memo", "name", "email", "authorization_date", "phone",
-	"address", "city", "state", "zip", "bank_routing", "bank_account", "label"}
+	"address", "city", "state", "zip", "bank_routing", "bank_account", "label",
+	csvfile.FirstNameColumn, csvfile.LastNameColumn}
 
 // TemplateColumns are the header of kind's template.
 func TemplateColumns(kind payment.BatchKind) []string {

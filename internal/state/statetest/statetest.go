@@ -115,6 +115,7 @@ var groups = []struct {
 	{"Cancels", cancelCases},
 	{"Lines", lineCases},
 	{"Banks", bankCases},
+	{"Tokens", tokenCases},
 	{"Edits", editCases},
 	{"Invariants", invariantCases},
 	{"Jobs", jobCases},
