@@ -12,6 +12,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/batchd/batchd/internal/payment"
@@ -87,15 +88,41 @@ func (b *Banks) Refusal(ctx context.Context, routing string) (string, error) {
 	return "", nil
 }
 
+// Names reads the recorded names of banks for one report: each routing
+// number's once, from the ledger only (never the service: a report shows
+// what ingest learned). It is safe for concurrent use. The zero value is
+// not usable; see NewNames.
+type Names struct {
+	ledger payment.BankLedger
+	mu     sync.Mutex
+	seen   map[string]string
+}
+
+// NewNames reads names from ledger.
+func NewNames(ledger payment.BankLedger) *Names {
+	return &Names{ledger: ledger, seen: map[string]string{}}
+}
+
 // Name is the recorded name of routing's bank, or "" when none is
-// recorded: what reports show, read from the ledger only.
-func Name(ledger payment.BankLedger, routing string) string {
+// recorded. A ledger that cannot be read is an error naming the number,
+// so that a report is not written with blank banks as if none were known.
+func (n *Names) Name(routing string) (string, error) {
 	if routing == "" {
-		return ""
+		return "", nil
 	}
-	b, err := ledger.Bank(routing)
-	if err != nil || b == nil {
-		return ""
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if name, ok := n.seen[routing]; ok {
+		return name, nil
 	}
-	return b.Name
+	b, err := n.ledger.Bank(routing)
+	if err != nil {
+		return "", fmt.Errorf("read the bank of routing number %s: %w", routing, err)
+	}
+	name := ""
+	if b != nil {
+		name = b.Name
+	}
+	n.seen[routing] = name
+	return name, nil
 }

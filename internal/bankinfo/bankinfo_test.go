@@ -2,6 +2,7 @@ package bankinfo_test
 
 import (
 	"context"
+	"errors"
 	"net/http/httptest"
 	"strings"
 	"testing"
@@ -12,6 +13,7 @@ import (
 	"github.com/batchd/batchd/internal/clocktest"
 	"github.com/batchd/batchd/internal/echeck"
 	"github.com/batchd/batchd/internal/ledgertest"
+	"github.com/batchd/batchd/internal/payment"
 	"github.com/batchd/batchd/internal/sandbox"
 	"github.com/batchd/batchd/internal/state"
 )
@@ -49,8 +51,8 @@ func TestBanksAskOnceAndRefuseOnlyOnNotFound(t *testing.T) {
 			t.Fatalf("a known bank: %q %v", why, err)
 		}
 	}
-	if *asked != 1 || bankinfo.Name(db, "021000021") != "Sandbox Bank 0210" {
-		t.Fatalf("asked %d times, name %q", *asked, bankinfo.Name(db, "021000021"))
+	if name, err := bankinfo.NewNames(db).Name("021000021"); *asked != 1 || err != nil || name != "Sandbox Bank 0210" {
+		t.Fatalf("asked %d times, name %q, %v", *asked, name, err)
 	}
 	why, err := banks.Refusal(ctx, sandbox.UnknownRouting)
 	if err != nil || !strings.Contains(why, sandbox.UnknownRouting) || !strings.Contains(why, "check the routing number with the payee") {
@@ -68,5 +70,28 @@ func TestBanksAskOnceAndRefuseOnlyOnNotFound(t *testing.T) {
 	}
 	if why, err := down.Refusal(ctx, "021000021"); why != "" || err != nil {
 		t.Fatalf("a fresh answer needs no directory: %q %v", why, err)
+	}
+}
+
+// brokenBanks is a ledger whose bank records cannot be read.
+type brokenBanks struct{ reads int }
+
+func (b *brokenBanks) Bank(string) (*payment.Bank, error) {
+	b.reads++
+	return nil, errors.New("disk I/O error")
+}
+func (*brokenBanks) PutBank(payment.Bank) error { return nil }
+
+// A ledger that cannot be read is an error naming the number, never a
+// blank name a report would show as "no bank known"; an empty number asks
+// nothing.
+func TestNamesFailLoudly(t *testing.T) {
+	led := &brokenBanks{}
+	names := bankinfo.NewNames(led)
+	if name, err := names.Name(""); name != "" || err != nil || led.reads != 0 {
+		t.Fatalf("empty routing: %q %v after %d reads", name, err, led.reads)
+	}
+	if _, err := names.Name("021000021"); err == nil || !strings.Contains(err.Error(), "021000021") {
+		t.Fatalf("unreadable ledger: %v, want an error naming the number", err)
 	}
 }

@@ -52,7 +52,7 @@ type matcher struct {
 	receipts      map[uint64]time.Time            // payment batch -> when its results report was last delivered
 	finalBatches  map[uint64]bool                 // batches whose receipt is to be written again (noteReceipt)
 	steps         []*StepReport                   // what each Step reported, once finish has run (step.go)
-	banks         map[string]string               // routing number -> bank name, read once a run (bankName)
+	banks         *bankinfo.Names                 // the banks' names, read once a run
 
 	resolveMu sync.Mutex // one resolution of a row in doubt at a time
 }
@@ -63,7 +63,7 @@ func newMatcher(db payment.Ledger, now func() time.Time, log *slog.Logger) (*mat
 		files: map[uint64]string{}, twins: map[string]*record{},
 		doubts: map[string][]*payment.Row{}, inFlight: map[string]payment.RowKey{}, resolved: map[payment.RowKey]bool{},
 		unknown: map[string]*payment.Check{}, heard: map[string]UnknownEvent{}, explained: map[string]bool{}, excs: map[string]*exception{}, observed: map[payment.RowKey]*payment.Row{},
-		fresh: map[payment.RowKey]*record{},
+		fresh: map[payment.RowKey]*record{}, banks: bankinfo.NewNames(db),
 	}
 	m.cond = sync.NewCond(&m.mu)
 	bs, err := db.Batches()
@@ -347,20 +347,4 @@ func (m *matcher) doubtAmountMismatch(d *payment.Row, c *payment.Check) {
 	m.excs[KindMismatch+":"+c.ID] = e
 	m.explained[c.ID] = true
 	delete(m.unknown, c.ID)
-}
-
-// bankName is the name of routing's bank as the ledger keeps it
-// (bankinfo.Name), read once a run per routing number.
-func (m *matcher) bankName(routing string) string {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	name, ok := m.banks[routing]
-	if !ok {
-		name = bankinfo.Name(m.db, routing)
-		if m.banks == nil {
-			m.banks = map[string]string{}
-		}
-		m.banks[routing] = name
-	}
-	return name
 }

@@ -316,8 +316,10 @@ func (r *Runner) emit(ctx context.Context, cancel func(), m *matcher, today Date
 		err := s.err
 		if err == nil {
 			l := statusLineOf(s.rec, m.file(s.rec.key.Batch), o.Location)
-			l.bank = m.bankName(s.rec.routing)
-			if err = res.settlement.add(l); err == nil {
+			if l.bank, err = m.banks.Name(s.rec.routing); err == nil {
+				err = res.settlement.add(l)
+			}
+			if err == nil {
 				err = add(l)
 			}
 		}

@@ -48,16 +48,14 @@ func WriteResults(db ResultsReader, batchID uint64, r *report.Rows) error {
 	if err != nil {
 		return err
 	}
-	banks := map[string]string{} // routing -> name, read once a report
+	banks := bankinfo.NewNames(db)
 	return db.Rows(batchID, func(row *payment.Row) (bool, error) {
 		m := marks[row.Key.Line]
-		routing := row.Payment.BankRouting
-		bank, ok := banks[routing]
-		if !ok {
-			bank = bankinfo.Name(db, routing)
-			banks[routing] = bank
+		bank, err := banks.Name(row.Payment.BankRouting)
+		if err != nil {
+			return false, err
 		}
-		err := r.Add(row.Key.Line, row.CheckID, row.Number, row.Label,
+		err = r.Add(row.Key.Line, row.CheckID, row.Number, row.Label,
 			row.Payment.Amount, row.ReportStatus(), row.Risk, row.FundConfirmation, row.Error,
 			row.Payment.Name, redact.PaymentAccount(&row.Payment), AccountChange(row, &m), bank)
 		return err == nil, err
