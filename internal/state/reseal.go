@@ -32,14 +32,21 @@ type SealReport struct {
 // in the report and left as they are: MarkKeyLost settles them.
 func (d *DB) SealAccounts() (SealReport, error) {
 	var rep SealReport
-	if d.keys.Clear() {
+	if d.ring().Clear() {
 		return rep, nil
 	}
 	if err := reseal(d, paymentRows, &rep); err != nil {
 		return rep, err
 	}
-	err := reseal(d, sourceRows, &rep)
-	return rep, err
+	if err := reseal(d, sourceRows, &rep); err != nil {
+		return rep, err
+	}
+	// Every number that opens is under the newest key now; one that does
+	// not keeps the old record, so no host without its key leads.
+	if err := d.recordSealingKey(len(rep.Unreadable) == 0); err != nil {
+		return rep, fmt.Errorf("seal account numbers: %w", err)
+	}
+	return rep, nil
 }
 
 // reseal is SealAccounts over one type of row.
@@ -57,7 +64,7 @@ func reseal[R any](d *DB, t *rowType[R], rep *SealReport) error {
 			if err != nil {
 				return err
 			}
-			if acct := *t.account(r); acct != "" && !sealedUnder(acct, d.keys.Newest()) {
+			if acct := *t.account(r); acct != "" && !sealedUnder(acct, d.ring().Newest()) {
 				stale = append(stale, keyFrom(k))
 			}
 			return nil
@@ -93,13 +100,13 @@ func resealChunk[R any](d *DB, t *rowType[R], tx kv.Tx, keys []payment.RowKey, r
 			return err
 		}
 		wasClear := !acctseal.Sealed(*t.account(r))
-		if r, err = t.get(d.keys, tx, k); errors.Is(err, acctseal.ErrKeyMissing) || errors.Is(err, acctseal.ErrDamaged) {
+		if r, err = t.get(d.ring(), tx, k); errors.Is(err, acctseal.ErrKeyMissing) || errors.Is(err, acctseal.ErrDamaged) {
 			rep.Unreadable = append(rep.Unreadable, t.where+k.String())
 			continue
 		} else if err != nil {
 			return err
 		}
-		if err := t.put(d.keys, tx, r); err != nil {
+		if err := t.put(d.ring(), tx, r); err != nil {
 			return err
 		}
 		if wasClear {
