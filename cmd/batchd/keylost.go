@@ -4,10 +4,8 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"path/filepath"
 	"strings"
 
-	"github.com/batchd/batchd/internal/acctseal"
 	"github.com/batchd/batchd/internal/config"
 	"github.com/batchd/batchd/internal/jobs"
 	"github.com/batchd/batchd/internal/state"
@@ -56,16 +54,6 @@ func openLeading(ctx context.Context, env *environ, cfg *config.Config) (state.L
 		return nil, nil, err
 	}
 	return db, func() error { release(); return db.Close() }, nil
-}
-
-// accountKeysPath is the key ring that seals the ledger's account
-// numbers: state.account_keys_file, or the one the bbolt ledger makes in
-// state_dir.
-func accountKeysPath(cfg *config.Config) string {
-	if cfg.State.AccountKeysFile != "" {
-		return cfg.State.AccountKeysFile
-	}
-	return filepath.Join(cfg.StateDir, acctseal.FileName)
 }
 
 // printInClear names the rows of r that hold a full account number in

@@ -9,6 +9,7 @@ import (
 
 	"github.com/batchd/batchd/internal/acctseal"
 	"github.com/batchd/batchd/internal/config"
+	"github.com/batchd/batchd/internal/jobs"
 	"github.com/batchd/batchd/internal/state"
 )
 
@@ -26,7 +27,7 @@ func runRekey(ctx context.Context, env *environ, cl *cmdLine) error {
 	if err != nil {
 		return err
 	}
-	path := accountKeysPath(cfg)
+	path := jobs.AccountKeysPath(cfg)
 	if _, err := os.Stat(path); err != nil {
 		return fmt.Errorf("rekey: the key ring %s: %w (with backend postgres, set state.account_keys_file to the same file on every instance)", path, err)
 	}

@@ -78,6 +78,38 @@ func AccountKeys(cfg *config.Config) (*acctseal.Ring, error) {
 	return ring, nil
 }
 
+// AccountKeysPath is the key ring file that seals the ledger's account
+// numbers: state.account_keys_file, or the one the bbolt ledger makes in
+// state_dir.
+func AccountKeysPath(cfg *config.Config) string {
+	if cfg.State.AccountKeysFile != "" {
+		return cfg.State.AccountKeysFile
+	}
+	return filepath.Join(cfg.StateDir, acctseal.FileName)
+}
+
+// MayLead is a running batchd's daemon.Options.MayLead: it reads the key
+// ring file again and hands it to db (state.Ledger.UseAccountKeys), so
+// that an instance whose ring lacks the key the ledger seals with does
+// not lead, one given the key may, and a key added to the file (batchd
+// rekey while batchd runs) seals new rows from then on. Its errors name
+// the file and the key id, never a key.
+func MayLead(cfg *config.Config, db state.Ledger) func(leading bool) error {
+	return func(leading bool) error {
+		ring, err := AccountKeys(cfg)
+		if err == nil && ring == nil {
+			ring, err = acctseal.Load(AccountKeysPath(cfg))
+		}
+		if err != nil {
+			return err
+		}
+		if err := db.UseAccountKeys(ring, leading); err != nil {
+			return fmt.Errorf("the key ring %s: %w", AccountKeysPath(cfg), err)
+		}
+		return nil
+	}
+}
+
 func openPostgres(cfg *config.Config, opts state.Options) (state.Ledger, error) {
 	// This host's memory of the highest write count it saw: a database
 	// put back in time is noticed at takeover (state/watermark.go).
