@@ -88,6 +88,16 @@ func AccountKeysPath(cfg *config.Config) string {
 	return filepath.Join(cfg.StateDir, acctseal.FileName)
 }
 
+// ReadAccountKeys reads the key ring file at AccountKeysPath, with the
+// checks of a secret file; it makes none.
+func ReadAccountKeys(cfg *config.Config) (*acctseal.Ring, error) {
+	ring, err := AccountKeys(cfg)
+	if err == nil && ring == nil {
+		ring, err = acctseal.Load(AccountKeysPath(cfg))
+	}
+	return ring, err
+}
+
 // MayLead is a running batchd's daemon.Options.MayLead: it reads the key
 // ring file again and hands it to db (state.Ledger.UseAccountKeys), so
 // that an instance whose ring lacks the key the ledger seals with does
@@ -96,10 +106,7 @@ func AccountKeysPath(cfg *config.Config) string {
 // the file and the key id, never a key.
 func MayLead(cfg *config.Config, db state.Ledger) func(leading bool) error {
 	return func(leading bool) error {
-		ring, err := AccountKeys(cfg)
-		if err == nil && ring == nil {
-			ring, err = acctseal.Load(AccountKeysPath(cfg))
-		}
+		ring, err := ReadAccountKeys(cfg)
 		if err != nil {
 			return err
 		}

@@ -24,7 +24,7 @@ var keySealing = []byte("account_key")
 // ErrSealingKeyMissing is wrapped by UseAccountKeys's error when the ring
 // lacks the key the ledger's rows are sealed under; it also wraps
 // acctseal.ErrKeyMissing.
-var ErrSealingKeyMissing = fmt.Errorf("%w: this host cannot read the rows the ledger seals", acctseal.ErrKeyMissing)
+var ErrSealingKeyMissing = fmt.Errorf("%w: this host may not lead", acctseal.ErrKeyMissing)
 
 // SealingKey is the id of the key the ledger's new rows are sealed
 // under, 0 when none is recorded (a ledger never sealed).
@@ -61,7 +61,7 @@ func (d *DB) UseAccountKeys(ring *acctseal.Ring, leading bool) error {
 	if err != nil {
 		return err
 	}
-	if err := holdsSealingKey(ring, id); err != nil {
+	if err := RingHoldsSealingKey(ring, id); err != nil {
 		return fmt.Errorf("%s: %w", d.Path(), err)
 	}
 	if leading && !ring.Clear() && ring.Newest() != id {
@@ -75,11 +75,11 @@ func (d *DB) UseAccountKeys(ring *acctseal.Ring, leading bool) error {
 
 // holdsSealingKey is nil when ring opens what is sealed under key id (0:
 // nothing is recorded), else an error with the fix, never a key.
-func holdsSealingKey(ring *acctseal.Ring, id uint32) error {
+func RingHoldsSealingKey(ring *acctseal.Ring, id uint32) error {
 	if id == 0 || ring.Holds(id) {
 		return nil
 	}
-	return fmt.Errorf("%w: its rows are sealed under account key %d, which this host's key ring lacks; "+
+	return fmt.Errorf("%w: the ledger's rows are sealed under account key %d, which this host's key ring lacks; "+
 		"fix: copy the key ring file from the host that leads (the same file, mode 0600, at state.account_keys_file on every instance); "+
 		"batchd reads it again within lease_ttl/3", ErrSealingKeyMissing, id)
 }
@@ -94,7 +94,7 @@ func (d *DB) recordSealingKey(all bool) error {
 	ring := d.ring()
 	due := func(tx kv.Tx) bool {
 		id := sealingKey(tx)
-		return !ring.Clear() && id != ring.Newest() && (all || holdsSealingKey(ring, id) == nil)
+		return !ring.Clear() && id != ring.Newest() && (all || RingHoldsSealingKey(ring, id) == nil)
 	}
 	var need bool
 	if err := d.view(func(tx kv.Tx) error { need = due(tx); return nil }); err != nil || !need {
