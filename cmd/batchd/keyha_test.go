@@ -172,4 +172,3 @@ func keyLine(t *testing.T, path string) string {
 	}
 	return last
 }
-
