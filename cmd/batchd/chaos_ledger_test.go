@@ -97,17 +97,24 @@ func (l chaosLedger) afterKill(t *testing.T) (inFlight, submitted int) {
 	db := l.open(t)
 	defer db.Close()
 	if l.dsn != "" {
-		start := time.Now()
-		eventually(t, "the killed command's lease running out", 3*chaosLease, func() bool {
-			li, err := db.Leader(context.Background())
-			if err != nil {
-				t.Fatalf("read the lease: %v", err)
-			}
-			return li.Holder == ""
-		})
-		t.Logf("the lease was free %v after the kill", time.Since(start).Round(time.Millisecond))
+		waitLeaseFree(t, db)
 	}
 	return ledgerCounts(t, db)
+}
+
+// waitLeaseFree polls db's lease until no instance holds it: a SIGKILLed
+// command's runs out after its TTL (chaosLease at most).
+func waitLeaseFree(t *testing.T, db *state.DB) {
+	t.Helper()
+	start := time.Now()
+	eventually(t, "the killed command's lease running out", 3*chaosLease, func() bool {
+		li, err := db.Leader(context.Background())
+		if err != nil {
+			t.Fatalf("read the lease: %v", err)
+		}
+		return li.Holder == ""
+	})
+	t.Logf("the lease was free %v after the kill", time.Since(start).Round(time.Millisecond))
 }
 
 // ledgerCounts counts db's rows in flight and submitted.
