@@ -67,5 +67,5 @@ func printInClear(w io.Writer, r *state.Report) {
 	if c.Rows > len(c.First) {
 		fmt.Fprintf(w, ", … and %d more", c.Rows-len(c.First))
 	}
-	fmt.Fprintln(w, "\n  batchd seals them when it next opens the ledger (batchd init does), or run batchd rekey")
+	fmt.Fprintln(w, "\n  batchd seals a bbolt ledger's when it next opens it (batchd init does); on PostgreSQL run batchd rekey, every batchd stopped")
 }
