@@ -71,6 +71,9 @@ func (s *Scheduler) refusedFailureLocked() *Failure {
 	if s.role.refused == nil {
 		return nil
 	}
-	return &Failure{Check: "may-lead", Source: string(payment.SourceLedger),
-		Error: fmt.Sprintf("this instance may not lead: %v", s.role.refused)}
+	what := "this instance may not lead"
+	if s.role.leading {
+		what = "this instance leads on as it is, but could not take the lease again"
+	}
+	return &Failure{Check: "may-lead", Source: string(payment.SourceLedger), Error: fmt.Sprintf("%s: %v", what, s.role.refused)}
 }
