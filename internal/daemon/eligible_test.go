@@ -70,10 +70,12 @@ func TestMayLeadRefusedNeverTakesTheLease(t *testing.T) {
 	if code, b := h.healthz(t); code != http.StatusOK {
 		t.Errorf("healthz once allowed = %d %+v", code, b.Failures)
 	}
-	// A leader is not stopped by a leadGate: it holds what it needs.
+	// A leader is not stopped by a refusal: it holds what it needs.
 	gate.set(why)
 	h.lead()
-	if !h.s.Health().Role.Leading {
-		t.Error("a leadGate stopped the leader")
+	if hl := h.s.Health(); !hl.Role.Leading {
+		t.Error("a refusal stopped the leader")
+	} else if len(hl.Failures) != 1 || !strings.Contains(hl.Failures[0].Error, "leads on as it is") {
+		t.Errorf("a leader's refusal in /healthz: %+v", hl.Failures)
 	}
 }
