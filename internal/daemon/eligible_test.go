@@ -50,7 +50,7 @@ func TestMayLeadRefusedNeverTakesTheLease(t *testing.T) {
 		t.Fatalf("a refused instance asked for the lease %d times, took over %d times: %v", n, m, lease.list())
 	}
 	if n := len(h.logs.matching("this instance does not take the leader lease", nil)); n != 1 {
-		t.Errorf("%d leadGate lines after 4 tries, want 1:\n%s", n, h.logs.dump())
+		t.Errorf("%d refusal lines after 4 tries, want 1:\n%s", n, h.logs.dump())
 	}
 	code, b := h.healthz(t)
 	if code != http.StatusServiceUnavailable || len(b.Failures) != 1 || b.Failures[0].Check != "may-lead" ||
