@@ -137,6 +137,12 @@ admin: {listen: %s}
 	if !health(b).leading() || health(a).leading() {
 		t.Fatal("the rotation moved the lease")
 	}
+	// A one-shot job command on host a is refused alike, before it asks
+	// for the lease.
+	code, _, errOut := runMain(t, map[string]string{"BATCHD_API_KEY": migrateTestKey, "BATCHD_POSTGRES_DSN": dsn}, "submit", "--config", a.cfg)
+	if code != exitFailure || !strings.Contains(errOut, fmt.Sprintf("account key %d", keyB.Newest())) || strings.Contains(errOut, "another batchd instance leads") {
+		t.Errorf("batchd submit on the host without the key: exit %d\n%s", code, errOut)
+	}
 	stop(a)
 	stop(b)
 }
