@@ -150,6 +150,7 @@ func noAccountNumberAtRest(t *testing.T, backend string) {
 		}
 		dsn = strings.TrimSpace(string(b))
 	}
+	admin := freePort(t)
 	config := func(name, apiURL string) string {
 		return writeConfigAs(t, dir, name, fmt.Sprintf(`
 state_dir: %s
@@ -162,7 +163,7 @@ submit: {resolve_after: 1s, max_attempts: 20, backoff_max: 200ms}
 schedule: {timezone: UTC, ingest: "@every 1s", submit: "@every 1s", reconcile: "@every 1h"}
 admin: {listen: %s}
 %s`, stateDir, apiURL, sshd.Addr, sshd.User, sshd.IdentityFile, sshd.KnownHosts,
-			sshd.Path("inbox"), sshd.Path("archive"), sshd.Path("failed"), sshd.Path("outbox"), freePort(t), ledger))
+			sshd.Path("inbox"), sshd.Path("archive"), sshd.Path("failed"), sshd.Path("outbox"), admin, ledger))
 	}
 	env := map[string]string{"BATCHD_API_KEY": key}
 	logs := &syncBuffer{}
@@ -190,18 +191,18 @@ admin: {listen: %s}
 	// Ingested, never sent: the API is unreachable, so submit sends
 	// nothing; batchd is killed once both files are recorded.
 	offline := config("offline.yaml", "http://127.0.0.1:1")
-	run := startRun(t, offline, env, logs)
+	run := atRestRun(t, offline, admin, key, logs)
 	eventually(t, "both files accepted", time.Minute, func() bool {
 		return strings.Count(logs.String(), `"msg":"file accepted"`) == len(files)
 	})
-	run.kill(t)
+	kill(run)
 	scan("killed before submit", offline)
 
 	// Submitted: killed once every row has its result.
 	online := config("online.yaml", sandboxURL)
-	run = startRun(t, online, env, logs)
-	eventually(t, "every row submitted", 2*time.Minute, func() bool { return run.allSent(t) })
-	run.kill(t)
+	run = atRestRun(t, online, admin, key, logs)
+	eventually(t, "every row submitted", 2*time.Minute, func() bool { return allSent(run) })
+	kill(run)
 	scan("killed after submit", online)
 
 	// Pruned and compacted (nothing is final yet, so nothing is pruned on
@@ -214,73 +215,33 @@ admin: {listen: %s}
 	scan("after prune and compaction", online)
 }
 
-// atRestRun is one `batchd run` process of the scan.
-type atRestRun struct {
-	cmd  *exec.Cmd
-	cfg  string
-	done chan error
+// atRestRun starts `batchd run` on cfg, its admin server at admin, its
+// output into logs.
+func atRestRun(t *testing.T, cfg, admin, key string, logs *syncBuffer) *failoverInstance {
+	t.Helper()
+	in := &failoverInstance{t: t, name: "batchd run", cfg: cfg, base: "http://" + admin, env: []string{"BATCHD_API_KEY=" + key}, logs: logs}
+	in.start()
+	return in
 }
 
-func startRun(t *testing.T, cfg string, env map[string]string, logs *syncBuffer) *atRestRun {
-	t.Helper()
-	cmd := exec.Command(binary, "run", "--config", cfg)
-	cmd.Env = os.Environ()
-	for k, v := range env {
-		cmd.Env = append(cmd.Env, k+"="+v)
-	}
-	cmd.Stdout, cmd.Stderr = logs, logs
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	r := &atRestRun{cmd: cmd, cfg: cfg, done: make(chan error, 1)}
-	go func() { r.done <- cmd.Wait() }()
-	t.Cleanup(func() {
-		cmd.Process.Kill()
-		if t.Failed() {
-			t.Logf("batchd run log:\n%s", lastLines(logs.String(), 30))
-		}
-	})
-	return r
-}
-
-// kill SIGKILLs the process and waits for it to end.
-func (r *atRestRun) kill(t *testing.T) {
-	t.Helper()
-	r.cmd.Process.Signal(syscall.SIGKILL)
-	<-r.done
+// kill SIGKILLs in and waits for it to end.
+func kill(in *failoverInstance) {
+	in.cmd.Process.Signal(syscall.SIGKILL)
+	<-in.done
 }
 
 // allSent reports whether the running batchd's status shows every row
 // with a result: none pending, in flight or in doubt.
-func (r *atRestRun) allSent(t *testing.T) bool {
-	t.Helper()
-	c, err := readConfigAdmin(r.cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
+func allSent(in *failoverInstance) bool {
 	var st struct {
 		Rows       map[string]int `json:"rows"`
 		SourceRows map[string]int `json:"source_rows"`
 	}
-	if code, err := getJSON("http://"+c+"/v1/status", &st); err != nil || code != 200 {
+	if code, err := getJSON(in.base+"/v1/status", &st); err != nil || code != 200 {
 		return false
 	}
 	open := func(m map[string]int) int { return m["pending"] + m["in_flight"] + m["in_doubt"] + m["held"] }
 	return st.Rows["submitted"] == atRestPayments && open(st.Rows) == 0 && open(st.SourceRows) == 0 && len(st.SourceRows) > 0
-}
-
-// readConfigAdmin is the admin.listen address of the config file cfg.
-func readConfigAdmin(cfg string) (string, error) {
-	b, err := os.ReadFile(cfg)
-	if err != nil {
-		return "", err
-	}
-	for _, line := range strings.Split(string(b), "\n") {
-		if v, ok := strings.CutPrefix(line, "admin: {listen: "); ok {
-			return strings.TrimSuffix(v, "}"), nil
-		}
-	}
-	return "", fmt.Errorf("%s: no admin.listen", cfg)
 }
 
 // leaseFreeOn waits until the lease a SIGKILLed batchd held on the
