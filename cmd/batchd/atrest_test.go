@@ -192,7 +192,7 @@ admin: {listen: %s}
 	// nothing; batchd is killed once both files are recorded.
 	offline := config("offline.yaml", "http://127.0.0.1:1")
 	run := atRestRun(t, offline, admin, key, logs)
-	eventually(t, "both files accepted", time.Minute, func() bool {
+	eventually(t, "both files accepted", 2*time.Minute, func() bool {
 		return strings.Count(logs.String(), `"msg":"file accepted"`) == len(files)
 	})
 	kill(run)
@@ -202,6 +202,14 @@ admin: {listen: %s}
 	online := config("online.yaml", sandboxURL)
 	run = atRestRun(t, online, admin, key, logs)
 	eventually(t, "every row submitted", 2*time.Minute, func() bool { return allSent(run) })
+	// A key rotation while batchd runs: the key is added, for the running
+	// batchd to take up; the next scans cover what it seals.
+	if out := must(t, env, "rekey", "--config", online); !strings.Contains(out, "a running batchd holds the ledger") {
+		t.Fatalf("rekey while batchd runs:\n%s", out)
+	}
+	eventually(t, "the running batchd taking the new key up", time.Minute, func() bool {
+		return strings.Contains(logs.String(), "the account key ring has a new key")
+	})
 	kill(run)
 	scan("killed after submit", online)
 

@@ -88,7 +88,7 @@ func openJobsOn(env *environ, cfgPath string, hooks jobs.Hooks, date string) (*c
 	// ring lacks the key the rows are sealed under: it could send none of
 	// them, and would seal new ones the other hosts cannot open.
 	if cfg.State.Backend == config.BackendPostgres {
-		if err := jobs.MayLead(cfg, je.DB)(false); err != nil {
+		if err := jobs.MayLead(cfg, je.DB, log)(false); err != nil {
 			je.Close()
 			return nil, nil, nil, err
 		}

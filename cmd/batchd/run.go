@@ -103,7 +103,7 @@ func runDaemon(ctx context.Context, env *environ, cl *cmdLine) error {
 		Leadership: je.DB, TakeOver: je.DB.TakeOver, LeaseTTL: cfg.State.LeaseTTL.Std(),
 		// An instance whose key ring lacks the key the ledger seals with
 		// does not lead; the ring file is read again at each renewal.
-		MayLead: jobs.MayLead(cfg, je.DB),
+		MayLead: jobs.MayLead(cfg, je.DB, log),
 		// A standby cannot register the webhook URL; the instance that
 		// takes over does it at once, not at the next hourly check.
 		OnLead: onLead(cfg),

@@ -2,6 +2,7 @@ package jobs
 
 import (
 	"fmt"
+	"log/slog"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -102,9 +103,11 @@ func ReadAccountKeys(cfg *config.Config) (*acctseal.Ring, error) {
 // ring file again and hands it to db (state.Ledger.UseAccountKeys), so
 // that an instance whose ring lacks the key the ledger seals with does
 // not lead, one given the key may, and a key added to the file (batchd
-// rekey while batchd runs) seals new rows from then on. Its errors name
-// the file and the key id, never a key.
-func MayLead(cfg *config.Config, db state.Ledger) func(leading bool) error {
+// rekey while batchd runs) seals new rows from then on, which it logs
+// once. Its errors name the file and the key id, never a key. The
+// function it returns is called by one goroutine at a time.
+func MayLead(cfg *config.Config, db state.Ledger, log *slog.Logger) func(leading bool) error {
+	var newest uint32 // of the ring in use
 	return func(leading bool) error {
 		ring, err := ReadAccountKeys(cfg)
 		if err != nil {
@@ -113,6 +116,11 @@ func MayLead(cfg *config.Config, db state.Ledger) func(leading bool) error {
 		if err := db.UseAccountKeys(ring, leading); err != nil {
 			return fmt.Errorf("the key ring %s: %w", AccountKeysPath(cfg), err)
 		}
+		if newest != 0 && ring.Newest() != newest {
+			log.Info("the account key ring has a new key: new rows are sealed under it", "key", ring.Newest(),
+				"file", AccountKeysPath(cfg), "leading", leading)
+		}
+		newest = ring.Newest()
 		return nil
 	}
 }
