@@ -9,6 +9,7 @@ import (
 
 	"github.com/batchd/batchd/internal/acctseal"
 	"github.com/batchd/batchd/internal/payment"
+	"github.com/batchd/batchd/internal/state/kv"
 )
 
 // TestSealingKeyRecorded: opening a ledger records the ring's newest key
@@ -65,6 +66,31 @@ func TestSealingKeyRecorded(t *testing.T) {
 	}
 	if got, _ := d.SealingKey(); got != id {
 		t.Fatalf("the leader's new key %d is not recorded (%d)", id, got)
+	}
+	// New rows are sealed under the new key.
+	l, err := d.BeginBatch(payment.FileMeta{Name: "after.csv", SHA256: "sha-after", Size: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := l.Add(2, pay(distinct(99), 1)); err != nil {
+		t.Fatal(err)
+	}
+	b, err := l.Commit(1, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sealed string
+	if err := d.view(func(tx kv.Tx) error {
+		r, err := paymentRows.get(nil, tx, payment.RowKey{Batch: b.ID, Line: 2})
+		if err == nil {
+			sealed = r.Payment.BankAccount
+		}
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := acctseal.KeyID(sealed); err != nil || got != id {
+		t.Fatalf("a row written after the swap is sealed under key %d (%v), want %d", got, err, id)
 	}
 	if err := d.UseAccountKeys(first, true); !errors.Is(err, ErrSealingKeyMissing) {
 		t.Fatalf("the old ring, after the new key sealed: %v", err)
