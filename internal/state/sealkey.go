@@ -15,7 +15,7 @@ import (
 // leads (UseAccountKeys). The record is the newest key of the ring of
 // whoever seals: a leader taking over (TakeOver), a leader whose ring
 // file gained a key (UseAccountKeys), and SealAccounts once every number
-// is under it (Open of a bbolt file, batchd rekey).
+// it can open is under it (Open of a bbolt file, batchd rekey).
 
 // keySealing is the meta record: the id of the key the ledger's new rows
 // are sealed under, 4 bytes big-endian. Absent on a ledger never sealed.
@@ -86,8 +86,8 @@ func RingHoldsSealingKey(ring *acctseal.Ring, id uint32) error {
 
 // recordSealingKey records the ring's newest key as the one that seals,
 // when it is not recorded yet, unless the ring lacks the key recorded
-// (all: unless every row is known to be under the newest, as after
-// SealAccounts): rows sealed under it may remain, and the record keeps
+// (all: even then, as after SealAccounts moved every row it can open to
+// the newest): rows sealed under it may remain, and the record keeps
 // instances without it from leading. A ring in the clear records
 // nothing. A ledger whose record is right is only read.
 func (d *DB) recordSealingKey(all bool) error {

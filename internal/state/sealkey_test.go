@@ -2,6 +2,7 @@ package state
 
 import (
 	"errors"
+	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -94,5 +95,32 @@ func TestSealingKeyRecorded(t *testing.T) {
 	}
 	if err := d.UseAccountKeys(first, true); !errors.Is(err, ErrSealingKeyMissing) {
 		t.Fatalf("the old ring, after the new key sealed: %v", err)
+	}
+}
+
+// TestSealingKeyMovesOnWhenAKeyIsLost: when the key that sealed the rows
+// is lost, resealing with a new ring (Open, batchd rekey) names the rows
+// it cannot open and records the new key all the same, so that the hosts
+// given the new ring may lead again and settle them.
+func TestSealingKeyMovesOnWhenAKeyIsLost(t *testing.T) {
+	dir := t.TempDir()
+	d, err := Open(dir, Options{NoSnapshots: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	loadDistinct(t, d, 2, 0)
+	d.Close()
+	os.Remove(filepath.Join(dir, acctseal.FileName)) // lost; Open makes a new ring
+	d, err = Open(dir, Options{NoSnapshots: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	rep, err := d.SealAccounts()
+	if err != nil || len(rep.Unreadable) != 2 {
+		t.Fatalf("SealAccounts with the key lost: %+v, %v", rep, err)
+	}
+	if id, err := d.SealingKey(); err != nil || id != d.ring().Newest() {
+		t.Fatalf("SealingKey = %d, %v; want the new ring's %d", id, err, d.ring().Newest())
 	}
 }
