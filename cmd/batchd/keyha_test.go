@@ -29,9 +29,15 @@ type keyHAHealth struct {
 func (h keyHAHealth) leading() bool { return h.Role != nil && h.Role.Leading }
 
 // refusal is the failure /healthz gives for the missing key, "" when none.
-func (h keyHAHealth) refusal() string {
+func (h keyHAHealth) refusal() string { return h.failure("may-lead") }
+
+// failed reports whether /healthz lists a failure of check.
+func (h keyHAHealth) failed(check string) bool { return h.failure(check) != "" }
+
+// failure is the error of /healthz's failure of check, "" when none.
+func (h keyHAHealth) failure(check string) string {
 	for _, f := range h.Failures {
-		if f.Check == "may-lead" {
+		if f.Check == check {
 			return f.Error
 		}
 	}
@@ -95,13 +101,14 @@ admin: {listen: %s}
 		}
 	}
 
-	// A stops and resigns: the lease is free, and B must still not take it.
+	// A stops and resigns: the lease is free, and B must still not take
+	// it, for two lease periods, until its /healthz says no one leads.
 	stop(a)
 	var sawLeading bool
-	eventually(t, "host b reporting no leader", 4*failoverLease, func() bool {
+	eventually(t, "host b reporting no leader for two lease periods", 4*failoverLease, func() bool {
 		h := health(b)
 		sawLeading = sawLeading || h.leading()
-		return h.Role != nil && h.Role.Text == "no leader"
+		return h.Role != nil && h.Role.Text == "no leader" && h.failed("leader")
 	})
 	if sawLeading {
 		t.Fatal("host b led without the ledger's account key")
@@ -142,6 +149,11 @@ admin: {listen: %s}
 	code, _, errOut := runMain(t, map[string]string{"BATCHD_API_KEY": migrateTestKey, "BATCHD_POSTGRES_DSN": dsn}, "submit", "--config", a.cfg)
 	if code != exitFailure || !strings.Contains(errOut, fmt.Sprintf("account key %d", keyB.Newest())) || strings.Contains(errOut, "another batchd instance leads") {
 		t.Errorf("batchd submit on the host without the key: exit %d\n%s", code, errOut)
+	}
+	// And batchd doctor on host a says the same, with the fix.
+	_, out, errOut = runMain(t, map[string]string{"BATCHD_API_KEY": migrateTestKey, "BATCHD_POSTGRES_DSN": dsn}, "doctor", "--config", a.cfg)
+	if !strings.Contains(out, "account-keys") || !strings.Contains(out, fmt.Sprintf("account key %d", keyB.Newest())) || !strings.Contains(out, "copy the key ring file") {
+		t.Errorf("batchd doctor on the host without the key:\n%s%s", out, errOut)
 	}
 	stop(a)
 	stop(b)
