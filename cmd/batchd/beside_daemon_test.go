@@ -38,7 +38,7 @@ func TestStatusAndReconcileBesideTheDaemon(t *testing.T) {
 				}
 				t.Cleanup(func() { pg.Close() })
 				env = append(env, "BATCHD_POSTGRES_DSN="+pg.NewDatabase(t))
-				state = "state: {backend: postgres, lease_ttl: 3s}"
+				state = "state: {backend: postgres, lease_ttl: 3s, account_keys_file: " + pgKeyRing(t, dir) + "}"
 			}
 			cfg := writeConfig(t, dir, fmt.Sprintf(`
 state_dir: %s

@@ -144,7 +144,7 @@ func onEveryLedger(t *testing.T, test func(t *testing.T, seed uint64, ledger cha
 					t.Run(map[bool]string{false: "exact", true: "quirks"}[quirks], func(t *testing.T) {
 						ledger := chaosLedger{stateDir: filepath.Join(t.TempDir(), "state")}
 						if pg != nil {
-							ledger.dsn = pg.NewDatabase(t)
+							ledger = ledger.onPostgres(t, pg.NewDatabase(t), t.TempDir())
 						}
 						test(t, seed, ledger, quirks)
 					})

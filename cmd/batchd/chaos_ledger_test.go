@@ -3,9 +3,11 @@ package main
 import (
 	"context"
 	"fmt"
+	"path/filepath"
 	"testing"
 	"time"
 
+	"github.com/batchd/batchd/internal/acctseal"
 	"github.com/batchd/batchd/internal/config"
 	"github.com/batchd/batchd/internal/payment"
 	"github.com/batchd/batchd/internal/state"
@@ -19,6 +21,28 @@ import (
 type chaosLedger struct {
 	stateDir string
 	dsn      string
+	// keys is the PostgreSQL runs' key ring file (state.account_keys_file,
+	// required with that backend), shared by every process of the run.
+	keys string
+}
+
+// onPostgres is l with its ledger in the database dsn, whose processes
+// share a key ring made in dir.
+func (l chaosLedger) onPostgres(t *testing.T, dsn, dir string) chaosLedger {
+	l.dsn, l.keys = dsn, pgKeyRing(t, dir)
+	return l
+}
+
+// pgKeyRing makes a key ring file in dir for the instances of a
+// PostgreSQL ledger (state.account_keys_file, required with that
+// backend, the same ring on every instance) and returns its path.
+func pgKeyRing(t *testing.T, dir string) string {
+	t.Helper()
+	path := filepath.Join(dir, "pg-account-keys")
+	if _, _, err := acctseal.LoadOrCreate(path); err != nil {
+		t.Fatal(err)
+	}
+	return path
 }
 
 // chaosLease is the PostgreSQL runs' state.lease_ttl, the shortest
@@ -34,7 +58,7 @@ func (l chaosLedger) config() string {
 	if l.dsn == "" {
 		return ""
 	}
-	return fmt.Sprintf("state: {backend: postgres, lease_ttl: %s}\nbackup: {schedule: \"\"}\n", chaosLease)
+	return fmt.Sprintf("state: {backend: postgres, lease_ttl: %s, account_keys_file: %s}\nbackup: {schedule: \"\"}\n", chaosLease, l.keys)
 }
 
 // env is the environment a batchd process of the run needs for the ledger.
@@ -56,7 +80,7 @@ func (l chaosLedger) open(t *testing.T) *state.DB {
 	} else {
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()
-		db, err = postgres.OpenLedger(ctx, l.dsn, postgres.Options{}, state.Options{})
+		db, err = postgres.OpenLedger(ctx, l.dsn, postgres.Options{}, state.Options{AccountKeysFile: l.keys})
 	}
 	if err != nil {
 		t.Fatalf("open the chaos ledger: %v", err)
@@ -73,17 +97,24 @@ func (l chaosLedger) afterKill(t *testing.T) (inFlight, submitted int) {
 	db := l.open(t)
 	defer db.Close()
 	if l.dsn != "" {
-		start := time.Now()
-		eventually(t, "the killed command's lease running out", 3*chaosLease, func() bool {
-			li, err := db.Leader(context.Background())
-			if err != nil {
-				t.Fatalf("read the lease: %v", err)
-			}
-			return li.Holder == ""
-		})
-		t.Logf("the lease was free %v after the kill", time.Since(start).Round(time.Millisecond))
+		waitLeaseFree(t, db)
 	}
 	return ledgerCounts(t, db)
+}
+
+// waitLeaseFree polls db's lease until no instance holds it: a SIGKILLed
+// command's runs out after its TTL (chaosLease at most).
+func waitLeaseFree(t *testing.T, db *state.DB) {
+	t.Helper()
+	start := time.Now()
+	eventually(t, "the killed command's lease running out", 3*chaosLease, func() bool {
+		li, err := db.Leader(context.Background())
+		if err != nil {
+			t.Fatalf("read the lease: %v", err)
+		}
+		return li.Holder == ""
+	})
+	t.Logf("the lease was free %v after the kill", time.Since(start).Round(time.Millisecond))
 }
 
 // ledgerCounts counts db's rows in flight and submitted.

@@ -162,7 +162,10 @@ func runChaos(t *testing.T, seed uint64, run chaosRun) {
 	url := startSandbox(t, args...)
 	dir := t.TempDir()
 	stateDir := filepath.Join(dir, "state")
-	ledger := chaosLedger{stateDir: stateDir, dsn: run.dsn}
+	ledger := chaosLedger{stateDir: stateDir}
+	if run.dsn != "" {
+		ledger = ledger.onPostgres(t, run.dsn, dir)
+	}
 	ingestInto(t, ledger, chaosFiles(chaosRows, quirks))
 	cfg := writeConfig(t, dir, fmt.Sprintf(`
 state_dir: %s

@@ -84,7 +84,15 @@ func openJobsOn(env *environ, cfgPath string, hooks jobs.Hooks, date string) (*c
 	}
 	// A one-shot command leads the ledger while it runs: on a shared one
 	// it takes the lease (refused while a daemon leads), and Close gives
-	// it up.
+	// it up. It is refused too, as batchd run is, on a host whose key
+	// ring lacks the key the rows are sealed under: it could send none of
+	// them, and would seal new ones the other hosts cannot open.
+	if cfg.State.Backend == config.BackendPostgres {
+		if err := jobs.MayLead(cfg, je.DB, log)(false); err != nil {
+			je.Close()
+			return nil, nil, nil, err
+		}
+	}
 	release, err := je.HoldLease(context.Background())
 	if err != nil {
 		je.Close()

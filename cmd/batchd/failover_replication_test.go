@@ -96,6 +96,7 @@ func runFailoverReplication(t *testing.T, seed uint64, v replicationVariant) {
 		}
 	}
 	dir := t.TempDir()
+	ring := pgKeyRing(t, dir) // every instance shares the ledger's key ring
 	insts := make([]*failoverInstance, 2)
 	stateDirs := map[*failoverInstance]string{}
 	for i := range insts {
@@ -107,7 +108,7 @@ func runFailoverReplication(t *testing.T, seed uint64, v replicationVariant) {
 state_dir: %s
 shutdown_timeout: 5s
 log: {format: json}
-state: {backend: postgres, lease_ttl: %s}
+state: {backend: postgres, lease_ttl: %s, account_keys_file: %s}
 backup: {schedule: ""}
 api: {base_url: %s, mode: test, rate: 40, burst: 5, concurrency: 8, timeout: 2s}
 sftp:
@@ -123,7 +124,7 @@ ingest: {stable_for: 300ms}
 submit: {resolve_after: 1s, max_attempts: 20, backoff_max: 500ms}
 schedule: {timezone: UTC, ingest: "@every 1s", submit: "@every 1s", reconcile: "@every 1h"}
 admin: {listen: %s}
-`, filepath.Join(idir, "state"), failoverLease, url, sshd.Addr, sshd.User, sshd.IdentityFile, sshd.KnownHosts,
+`, filepath.Join(idir, "state"), failoverLease, ring, url, sshd.Addr, sshd.User, sshd.IdentityFile, sshd.KnownHosts,
 			sshd.Root, sshd.Root, sshd.Root, sshd.Root, admin))
 		insts[i] = &failoverInstance{t: t, name: fmt.Sprintf("instance %d", i), cfg: cfg, base: "http://" + admin,
 			env: []string{"BATCHD_API_KEY=" + key, "BATCHD_POSTGRES_DSN=" + dsn}}
@@ -236,7 +237,7 @@ admin: {listen: %s}
 	if t.Failed() {
 		return
 	}
-	db, err := postgres.OpenLedger(context.Background(), dsn, postgres.Options{}, state.Options{})
+	db, err := postgres.OpenLedger(context.Background(), dsn, postgres.Options{}, state.Options{AccountKeysFile: ring})
 	if err != nil {
 		t.Fatal(err)
 	}

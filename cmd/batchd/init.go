@@ -7,6 +7,8 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/batchd/batchd/internal/acctseal"
+	"github.com/batchd/batchd/internal/config"
 	"github.com/batchd/batchd/internal/jobs"
 	"github.com/batchd/batchd/internal/state"
 )
@@ -23,15 +25,26 @@ func runInit(ctx context.Context, env *environ, cl *cmdLine) error {
 	}
 	_, statErr := os.Lstat(filepath.Join(cfg.StateDir, state.FileName))
 	existed := !errors.Is(statErr, os.ErrNotExist)
-	_, keysErr := os.Lstat(accountKeysPath(cfg))
+	_, keysErr := os.Lstat(jobs.AccountKeysPath(cfg))
+	if cfg.State.Backend == config.BackendPostgres && errors.Is(keysErr, os.ErrNotExist) {
+		// The ledger opens a shared ring only where it is named; init is
+		// where an operator makes it, on one host, to copy to the others.
+		if _, _, err := acctseal.LoadOrCreate(jobs.AccountKeysPath(cfg)); err != nil {
+			return err
+		}
+	}
 	db, err := jobs.OpenLedger(cfg, state.Options{NoSnapshots: true})
 	if err != nil {
 		return err
 	}
 	defer db.Close()
-	if _, err := os.Lstat(accountKeysPath(cfg)); err == nil && errors.Is(keysErr, os.ErrNotExist) {
+	if _, err := os.Lstat(jobs.AccountKeysPath(cfg)); err == nil && errors.Is(keysErr, os.ErrNotExist) {
 		fmt.Fprintf(env.stdout, "created the key ring %s that seals account numbers in the ledger (mode 0600); "+
-			"back it up apart from the ledger: without it, rows not yet sent cannot be sent\n", accountKeysPath(cfg))
+			"back it up apart from the ledger: without it, rows not yet sent cannot be sent\n", jobs.AccountKeysPath(cfg))
+		if cfg.State.Backend == config.BackendPostgres {
+			fmt.Fprintf(env.stdout, "copy it (mode 0600) to %s on every instance that shares the database: one without it does not lead\n",
+				jobs.AccountKeysPath(cfg))
+		}
 	}
 	if existed {
 		fmt.Fprintf(env.stdout, "the ledger %s exists already (instance %s); nothing to do\n", db.Path(), db.Instance())

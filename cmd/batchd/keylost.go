@@ -4,10 +4,8 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"path/filepath"
 	"strings"
 
-	"github.com/batchd/batchd/internal/acctseal"
 	"github.com/batchd/batchd/internal/config"
 	"github.com/batchd/batchd/internal/jobs"
 	"github.com/batchd/batchd/internal/state"
@@ -58,16 +56,6 @@ func openLeading(ctx context.Context, env *environ, cfg *config.Config) (state.L
 	return db, func() error { release(); return db.Close() }, nil
 }
 
-// accountKeysPath is the key ring that seals the ledger's account
-// numbers: state.account_keys_file, or the one the bbolt ledger makes in
-// state_dir.
-func accountKeysPath(cfg *config.Config) string {
-	if cfg.State.AccountKeysFile != "" {
-		return cfg.State.AccountKeysFile
-	}
-	return filepath.Join(cfg.StateDir, acctseal.FileName)
-}
-
 // printInClear names the rows of r that hold a full account number in
 // the clear (never the number), and the fix.
 func printInClear(w io.Writer, r *state.Report) {
@@ -79,5 +67,5 @@ func printInClear(w io.Writer, r *state.Report) {
 	if c.Rows > len(c.First) {
 		fmt.Fprintf(w, ", … and %d more", c.Rows-len(c.First))
 	}
-	fmt.Fprintln(w, "\n  batchd seals them when it next opens the ledger (batchd init does), or run batchd rekey")
+	fmt.Fprintln(w, "\n  batchd seals a bbolt ledger's when it next opens it (batchd init does); on PostgreSQL run batchd rekey, every batchd stopped")
 }

@@ -208,7 +208,8 @@ func ledgerYAML(t *testing.T, backend, dir string) string {
 	if err := os.WriteFile(dsnFile, []byte(pgtest.Start(t)+"\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	return fmt.Sprintf("state: {backend: postgres, postgres_dsn_file: %s, lease_ttl: 3s}\nbackup: {schedule: \"\"}\n", dsnFile)
+	return fmt.Sprintf("state: {backend: postgres, postgres_dsn_file: %s, lease_ttl: 3s, account_keys_file: %s}\nbackup: {schedule: \"\"}\n",
+		dsnFile, pgKeyRing(t, dir))
 }
 
 // openLedger opens the ledger of the configuration file cfg as batchd

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/batchd/batchd/internal/config"
 	"github.com/batchd/batchd/internal/jobs"
 	"github.com/batchd/batchd/internal/state"
 )
@@ -51,6 +52,7 @@ func runPrune(ctx context.Context, env *environ, cl *cmdLine) error {
 		fmt.Fprintln(env.stdout)
 	}
 	fmt.Fprintln(env.stdout, res.Describe(loc))
+	release() // the lease goes before the ledger closes, not after
 	if err := db.Close(); err != nil && perr == nil {
 		perr = err
 	}
@@ -60,6 +62,10 @@ func runPrune(ctx context.Context, env *environ, cl *cmdLine) error {
 	case perr != nil:
 		return perr
 	case *noCompact:
+		return nil
+	case cfg.State.Backend == config.BackendPostgres:
+		// No file to compact: PostgreSQL reclaims the space itself
+		// (autovacuum).
 		return nil
 	}
 	c, err := state.Compact(cfg.StateDir, time.Second)

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"strings"
@@ -9,6 +10,7 @@ import (
 
 	"github.com/batchd/batchd/internal/acctseal"
 	"github.com/batchd/batchd/internal/config"
+	"github.com/batchd/batchd/internal/jobs"
 	"github.com/batchd/batchd/internal/state"
 )
 
@@ -16,17 +18,18 @@ import (
 // account number of the ledger under it, compact a bbolt ledger so that
 // no freed page keeps the old ciphertext, and then drop the old keys
 // from the ring file, unless some rows could not be opened (their key
-// is lost: batchd rekey names them and keeps the old keys). It needs the
-// ledger to itself, as prune does: batchd must be stopped. Backups made
-// before keep needing the old keys: keep a copy of the old ring file
-// with them.
+// is lost: batchd rekey names them and keeps the old keys). Resealing
+// needs the ledger to itself, as prune does; while a batchd runs
+// (heldByDaemon) the new key is still taken up, by the running batchd
+// itself, and only the reseal waits. Backups made before keep needing
+// the old keys: keep a copy of the old ring file with them.
 func runRekey(ctx context.Context, env *environ, cl *cmdLine) error {
 	keep := cl.Bool("keep-old-keys", false, "keep the old keys in the ring file (to read backups made before)")
 	cfg, err := cl.config()
 	if err != nil {
 		return err
 	}
-	path := accountKeysPath(cfg)
+	path := jobs.AccountKeysPath(cfg)
 	if _, err := os.Stat(path); err != nil {
 		return fmt.Errorf("rekey: the key ring %s: %w (with backend postgres, set state.account_keys_file to the same file on every instance)", path, err)
 	}
@@ -36,6 +39,10 @@ func runRekey(ctx context.Context, env *environ, cl *cmdLine) error {
 	}
 	fmt.Fprintf(env.stdout, "added key %d to %s; it seals from now on\n", id, path)
 	db, done, err := openLeading(ctx, env, cfg)
+	if errors.Is(err, state.ErrLocked) || errors.Is(err, jobs.ErrNotLeader) {
+		heldByDaemon(env, cfg, path, id)
+		return nil
+	}
 	if err != nil {
 		return err
 	}
@@ -61,6 +68,18 @@ func runRekey(ctx context.Context, env *environ, cl *cmdLine) error {
 		fmt.Fprintf(env.stdout, "compacted %s: %s -> %s\n", c.Path, humanSize(c.Before), humanSize(c.After))
 	}
 	return dropOldKeys(env, path, rep, *keep)
+}
+
+// heldByDaemon says what happens to a key rekey added while a batchd
+// runs: that batchd reads its ring file again at every lease renewal
+// (jobs.MayLead), records the new key and seals new rows under it; the
+// rows sealed before keep their keys, so every key stays in the ring.
+func heldByDaemon(env *environ, cfg *config.Config, path string, id uint32) {
+	fmt.Fprintf(env.stdout, "a running batchd holds the ledger: within state.lease_ttl/3 (%s) it reads %s again, records key %d "+
+		"and seals new rows under it, so that no instance whose ring lacks the key leads: copy %s to every instance now.\n",
+		cfg.State.LeaseTTL.Std()/3, path, id, path)
+	fmt.Fprintln(env.stdout, "the rows sealed before keep their keys, and the ring keeps every key; to reseal them and drop the old keys, "+
+		"run batchd rekey with batchd stopped (a bbolt ledger is resealed when batchd next starts)")
 }
 
 // dropOldKeys ends rekey: the ring keeps only the newest key unless asked

@@ -101,6 +101,9 @@ func runDaemon(ctx context.Context, env *environ, cl *cmdLine) error {
 		// leads (epoch 1); at each takeover on a shared one, never on a
 		// standby, which must not touch the rows the leader is sending.
 		Leadership: je.DB, TakeOver: je.DB.TakeOver, LeaseTTL: cfg.State.LeaseTTL.Std(),
+		// An instance whose key ring lacks the key the ledger seals with
+		// does not lead; the ring file is read again at each renewal.
+		MayLead: jobs.MayLead(cfg, je.DB, log),
 		// A standby cannot register the webhook URL; the instance that
 		// takes over does it at once, not at the next hourly check.
 		OnLead: onLead(cfg),

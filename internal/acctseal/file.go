@@ -93,9 +93,10 @@ func writeNew(path string, text []byte) error {
 }
 
 // InClear returns the ring of a ledger that keeps account numbers in the
-// clear, as builds before sealing did: a shared ledger (PostgreSQL) given
-// no ring file, since a ring made on one host would leave the others
-// unable to read the rows. It seals nothing and opens only numbers in the
+// clear, as builds before sealing did: a shared ledger (PostgreSQL)
+// opened by code that gives it no ring (batchd's configuration requires
+// one), since a ring made on one host would leave the others unable to
+// read the rows. It seals nothing and opens only numbers in the
 // clear; a sealed one is ErrKeyMissing. `batchd check` names the rows it
 // finds in the clear.
 func InClear() *Ring { return &Ring{keys: map[uint32]cipher.AEAD{}} }

@@ -103,6 +103,12 @@ func newAEAD(key []byte) (cipher.AEAD, error) {
 // Newest is the id of the key that seals.
 func (r *Ring) Newest() uint32 { return r.newest }
 
+// Holds reports whether the ring has the key id.
+func (r *Ring) Holds(id uint32) bool {
+	_, ok := r.key(id)
+	return ok
+}
+
 // IDs are the ids of the ring's keys, oldest first.
 func (r *Ring) IDs() []uint32 { return append([]uint32(nil), r.ids...) }
 

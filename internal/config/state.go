@@ -57,9 +57,10 @@ type StateConfig struct {
 	// AccountKeysFile names the key ring that seals full account numbers
 	// in the ledger (internal/acctseal), private to its owner like
 	// api.key_file, never in the YAML. Empty: the file account-keys in
-	// state_dir, made on first open with the bbolt backend; with
-	// postgres, numbers stay in the clear until it is set, to the same
-	// file on every instance.
+	// state_dir, made on first open with the bbolt backend; required
+	// with postgres (a config error without it), the same ring on every
+	// instance: a ring made on one host would leave the others unable
+	// to read the rows.
 	AccountKeysFile string `yaml:"account_keys_file"`
 }
 
@@ -108,6 +109,15 @@ func (c *Config) validateState(f *findings) {
 			"put the DSN in a file private to batchd's user and name that file here, or set $%s", EnvPostgresDSN)
 	} else {
 		checkAbsPath(f, "state.postgres_dsn_file", s.PostgresDSNFile, false)
+	}
+	checkAbsPath(f, "state.account_keys_file", s.AccountKeysFile, false)
+	if s.AccountKeysFile == "" {
+		// A ring made on one host would leave the others unable to read
+		// the rows, so none is made here: without one the numbers would
+		// be stored in the clear, which batchd never does.
+		f.add(0, "state.account_keys_file", "state.account_keys_file: required with state.backend: postgres, so that no account "+
+			"number is stored in the clear: name the key ring file (batchd init makes it when it is missing) and copy it, "+
+			"mode 0600, to the same path on every instance")
 	}
 	if c.Backup.Schedule != "" {
 		f.add(0, "backup.schedule", "backup.schedule: batchd's snapshots are of the bbolt file; with state.backend: postgres set backup.schedule: \"\" "+

@@ -58,22 +58,26 @@ func TestStateFindings(t *testing.T) {
 		{"wide send window", "state:\n  lease_ttl: 15s\n  send_window: 8s\n", keyEnv(), "state.send_window", "under half of state.lease_ttl"},
 		{"send window at half", "state:\n  lease_ttl: 10s\n  send_window: 5s\n", keyEnv(), "state.send_window", "under half"},
 		{"negative send window", "state:\n  send_window: -1s\n", keyEnv(), "state.send_window", "must not be negative"},
-		{"no DSN", "state:\n  backend: postgres\n" + pgOff, keyEnv(), "state.postgres_dsn_file", "no DSN"},
-		{"DSN where the file goes", "state:\n  backend: postgres\n  postgres_dsn_file: " + testDSN + "\n" + pgOff, keyEnv(),
+		{"no DSN", "state:\n  backend: postgres\n  account_keys_file: /etc/batchd/account-keys\n" + pgOff, keyEnv(), "state.postgres_dsn_file", "no DSN"},
+		{"DSN where the file goes", "state:\n  backend: postgres\n  account_keys_file: /etc/batchd/account-keys\n  postgres_dsn_file: " + testDSN + "\n" + pgOff, keyEnv(),
 			"state.postgres_dsn_file", "looks like a DSN (not shown)"},
-		{"relative DSN file", "state:\n  backend: postgres\n  postgres_dsn_file: dsn.txt\n" + pgOff, keyEnv(),
+		{"relative DSN file", "state:\n  backend: postgres\n  account_keys_file: /etc/batchd/account-keys\n  postgres_dsn_file: dsn.txt\n" + pgOff, keyEnv(),
 			"state.postgres_dsn_file", "absolute path"},
-		{"DSN file readable by others", "state:\n  backend: postgres\n  postgres_dsn_file: " + open + "\n" + pgOff, keyEnv(),
+		{"DSN file readable by others", "state:\n  backend: postgres\n  account_keys_file: /etc/batchd/account-keys\n  postgres_dsn_file: " + open + "\n" + pgOff, keyEnv(),
 			"state.postgres_dsn_file", "chmod 600"},
-		{"DSN file without a DSN", "state:\n  backend: postgres\n  postgres_dsn_file: " + notDSN + "\n" + pgOff, keyEnv(),
+		{"DSN file without a DSN", "state:\n  backend: postgres\n  account_keys_file: /etc/batchd/account-keys\n  postgres_dsn_file: " + notDSN + "\n" + pgOff, keyEnv(),
 			"state.postgres_dsn_file", "not a PostgreSQL DSN"},
-		{"empty DSN file", "state:\n  backend: postgres\n  postgres_dsn_file: " + empty + "\n" + pgOff, keyEnv(),
+		{"empty DSN file", "state:\n  backend: postgres\n  account_keys_file: /etc/batchd/account-keys\n  postgres_dsn_file: " + empty + "\n" + pgOff, keyEnv(),
 			"state.postgres_dsn_file", "the file is empty"},
-		{"DSN env of two lines", "state:\n  backend: postgres\n" + pgOff, envOf(EnvAPIKey, testKey, EnvPostgresDSN, testDSN+"\nsslmode=disable"),
+		{"DSN env of two lines", "state:\n  backend: postgres\n  account_keys_file: /etc/batchd/account-keys\n" + pgOff, envOf(EnvAPIKey, testKey, EnvPostgresDSN, testDSN+"\nsslmode=disable"),
 			"state.postgres_dsn_file", "$BATCHD_POSTGRES_DSN: it holds several lines"},
 		{"DSN file with bbolt", "state:\n  postgres_dsn_file: /etc/batchd/dsn\n", keyEnv(),
 			"state.postgres_dsn_file", "only with state.backend: postgres"},
-		{"snapshots on postgres", "state:\n  backend: postgres\nbackup:\n  schedule: \"30 5 * * *\"\n", envOf(EnvAPIKey, testKey, EnvPostgresDSN, testDSN),
+		{"postgres without a key ring", "state:\n  backend: postgres\n" + pgOff, envOf(EnvAPIKey, testKey, EnvPostgresDSN, testDSN),
+			"state.account_keys_file", "required with state.backend: postgres, so that no account number is stored in the clear"},
+		{"relative key ring", "state:\n  backend: postgres\n  account_keys_file: keys\n" + pgOff, envOf(EnvAPIKey, testKey, EnvPostgresDSN, testDSN),
+			"state.account_keys_file", "absolute path"},
+		{"snapshots on postgres", "state:\n  backend: postgres\n  account_keys_file: /etc/batchd/account-keys\nbackup:\n  schedule: \"30 5 * * *\"\n", envOf(EnvAPIKey, testKey, EnvPostgresDSN, testDSN),
 			"backup.schedule", "pg_dump"},
 	}
 	for _, tc := range cases {
@@ -96,9 +100,9 @@ func TestBackupScheduleFollowsBackend(t *testing.T) {
 	env := envOf(EnvAPIKey, testKey, EnvPostgresDSN, testDSN)
 	for _, tc := range []struct{ name, yaml, want string }{
 		{"bbolt", "", "30 5 * * *"},
-		{"postgres", "state:\n  backend: postgres\n", ""},
-		{"postgres, backup section without a schedule", "state:\n  backend: postgres\nbackup:\n  keep: 3\n", ""},
-		{"postgres, schedule off", "state:\n  backend: postgres\n" + pgOff, ""},
+		{"postgres", "state:\n  backend: postgres\n  account_keys_file: /etc/batchd/account-keys\n", ""},
+		{"postgres, backup section without a schedule", "state:\n  backend: postgres\n  account_keys_file: /etc/batchd/account-keys\nbackup:\n  keep: 3\n", ""},
+		{"postgres, schedule off", "state:\n  backend: postgres\n  account_keys_file: /etc/batchd/account-keys\n" + pgOff, ""},
 		{"bbolt, schedule set", "backup:\n  schedule: \"0 4 * * *\"\n", "0 4 * * *"},
 	} {
 		cfg, err := Parse([]byte(minimal+tc.yaml), "batchd.yaml", env)
@@ -118,7 +122,7 @@ func TestPostgresDSNSources(t *testing.T) {
 	dir := t.TempDir()
 	file := writeFile(t, dir, "dsn", "  "+testDSN+"\n")
 	fromEnv := "host=db.internal dbname=batchd user=batchd password=" + password
-	yaml := minimal + "state:\n  backend: postgres\n" + pgOff
+	yaml := minimal + "state:\n  backend: postgres\n  account_keys_file: /etc/batchd/account-keys\n" + pgOff
 	env := envOf(EnvAPIKey, testKey, EnvPostgresDSN, fromEnv)
 
 	cfg, err := Parse([]byte(yaml), "batchd.yaml", env)
@@ -128,7 +132,7 @@ func TestPostgresDSNSources(t *testing.T) {
 	if cfg.PostgresDSN() != fromEnv {
 		t.Error("the DSN is not $BATCHD_POSTGRES_DSN's")
 	}
-	cfg, err = Parse([]byte(minimal+"state:\n  backend: postgres\n  postgres_dsn_file: "+file+"\n"+pgOff), "batchd.yaml", env)
+	cfg, err = Parse([]byte(minimal+"state:\n  backend: postgres\n  account_keys_file: /etc/batchd/account-keys\n  postgres_dsn_file: "+file+"\n"+pgOff), "batchd.yaml", env)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -87,7 +87,7 @@ type RunError struct {
 // carry no key and no full account number.
 type Failure struct {
 	Job   string `json:"job,omitempty"`   // the failing job, or
-	Check string `json:"check,omitempty"` // the failed check: "ledger"
+	Check string `json:"check,omitempty"` // the failed check: "ledger", "leader", "may-lead"
 	// Source is where the error came from: "sftp" (the file server),
 	// "api" (the payment service), "ledger" (batchd's state) or "batchd"
 	// (anything else), as payment.SourceOf files it.
@@ -120,6 +120,9 @@ func (s *Scheduler) Health() Health {
 	defer s.mu.Unlock()
 	h := Health{Alive: s.state == started, Jobs: make([]JobHealth, 0, len(s.order)), Role: s.roleLocked(now)}
 	if f := s.noLeaderFailure(h.Role, now); f != nil {
+		h.Failures = append(h.Failures, *f)
+	}
+	if f := s.refusedFailureLocked(); f != nil {
 		h.Failures = append(h.Failures, *f)
 	}
 	var rf *Failure
@@ -206,6 +209,8 @@ func (s *Scheduler) roleLocked(now time.Time) *Role {
 		r.Error = "read or take the leader lease: " + s.role.lastErr.Error()
 	case s.role.blocked != nil:
 		r.Error = "the lease is held here, but the ledger could not be readied for this leader: " + s.role.blocked.Error()
+	case s.role.refused != nil && !r.Leading:
+		r.Error = "this instance does not take the lease: " + s.role.refused.Error()
 	}
 	switch {
 	case r.Leading:

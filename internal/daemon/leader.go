@@ -25,6 +25,8 @@ import (
 //     longer than LeaseTTL since the last renewal so the lease may have
 //     run out, or a job's write was fenced): running jobs are cancelled at
 //     once (cause ErrLostLeadership) and the instance becomes standby.
+//   - An instance Options.MayLead refuses (its key ring lacks the key
+//     the ledger seals with) never takes the lease: eligible.go.
 //   - Shutdown resigns the lease, so that a standby takes over at once.
 //
 // A file ledger (bbolt) always answers "this instance leads, epoch 1":
@@ -54,6 +56,7 @@ type role struct {
 	leaderSeen time.Time
 	lastErr    error // the last Lead failure, until Lead answers again
 	blocked    error // the last TakeOver failure, until one succeeds
+	refused    error // why Options.MayLead refused the last time (eligible.go)
 	// stepped says this instance stepped down without reading the new
 	// term's epoch: the change was counted then, not when it is read.
 	stepped bool
@@ -125,6 +128,7 @@ const minLeadTimeout = 100 * time.Millisecond
 func (s *Scheduler) leadOnce(ctx context.Context) {
 	s.mu.Lock()
 	skip := s.state != started && !s.role.leading
+	leading := s.role.leading
 	timeout := s.leadTimeout()
 	if s.role.leading {
 		// A renewal that hangs must not outlast the lease: it returns
@@ -132,7 +136,7 @@ func (s *Scheduler) leadOnce(ctx context.Context) {
 		timeout = min(timeout, max(s.role.renewed.Add(s.opts.LeaseTTL).Sub(s.now()), minLeadTimeout))
 	}
 	s.mu.Unlock()
-	if skip {
+	if skip || !s.checkMayLead(ctx, leading) {
 		return
 	}
 	cctx, cancel := context.WithTimeout(ctx, timeout)

@@ -69,6 +69,12 @@ type Options struct {
 	// and says what it did; also after a job's write found the ledger's
 	// database gone back in time (rewind.go). Nil does nothing.
 	TakeOver func() (state.TakeOverReport, error)
+	// MayLead says, before each try to take or renew the lease, whether
+	// this instance can do a leader's work (batchd: its key ring holds
+	// the key the ledger seals with); leading says it leads now. An
+	// error keeps an instance that does not lead from taking the lease
+	// and fails /healthz with it (eligible.go). Nil always allows.
+	MayLead func(leading bool) error
 	// OnLead names jobs to run at once each time this instance becomes
 	// leader, after the catch-up: work a standby could not do and that
 	// must not wait for its schedule (the webhook URL's registration,

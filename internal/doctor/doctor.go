@@ -116,7 +116,9 @@ func Run(ctx context.Context, path string, env config.Env, o Options) []Result {
 	res = append(res, SFTP(ctx, cfg, o.Timeout)...)
 	api, clock := API(ctx, cfg, o)
 	res = append(res, api, clock)
-	res = append(res, Ledger(cfg))
+	ledger, rep := checkLedger(cfg)
+	res = append(res, ledger)
+	res = append(res, AccountKeys(cfg, rep)...)
 	res = append(res, Webhook(ctx, cfg, o.Timeout))
 	return res
 }

@@ -222,6 +222,11 @@ func (j *Job) load(ctx context.Context, rem Remote, o Outcome, h *held, local st
 	}
 	rej, sum, perr := j.parseFile(ctx, local, meta.Name, loader, sources, meta.Kind)
 	defer os.Remove(rej)
+	// The spool's copy holds account numbers in the clear, and nothing
+	// reads it past the parse: it goes now, not once the file is moved, so
+	// that a run killed after the commit leaves none behind (the inbox or
+	// the claim folder still holds the file until it is settled).
+	os.Remove(local)
 	o.Rows, o.Valid, o.Rejected = sum.Rows, sum.Valid, sum.Invalid
 
 	var ferr *csvfile.FileError

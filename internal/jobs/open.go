@@ -2,6 +2,7 @@ package jobs
 
 import (
 	"fmt"
+	"log/slog"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -76,6 +77,52 @@ func AccountKeys(cfg *config.Config) (*acctseal.Ring, error) {
 		return nil, fmt.Errorf("state.account_keys_file %s: %w", path, err)
 	}
 	return ring, nil
+}
+
+// AccountKeysPath is the key ring file that seals the ledger's account
+// numbers: state.account_keys_file, or the one the bbolt ledger makes in
+// state_dir.
+func AccountKeysPath(cfg *config.Config) string {
+	if cfg.State.AccountKeysFile != "" {
+		return cfg.State.AccountKeysFile
+	}
+	return filepath.Join(cfg.StateDir, acctseal.FileName)
+}
+
+// ReadAccountKeys reads the key ring file at AccountKeysPath, with the
+// checks of a secret file; it makes none.
+func ReadAccountKeys(cfg *config.Config) (*acctseal.Ring, error) {
+	ring, err := AccountKeys(cfg)
+	if err == nil && ring == nil {
+		ring, err = acctseal.Load(AccountKeysPath(cfg))
+	}
+	return ring, err
+}
+
+// MayLead is a running batchd's daemon.Options.MayLead: it reads the key
+// ring file again and hands it to db (state.Ledger.UseAccountKeys), so
+// that an instance whose ring lacks the key the ledger seals with does
+// not lead, one given the key may, and a key added to the file (batchd
+// rekey while batchd runs) seals new rows from then on, which it logs
+// once. Its errors name the file and the key id, never a key. The
+// function it returns is called by one goroutine at a time.
+func MayLead(cfg *config.Config, db state.Ledger, log *slog.Logger) func(leading bool) error {
+	var newest uint32 // of the ring in use
+	return func(leading bool) error {
+		ring, err := ReadAccountKeys(cfg)
+		if err != nil {
+			return err
+		}
+		if err := db.UseAccountKeys(ring, leading); err != nil {
+			return fmt.Errorf("the key ring %s: %w", AccountKeysPath(cfg), err)
+		}
+		if newest != 0 && ring.Newest() != newest {
+			log.Info("the account key ring has a new key: new rows are sealed under it", "key", ring.Newest(),
+				"file", AccountKeysPath(cfg), "leading", leading)
+		}
+		newest = ring.Newest()
+		return nil
+	}
 }
 
 func openPostgres(cfg *config.Config, opts state.Options) (state.Ledger, error) {

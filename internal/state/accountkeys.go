@@ -13,8 +13,11 @@ import (
 // new key) when missing so that a new installation, the demo above all,
 // needs no set-up; made is then its path, for the caller to say which
 // file to back up (a key is never logged). A shared store (dir "") given
-// neither keeps numbers in the clear (acctseal.InClear): a ring made on
-// one host would leave the other instances unable to read the rows.
+// neither keeps numbers in the clear (acctseal.InClear), since a ring
+// made on one host would leave the other instances unable to read the
+// rows: only code that opens a store itself does so (tests); batchd's
+// configuration refuses a postgres ledger without
+// state.account_keys_file.
 func accountKeys(opts Options, dir string) (ring *acctseal.Ring, made string, err error) {
 	switch {
 	case opts.AccountKeys != nil:

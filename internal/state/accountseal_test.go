@@ -129,7 +129,7 @@ func TestUpgradeSealsAccountsInTheClear(t *testing.T) {
 	accounts := loadDistinct(t, d, 200, 20)
 	d.Close()
 	path := filepath.Join(dir, FileName)
-	unsealAll(t, path, d.keys)
+	unsealAll(t, path, d.ring())
 	if in := found(t, path, accounts); len(in) != len(accounts) {
 		t.Fatalf("the old way's ledger holds %d of %d numbers in the clear", len(in), len(accounts))
 	}

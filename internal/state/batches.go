@@ -197,7 +197,7 @@ func (l *Loader) write(buf []pendingRow) error {
 				}
 				r.Number = strconv.FormatUint(n, 10)
 			}
-			raw, err := paymentRows.encode(l.d.keys, &r)
+			raw, err := paymentRows.encode(l.d.ring(), &r)
 			if err != nil {
 				return err
 			}

@@ -57,6 +57,10 @@ type Report struct {
 	// (written by a build from before numbers were sealed). Not a fault:
 	// the next Open seals them (SealAccounts).
 	InClear InClear `json:"accounts_in_clear,omitzero"`
+	// AccountKey is the id of the key the ledger's new rows are sealed
+	// under (sealkey.go), 0 when none is recorded: every host's key ring
+	// must hold it (RingHoldsSealingKey).
+	AccountKey uint32 `json:"account_key,omitempty"`
 
 	id identity // what the file says of itself, for the marker's check
 }
@@ -263,6 +267,7 @@ func (r *Report) meta(tx kv.Tx) {
 	case binary.BigEndian.Uint64(raw) > SchemaVersion:
 		r.add("meta", "schema version %d was written by a newer batchd (this one reads %d)", binary.BigEndian.Uint64(raw), SchemaVersion)
 	}
+	r.AccountKey = sealingKey(tx)
 	if inst := meta.Get(keyInstance); len(inst) == 0 {
 		r.add("meta", "has no instance id")
 	} else {

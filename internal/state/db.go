@@ -137,8 +137,10 @@ type Options struct {
 type DB struct {
 	// store holds the ledger; every rule reads and writes through it.
 	store kv.Store
-	// keys seal and open the rows' full account numbers (accountkeys.go).
-	keys     *acctseal.Ring
+	// keys seal and open the rows' full account numbers (accountkeys.go);
+	// a running instance swaps in its ring file's new contents
+	// (UseAccountKeys), so it is read through ring.
+	keys     atomic.Pointer[acctseal.Ring]
 	keysMade string // AccountKeysMade
 	// file is store when the ledger is a file, for the features only a
 	// file has (snapshots, the marker); nil on any other store, where
@@ -178,6 +180,9 @@ type DB struct {
 	snap       *boltkv.Server
 	closeOnce  sync.Once
 }
+
+// ring is the key ring that seals and opens account numbers now.
+func (d *DB) ring() *acctseal.Ring { return d.keys.Load() }
 
 func (o *Options) defaults() {
 	if o.Timeout <= 0 {

@@ -18,7 +18,7 @@ import (
 func (d *DB) Edited(k payment.RowKey, after payment.EditFields, note string) (*payment.Row, error) {
 	var out *payment.Row
 	err := d.update(func(tx kv.Tx) error {
-		r, err := paymentRows.get(d.keys, tx, k)
+		r, err := paymentRows.get(d.ring(), tx, k)
 		if err != nil {
 			return err
 		}

@@ -81,7 +81,7 @@ func (l *Loader) flushSources() error {
 		for _, ps := range l.src {
 			r := &funding.Row{Key: payment.RowKey{Batch: l.batch.ID, Line: ps.line}, State: payment.Pending, Request: ps.r,
 				History: []payment.Step{{At: at, State: payment.Pending, Note: "ingested"}}}
-			if err := sourceRows.put(l.d.keys, tx, r); err != nil {
+			if err := sourceRows.put(l.d.ring(), tx, r); err != nil {
 				return err
 			}
 			if err := tx.Bucket(bucketSrcOpen).Put(keyBytes(r.Key), []byte(payment.Pending)); err != nil {
@@ -174,7 +174,7 @@ func nextSource(t payment.Transition, from payment.RowState) (payment.RowState, 
 func (d *DB) SourceRow(k payment.RowKey) (*funding.Row, error) {
 	var r *funding.Row
 	err := d.view(func(tx kv.Tx) (err error) {
-		r, err = sourceRows.get(d.keys, tx, k)
+		r, err = sourceRows.get(d.ring(), tx, k)
 		return err
 	})
 	return r, err

@@ -33,7 +33,7 @@ func (d *DB) CustomerFound(k payment.RowKey, userID, note string) (*funding.Row,
 	}
 	var out *funding.Row
 	err := d.batch(func(tx kv.Tx) error {
-		r, err := sourceRows.get(d.keys, tx, k)
+		r, err := sourceRows.get(d.ring(), tx, k)
 		if err != nil {
 			return err
 		}

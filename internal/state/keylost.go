@@ -49,7 +49,7 @@ func markKeyLost[R any](d *DB, tx kv.Tx, t *rowType[R], names *[]string) error {
 			continue
 		}
 		acct := t.account(r)
-		if _, err := d.keys.Open(*acct, t.aad(k)); !errors.Is(err, acctseal.ErrKeyMissing) && !errors.Is(err, acctseal.ErrDamaged) {
+		if _, err := d.ring().Open(*acct, t.aad(k)); !errors.Is(err, acctseal.ErrKeyMissing) && !errors.Is(err, acctseal.ErrDamaged) {
 			continue
 		}
 		*acct = ""

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/batchd/batchd/internal/acctseal"
 	"github.com/batchd/batchd/internal/funding"
 	"github.com/batchd/batchd/internal/payment"
 	"github.com/batchd/batchd/internal/webhook"
@@ -51,6 +52,11 @@ type Ledger interface {
 	// MarkKeyLost rejects the rows never sent whose account number no key
 	// opens (keylost.go): batchd keylost.
 	MarkKeyLost() ([]string, error)
+	// UseAccountKeys swaps in a key ring read again from its file, when it
+	// holds the key the ledger's rows are sealed under; SealingKey is that
+	// key's id (sealkey.go). An instance whose ring lacks it must not lead.
+	UseAccountKeys(ring *acctseal.Ring, leading bool) error
+	SealingKey() (uint32, error)
 	// Instance is this ledger's identity: it names the instance's claim
 	// folder on the SFTP server and is part of every batch label
 	// (batchd-<instance>-<batch>). A restore gives the ledger a new one.

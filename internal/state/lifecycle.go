@@ -59,7 +59,7 @@ func (d *DB) Doubt(k payment.RowKey, reason string) (*payment.Row, error) {
 func (d *DB) Release(k payment.RowKey, reason string) (*payment.Row, error) {
 	var out *payment.Row
 	err := d.batch(func(tx kv.Tx) error {
-		r, err := paymentRows.get(d.keys, tx, k)
+		r, err := paymentRows.get(d.ring(), tx, k)
 		if err != nil {
 			return err
 		}

@@ -132,7 +132,8 @@ func openFile(path string, opts Options, create bool, accept func(identity) erro
 		return nil, fmt.Errorf("open state %s: %w", path, err)
 	}
 	d := &DB{store: file, file: file, path: path, now: opts.Now, chunk: opts.LoadChunk, sendWindow: opts.SendWindow,
-		elector: fileLeader{holder: opts.Holder}, holder: opts.Holder, keys: keys, keysMade: made}
+		elector: fileLeader{holder: opts.Holder}, holder: opts.Holder, keysMade: made}
+	d.keys.Store(keys)
 	if err := boltkv.Guarded(func() error { return d.store.UpdateUnfenced(d.initSchema) }); err != nil {
 		file.Close()
 		return nil, fmt.Errorf("open state %s: %w", path, err)

@@ -12,7 +12,7 @@ import (
 func (d *DB) Row(k payment.RowKey) (*payment.Row, error) {
 	var r *payment.Row
 	err := d.readRows(1, func(tx kv.Tx) (err error) {
-		r, err = paymentRows.get(d.keys, tx, k)
+		r, err = paymentRows.get(d.ring(), tx, k)
 		return err
 	})
 	return r, err
@@ -27,7 +27,7 @@ func (d *DB) RowByCheck(checkID string) (*payment.Row, error) {
 			return fmt.Errorf("check %s: %w", checkID, payment.ErrNotFound)
 		}
 		var err error
-		r, err = paymentRows.get(d.keys, tx, keyFrom(k))
+		r, err = paymentRows.get(d.ring(), tx, keyFrom(k))
 		return err
 	})
 	return r, err
@@ -67,7 +67,7 @@ func (d *DB) OwnerRows(ids []string) (map[string]*payment.Row, error) {
 			if raw == nil {
 				continue
 			}
-			r, err := paymentRows.get(d.keys, tx, keyFrom(raw))
+			r, err := paymentRows.get(d.ring(), tx, keyFrom(raw))
 			if err != nil {
 				return fmt.Errorf("the row of check %s: %w", id, err)
 			}

@@ -37,7 +37,7 @@ type SealReport struct {
 // in the report and left as they are: MarkKeyLost settles them.
 func (d *DB) SealAccounts() (SealReport, error) {
 	var rep SealReport
-	if d.keys.Clear() {
+	if d.ring().Clear() {
 		return rep, nil
 	}
 	if err := reseal(d, paymentRows, &rep); err != nil {
@@ -46,8 +46,17 @@ func (d *DB) SealAccounts() (SealReport, error) {
 	if err := reseal(d, sourceRows, &rep); err != nil {
 		return rep, err
 	}
-	err := resealTokens(d, &rep)
-	return rep, err
+	if err := resealTokens(d, &rep); err != nil {
+		return rep, err
+	}
+	// Every number that opens is under the newest key now. One that does
+	// not is named in the report, its key lost to this ring, and batchd
+	// keylost settles it: the record moves on all the same, or no host
+	// could lead again once a key is lost everywhere.
+	if err := d.recordSealingKey(true); err != nil {
+		return rep, fmt.Errorf("seal account numbers: %w", err)
+	}
+	return rep, nil
 }
 
 // reseal is SealAccounts over one type of row.
@@ -65,7 +74,7 @@ func reseal[R any](d *DB, t *rowType[R], rep *SealReport) error {
 			if err != nil {
 				return err
 			}
-			if acct := *t.account(r); acct != "" && !sealedUnder(acct, d.keys.Newest()) {
+			if acct := *t.account(r); acct != "" && !sealedUnder(acct, d.ring().Newest()) {
 				stale = append(stale, keyFrom(k))
 			}
 			return nil
@@ -101,13 +110,13 @@ func resealChunk[R any](d *DB, t *rowType[R], tx kv.Tx, keys []payment.RowKey, r
 			return err
 		}
 		wasClear := !acctseal.Sealed(*t.account(r))
-		if r, err = t.get(d.keys, tx, k); errors.Is(err, acctseal.ErrKeyMissing) || errors.Is(err, acctseal.ErrDamaged) {
+		if r, err = t.get(d.ring(), tx, k); errors.Is(err, acctseal.ErrKeyMissing) || errors.Is(err, acctseal.ErrDamaged) {
 			rep.Unreadable = append(rep.Unreadable, t.where+k.String())
 			continue
 		} else if err != nil {
 			return err
 		}
-		if err := t.put(d.keys, tx, r); err != nil {
+		if err := t.put(d.ring(), tx, r); err != nil {
 			return err
 		}
 		if wasClear {

@@ -123,7 +123,7 @@ func observe[R, O any](d *DB, t *rowType[R], obs []O, key func(O) payment.RowKey
 		clear(changed) // a retried transaction starts over
 		for _, o := range obs {
 			k := key(o)
-			r, err := t.get(d.keys, tx, k)
+			r, err := t.get(d.ring(), tx, k)
 			if err != nil {
 				return err
 			}
@@ -153,7 +153,7 @@ func (t *rowType[R]) hear(d *DB, tx kv.Tx, id, note string, now time.Time, moves
 		return EventUnknown, nil
 	}
 	k := keyFrom(owner)
-	r, err := t.get(d.keys, tx, k)
+	r, err := t.get(d.ring(), tx, k)
 	if errors.Is(err, payment.ErrNotFound) {
 		return "", fmt.Errorf("the %s index gives %s%s %s to %s, which does not exist: run `batchd check`", t.idsName, t.where, t.idNoun, id, k)
 	}
@@ -162,7 +162,7 @@ func (t *rowType[R]) hear(d *DB, tx kv.Tx, id, note string, now time.Time, moves
 	}
 	if !moves(r) {
 		*t.head(r).HeardAt = now
-		return EventUnchanged, t.put(d.keys, tx, r)
+		return EventUnchanged, t.put(d.ring(), tx, r)
 	}
 	_, err = t.apply(d, tx, k, payment.Observe, note, func(r *R) error {
 		see(r)

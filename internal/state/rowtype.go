@@ -103,7 +103,7 @@ func (t *rowType[R]) get(keys *acctseal.Ring, tx kv.Tx, k payment.RowKey) (*R, e
 
 // getWith is get with d's keys, as scanIndex takes it.
 func (t *rowType[R]) getWith(d *DB) func(kv.Tx, payment.RowKey) (*R, error) {
-	return func(tx kv.Tx, k payment.RowKey) (*R, error) { return t.get(d.keys, tx, k) }
+	return func(tx kv.Tx, k payment.RowKey) (*R, error) { return t.get(d.ring(), tx, k) }
 }
 
 // decode reads a stored row and opens its account number with keys; nil
@@ -162,7 +162,7 @@ func (t *rowType[R]) put(keys *acctseal.Ring, tx kv.Tx, r *R) error {
 // settling and every index are maintained here, so no caller can forget
 // one.
 func (t *rowType[R]) apply(d *DB, tx kv.Tx, k payment.RowKey, tr payment.Transition, note string, mutate func(*R) error) (*R, error) {
-	r, err := t.get(d.keys, tx, k)
+	r, err := t.get(d.ring(), tx, k)
 	if err != nil {
 		return nil, err
 	}
@@ -193,7 +193,7 @@ func (t *rowType[R]) applyTo(d *DB, tx kv.Tx, r *R, tr payment.Transition, note 
 	if err := t.index(tx, r); err != nil {
 		return nil, err
 	}
-	if err := t.put(d.keys, tx, r); err != nil {
+	if err := t.put(d.ring(), tx, r); err != nil {
 		return nil, err
 	}
 	if before != *h.State {
@@ -281,7 +281,7 @@ func (t *rowType[R]) archiver(archive func(b *payment.Batch, rows func(fn func(*
 // returns false or an error.
 func (t *rowType[R]) batchRows(d *DB, batch uint64, fn func(*R) (bool, error)) error {
 	return scan(d, t.rows, u64(batch), func(_ kv.Tx, k, v []byte) (*R, error) {
-		return t.decode(d.keys, keyFrom(k), v)
+		return t.decode(d.ring(), keyFrom(k), v)
 	}, fn)
 }
 

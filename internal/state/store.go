@@ -27,7 +27,8 @@ func OpenStore(store kv.Store, elector Elector, opts Options) (*DB, error) {
 		return nil, fmt.Errorf("open state %s: %w", store.Name(), err)
 	}
 	d := &DB{store: store, path: store.Name(), now: opts.Now, chunk: opts.LoadChunk, sendWindow: opts.SendWindow,
-		elector: elector, holder: opts.Holder, keys: keys}
+		elector: elector, holder: opts.Holder}
+	d.keys.Store(keys)
 	// The file's count is the floor every write is compared with
 	// (rewind.go), from the first.
 	d.mark = &watermark{path: opts.Watermark, now: opts.Now}
@@ -89,6 +90,11 @@ func (d *DB) TakeOver() (TakeOverReport, error) {
 	k, err := d.RecoverSourcesInFlight()
 	rep.InDoubt = n + k
 	if err != nil {
+		return rep, fmt.Errorf("take over %s: %w", d.Path(), err)
+	}
+	// This leader seals new rows under its ring's newest key: the
+	// standbys must hold it before they may lead (sealkey.go).
+	if err := d.recordSealingKey(false); err != nil {
 		return rep, fmt.Errorf("take over %s: %w", d.Path(), err)
 	}
 	return rep, nil

@@ -33,7 +33,7 @@ func (d *DB) AccountToken(key string) (*payment.AccountToken, error) {
 	if !found {
 		return nil, nil
 	}
-	plain, err := d.keys.Open(t.Token, tokenAAD(key))
+	plain, err := d.ring().Open(t.Token, tokenAAD(key))
 	if errors.Is(err, acctseal.ErrKeyMissing) || errors.Is(err, acctseal.ErrDamaged) {
 		return nil, nil
 	}
@@ -49,7 +49,7 @@ func (d *DB) PutAccountToken(t payment.AccountToken) error {
 	if t.Key == "" || t.Token == "" {
 		return fmt.Errorf("record an account token: no key or no token")
 	}
-	sealed, err := d.keys.Seal(t.Token, tokenAAD(t.Key))
+	sealed, err := d.ring().Seal(t.Token, tokenAAD(t.Key))
 	if err != nil {
 		return fmt.Errorf("record an account token: %w", err)
 	}
@@ -125,17 +125,17 @@ func (d *DB) resealToken(key string, v []byte) (raw []byte, fresh bool, err erro
 	if err := json.Unmarshal(v, &t); err != nil {
 		return nil, false, fmt.Errorf("token record: %w", err)
 	}
-	if sealedUnder(t.Token, d.keys.Newest()) {
+	if sealedUnder(t.Token, d.ring().Newest()) {
 		return nil, false, nil
 	}
-	plain, err := d.keys.Open(t.Token, tokenAAD(key))
+	plain, err := d.ring().Open(t.Token, tokenAAD(key))
 	if errors.Is(err, acctseal.ErrKeyMissing) || errors.Is(err, acctseal.ErrDamaged) {
 		return nil, true, nil
 	}
 	if err != nil {
 		return nil, false, err
 	}
-	if t.Token, err = d.keys.Seal(plain, tokenAAD(key)); err != nil {
+	if t.Token, err = d.ring().Seal(plain, tokenAAD(key)); err != nil {
 		return nil, false, err
 	}
 	raw, err = json.Marshal(t)

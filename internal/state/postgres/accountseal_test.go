@@ -17,9 +17,9 @@ import (
 
 // TestDumpHoldsNoAccountNumber loads rows of distinct account numbers
 // into a PostgreSQL ledger given a key ring: a pg_dump of the database
-// holds none of them. Without a ring (acctseal.InClear, the state before
-// state.account_keys_file is set) the same dump holds them all, which
-// shows the scan can fail.
+// holds none of them. Without a ring (acctseal.InClear, as builds before
+// sealing wrote the rows) the same dump holds them all, which shows the
+// scan can fail.
 func TestDumpHoldsNoAccountNumber(t *testing.T) {
 	if _, err := exec.LookPath("pg_dump"); err != nil {
 		t.Skip("pg_dump not installed")
