@@ -18,6 +18,7 @@ import (
 	"github.com/batchd/batchd/internal/funding"
 	"github.com/batchd/batchd/internal/ledgertest"
 	"github.com/batchd/batchd/internal/payment"
+	"github.com/batchd/batchd/internal/pgtest"
 	"github.com/batchd/batchd/internal/state"
 	"github.com/batchd/batchd/internal/testsshd"
 )
@@ -128,9 +129,6 @@ func TestNoAccountNumberAtRest(t *testing.T) {
 }
 
 func noAccountNumberAtRest(t *testing.T, backend string) {
-	if _, err := exec.LookPath("pg_dump"); err != nil && backend == ledgertest.Postgres {
-		t.Skip("pg_dump not installed")
-	}
 	const key = "sk_test_atrest_0123456789abcdef"
 	files, accounts := atRestFiles()
 	sandboxURL := startSandbox(t, "--key", key)
@@ -179,7 +177,7 @@ admin: {listen: %s}
 			logs.Write([]byte(out))
 			s.addTree(t, backup)
 		} else {
-			out, err := exec.Command("pg_dump", "--data-only", "--dbname", dsn).Output()
+			out, err := exec.Command(pgtest.Tool(t, "pg_dump"), "--data-only", "--dbname", dsn).Output()
 			if err != nil {
 				t.Fatalf("pg_dump: %v", err)
 			}

@@ -15,6 +15,7 @@ import (
 	"strings"
 	"sync"
 	"syscall"
+	"testing"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -115,6 +116,22 @@ func BinDir() (string, error) {
 		}
 	}
 	return "", errMissing
+}
+
+// Tool is the path of one of the server's client tools (pg_dump), from
+// the same installation as the server the tests start, so that a test
+// needing it fails, never skips, where PostgreSQL is missing.
+func Tool(t testing.TB, name string) string {
+	t.Helper()
+	dir, err := BinDir()
+	if err != nil {
+		t.Fatalf("pgtest: %v", err)
+	}
+	p := filepath.Join(dir, name)
+	if !isExec(p) {
+		t.Fatalf("pgtest: %s is not in %s: install the postgresql package (.ci/run does)", name, dir)
+	}
+	return p
 }
 
 func version(binDir string) int {

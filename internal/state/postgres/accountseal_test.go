@@ -21,9 +21,6 @@ import (
 // sealing wrote the rows) the same dump holds them all, which shows the
 // scan can fail.
 func TestDumpHoldsNoAccountNumber(t *testing.T) {
-	if _, err := exec.LookPath("pg_dump"); err != nil {
-		t.Skip("pg_dump not installed")
-	}
 	t.Parallel()
 	ring, err := acctseal.Ephemeral()
 	if err != nil {
@@ -36,7 +33,7 @@ func TestDumpHoldsNoAccountNumber(t *testing.T) {
 	}{{"sealed", ring, 0}, {"in the clear", acctseal.InClear(), 50}} {
 		dsn := pgtest.NewDatabase(t)
 		accounts := loadAccounts(t, dsn, c.ring, 50)
-		out, err := exec.Command("pg_dump", "--data-only", "--dbname", dsn).Output()
+		out, err := exec.Command(pgtest.Tool(t, "pg_dump"), "--data-only", "--dbname", dsn).Output()
 		if err != nil {
 			t.Fatalf("pg_dump: %v", err)
 		}
