@@ -21,7 +21,9 @@ type bucket struct {
 var _ kv.Bucket = (*bucket)(nil)
 
 // Get returns the key's value, a non-nil empty slice for an empty value,
-// nil when the key is absent or the transaction has failed.
+// nil when the key is absent or the transaction has failed. An optimistic
+// transaction takes it from the cache when it can, and records what it
+// read for its commit to check (commit.go).
 func (b *bucket) Get(key []byte) []byte {
 	t := b.t
 	if t.err != nil {
@@ -33,16 +35,30 @@ func (b *bucket) Get(key []byte) []byte {
 		}
 		return w.v
 	}
+	if t.mode == optimistic {
+		if v, ok := t.s.cache.get(b.name, key); ok {
+			t.reads.get(b.name, key, v)
+			return v
+		}
+	}
 	var v []byte
-	err := t.pg.QueryRow(t.ctx, "SELECT v FROM kv_keys WHERE bucket = $1 AND k = $2", b.name, key).Scan(&v)
+	err := t.row("SELECT v FROM kv_keys WHERE bucket = $1 AND k = $2", []any{b.name, key}, &v)
 	switch {
 	case errors.Is(err, pgx.ErrNoRows):
-		return nil
+		v = nil
 	case err != nil:
 		t.fail("get from bucket", b.name, err)
 		return nil
+	default:
+		v = nonNil(v)
 	}
-	return nonNil(v)
+	if t.mode == optimistic {
+		t.reads.get(b.name, key, v)
+	}
+	if t.writable {
+		t.s.cache.fill(b.name, key, v)
+	}
+	return v
 }
 
 func nonNil(v []byte) []byte {
@@ -63,7 +79,7 @@ func (b *bucket) Put(key, value []byte) error {
 	if len(key) == 0 {
 		return errNoKey
 	}
-	t.pending.put(b.name, key, nonNil(value))
+	t.pending.put(b.name, key, nonNil(value), t.call)
 	return nil
 }
 
@@ -74,7 +90,7 @@ func (b *bucket) Delete(key []byte) error {
 	if err := t.check(); err != nil {
 		return err
 	}
-	t.pending.del(b.name, key)
+	t.pending.del(b.name, key, t.call)
 	return nil
 }
 
@@ -97,8 +113,11 @@ func (b *bucket) NextSequence() (uint64, error) {
 	if err := t.check(); err != nil {
 		return 0, err
 	}
+	if err := t.lockFirst(); err != nil {
+		return 0, err
+	}
 	var seq int64
-	err := t.pg.QueryRow(t.ctx, "UPDATE kv_buckets SET seq = seq + 1 WHERE name = $1 RETURNING seq", b.name).Scan(&seq)
+	err := t.row("UPDATE kv_buckets SET seq = seq + 1 WHERE name = $1 RETURNING seq", []any{b.name}, &seq)
 	if err != nil {
 		return 0, t.fail("next sequence of bucket", b.name, err)
 	}
@@ -110,11 +129,11 @@ func (b *bucket) NextSequence() (uint64, error) {
 // the transaction has failed.
 func (b *bucket) Sequence() uint64 {
 	t := b.t
-	if b.seqRead || t.err != nil {
+	if b.seqRead || t.err != nil || t.lockFirst() != nil {
 		return b.seq
 	}
 	var seq int64
-	if err := t.pg.QueryRow(t.ctx, "SELECT seq FROM kv_buckets WHERE name = $1", b.name).Scan(&seq); err != nil {
+	if err := t.row("SELECT seq FROM kv_buckets WHERE name = $1", []any{b.name}, &seq); err != nil {
 		t.fail("read the sequence of bucket", b.name, err)
 		return 0
 	}
@@ -127,7 +146,10 @@ func (b *bucket) SetSequence(v uint64) error {
 	if err := t.check(); err != nil {
 		return err
 	}
-	if _, err := t.pg.Exec(t.ctx, "UPDATE kv_buckets SET seq = $2 WHERE name = $1", b.name, int64(v)); err != nil {
+	if err := t.lockFirst(); err != nil {
+		return err
+	}
+	if _, err := t.exec("UPDATE kv_buckets SET seq = $2 WHERE name = $1", b.name, int64(v)); err != nil {
 		return t.fail("set sequence of bucket", b.name, err)
 	}
 	b.seq, b.seqRead = v, true
@@ -137,11 +159,11 @@ func (b *bucket) SetSequence(v uint64) error {
 // KeyN counts the keys; 0 when the transaction has failed.
 func (b *bucket) KeyN() int {
 	t := b.t
-	if t.flush() != nil {
+	if t.lockFirst() != nil || t.flush() != nil {
 		return 0
 	}
 	var n int64
-	if err := t.pg.QueryRow(t.ctx, "SELECT count(*) FROM kv_keys WHERE bucket = $1", b.name).Scan(&n); err != nil {
+	if err := t.row("SELECT count(*) FROM kv_keys WHERE bucket = $1", []any{b.name}, &n); err != nil {
 		t.fail("count keys of bucket", b.name, err)
 		return 0
 	}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/batchd/batchd/internal/state/kv"
 )
@@ -19,20 +20,30 @@ var (
 	errNoName         = errors.New("bucket name required")
 )
 
-// tx is one kv transaction over one pgx transaction.
+// tx is one kv transaction over one pooled connection (conn.go).
 type tx struct {
 	s        *Store
-	pg       pgx.Tx
+	conn     *pgxpool.Conn
+	pg       *pgx.Conn
 	ctx      context.Context
+	mode     txMode
 	writable bool
+	fenced   bool
+	held     uint64 // the lease epoch this Store held when the transaction began
 	id       int
+	// begun: the opening statements were sent; committed: COMMIT was.
+	begun, committed bool
 	// err is the first database error met; once set, reads answer absent,
 	// writes fail and the transaction returns it (kv's sticky errors).
 	err      error
 	buckets  map[string]*bucket // known buckets; a nil entry: known absent
 	onCommit []func()
-	origin   kv.Origin // read by prepareWrite in a write transaction
+	origin   kv.Origin // read with the opening of a write transaction
 	pending  writes    // buffered Puts and Deletes (writes.go)
+	reads    readSet   // what an optimistic transaction read (commit.go)
+	// call is the Batch call running; failedCall the one whose write the
+	// database refused, or -1 (batch.go).
+	call, failedCall int
 }
 
 var _ kv.Tx = (*tx)(nil)
@@ -47,8 +58,23 @@ func (t *tx) fail(op string, name []byte, err error) error {
 	if pe := (*pgconn.PgError)(nil); errors.As(err, &pe) && pe.Code == foreignKeyViolation {
 		t.s.buckets.Clear() // a bucket it knew is gone (a failover lost its creation): read them again
 	}
+	return t.failWith(fmt.Errorf("%s: %s %q: %w", t.s.Name(), op, name, err))
+}
+
+// failWith records err as the transaction's sticky error, unless one is
+// recorded already, and returns the sticky one.
+func (t *tx) failWith(err error) error {
 	if t.err == nil {
-		t.err = fmt.Errorf("%s: %s %q: %w", t.s.Name(), op, name, err)
+		t.err = err
+	}
+	return t.err
+}
+
+// lockFirst takes the write lock in an optimistic transaction before an
+// operation whose reads the commit cannot check (commit.go).
+func (t *tx) lockFirst() error {
+	if t.mode == optimistic {
+		return t.lock()
 	}
 	return t.err
 }
@@ -70,10 +96,13 @@ func (t *tx) Writable() bool     { return t.writable }
 func (t *tx) OnCommit(fn func()) { t.onCommit = append(t.onCommit, fn) }
 
 // Origin is the server and database the write transaction runs on, read
-// with its write lock (Store.prepareWrite).
+// with its opening statements, on the connection that commits it.
 func (t *tx) Origin() (kv.Origin, error) {
 	if !t.writable {
 		return kv.Origin{}, errReadOnly
+	}
+	if err := t.begin(); err != nil {
+		return kv.Origin{}, err
 	}
 	return t.origin, nil
 }
@@ -104,8 +133,13 @@ func (t *tx) bucket(name []byte) *bucket {
 		t.buckets[string(name)] = b
 		return b
 	}
+	// Whether it exists is read once the write lock is held: the
+	// commit checks keys, not the catalogue.
+	if t.lockFirst() != nil {
+		return nil
+	}
 	var seq int64
-	err := t.pg.QueryRow(t.ctx, "SELECT seq FROM kv_buckets WHERE name = $1", name).Scan(&seq)
+	err := t.row("SELECT seq FROM kv_buckets WHERE name = $1", []any{name}, &seq)
 	switch {
 	case errors.Is(err, pgx.ErrNoRows):
 		t.buckets[string(name)] = nil
@@ -136,7 +170,7 @@ func (t *tx) CreateBucketIfNotExists(name []byte) (kv.Bucket, error) {
 	if b := t.bucket(name); b != nil {
 		return b, nil
 	}
-	if _, err := t.pg.Exec(t.ctx, "INSERT INTO kv_buckets (name) VALUES ($1) ON CONFLICT DO NOTHING", name); err != nil {
+	if _, err := t.exec("INSERT INTO kv_buckets (name) VALUES ($1) ON CONFLICT DO NOTHING", name); err != nil {
 		return nil, t.fail("create bucket", name, err)
 	}
 	delete(t.buckets, string(name))
@@ -154,15 +188,19 @@ func (t *tx) DeleteBucket(name []byte) error {
 	if err := t.check(); err != nil {
 		return err
 	}
+	if err := t.lockFirst(); err != nil {
+		return err
+	}
 	if err := t.flush(); err != nil {
 		return err
 	}
-	tag, err := t.pg.Exec(t.ctx, "DELETE FROM kv_buckets WHERE name = $1", name)
+	tag, err := t.exec("DELETE FROM kv_buckets WHERE name = $1", name)
 	if err != nil {
 		return t.fail("delete bucket", name, err)
 	}
 	t.buckets[string(name)] = nil
 	t.s.buckets.Delete(string(name))
+	t.s.cache.clear() // its keys are gone
 	if tag.RowsAffected() == 0 {
 		return fmt.Errorf("delete bucket %q: %w", name, errBucketNotFound)
 	}
@@ -172,14 +210,10 @@ func (t *tx) DeleteBucket(name []byte) error {
 // ForEachBucket calls fn with every bucket's name in order; the names are
 // all read before fn first runs, so fn may use the transaction.
 func (t *tx) ForEachBucket(fn func(name []byte) error) error {
-	if t.err != nil {
+	if t.lockFirst() != nil {
 		return t.err
 	}
-	rows, err := t.pg.Query(t.ctx, "SELECT name FROM kv_buckets ORDER BY name")
-	if err != nil {
-		return t.fail("list buckets", nil, err)
-	}
-	names, err := pgx.CollectRows(rows, pgx.RowTo[[]byte])
+	names, err := queryRows(t, "SELECT name FROM kv_buckets ORDER BY name", nil, pgx.RowTo[[]byte])
 	if err != nil {
 		return t.fail("list buckets", nil, err)
 	}
