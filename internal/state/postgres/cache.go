@@ -13,8 +13,33 @@ import "sync"
 // made on it. Read-only transactions never use it: they read one
 // snapshot of the database.
 type valueCache struct {
-	mu sync.Mutex
-	m  map[string][]byte // wkey → value; a nil value: known absent
+	mu      sync.Mutex
+	m       map[string][]byte // wkey → value; a nil value: known absent
+	missing map[string]bool   // buckets known absent
+}
+
+// noBucket reports whether the bucket is known absent.
+func (c *valueCache) noBucket(name []byte) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.missing[string(name)]
+}
+
+// absent remembers that a bucket was read absent; made that a committed
+// transaction found or made it.
+func (c *valueCache) absent(name []byte) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.missing == nil {
+		c.missing = map[string]bool{}
+	}
+	c.missing[string(name)] = true
+}
+
+func (c *valueCache) made(name []byte) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	delete(c.missing, string(name))
 }
 
 // cacheKeys bounds the cache: about a batch's working set of rows and
@@ -78,4 +103,5 @@ func (c *valueCache) clear() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	clear(c.m)
+	clear(c.missing)
 }

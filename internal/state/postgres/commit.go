@@ -32,6 +32,7 @@ type readSet struct {
 	buckets, keys, vals [][]byte // one key each; a nil value: absent
 	seen                map[string]bool
 	pages               []pageRead
+	noBuckets           [][]byte // buckets read absent
 }
 
 // pageRead is a cursor's page as read: the keys at or after (inclusive)
@@ -59,9 +60,18 @@ func (r *readSet) get(bucket, key, v []byte) {
 	r.vals = append(r.vals, v)
 }
 
+// noBucket records that a bucket was read absent.
+func (r *readSet) noBucket(name []byte) {
+	r.noBuckets = append(r.noBuckets, clone(name))
+}
+
 // queue adds the checks of what was read to b; it returns how many.
 func (r *readSet) queue(b *pgx.Batch) int {
 	n := 0
+	if len(r.noBuckets) > 0 {
+		b.Queue("SELECT kv_expect_no_bucket($1)", r.noBuckets)
+		n++
+	}
 	if len(r.keys) > 0 {
 		b.Queue("SELECT kv_expect($1, $2, $3)", r.buckets, r.keys, r.vals)
 		n++

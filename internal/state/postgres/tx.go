@@ -133,9 +133,11 @@ func (t *tx) bucket(name []byte) *bucket {
 		t.buckets[string(name)] = b
 		return b
 	}
-	// Whether it exists is read once the write lock is held: the
-	// commit checks keys, not the catalogue.
-	if t.lockFirst() != nil {
+	// An optimistic transaction takes a bucket's absence from the cache
+	// when it can, and has its commit check it (commit.go).
+	if t.mode == optimistic && t.s.cache.noBucket(name) {
+		t.reads.noBucket(name)
+		t.buckets[string(name)] = nil
 		return nil
 	}
 	var seq int64
@@ -143,15 +145,26 @@ func (t *tx) bucket(name []byte) *bucket {
 	switch {
 	case errors.Is(err, pgx.ErrNoRows):
 		t.buckets[string(name)] = nil
+		if t.mode == optimistic {
+			t.reads.noBucket(name)
+		}
+		if t.writable {
+			t.s.cache.absent(name)
+		}
 		return nil
 	case err != nil:
 		t.fail("read bucket", name, err)
 		return nil
 	}
-	b := &bucket{t: t, name: append([]byte(nil), name...), seq: uint64(seq), seqRead: true}
+	// An optimistic transaction reads the sequence again, locked, when
+	// asked for it.
+	b := &bucket{t: t, name: append([]byte(nil), name...), seq: uint64(seq), seqRead: t.mode != optimistic}
 	t.buckets[string(name)] = b
 	// A write transaction may have made it: known once committed.
-	known := func() { t.s.buckets.Store(string(b.name), struct{}{}) }
+	known := func() {
+		t.s.buckets.Store(string(b.name), struct{}{})
+		t.s.cache.made(b.name)
+	}
 	if t.writable {
 		t.OnCommit(known)
 	} else {
@@ -169,6 +182,9 @@ func (t *tx) CreateBucketIfNotExists(name []byte) (kv.Bucket, error) {
 	}
 	if b := t.bucket(name); b != nil {
 		return b, nil
+	}
+	if err := t.lockFirst(); err != nil {
+		return nil, err
 	}
 	if _, err := t.exec("INSERT INTO kv_buckets (name) VALUES ($1) ON CONFLICT DO NOTHING", name); err != nil {
 		return nil, t.fail("create bucket", name, err)

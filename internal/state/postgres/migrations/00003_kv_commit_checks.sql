@@ -37,6 +37,18 @@ END;
 $$;
 -- +goose StatementEnd
 
+-- kv_expect_no_bucket: none of the buckets named exists.
+-- +goose StatementBegin
+CREATE FUNCTION kv_expect_no_bucket(names bytea[]) RETURNS void
+LANGUAGE plpgsql AS $$
+BEGIN
+    IF EXISTS (SELECT 1 FROM kv_buckets WHERE name = ANY (names)) THEN
+        RAISE EXCEPTION 'a bucket this transaction read absent exists' USING ERRCODE = 'BD002';
+    END IF;
+END;
+$$;
+-- +goose StatementEnd
+
 -- kv_expect_page: a cursor's page (the keys of bucket b at or after, or
 -- after, from_k, at most lim of them) is still ks with values vs.
 -- +goose StatementBegin
@@ -62,5 +74,6 @@ $$;
 
 -- +goose Down
 DROP FUNCTION kv_expect_page(bytea, bytea, bool, int, bytea[], bytea[]);
+DROP FUNCTION kv_expect_no_bucket(bytea[]);
 DROP FUNCTION kv_expect(bytea[], bytea[], bytea[]);
 DROP FUNCTION kv_fence(bigint);
