@@ -103,6 +103,9 @@ func (bt *batch) run() {
 		var last *tx
 		err := b.s.run(optimistic, b.s.fencing.Load(), func(t *tx) error {
 			failed, last = -1, t
+			if t.mode == optimistic && prefetch(calls, t) {
+				return t.err
+			}
 			for i, c := range calls {
 				t.call = i
 				if err := safeCall(c.fn, t); err != nil {
@@ -126,6 +129,40 @@ func (bt *batch) run() {
 		calls[failed].err <- errRunAlone
 		calls = append(calls[:failed:failed], calls[failed+1:]...)
 	}
+}
+
+// prefetch runs the calls once with reads the cache lacks deferred
+// (prefetch.go). It reports true when that pass is the transaction's run
+// (it missed nothing and every call succeeded), or the transaction has
+// failed; otherwise it has read the keys missed into the cache and
+// restarted t, for the calls to run again.
+func prefetch(calls []call, t *tx) bool {
+	t.deferMisses = true
+	ok := true
+	for i, c := range calls {
+		t.call = i
+		if safeCall(c.fn, t) != nil {
+			ok = false
+		}
+	}
+	t.deferMisses = false
+	if t.err != nil {
+		return true
+	}
+	if ok && len(t.missed) == 0 {
+		return true
+	}
+	if t.mode != optimistic {
+		// A call took the write lock and may have sent writes, which a
+		// restart cannot take back: run the batch again, locked.
+		t.failWith(fmt.Errorf("%s: %w", t.s.Name(), errConflict))
+		return true
+	}
+	if len(t.missed) > 0 && t.fetchMissed() != nil {
+		return true
+	}
+	t.restart()
+	return false
 }
 
 // safeCall runs fn, turning a panic into an error: the panicking call is

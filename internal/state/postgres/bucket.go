@@ -25,33 +25,56 @@ var _ kv.Bucket = (*bucket)(nil)
 // transaction takes it from the cache when it can, and records what it
 // read for its commit to check (commit.go).
 func (b *bucket) Get(key []byte) []byte {
-	t := b.t
-	if t.err != nil {
-		return nil
-	}
-	if w, ok := t.pending.lookup(b.name, key); ok {
-		if w.del {
-			return nil
-		}
-		return w.v
-	}
-	if t.mode == optimistic {
-		if v, ok := t.s.cache.get(b.name, key); ok {
-			t.reads.get(b.name, key, v)
-			return v
-		}
+	if v, ok := b.known(key); ok {
+		return v
 	}
 	var v []byte
-	err := t.row("SELECT v FROM kv_keys WHERE bucket = $1 AND k = $2", []any{b.name, key}, &v)
+	err := b.t.row("SELECT v FROM kv_keys WHERE bucket = $1 AND k = $2", []any{b.name, key}, &v)
 	switch {
 	case errors.Is(err, pgx.ErrNoRows):
 		v = nil
 	case err != nil:
-		t.fail("get from bucket", b.name, err)
+		b.t.fail("get from bucket", b.name, err)
 		return nil
 	default:
 		v = nonNil(v)
 	}
+	return b.read(key, v)
+}
+
+// known answers a read without the database when it can: nil once the
+// transaction has failed, the transaction's own write of the key, and in
+// an optimistic transaction the cache's value (recorded as read) or,
+// while misses are deferred, absent (noted as missed).
+func (b *bucket) known(key []byte) ([]byte, bool) {
+	t := b.t
+	if t.err != nil {
+		return nil, true
+	}
+	if w, ok := t.pending.lookup(b.name, key); ok {
+		if w.del {
+			return nil, true
+		}
+		return w.v, true
+	}
+	if t.mode != optimistic {
+		return nil, false
+	}
+	if v, ok := t.s.cache.get(b.name, key); ok {
+		t.reads.get(b.name, key, v)
+		return v, true
+	}
+	if t.deferMisses {
+		t.missed = append(t.missed, missed{bucket: b.name, k: clone(key)})
+		return nil, true
+	}
+	return nil, false
+}
+
+// read takes v, just read from the database, as the key's value: an
+// optimistic transaction records it, and a write transaction caches it.
+func (b *bucket) read(key, v []byte) []byte {
+	t := b.t
 	if t.mode == optimistic {
 		t.reads.get(b.name, key, v)
 	}
@@ -59,6 +82,17 @@ func (b *bucket) Get(key []byte) []byte {
 		t.s.cache.fill(b.name, key, v)
 	}
 	return v
+}
+
+// scanValue scans a (present, value) row: nil when absent, never nil
+// when present.
+func scanValue(r pgx.CollectableRow) ([]byte, error) {
+	var present bool
+	var v []byte
+	if err := r.Scan(&present, &v); err != nil || !present {
+		return nil, err
+	}
+	return nonNil(v), nil
 }
 
 func nonNil(v []byte) []byte {
@@ -173,3 +207,36 @@ func (b *bucket) KeyN() int {
 // FillPercent is ignored: PostgreSQL stores keys in rows, not pages the
 // caller fills.
 func (b *bucket) FillPercent(float64) {}
+
+// GetMany is Get of each key, with the keys that neither the
+// transaction's writes nor (optimistic) the cache answer read in one
+// round trip.
+func (b *bucket) GetMany(keys [][]byte) [][]byte {
+	t := b.t
+	out := make([][]byte, len(keys))
+	var ask [][]byte
+	var at []int
+	for i, k := range keys {
+		if v, ok := b.known(k); ok {
+			out[i] = v
+			continue
+		}
+		ask, at = append(ask, k), append(at, i)
+	}
+	if len(ask) == 0 || t.err != nil {
+		return out
+	}
+	vals, err := queryRows(t, `SELECT x.k IS NOT NULL, x.v FROM unnest($2::bytea[]) WITH ORDINALITY AS q(k, i)
+		LEFT JOIN kv_keys x ON x.bucket = $1 AND x.k = q.k ORDER BY q.i`, []any{b.name, ask}, scanValue)
+	if err == nil && len(vals) != len(ask) {
+		err = errors.New("a value missing from the answer")
+	}
+	if err != nil {
+		t.fail("get from bucket", b.name, err)
+		return make([][]byte, len(keys))
+	}
+	for j, v := range vals {
+		out[at[j]] = b.read(ask[j], v)
+	}
+	return out
+}

@@ -44,6 +44,10 @@ type tx struct {
 	// call is the Batch call running; failedCall the one whose write the
 	// database refused, or -1 (batch.go).
 	call, failedCall int
+	// deferMisses: a key the cache lacks reads as absent and is noted
+	// in missed, for the batcher's first pass (prefetch.go).
+	deferMisses bool
+	missed      []missed
 }
 
 var _ kv.Tx = (*tx)(nil)
