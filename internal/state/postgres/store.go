@@ -8,18 +8,27 @@
 // keys are rows of kv_keys (bucket, k, v), bytea, which sorts bytewise as
 // kv requires. The schema is embedded SQL applied by goose at Open.
 //
-// Transactions:
+// Transactions (the round trips they cost: docs/benchmarks.md, issue 31):
 //   - View is a REPEATABLE READ, read-only transaction: one snapshot.
-//   - Update, Batch and UpdateUnfenced are READ COMMITTED transactions
-//     that first take pg_advisory_xact_lock(Options.LockKey). Every write
-//     transaction of the ledger, in any process, takes that lock, so they
-//     run one at a time and each sees every earlier commit: a rule's
-//     read-decide-write is race-free, as on bbolt's single writer.
-//     (REPEATABLE READ would take its snapshot before the lock is granted
-//     and miss the previous writer's commit.)
-//   - Batch is Update through group commit: calls arriving within
-//     Options.BatchDelay share one transaction and one commit (see
-//     batch.go).
+//   - Update and UpdateUnfenced are READ COMMITTED transactions that hold
+//     pg_advisory_xact_lock(Options.LockKey) from their first statement:
+//     BEGIN, the lock, the lease check (fenced) and the origin ride with
+//     it, in one round trip (conn.go). REPEATABLE READ would take its
+//     snapshot before the lock is granted and miss the previous writer's
+//     commit.
+//   - Batch is group commit (batch.go), and optimistic: its reads take
+//     no lock (values come from the database or the process's cache), and
+//     it takes the lock only in the one pipelined batch that commits,
+//     which first checks the lease and that every key, page and absent
+//     bucket it read is unchanged, then writes, then commits (commit.go).
+//     Every write transaction of the ledger, in any process, takes the
+//     lock before it writes, so checks that pass under the lock make the
+//     transaction's reads the database as it commits: a rule's
+//     read-decide-write is race-free, as on bbolt's single writer. A
+//     failed check commits nothing, and the transaction runs again,
+//     locked. Workers no longer queue behind each other's round trips:
+//     the lock is held for the server's time on a commit, not the
+//     network's.
 //   - An error from the database inside a transaction is sticky: later
 //     reads answer absent, later writes fail, and the transaction returns
 //     that error, whatever fn returned, and commits nothing.
@@ -174,13 +183,16 @@ func (s *Store) Close() error {
 	return nil
 }
 
-// Fencing turns fencing on or off. When on, Update and Batch first check,
-// with the lease row locked FOR SHARE in the same transaction, that the
-// lease's epoch is the one this Store took with TryLead; otherwise they
-// fail with kv.ErrFenced and write nothing. The row lock means no other
-// instance can take the lease between the check and the commit: a
-// takeover waits for a fenced write in flight, and for a stalled one at
-// most Options.IdleInTxTimeout, after which the server ends the stalled
+// Fencing turns fencing on or off. When on, every Update and Batch
+// checks, with the lease row locked FOR SHARE in the same transaction and
+// after the write lock, that the lease's epoch is the one this Store took
+// with TryLead; otherwise it fails with kv.ErrFenced and writes nothing.
+// Update checks with its first statement; Batch in the pipelined batch
+// that writes and commits, so no round trip separates the check from the
+// commit (commit.go). The row lock means no other instance can take the
+// lease between the check and the commit: a takeover waits for a fenced
+// write in flight, and for a stalled one at most
+// Options.IdleInTxTimeout, after which the server ends the stalled
 // session and its transaction commits nothing.
 // UpdateUnfenced never checks.
 func (s *Store) Fencing(on bool) { s.fencing.Store(on) }

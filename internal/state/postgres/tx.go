@@ -115,9 +115,10 @@ func (t *tx) Origin() (kv.Origin, error) {
 func (t *tx) Release() {}
 
 // Bucket returns the named bucket, or nil when it does not exist. Its
-// existence and sequence are read once per transaction: write transactions
-// are serialised and reads see one snapshot, so they cannot change under
-// it except through this transaction.
+// existence and sequence are read once per transaction: a locked
+// transaction holds the write lock, a view reads one snapshot, and an
+// optimistic one has its commit check a bucket it read absent, and
+// reads a sequence only once it holds the lock.
 func (t *tx) Bucket(name []byte) kv.Bucket {
 	if b := t.bucket(name); b != nil {
 		return b
