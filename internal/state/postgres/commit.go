@@ -6,6 +6,8 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
+
+	"github.com/batchd/batchd/internal/state/kv"
 )
 
 // The write lock covers writes, not the network. An optimistic
@@ -32,7 +34,8 @@ type readSet struct {
 	buckets, keys, vals [][]byte // one key each; a nil value: absent
 	seen                map[string]bool
 	pages               []pageRead
-	noBuckets           [][]byte // buckets read absent
+	noBuckets           [][]byte   // buckets read absent
+	origin              *kv.Origin // the origin taken from the process
 }
 
 // pageRead is a cursor's page as read: the keys at or after (inclusive)
@@ -68,6 +71,10 @@ func (r *readSet) noBucket(name []byte) {
 // queue adds the checks of what was read to b; it returns how many.
 func (r *readSet) queue(b *pgx.Batch) int {
 	n := 0
+	if o := r.origin; o != nil {
+		b.Queue("SELECT kv_expect_origin($1, $2, $3)", int64(o.System), int64(o.Timeline), int64(o.Database))
+		n++
+	}
 	if len(r.noBuckets) > 0 {
 		b.Queue("SELECT kv_expect_no_bucket($1)", r.noBuckets)
 		n++

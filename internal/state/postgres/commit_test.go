@@ -103,3 +103,27 @@ func TestConflictOnABucketReadAbsent(t *testing.T) {
 		t.Errorf("runs saw the bucket %v, want absent then present", saw)
 	}
 }
+
+// TestConflictOnAnOriginTakenFromTheProcess: an optimistic transaction
+// takes the origin its process last read; when the live server is another
+// (here: a remembered origin made up), its commit is refused and the run
+// again reads the live one.
+func TestConflictOnAnOriginTakenFromTheProcess(t *testing.T) {
+	a := open(t, pgtest.NewDatabase(t))
+	var live kv.Origin
+	must(t, a.Update(func(tx kv.Tx) error {
+		o, err := tx.Origin()
+		live = o
+		return err
+	}))
+	a.origin.Store(&kv.Origin{System: live.System + 1, Timeline: live.Timeline, Database: live.Database})
+	var saw []kv.Origin
+	must(t, a.run(optimistic, false, func(tx *tx) error {
+		o, err := tx.Origin()
+		saw = append(saw, o)
+		return err
+	}))
+	if len(saw) != 2 || saw[0] == live || saw[1] != live {
+		t.Errorf("runs saw origins %v, want the made-up one, then the live %v", saw, live)
+	}
+}

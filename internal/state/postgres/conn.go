@@ -33,13 +33,8 @@ const (
 )
 
 // originSQL reads which server and database the transaction runs on
-// (kv.Origin). The timeline is read from the name of the WAL file being
-// written, not from the last checkpoint (pg_control_checkpoint), which
-// still names the old timeline for a while after a promotion.
-// pg_current_wal_lsn fails on a standby, where no write may run anyway.
-const originSQL = `SELECT s.system_identifier,
-	('x' || substr(pg_walfile_name(pg_current_wal_lsn()), 1, 8))::bit(32)::bigint, d.oid::bigint
-	FROM pg_control_system() s, pg_database d WHERE d.datname = current_database()`
+// (kv.Origin; migration 00003's kv_origin).
+const originSQL = "SELECT system, timeline, db FROM kv_origin()"
 
 // lockSQL takes the ledger's write lock until the transaction ends;
 // fenceSQL checks, with the lease row locked FOR SHARE until then, that
@@ -64,7 +59,6 @@ func (t *tx) queueOpening(b *pgx.Batch) {
 	switch t.mode {
 	case viewing:
 		b.Queue("BEGIN ISOLATION LEVEL REPEATABLE READ, READ ONLY")
-		return
 	case optimistic:
 		b.Queue("BEGIN ISOLATION LEVEL READ COMMITTED")
 	case locked:
@@ -73,8 +67,8 @@ func (t *tx) queueOpening(b *pgx.Batch) {
 		if t.fenced {
 			b.Queue(fenceSQL, int64(t.held))
 		}
+		b.Queue(originSQL)
 	}
-	b.Queue(originSQL)
 }
 
 // readOpening reads the opening statements' results, failing the
@@ -83,19 +77,25 @@ func (t *tx) readOpening(res pgx.BatchResults) error {
 	if _, err := res.Exec(); err != nil {
 		return t.failWith(fmt.Errorf("%s: begin: %w", t.s.Name(), err))
 	}
-	if t.mode == viewing {
+	if t.mode != locked {
 		return nil
 	}
-	if t.mode == locked {
-		if err := t.execChecks(res, t.fenced); err != nil {
-			return err
-		}
+	if err := t.execChecks(res, t.fenced); err != nil {
+		return err
 	}
+	return t.scanOrigin(res.QueryRow())
+}
+
+// scanOrigin reads the transaction's origin, and remembers it for the
+// process's optimistic transactions (Origin).
+func (t *tx) scanOrigin(row pgx.Row) error {
 	var system, timeline, db int64
-	if err := res.QueryRow().Scan(&system, &timeline, &db); err != nil {
+	if err := row.Scan(&system, &timeline, &db); err != nil {
 		return t.failWith(fmt.Errorf("%s: read the database's origin: %w", t.s.Name(), err))
 	}
 	t.origin = kv.Origin{System: uint64(system), Timeline: uint64(timeline), Database: uint64(db)}
+	t.originRead = true
+	t.s.origin.Store(&t.origin)
 	return nil
 }
 
@@ -183,19 +183,6 @@ func (t *tx) exec(sql string, args ...any) (pgconn.CommandTag, error) {
 		err = cerr
 	}
 	return tag, err
-}
-
-// begin makes sure the transaction has begun (its opening sent), for
-// what the opening reads (Origin).
-func (t *tx) begin() error {
-	if t.begun {
-		return t.err
-	}
-	res, err := t.send(func(*pgx.Batch) {})
-	if err != nil {
-		return err
-	}
-	return res.Close()
 }
 
 // end rolls back a transaction that began and did not commit, and gives

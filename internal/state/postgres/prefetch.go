@@ -48,7 +48,7 @@ func (t *tx) restart() {
 	t.buckets = map[string]*bucket{}
 	t.onCommit = nil
 	t.pending = writes{}
-	t.reads = readSet{}
+	t.reads = readSet{origin: t.reads.origin} // Origin answers the same
 	t.missed = nil
 	t.failedCall = -1
 }

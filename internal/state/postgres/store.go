@@ -94,9 +94,11 @@ type Store struct {
 	name     string // the DSN's hosts and database (describe)
 	database string
 	server   atomic.Pointer[server] // the server last reached (server.go)
-	lockKey  int64
-	fencing  atomic.Bool
-	txSeq    atomic.Int64
+	// origin is the origin a write transaction last read (tx.Origin).
+	origin  atomic.Pointer[kv.Origin]
+	lockKey int64
+	fencing atomic.Bool
+	txSeq   atomic.Int64
 
 	batches batcher
 	// cache holds values this process read or committed, for optimistic

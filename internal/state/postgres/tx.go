@@ -38,9 +38,11 @@ type tx struct {
 	err      error
 	buckets  map[string]*bucket // known buckets; a nil entry: known absent
 	onCommit []func()
-	origin   kv.Origin // read with the opening of a write transaction
-	pending  writes    // buffered Puts and Deletes (writes.go)
-	reads    readSet   // what an optimistic transaction read (commit.go)
+	origin   kv.Origin // the server's, for a write transaction (Origin)
+	// originRead: origin is set.
+	originRead bool
+	pending    writes  // buffered Puts and Deletes (writes.go)
+	reads      readSet // what an optimistic transaction read (commit.go)
 	// call is the Batch call running; failedCall the one whose write the
 	// database refused, or -1 (batch.go).
 	call, failedCall int
@@ -99,16 +101,37 @@ func (t *tx) ID() int            { return t.id }
 func (t *tx) Writable() bool     { return t.writable }
 func (t *tx) OnCommit(fn func()) { t.onCommit = append(t.onCommit, fn) }
 
-// Origin is the server and database the write transaction runs on, read
-// with its opening statements, on the connection that commits it.
+// Origin is the server and database the write transaction runs on: read
+// with a locked transaction's opening, on the connection that commits it.
+// An optimistic one takes the origin its process last read, and its
+// commit checks it (kv_expect_origin), or reads it when there is none.
 func (t *tx) Origin() (kv.Origin, error) {
 	if !t.writable {
 		return kv.Origin{}, errReadOnly
 	}
-	if err := t.begin(); err != nil {
+	if t.err != nil || t.originRead {
+		return t.origin, t.err
+	}
+	if o := t.s.origin.Load(); t.mode == optimistic && o != nil {
+		t.origin, t.originRead = *o, true
+		t.reads.origin = o
+		return t.origin, nil
+	}
+	res, err := t.send(func(b *pgx.Batch) {
+		if t.mode == optimistic {
+			b.Queue(originSQL)
+		}
+	})
+	if err != nil {
 		return kv.Origin{}, err
 	}
-	return t.origin, nil
+	if t.mode == optimistic {
+		t.scanOrigin(res.QueryRow())
+	}
+	if err := res.Close(); err != nil {
+		return kv.Origin{}, t.fail("read the database's origin", nil, err)
+	}
+	return t.origin, t.err
 }
 
 // Release does nothing: rows come over a connection, not from a mapped file.

@@ -8,6 +8,33 @@
 --   BD002  a key the transaction read has changed since (retry).
 
 -- +goose Up
+-- kv_origin: which server and database this is (kv.Origin). The timeline
+-- is read from the name of the WAL file being written, not from the last
+-- checkpoint (pg_control_checkpoint), which still names the old timeline
+-- for a while after a promotion. pg_current_wal_lsn fails on a standby,
+-- where no write may run anyway.
+-- +goose StatementBegin
+CREATE FUNCTION kv_origin(OUT system bigint, OUT timeline bigint, OUT db bigint)
+LANGUAGE sql AS $$
+    SELECT s.system_identifier,
+        ('x' || substr(pg_walfile_name(pg_current_wal_lsn()), 1, 8))::bit(32)::bigint, d.oid::bigint
+    FROM pg_control_system() s, pg_database d WHERE d.datname = current_database()
+$$;
+-- +goose StatementEnd
+
+-- kv_expect_origin: the transaction runs on the server and database it
+-- took its origin for (from an earlier transaction of its process).
+-- +goose StatementBegin
+CREATE FUNCTION kv_expect_origin(sys bigint, tl bigint, db_oid bigint) RETURNS void
+LANGUAGE plpgsql AS $$
+BEGIN
+    IF NOT EXISTS (SELECT 1 FROM kv_origin() o WHERE o.system = sys AND o.timeline = tl AND o.db = db_oid) THEN
+        RAISE EXCEPTION 'the database is not the one whose origin the transaction used' USING ERRCODE = 'BD002';
+    END IF;
+END;
+$$;
+-- +goose StatementEnd
+
 -- +goose StatementBegin
 CREATE FUNCTION kv_fence(held bigint) RETURNS void
 LANGUAGE plpgsql AS $$
@@ -77,3 +104,5 @@ DROP FUNCTION kv_expect_page(bytea, bytea, bool, int, bytea[], bytea[]);
 DROP FUNCTION kv_expect_no_bucket(bytea[]);
 DROP FUNCTION kv_expect(bytea[], bytea[], bytea[]);
 DROP FUNCTION kv_fence(bigint);
+DROP FUNCTION kv_expect_origin(bigint, bigint, bigint);
+DROP FUNCTION kv_origin();
