@@ -133,9 +133,9 @@ func (bt *batch) run() {
 
 // prefetch runs the calls once with reads the cache lacks deferred
 // (prefetch.go). It reports true when that pass is the transaction's run
-// (it missed nothing and every call succeeded), or the transaction has
-// failed; otherwise it has read the keys missed into the cache and
-// restarted t, for the calls to run again.
+// (every call succeeded, and it missed nothing or only keys that are
+// absent), or the transaction has failed; otherwise it has read the keys
+// missed into the cache and restarted t, for the calls to run again.
 func prefetch(calls []call, t *tx) bool {
 	t.deferMisses = true
 	ok := true
@@ -158,8 +158,11 @@ func prefetch(calls []call, t *tx) bool {
 		t.failWith(fmt.Errorf("%s: %w", t.s.Name(), errConflict))
 		return true
 	}
-	if len(t.missed) > 0 && t.fetchMissed() != nil {
-		return true
+	if len(t.missed) > 0 {
+		absent, err := t.fetchMissed()
+		if err != nil || (ok && absent) {
+			return true
+		}
 	}
 	t.restart()
 	return false

@@ -18,9 +18,10 @@ import "errors"
 type missed struct{ bucket, k []byte }
 
 // fetchMissed reads the keys the deferring pass missed, in one round
-// trip, into the cache (absent ones as absent). It returns the sticky
-// error.
-func (t *tx) fetchMissed() error {
+// trip, into the cache (absent ones as absent). When every one is absent,
+// what the pass read of them was right: they join its read set, for the
+// commit to check, and it reports true. It returns the sticky error.
+func (t *tx) fetchMissed() (bool, error) {
 	bs, ks := make([][]byte, len(t.missed)), make([][]byte, len(t.missed))
 	for i, m := range t.missed {
 		bs[i], ks[i] = m.bucket, m.k
@@ -31,12 +32,19 @@ func (t *tx) fetchMissed() error {
 		err = errors.New("a value missing from the answer")
 	}
 	if err != nil {
-		return t.fail("read keys", nil, err)
+		return false, t.fail("read keys", nil, err)
 	}
+	absent := true
 	for i, v := range vals {
 		t.s.cache.fill(bs[i], ks[i], v)
+		absent = absent && v == nil
 	}
-	return nil
+	if absent {
+		for i := range ks {
+			t.reads.get(bs[i], ks[i], nil)
+		}
+	}
+	return absent, nil
 }
 
 // restart forgets what the calls did in this transaction, as if it had
