@@ -102,7 +102,7 @@ func (bt *batch) run() {
 		failed := -1
 		var last *tx
 		err := b.s.run(optimistic, b.s.fencing.Load(), func(t *tx) error {
-			failed, last = -1, t
+			failed, last, t.calls = -1, t, len(calls)
 			if t.mode == optimistic && prefetch(calls, t) {
 				return t.err
 			}

@@ -144,12 +144,12 @@ func (t *tx) lock() error {
 // an optimistic one, its writes) and COMMIT, in one round trip.
 func (t *tx) commit() error {
 	optimistic, n := t.mode == optimistic, 0
-	var ops []write
+	var ops []statement
 	res, err := t.send(func(b *pgx.Batch) {
 		if optimistic {
 			n = t.queueLock(b)
 		}
-		ops = t.pending.queue(b)
+		ops = t.queueWrites(b)
 		b.Queue("COMMIT")
 	})
 	if err != nil {

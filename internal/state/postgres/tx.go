@@ -43,9 +43,10 @@ type tx struct {
 	originRead bool
 	pending    writes  // buffered Puts and Deletes (writes.go)
 	reads      readSet // what an optimistic transaction read (commit.go)
-	// call is the Batch call running; failedCall the one whose write the
-	// database refused, or -1 (batch.go).
-	call, failedCall int
+	// call is the Batch call running, of calls sharing the transaction;
+	// failedCall the one whose write the database refused, or -1
+	// (batch.go).
+	call, calls, failedCall int
 	// deferMisses: a key the cache lacks reads as absent and is noted
 	// in missed, for the batcher's first pass (prefetch.go).
 	deferMisses bool

@@ -2,6 +2,7 @@ package postgres
 
 import (
 	"bytes"
+	"fmt"
 	"slices"
 
 	"github.com/jackc/pgx/v5"
@@ -70,35 +71,103 @@ func (w *writes) lookup(bucket, k []byte) (write, bool) {
 // unsent are the writes not yet sent, in order.
 func (w *writes) unsent() []write { return w.ops[w.sent:] }
 
-// queue adds the unsent writes to b, in order.
-func (w *writes) queue(b *pgx.Batch) []write {
-	ops := w.unsent()
-	for _, op := range ops {
-		if op.del {
-			b.Queue("DELETE FROM kv_keys WHERE bucket = $1 AND k = $2", op.bucket, op.k)
-			continue
-		}
-		b.Queue(`INSERT INTO kv_keys (bucket, k, v) VALUES ($1, $2, $3)
-			ON CONFLICT (bucket, k) DO UPDATE SET v = EXCLUDED.v WHERE kv_keys.v <> EXCLUDED.v`,
-			op.bucket, op.k, op.v)
-	}
-	return ops
+// statement is one queued statement of writes: one write, or many
+// together (bulk).
+type statement struct {
+	ops  []write
+	bulk bool
 }
 
-// execWrites reads the results of ops queued in a batch, failing the
-// transaction at the first refused one, which names its Batch call.
-func (t *tx) execWrites(res pgx.BatchResults, ops []write) error {
-	for _, op := range ops {
+// bulkFrom is how many unsent writes are sent as two statements (the
+// deletes, the puts, each over arrays) instead of one each: the server's
+// time per statement, not the network's, then bounds a busy ledger.
+const bulkFrom = 4
+
+// queueWrites adds the unsent writes to b. A shared transaction run
+// again after a refused write (calls > 1, locked) sends one statement a
+// write, so that the refusal names its call.
+func (t *tx) queueWrites(b *pgx.Batch) []statement {
+	ops := t.pending.unsent()
+	if len(ops) < bulkFrom || (t.mode == locked && t.calls > 1) {
+		out := make([]statement, len(ops))
+		for i, op := range ops {
+			queueOne(b, op)
+			out[i] = statement{ops: ops[i : i+1]}
+		}
+		return out
+	}
+	// Only each key's last write counts, so the keys of the two
+	// statements are distinct and their order does not matter.
+	last := map[string]int{}
+	for i, op := range ops {
+		last[wkey(op.bucket, op.k)] = i
+	}
+	var dels, puts statement
+	var db, dk, pb, pk, pv [][]byte
+	for i, op := range ops {
+		switch {
+		case last[wkey(op.bucket, op.k)] != i:
+		case op.del:
+			dels.ops, db, dk = append(dels.ops, op), append(db, op.bucket), append(dk, op.k)
+		default:
+			puts.ops, pb, pk, pv = append(puts.ops, op), append(pb, op.bucket), append(pk, op.k), append(pv, op.v)
+		}
+	}
+	var out []statement
+	if len(dels.ops) > 0 {
+		b.Queue(`DELETE FROM kv_keys x USING unnest($1::bytea[], $2::bytea[]) AS d(b, k)
+			WHERE x.bucket = d.b AND x.k = d.k`, db, dk)
+		out = append(out, statement{ops: dels.ops, bulk: true})
+	}
+	if len(puts.ops) > 0 {
+		b.Queue(`INSERT INTO kv_keys (bucket, k, v) SELECT * FROM unnest($1::bytea[], $2::bytea[], $3::bytea[])
+			ON CONFLICT (bucket, k) DO UPDATE SET v = EXCLUDED.v WHERE kv_keys.v <> EXCLUDED.v`, pb, pk, pv)
+		out = append(out, statement{ops: puts.ops, bulk: true})
+	}
+	return out
+}
+
+func queueOne(b *pgx.Batch, op write) {
+	if op.del {
+		b.Queue("DELETE FROM kv_keys WHERE bucket = $1 AND k = $2", op.bucket, op.k)
+		return
+	}
+	b.Queue(`INSERT INTO kv_keys (bucket, k, v) VALUES ($1, $2, $3)
+		ON CONFLICT (bucket, k) DO UPDATE SET v = EXCLUDED.v WHERE kv_keys.v <> EXCLUDED.v`,
+		op.bucket, op.k, op.v)
+}
+
+// execWrites reads the results of the queued write statements, failing
+// the transaction at the first refused one. A refused write names its
+// Batch call (failedCall) when its statement is that call's alone; a bulk
+// statement of several calls' writes fails a shared transaction as a
+// conflict, to run again locked, a statement a write.
+func (t *tx) execWrites(res pgx.BatchResults, sts []statement) error {
+	for _, st := range sts {
 		if _, err := res.Exec(); err != nil {
+			op := st.ops[0]
 			what := "put in bucket"
 			if op.del {
 				what = "delete from bucket"
+			}
+			if st.bulk && t.calls > 1 && !oneCall(st.ops) {
+				return t.failWith(fmt.Errorf("%s: %s %q: %w: %w", t.s.Name(), what, op.bucket, errConflict, err))
 			}
 			t.failedCall = op.call
 			return t.fail(what, op.bucket, err)
 		}
 	}
 	return nil
+}
+
+// oneCall reports whether the writes are all one Batch call's.
+func oneCall(ops []write) bool {
+	for _, op := range ops {
+		if op.call != ops[0].call {
+			return false
+		}
+	}
+	return true
 }
 
 // flush sends the unsent writes in one round trip, in order. Only a
@@ -109,8 +178,8 @@ func (t *tx) flush() error {
 	if t.err != nil || t.mode != locked || len(t.pending.unsent()) == 0 {
 		return t.err
 	}
-	var ops []write
-	res, err := t.send(func(b *pgx.Batch) { ops = t.pending.queue(b) })
+	var ops []statement
+	res, err := t.send(func(b *pgx.Batch) { ops = t.queueWrites(b) })
 	if err != nil {
 		return err
 	}
