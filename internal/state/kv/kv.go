@@ -9,9 +9,11 @@
 //
 //   - Keys sort bytewise; a cursor walks them in that order.
 //   - A transaction sees its own writes. Update and Batch transactions are
-//     serialised: no two write transactions of one ledger ever interleave,
-//     whichever process runs them, so a rule may read, decide and write
-//     without a race (bbolt has one writer; PostgreSQL takes a lock).
+//     serialised: each commits as if no other write transaction of the
+//     ledger, in any process, ran between its first read and its commit,
+//     so a rule may read, decide and write without a race (bbolt has one
+//     writer; PostgreSQL takes a lock, from the first statement, or for a
+//     Batch at the commit, after checking that nothing it read changed).
 //   - A present key with an empty value reads as a non-nil empty slice;
 //     an absent key reads as nil.
 //   - A store that meets an error inside a transaction (a dropped
