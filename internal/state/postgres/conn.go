@@ -95,7 +95,8 @@ func (t *tx) scanOrigin(row pgx.Row) error {
 	}
 	t.origin = kv.Origin{System: uint64(system), Timeline: uint64(timeline), Database: uint64(db)}
 	t.originRead = true
-	t.s.origin.Store(&t.origin)
+	o := t.origin
+	t.s.origin.Store(&o)
 	return nil
 }
 
