@@ -176,25 +176,28 @@ func (d *DB) TrackedRows(fn func(*payment.Row) (bool, error)) error {
 	return paymentRows.trackedRows(d, fn)
 }
 
-// scanIndex walks an index bucket and yields the rows it names, read by
-// get (getRow, getSource), of Ready batches only.
-func scanIndex[R any](d *DB, index []byte, get func(kv.Tx, payment.RowKey) (*R, error), fn func(*R) (bool, error)) error {
+// scanIndex walks an index bucket and yields the rows it names, of Ready
+// batches only, each chunk's rows read together by get (getMany).
+func scanIndex[R any](d *DB, index []byte, get func(kv.Tx, []payment.RowKey) ([]*R, error), fn func(*R) (bool, error)) error {
 	ready := map[uint64]bool{}
-	return scan(d, index, nil, func(tx kv.Tx, k, _ []byte) (*R, error) {
-		key := keyFrom(k)
-		ok, seen := ready[key.Batch]
-		if !seen {
-			b, err := getBatch(tx, key.Batch)
-			if err != nil {
-				return nil, err
+	return scan(d, index, nil, func(tx kv.Tx, ks, _ [][]byte) ([]*R, error) {
+		keys := make([]payment.RowKey, 0, len(ks))
+		for _, k := range ks {
+			key := keyFrom(k)
+			ok, seen := ready[key.Batch]
+			if !seen {
+				b, err := getBatch(tx, key.Batch)
+				if err != nil {
+					return nil, err
+				}
+				ok = b.Status == payment.BatchReady
+				ready[key.Batch] = ok
 			}
-			ok = b.Status == payment.BatchReady
-			ready[key.Batch] = ok
+			if ok {
+				keys = append(keys, key)
+			}
 		}
-		if !ok {
-			return nil, nil
-		}
-		return get(tx, key)
+		return get(tx, keys)
 	}, fn)
 }
 
@@ -203,8 +206,9 @@ func scanIndex[R any](d *DB, index []byte, get func(kv.Tx, payment.RowKey) (*R, 
 // ended. fn may therefore write, or wait for a writer: bbolt cannot grow
 // its memory map while any read transaction is open, so calling out from
 // inside one would deadlock a writer that needs to grow the file. R is a
-// payment.Row or a funding.Row; load returns nil for an entry to skip.
-func scan[R any](d *DB, bucket, prefix []byte, load func(tx kv.Tx, k, v []byte) (*R, error), fn func(*R) (bool, error)) error {
+// payment.Row or a funding.Row; load turns a chunk's keys and values
+// into rows (leaving out those to skip), in that transaction.
+func scan[R any](d *DB, bucket, prefix []byte, load func(tx kv.Tx, ks, vs [][]byte) ([]*R, error), fn func(*R) (bool, error)) error {
 	const chunk = 1000
 	var after []byte
 	for {
@@ -219,19 +223,16 @@ func scan[R any](d *DB, bucket, prefix []byte, load func(tx kv.Tx, k, v []byte) 
 					k, v = c.Next()
 				}
 			}
+			var ks, vs [][]byte
 			for n := 0; k != nil && hasPrefix(k, prefix) && n < chunk; k, v = c.Next() {
 				n++
 				after = append(after[:0], k...)
-				r, err := load(tx, k, v)
-				if err != nil {
-					return err
-				}
-				if r != nil {
-					rows = append(rows, r)
-				}
+				ks, vs = append(ks, k), append(vs, v)
 			}
 			end = k == nil || !hasPrefix(k, prefix)
-			return nil
+			var err error
+			rows, err = load(tx, ks, vs)
+			return err
 		})
 		if err != nil {
 			return err

@@ -99,10 +99,9 @@ func (e *RewindError) Unwrap() error { return ErrRewound }
 // watermark. recovering skips the proof, for the restore rules' own
 // writes, which record the live origin.
 //
-// The proof costs one read of the meta bucket (a cursor's page: one
-// round trip on PostgreSQL, as the count's own read did before) and one
-// write, once per transaction: callers sharing a group commit (Batch)
-// after the first find it done (guards).
+// The proof costs one read of the meta bucket's four guard keys together
+// (readGuardMeta) and one write, once per transaction: callers sharing a
+// group commit (Batch) after the first find it done (guards).
 func (d *DB) guard(tx kv.Tx, recovering bool) error {
 	if d.guards.proven(tx.ID()) {
 		return nil
@@ -155,29 +154,25 @@ type guardMeta struct {
 	rewinding *Rewind // keyRewinding, when set
 }
 
-// readGuardMeta reads the meta bucket's guard keys in one walk.
+// readGuardMeta reads the meta bucket's guard keys together
+// (kv.Bucket.GetMany: one round trip on PostgreSQL, or none when the
+// store's cache has them).
 func readGuardMeta(meta kv.Bucket) (guardMeta, error) {
 	var m guardMeta
-	c := meta.Cursor()
-	for k, v := c.First(); k != nil; k, v = c.Next() {
-		switch string(k) {
-		case string(keyWrites):
-			if len(v) == 8 {
-				m.writes = binary.BigEndian.Uint64(v)
-			}
-		case string(keyInstance):
-			m.instance = string(v)
-		case string(keyOrigin):
-			// One that does not decode is as none: the next write
-			// records the live one.
-			m.hasOrigin = json.Unmarshal(v, &m.origin) == nil
-		case string(keyRewinding):
-			m.rewinding = &Rewind{}
-			if err := json.Unmarshal(v, m.rewinding); err != nil {
-				return m, fmt.Errorf("meta %q does not decode: %w", keyRewinding, err)
-			}
-			m.rewinding.pending = true
+	v := meta.GetMany([][]byte{keyWrites, keyInstance, keyOrigin, keyRewinding})
+	if len(v[0]) == 8 {
+		m.writes = binary.BigEndian.Uint64(v[0])
+	}
+	m.instance = string(v[1])
+	// One that does not decode is as none: the next write records the
+	// live one.
+	m.hasOrigin = v[2] != nil && json.Unmarshal(v[2], &m.origin) == nil
+	if v[3] != nil {
+		m.rewinding = &Rewind{}
+		if err := json.Unmarshal(v[3], m.rewinding); err != nil {
+			return m, fmt.Errorf("meta %q does not decode: %w", keyRewinding, err)
 		}
+		m.rewinding.pending = true
 	}
 	return m, nil
 }

@@ -121,16 +121,28 @@ func observe[R, O any](d *DB, t *rowType[R], obs []O, key func(O) payment.RowKey
 	}
 	err := d.update(func(tx kv.Tx) error {
 		clear(changed) // a retried transaction starts over
-		for _, o := range obs {
-			k := key(o)
-			r, err := t.get(d.ring(), tx, k)
-			if err != nil {
-				return err
+		keys := make([]payment.RowKey, len(obs))
+		for i, o := range obs {
+			keys[i] = key(o)
+		}
+		// The rows are read together (one round trip on PostgreSQL, not
+		// one a row); a row an earlier observation of this page changed
+		// is read again, to see that change.
+		rows, err := t.getMany(d)(tx, keys)
+		if err != nil {
+			return err
+		}
+		for i, o := range obs {
+			k, r := keys[i], rows[i]
+			if _, again := changed[k]; again {
+				if r, err = t.get(d.ring(), tx, k); err != nil {
+					return err
+				}
 			}
 			if !moves(r, o) {
 				continue
 			}
-			r, err = t.apply(d, tx, k, payment.Observe, "", func(r *R) error {
+			r, err = t.applyTo(d, tx, r, payment.Observe, "", func(r *R) error {
 				see(r, o)
 				return nil
 			})

@@ -94,16 +94,36 @@ func withFacts[R any](t *rowType[R]) *rowType[R] {
 
 // get reads the row under k, its account number opened with keys.
 func (t *rowType[R]) get(keys *acctseal.Ring, tx kv.Tx, k payment.RowKey) (*R, error) {
-	raw := tx.Bucket(t.rows).Get(keyBytes(k))
+	return t.stored(keys, k, tx.Bucket(t.rows).Get(keyBytes(k)))
+}
+
+// stored is the row under k whose stored form is raw (nil: none).
+func (t *rowType[R]) stored(keys *acctseal.Ring, k payment.RowKey, raw []byte) (*R, error) {
 	if raw == nil {
 		return nil, fmt.Errorf("%s %s: %w", t.noun, k, payment.ErrNotFound)
 	}
 	return t.decode(keys, k, raw)
 }
 
-// getWith is get with d's keys, as scanIndex takes it.
-func (t *rowType[R]) getWith(d *DB) func(kv.Tx, payment.RowKey) (*R, error) {
-	return func(tx kv.Tx, k payment.RowKey) (*R, error) { return t.get(d.ring(), tx, k) }
+// getMany is get of many rows with d's keys, read together
+// (kv.Bucket.GetMany: one round trip on PostgreSQL), as scanIndex takes
+// it.
+func (t *rowType[R]) getMany(d *DB) func(kv.Tx, []payment.RowKey) ([]*R, error) {
+	return func(tx kv.Tx, keys []payment.RowKey) ([]*R, error) {
+		raw := make([][]byte, len(keys))
+		for i, k := range keys {
+			raw[i] = keyBytes(k)
+		}
+		out := make([]*R, len(keys))
+		for i, v := range tx.Bucket(t.rows).GetMany(raw) {
+			r, err := t.stored(d.ring(), keys[i], v)
+			if err != nil {
+				return nil, err
+			}
+			out[i] = r
+		}
+		return out, nil
+	}
 }
 
 // decode reads a stored row and opens its account number with keys; nil
@@ -280,21 +300,29 @@ func (t *rowType[R]) archiver(archive func(b *payment.Batch, rows func(fn func(*
 // batchRows calls fn for each row of a batch in line order, until fn
 // returns false or an error.
 func (t *rowType[R]) batchRows(d *DB, batch uint64, fn func(*R) (bool, error)) error {
-	return scan(d, t.rows, u64(batch), func(_ kv.Tx, k, v []byte) (*R, error) {
-		return t.decode(d.ring(), keyFrom(k), v)
+	return scan(d, t.rows, u64(batch), func(_ kv.Tx, ks, vs [][]byte) ([]*R, error) {
+		out := make([]*R, len(ks))
+		for i, k := range ks {
+			r, err := t.decode(d.ring(), keyFrom(k), vs[i])
+			if err != nil {
+				return nil, err
+			}
+			out[i] = r
+		}
+		return out, nil
 	}, fn)
 }
 
 // openRows calls fn for each row without a result of a Ready batch, in
 // batch and line order.
 func (t *rowType[R]) openRows(d *DB, fn func(*R) (bool, error)) error {
-	return scanIndex(d, t.open, t.getWith(d), fn)
+	return scanIndex(d, t.open, t.getMany(d), fn)
 }
 
 // trackedRows calls fn for each row the track index holds, in batch and
 // line order.
 func (t *rowType[R]) trackedRows(d *DB, fn func(*R) (bool, error)) error {
-	return scanIndex(d, t.track, t.getWith(d), fn)
+	return scanIndex(d, t.track, t.getMany(d), fn)
 }
 
 // ownersOf returns the rows that own the given ids, in one read

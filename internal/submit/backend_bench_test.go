@@ -465,6 +465,11 @@ func (b countingBucket) Get(k []byte) []byte {
 	return b.Bucket.Get(k)
 }
 
+func (b countingBucket) GetMany(ks [][]byte) [][]byte {
+	b.ops.reads.Add(int64(len(ks)))
+	return b.Bucket.GetMany(ks)
+}
+
 func (b countingBucket) Put(k, v []byte) error {
 	b.ops.writes.Add(1)
 	return b.Bucket.Put(k, v)

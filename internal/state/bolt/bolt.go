@@ -132,6 +132,15 @@ func (b bucket) Get(key []byte) []byte {
 	return v
 }
 
+// GetMany is Get of each key: a file has no round trips to save.
+func (b bucket) GetMany(keys [][]byte) [][]byte {
+	out := make([][]byte, len(keys))
+	for i, k := range keys {
+		out[i] = b.Get(k)
+	}
+	return out
+}
+
 func (b bucket) Put(key, value []byte) error { return b.b.Put(key, value) }
 func (b bucket) Delete(key []byte) error     { return b.b.Delete(key) }
 func (b bucket) Cursor() kv.Cursor           { return cursor{b.b.Cursor()} }

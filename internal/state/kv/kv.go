@@ -9,9 +9,11 @@
 //
 //   - Keys sort bytewise; a cursor walks them in that order.
 //   - A transaction sees its own writes. Update and Batch transactions are
-//     serialised: no two write transactions of one ledger ever interleave,
-//     whichever process runs them, so a rule may read, decide and write
-//     without a race (bbolt has one writer; PostgreSQL takes a lock).
+//     serialised: each commits as if no other write transaction of the
+//     ledger, in any process, ran between its first read and its commit,
+//     so a rule may read, decide and write without a race (bbolt has one
+//     writer; PostgreSQL takes a lock, from the first statement, or for a
+//     Batch at the commit, after checking that nothing it read changed).
 //   - A present key with an empty value reads as a non-nil empty slice;
 //     an absent key reads as nil.
 //   - A store that meets an error inside a transaction (a dropped
@@ -38,7 +40,10 @@ type Store interface {
 	Update(fn func(Tx) error) error
 	// Batch is Update through group commit: fn may share one commit with
 	// other callers' and may be run more than once, so it must have no
-	// effect outside the transaction.
+	// effect outside the transaction. A run that does not commit may
+	// have read present keys as absent (PostgreSQL runs a batch once to
+	// learn which keys to read together, then again on them): only the
+	// run that commits, or the error Batch returns, counts.
 	Batch(fn func(Tx) error) error
 	// UpdateUnfenced is Update without the lease check, for writes a
 	// standby may make (webhook events, idempotent by id) and for the
@@ -119,6 +124,11 @@ func (o Origin) String() string {
 // Bucket is one bucket, inside one transaction.
 type Bucket interface {
 	Get(key []byte) []byte
+	// GetMany is Get of each key, answered in the keys' order: on a
+	// store a network away (PostgreSQL) one round trip for them all, not
+	// one each. A caller that reads many keys it knows beforehand (the
+	// rows an index names) asks for them together.
+	GetMany(keys [][]byte) [][]byte
 	Put(key, value []byte) error
 	Delete(key []byte) error
 	Cursor() Cursor

@@ -25,12 +25,18 @@ const (
 // again without it, and it then runs alone through Update, so its caller
 // gets its own error and no caller gets another's. A failure of the
 // transaction itself (begin, lock, fence, commit) goes to every caller.
+//
+// The shared transactions are optimistic (commit.go) and run one at a
+// time: calls arriving while one runs wait together for the next, as on
+// bbolt's single writer. Two at once would read the same counters (the
+// write count, a batch's counts) and the later would only conflict.
 type batcher struct {
-	s     *Store
-	delay time.Duration
-	size  int
-	mu    sync.Mutex
-	cur   *batch // collecting calls; nil when none is
+	s       *Store
+	delay   time.Duration
+	size    int
+	running sync.Mutex // held by the batch whose transaction runs
+	mu      sync.Mutex
+	cur     *batch // collecting calls; nil when none is
 }
 
 type batch struct {
@@ -83,6 +89,8 @@ func (bt *batch) trigger() { bt.start.Do(bt.run) }
 
 func (bt *batch) run() {
 	b := bt.b
+	b.running.Lock() // calls keep joining bt until it starts
+	defer b.running.Unlock()
 	b.mu.Lock()
 	bt.timer.Stop()
 	if b.cur == bt {
@@ -92,21 +100,26 @@ func (bt *batch) run() {
 	b.mu.Unlock()
 	for len(calls) > 0 {
 		failed := -1
-		err := b.s.run(readWrite, b.s.fencing.Load(), func(t *tx) error {
+		var last *tx
+		err := b.s.run(optimistic, b.s.fencing.Load(), func(t *tx) error {
+			failed, last, t.calls = -1, t, len(calls)
+			if t.mode == optimistic && prefetch(calls, t) {
+				return t.err
+			}
 			for i, c := range calls {
-				err := safeCall(c.fn, t)
-				if err == nil {
-					// Each call's writes reach the database before the
-					// next call runs, so a refusal is this call's.
-					err = t.flush()
-				}
-				if err != nil {
+				t.call = i
+				if err := safeCall(c.fn, t); err != nil {
 					failed = i
 					return err
 				}
 			}
 			return nil
 		})
+		// A write the database refused (at the commit, or sent early by
+		// a locked transaction) is its call's, whichever call ran then.
+		if err != nil && last != nil && last.failedCall >= 0 {
+			failed = last.failedCall
+		}
 		if failed < 0 {
 			for _, c := range calls {
 				c.err <- err
@@ -116,6 +129,43 @@ func (bt *batch) run() {
 		calls[failed].err <- errRunAlone
 		calls = append(calls[:failed:failed], calls[failed+1:]...)
 	}
+}
+
+// prefetch runs the calls once with reads the cache lacks deferred
+// (prefetch.go). It reports true when that pass is the transaction's run
+// (every call succeeded, and it missed nothing or only keys that are
+// absent), or the transaction has failed; otherwise it has read the keys
+// missed into the cache and restarted t, for the calls to run again.
+func prefetch(calls []call, t *tx) bool {
+	t.deferMisses = true
+	ok := true
+	for i, c := range calls {
+		t.call = i
+		if safeCall(c.fn, t) != nil {
+			ok = false
+		}
+	}
+	t.deferMisses = false
+	if t.err != nil {
+		return true
+	}
+	if ok && len(t.missed) == 0 {
+		return true
+	}
+	if t.mode != optimistic {
+		// A call took the write lock and may have sent writes, which a
+		// restart cannot take back: run the batch again, locked.
+		t.failWith(fmt.Errorf("%s: %w", t.s.Name(), errConflict))
+		return true
+	}
+	if len(t.missed) > 0 {
+		absent, err := t.fetchMissed()
+		if err != nil || (ok && absent) {
+			return true
+		}
+	}
+	t.restart()
+	return false
 }
 
 // safeCall runs fn, turning a panic into an error: the panicking call is

@@ -21,28 +21,78 @@ type bucket struct {
 var _ kv.Bucket = (*bucket)(nil)
 
 // Get returns the key's value, a non-nil empty slice for an empty value,
-// nil when the key is absent or the transaction has failed.
+// nil when the key is absent or the transaction has failed. An optimistic
+// transaction takes it from the cache when it can, and records what it
+// read for its commit to check (commit.go).
 func (b *bucket) Get(key []byte) []byte {
+	if v, ok := b.known(key); ok {
+		return v
+	}
+	var v []byte
+	err := b.t.row("SELECT v FROM kv_keys WHERE bucket = $1 AND k = $2", []any{b.name, key}, &v)
+	switch {
+	case errors.Is(err, pgx.ErrNoRows):
+		v = nil
+	case err != nil:
+		b.t.fail("get from bucket", b.name, err)
+		return nil
+	default:
+		v = nonNil(v)
+	}
+	return b.read(key, v)
+}
+
+// known answers a read without the database when it can: nil once the
+// transaction has failed, the transaction's own write of the key, and in
+// an optimistic transaction the cache's value (recorded as read) or,
+// while misses are deferred, absent (noted as missed).
+func (b *bucket) known(key []byte) ([]byte, bool) {
 	t := b.t
 	if t.err != nil {
-		return nil
+		return nil, true
 	}
 	if w, ok := t.pending.lookup(b.name, key); ok {
 		if w.del {
-			return nil
+			return nil, true
 		}
-		return w.v
+		return w.v, true
 	}
+	if t.mode != optimistic {
+		return nil, false
+	}
+	if v, ok := t.s.cache.get(b.name, key); ok {
+		t.reads.get(b.name, key, v)
+		return v, true
+	}
+	if t.deferMisses {
+		t.missed = append(t.missed, missed{bucket: b.name, k: clone(key)})
+		return nil, true
+	}
+	return nil, false
+}
+
+// read takes v, just read from the database, as the key's value: an
+// optimistic transaction records it, and a write transaction caches it.
+func (b *bucket) read(key, v []byte) []byte {
+	t := b.t
+	if t.mode == optimistic {
+		t.reads.get(b.name, key, v)
+	}
+	if t.writable {
+		t.s.cache.fill(b.name, key, v)
+	}
+	return v
+}
+
+// scanValue scans a (present, value) row: nil when absent, never nil
+// when present.
+func scanValue(r pgx.CollectableRow) ([]byte, error) {
+	var present bool
 	var v []byte
-	err := t.pg.QueryRow(t.ctx, "SELECT v FROM kv_keys WHERE bucket = $1 AND k = $2", b.name, key).Scan(&v)
-	switch {
-	case errors.Is(err, pgx.ErrNoRows):
-		return nil
-	case err != nil:
-		t.fail("get from bucket", b.name, err)
-		return nil
+	if err := r.Scan(&present, &v); err != nil || !present {
+		return nil, err
 	}
-	return nonNil(v)
+	return nonNil(v), nil
 }
 
 func nonNil(v []byte) []byte {
@@ -63,7 +113,7 @@ func (b *bucket) Put(key, value []byte) error {
 	if len(key) == 0 {
 		return errNoKey
 	}
-	t.pending.put(b.name, key, nonNil(value))
+	t.pending.put(b.name, key, nonNil(value), t.call)
 	return nil
 }
 
@@ -74,7 +124,7 @@ func (b *bucket) Delete(key []byte) error {
 	if err := t.check(); err != nil {
 		return err
 	}
-	t.pending.del(b.name, key)
+	t.pending.del(b.name, key, t.call)
 	return nil
 }
 
@@ -97,8 +147,11 @@ func (b *bucket) NextSequence() (uint64, error) {
 	if err := t.check(); err != nil {
 		return 0, err
 	}
+	if err := t.lockFirst(); err != nil {
+		return 0, err
+	}
 	var seq int64
-	err := t.pg.QueryRow(t.ctx, "UPDATE kv_buckets SET seq = seq + 1 WHERE name = $1 RETURNING seq", b.name).Scan(&seq)
+	err := t.row("UPDATE kv_buckets SET seq = seq + 1 WHERE name = $1 RETURNING seq", []any{b.name}, &seq)
 	if err != nil {
 		return 0, t.fail("next sequence of bucket", b.name, err)
 	}
@@ -110,11 +163,11 @@ func (b *bucket) NextSequence() (uint64, error) {
 // the transaction has failed.
 func (b *bucket) Sequence() uint64 {
 	t := b.t
-	if b.seqRead || t.err != nil {
+	if b.seqRead || t.err != nil || t.lockFirst() != nil {
 		return b.seq
 	}
 	var seq int64
-	if err := t.pg.QueryRow(t.ctx, "SELECT seq FROM kv_buckets WHERE name = $1", b.name).Scan(&seq); err != nil {
+	if err := t.row("SELECT seq FROM kv_buckets WHERE name = $1", []any{b.name}, &seq); err != nil {
 		t.fail("read the sequence of bucket", b.name, err)
 		return 0
 	}
@@ -127,7 +180,10 @@ func (b *bucket) SetSequence(v uint64) error {
 	if err := t.check(); err != nil {
 		return err
 	}
-	if _, err := t.pg.Exec(t.ctx, "UPDATE kv_buckets SET seq = $2 WHERE name = $1", b.name, int64(v)); err != nil {
+	if err := t.lockFirst(); err != nil {
+		return err
+	}
+	if _, err := t.exec("UPDATE kv_buckets SET seq = $2 WHERE name = $1", b.name, int64(v)); err != nil {
 		return t.fail("set sequence of bucket", b.name, err)
 	}
 	b.seq, b.seqRead = v, true
@@ -137,11 +193,11 @@ func (b *bucket) SetSequence(v uint64) error {
 // KeyN counts the keys; 0 when the transaction has failed.
 func (b *bucket) KeyN() int {
 	t := b.t
-	if t.flush() != nil {
+	if t.lockFirst() != nil || t.flush() != nil {
 		return 0
 	}
 	var n int64
-	if err := t.pg.QueryRow(t.ctx, "SELECT count(*) FROM kv_keys WHERE bucket = $1", b.name).Scan(&n); err != nil {
+	if err := t.row("SELECT count(*) FROM kv_keys WHERE bucket = $1", []any{b.name}, &n); err != nil {
 		t.fail("count keys of bucket", b.name, err)
 		return 0
 	}
@@ -151,3 +207,36 @@ func (b *bucket) KeyN() int {
 // FillPercent is ignored: PostgreSQL stores keys in rows, not pages the
 // caller fills.
 func (b *bucket) FillPercent(float64) {}
+
+// GetMany is Get of each key, with the keys that neither the
+// transaction's writes nor (optimistic) the cache answer read in one
+// round trip.
+func (b *bucket) GetMany(keys [][]byte) [][]byte {
+	t := b.t
+	out := make([][]byte, len(keys))
+	var ask [][]byte
+	var at []int
+	for i, k := range keys {
+		if v, ok := b.known(k); ok {
+			out[i] = v
+			continue
+		}
+		ask, at = append(ask, k), append(at, i)
+	}
+	if len(ask) == 0 || t.err != nil {
+		return out
+	}
+	vals, err := queryRows(t, `SELECT x.k IS NOT NULL, x.v FROM unnest($2::bytea[]) WITH ORDINALITY AS q(k, i)
+		LEFT JOIN kv_keys x ON x.bucket = $1 AND x.k = q.k ORDER BY q.i`, []any{b.name, ask}, scanValue)
+	if err == nil && len(vals) != len(ask) {
+		err = errors.New("a value missing from the answer")
+	}
+	if err != nil {
+		t.fail("get from bucket", b.name, err)
+		return make([][]byte, len(keys))
+	}
+	for j, v := range vals {
+		out[at[j]] = b.read(ask[j], v)
+	}
+	return out
+}

@@ -163,7 +163,8 @@ func TestFencedWriteAfterTakeoverCommitsNothing(t *testing.T) {
 // TestTakeoverWaitsForFencedWrite shows why the fence locks the lease row:
 // a fenced transaction that passed its check holds the row FOR SHARE, so
 // a takeover waits until it commits, and every later write of the old
-// leader is fenced.
+// leader is fenced. (An Update sends its lock and lease check with its
+// first statement: Origin's below.)
 func TestTakeoverWaitsForFencedWrite(t *testing.T) {
 	dsn := pgtest.NewDatabase(t)
 	a, b, admin := open(t, dsn), open(t, dsn), conn(t, dsn)
@@ -174,6 +175,9 @@ func TestTakeoverWaitsForFencedWrite(t *testing.T) {
 	took := make(chan LeaderInfo, 1)
 	must(t, putK(a, func(s *Store, fn func(kv.Tx) error) error {
 		return s.Update(func(tx kv.Tx) error {
+			if _, err := tx.Origin(); err != nil {
+				return err
+			}
 			go func() {
 				info, err := b.TryLead(ctx, "b", longTTL)
 				if err != nil {

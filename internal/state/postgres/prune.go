@@ -10,7 +10,10 @@ func (t *tx) DeclarePrune() error {
 	if err := t.check(); err != nil {
 		return err
 	}
-	if _, err := t.pg.Exec(t.ctx, "SELECT set_config('batchd.prune', 'on', true)"); err != nil {
+	if err := t.lockFirst(); err != nil {
+		return err
+	}
+	if _, err := t.exec("SELECT set_config('batchd.prune', 'on', true)"); err != nil {
 		return t.fail("declare prune", nil, err)
 	}
 	return nil

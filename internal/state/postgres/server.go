@@ -29,8 +29,8 @@ func describe(c pgconn.Config) string {
 func hostPort(host string, port uint16) string { return fmt.Sprintf("%s:%d", host, port) }
 
 // noteServer remembers the server that pg's connection reached, for Name.
-func (s *Store) noteServer(pg pgx.Tx) {
-	conn := pg.Conn().PgConn().Conn()
+func (s *Store) noteServer(pg *pgx.Conn) {
+	conn := pg.PgConn().Conn()
 	if conn == nil {
 		return
 	}

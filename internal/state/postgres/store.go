@@ -8,18 +8,27 @@
 // keys are rows of kv_keys (bucket, k, v), bytea, which sorts bytewise as
 // kv requires. The schema is embedded SQL applied by goose at Open.
 //
-// Transactions:
+// Transactions (the round trips they cost: docs/benchmarks.md, issue 31):
 //   - View is a REPEATABLE READ, read-only transaction: one snapshot.
-//   - Update, Batch and UpdateUnfenced are READ COMMITTED transactions
-//     that first take pg_advisory_xact_lock(Options.LockKey). Every write
-//     transaction of the ledger, in any process, takes that lock, so they
-//     run one at a time and each sees every earlier commit: a rule's
-//     read-decide-write is race-free, as on bbolt's single writer.
-//     (REPEATABLE READ would take its snapshot before the lock is granted
-//     and miss the previous writer's commit.)
-//   - Batch is Update through group commit: calls arriving within
-//     Options.BatchDelay share one transaction and one commit (see
-//     batch.go).
+//   - Update and UpdateUnfenced are READ COMMITTED transactions that hold
+//     pg_advisory_xact_lock(Options.LockKey) from their first statement:
+//     BEGIN, the lock, the lease check (fenced) and the origin ride with
+//     it, in one round trip (conn.go). REPEATABLE READ would take its
+//     snapshot before the lock is granted and miss the previous writer's
+//     commit.
+//   - Batch is group commit (batch.go), and optimistic: its reads take
+//     no lock (values come from the database or the process's cache), and
+//     it takes the lock only in the one pipelined batch that commits,
+//     which first checks the lease and that every key, page and absent
+//     bucket it read is unchanged, then writes, then commits (commit.go).
+//     Every write transaction of the ledger, in any process, takes the
+//     lock before it writes, so checks that pass under the lock make the
+//     transaction's reads the database as it commits: a rule's
+//     read-decide-write is race-free, as on bbolt's single writer. A
+//     failed check commits nothing, and the transaction runs again,
+//     locked. Workers no longer queue behind each other's round trips:
+//     the lock is held for the server's time on a commit, not the
+//     network's.
 //   - An error from the database inside a transaction is sticky: later
 //     reads answer absent, later writes fail, and the transaction returns
 //     that error, whatever fn returned, and commits nothing.
@@ -33,7 +42,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 
@@ -86,11 +94,16 @@ type Store struct {
 	name     string // the DSN's hosts and database (describe)
 	database string
 	server   atomic.Pointer[server] // the server last reached (server.go)
-	lockKey  int64
-	fencing  atomic.Bool
-	txSeq    atomic.Int64
+	// origin is the origin a write transaction last read (tx.Origin).
+	origin  atomic.Pointer[kv.Origin]
+	lockKey int64
+	fencing atomic.Bool
+	txSeq   atomic.Int64
 
 	batches batcher
+	// cache holds values this process read or committed, for optimistic
+	// transactions (cache.go).
+	cache valueCache
 	// buckets are the names of buckets this process has seen exist: the
 	// catalogue, read once per process rather than once per transaction
 	// (a round trip each, on a database a network away). batchd never
@@ -172,115 +185,89 @@ func (s *Store) Close() error {
 	return nil
 }
 
-// Fencing turns fencing on or off. When on, Update and Batch first check,
-// with the lease row locked FOR SHARE in the same transaction, that the
-// lease's epoch is the one this Store took with TryLead; otherwise they
-// fail with kv.ErrFenced and write nothing. The row lock means no other
-// instance can take the lease between the check and the commit: a
-// takeover waits for a fenced write in flight, and for a stalled one at
-// most Options.IdleInTxTimeout, after which the server ends the stalled
+// Fencing turns fencing on or off. When on, every Update and Batch
+// checks, with the lease row locked FOR SHARE in the same transaction and
+// after the write lock, that the lease's epoch is the one this Store took
+// with TryLead; otherwise it fails with kv.ErrFenced and writes nothing.
+// Update checks with its first statement; Batch in the pipelined batch
+// that writes and commits, so no round trip separates the check from the
+// commit (commit.go). The row lock means no other instance can take the
+// lease between the check and the commit: a takeover waits for a fenced
+// write in flight, and for a stalled one at most
+// Options.IdleInTxTimeout, after which the server ends the stalled
 // session and its transaction commits nothing.
 // UpdateUnfenced never checks.
 func (s *Store) Fencing(on bool) { s.fencing.Store(on) }
 
 // View runs fn in a REPEATABLE READ, read-only transaction.
 func (s *Store) View(fn func(kv.Tx) error) error {
-	return s.run(readOnly, false, asTx(fn))
+	return s.run(viewing, false, asTx(fn))
 }
-
-var (
-	readOnly = pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly}
-	// readWrite is READ COMMITTED: each statement sees every commit made
-	// before it, so after the advisory lock the tx sees the last writer's.
-	readWrite = pgx.TxOptions{IsoLevel: pgx.ReadCommitted}
-)
 
 func asTx(fn func(kv.Tx) error) func(*tx) error {
 	return func(t *tx) error { return fn(t) }
 }
 
-// Update runs fn in a serialised write transaction (see the package doc),
-// fenced when fencing is on.
+// Update runs fn in a serialised write transaction that holds the write
+// lock from its first statement (see the package doc), fenced when
+// fencing is on.
 func (s *Store) Update(fn func(kv.Tx) error) error {
-	return s.run(readWrite, s.fencing.Load(), asTx(fn))
+	return s.run(locked, s.fencing.Load(), asTx(fn))
 }
 
 // Batch is Update through group commit, fenced like Update: fn may share
-// one transaction with other callers' and may run more than once.
+// one transaction with other callers' and may run more than once. It runs
+// optimistically: the write lock is taken in the batch that commits
+// (commit.go).
 func (s *Store) Batch(fn func(kv.Tx) error) error { return s.batches.do(fn) }
 
 // UpdateUnfenced is Update without the lease check.
 func (s *Store) UpdateUnfenced(fn func(kv.Tx) error) error {
-	return s.run(readWrite, false, asTx(fn))
+	return s.run(locked, false, asTx(fn))
 }
 
-// run begins a transaction, prepares a write one (lock, origin, fence),
-// runs fn and commits a write one when fn and every statement succeeded.
-func (s *Store) run(opts pgx.TxOptions, fenced bool, fn func(*tx) error) error {
+// run runs fn in a transaction of mode and commits a write one when fn
+// and every statement succeeded. An optimistic transaction that a
+// conflict stopped runs again, locked, once: a locked one meets none.
+func (s *Store) run(mode txMode, fenced bool, fn func(*tx) error) error {
+	err := s.attempt(mode, fenced, fn)
+	if errors.Is(err, errConflict) {
+		s.cache.clear()
+		err = s.attempt(locked, fenced, fn)
+	}
+	return err
+}
+
+// attempt runs fn in one transaction of mode.
+func (s *Store) attempt(mode txMode, fenced bool, fn func(*tx) error) error {
 	ctx := context.Background()
-	pg, err := s.pool.BeginTx(ctx, opts)
+	s.mu.Lock()
+	held := s.epoch
+	s.mu.Unlock()
+	if fenced && held == 0 {
+		return fmt.Errorf("%s: %w (this instance holds no lease)", s.Name(), kv.ErrFenced)
+	}
+	conn, err := s.pool.Acquire(ctx)
 	if err != nil {
 		return fmt.Errorf("%s: begin: %w", s.name, err)
 	}
-	defer pg.Rollback(context.Background()) // no-op once committed
-	t := &tx{s: s, pg: pg, ctx: ctx, writable: opts.AccessMode != pgx.ReadOnly,
-		id: int(s.txSeq.Add(1)), buckets: map[string]*bucket{}}
-	s.noteServer(pg)
-	if t.writable {
-		if t.origin, err = s.prepareWrite(ctx, pg, fenced); err != nil {
-			return err
-		}
-	}
+	t := &tx{s: s, conn: conn, pg: conn.Conn(), ctx: ctx, mode: mode, writable: mode != viewing,
+		fenced: fenced, held: held, id: int(s.txSeq.Add(1)), buckets: map[string]*bucket{}, failedCall: -1}
+	defer t.end()
+	s.noteServer(t.pg)
 	ferr := fn(t)
-	if ferr == nil && t.writable {
-		t.flush()
-	}
 	if t.err != nil {
 		return t.err
 	}
 	if ferr != nil || !t.writable {
 		return ferr
 	}
-	if err := pg.Commit(ctx); err != nil {
-		return fmt.Errorf("%s: commit: %w", s.Name(), err)
+	if err := t.commit(); err != nil {
+		return err
 	}
+	s.cache.commit(&t.pending)
 	for _, f := range t.onCommit {
 		f()
 	}
 	return nil
-}
-
-// originSQL takes the ledger's write lock and reads, in the same round
-// trip, which server and database the transaction runs on (kv.Origin).
-// The timeline is read from the name of the WAL file being written, not
-// from the last checkpoint (pg_control_checkpoint), which still names the
-// old timeline for a while after a promotion. pg_current_wal_lsn fails on
-// a standby, where no write may run anyway.
-const originSQL = `SELECT pg_advisory_xact_lock($1), s.system_identifier,
-	('x' || substr(pg_walfile_name(pg_current_wal_lsn()), 1, 8))::bit(32)::bigint, d.oid::bigint
-	FROM pg_control_system() s, pg_database d WHERE d.datname = current_database()`
-
-// prepareWrite takes the ledger's write lock, reads the transaction's
-// origin and, when fenced, checks the lease epoch with the lease row
-// locked FOR SHARE until commit.
-func (s *Store) prepareWrite(ctx context.Context, pg pgx.Tx, fenced bool) (kv.Origin, error) {
-	var system, timeline, db int64
-	if err := pg.QueryRow(ctx, originSQL, s.lockKey).Scan(nil, &system, &timeline, &db); err != nil {
-		return kv.Origin{}, fmt.Errorf("%s: take the write lock: %w", s.Name(), err)
-	}
-	origin := kv.Origin{System: uint64(system), Timeline: uint64(timeline), Database: uint64(db)}
-	if !fenced {
-		return origin, nil
-	}
-	var epoch int64
-	if err := pg.QueryRow(ctx, "SELECT epoch FROM leader WHERE id = 1 FOR SHARE").Scan(&epoch); err != nil {
-		return kv.Origin{}, fmt.Errorf("%s: read the lease: %w", s.Name(), err)
-	}
-	s.mu.Lock()
-	held := s.epoch
-	s.mu.Unlock()
-	if held == 0 || uint64(epoch) != held {
-		return kv.Origin{}, fmt.Errorf("%s: %w (lease epoch %d, this instance holds %d)", s.Name(), kv.ErrFenced, epoch, held)
-	}
-	return origin, nil
 }

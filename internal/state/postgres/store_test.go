@@ -103,7 +103,7 @@ func TestStickyErrorOnDroppedConnection(t *testing.T) {
 		b := ktx.Bucket([]byte("b"))
 		must(t, b.Put([]byte("k"), []byte("after")))
 		must(t, b.Put([]byte("new"), []byte("x")))
-		pid := ktx.(*tx).pg.Conn().PgConn().PID()
+		pid := ktx.(*tx).pg.PgConn().PID()
 		if _, err := admin.Exec(ctx, "SELECT pg_terminate_backend($1)", pid); err != nil {
 			t.Fatal(err)
 		}
@@ -179,7 +179,7 @@ func TestStickyErrorInView(t *testing.T) {
 		if string(b.Get([]byte("k"))) != "v" {
 			t.Fatal("k unreadable before the failure")
 		}
-		pid := ktx.(*tx).pg.Conn().PgConn().PID()
+		pid := ktx.(*tx).pg.PgConn().PID()
 		if _, err := admin.Exec(context.Background(), "SELECT pg_terminate_backend($1)", pid); err != nil {
 			t.Fatal(err)
 		}

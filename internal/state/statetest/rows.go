@@ -18,6 +18,7 @@ var rowCases = []testCase{
 	{"RefusalsLeaveTheRow", testRefusalsLeaveTheRow},
 	{"UnknownRows", testUnknownRows},
 	{"FinalStatusNeverChanges", testFinalStatusNeverChanges},
+	{"ObservedPageNamesARowTwice", testObservedPageNamesARowTwice},
 	{"Voided", testVoided},
 	{"SendByDeadline", testSendByDeadline},
 }
@@ -181,6 +182,36 @@ func testUnknownRows(t *testing.T, be Backend) {
 	}
 	if got := batchRows(t, d.DB, b.ID); len(got) != 1 {
 		t.Fatalf("rows %v", got)
+	}
+	d.invariants()
+}
+
+// testObservedPageNamesARowTwice: a page of observations read together
+// (one round trip) still applies each on the row as the ones before it
+// in the page left it.
+func testObservedPageNamesARowTwice(t *testing.T, be Backend) {
+	d := open(t, be)
+	b := load(t, d.DB, "a.csv", 2)
+	k := key(b, 2)
+	submit(t, d.DB, k, "c1", payment.StatusInProcess)
+	obs := []payment.Observation{{Key: k, Status: payment.StatusPrinted}, {Key: k, Status: payment.StatusDeposited},
+		{Key: k, Status: payment.StatusPrinted}}
+	changed, err := d.ObserveStatuses(obs, d.clock.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := changed[k]; r == nil || r.CheckStatus != payment.StatusDeposited {
+		t.Fatalf("changed %+v, want the row deposited", changed)
+	}
+	r := row(t, d.DB, k)
+	var seen []payment.Status
+	for _, s := range r.History {
+		if s.Via == payment.Observe {
+			seen = append(seen, s.CheckStatus)
+		}
+	}
+	if r.CheckStatus != payment.StatusDeposited || fmt.Sprint(seen) != "[printed deposited]" {
+		t.Errorf("row %s with observed steps %v, want deposited after [printed deposited]", r.CheckStatus, seen)
 	}
 	d.invariants()
 }

@@ -38,6 +38,7 @@ func Run(t *testing.T, open func(t *testing.T) kv.Store) {
 		{"UpdateUnfenced", testUnfenced},
 		{"ReleaseKeepsReads", testRelease},
 		{"DeclarePrune", testDeclarePrune},
+		{"GetMany", testGetMany},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -1,0 +1,129 @@
+package postgres
+
+import (
+	"strconv"
+	"testing"
+
+	"github.com/batchd/batchd/internal/pgtest"
+	"github.com/batchd/batchd/internal/state/kv"
+	"github.com/batchd/batchd/internal/state/kv/kvtest"
+)
+
+// TestBatchesSerialisedAcrossStores: optimistic transactions (Batch) of
+// two instances on one ledger, with a locked one (Update) of a third
+// mixed in, never lose an increment: each commit checks what it read,
+// under the write lock.
+func TestBatchesSerialisedAcrossStores(t *testing.T) {
+	dsn := pgtest.NewDatabase(t)
+	a, b, c := open(t, dsn), open(t, dsn), open(t, dsn)
+	kvtest.IncrementFrom(t, []kv.Store{a, b, c}, 40, func(s kv.Store, fn func(kv.Tx) error) error {
+		if s == c {
+			return s.Update(fn)
+		}
+		return s.Batch(fn)
+	})
+}
+
+// TestConflictRunsAgainOnWhatChanged: a key an optimistic transaction
+// read (through the cache, a page, or the database) is changed by
+// another instance before it commits; the commit is refused and the
+// transaction runs again on the new value, so the write is never made
+// on the stale one.
+func TestConflictRunsAgainOnWhatChanged(t *testing.T) {
+	for _, read := range []struct {
+		name string
+		fn   func(b kv.Bucket) []byte
+	}{
+		{"get", func(b kv.Bucket) []byte { return b.Get([]byte("n")) }},
+		{"getmany", func(b kv.Bucket) []byte { return b.GetMany([][]byte{[]byte("n")})[0] }},
+		{"page", func(b kv.Bucket) []byte { _, v := b.Cursor().Seek([]byte("n")); return v }},
+	} {
+		t.Run(read.name, func(t *testing.T) {
+			dsn := pgtest.NewDatabase(t)
+			a, other := open(t, dsn), open(t, dsn)
+			set := func(s *Store, v string) {
+				must(t, s.Update(func(tx kv.Tx) error {
+					b, err := tx.CreateBucketIfNotExists([]byte("b"))
+					if err != nil {
+						return err
+					}
+					return b.Put([]byte("n"), []byte(v))
+				}))
+			}
+			set(a, "1") // a's cache knows n = 1
+			var seen []string
+			err := a.run(optimistic, false, func(tx *tx) error {
+				b := tx.Bucket([]byte("b"))
+				v := string(read.fn(b))
+				seen = append(seen, v)
+				if len(seen) == 1 {
+					set(other, "5") // another instance writes between the read and the commit
+				}
+				n, err := strconv.Atoi(v)
+				if err != nil {
+					return err
+				}
+				return b.Put([]byte("n"), []byte(strconv.Itoa(n+1)))
+			})
+			must(t, err)
+			if len(seen) != 2 || seen[0] != "1" || seen[1] != "5" {
+				t.Errorf("runs read %q, want 1 then 5", seen)
+			}
+			var got string
+			must(t, other.View(func(tx kv.Tx) error { got = string(tx.Bucket([]byte("b")).Get([]byte("n"))); return nil }))
+			if got != "6" {
+				t.Errorf("n = %s, want 6 (5 + 1: the stale read's write refused)", got)
+			}
+		})
+	}
+}
+
+// TestConflictOnABucketReadAbsent: a bucket an optimistic transaction
+// read absent is made by another instance before it commits; the commit
+// is refused, and the run again sees the bucket.
+func TestConflictOnABucketReadAbsent(t *testing.T) {
+	dsn := pgtest.NewDatabase(t)
+	a, other := open(t, dsn), open(t, dsn)
+	must(t, a.Update(func(tx kv.Tx) error {
+		_, err := tx.CreateBucketIfNotExists([]byte("b"))
+		return err
+	}))
+	var saw []bool
+	must(t, a.run(optimistic, false, func(tx *tx) error {
+		saw = append(saw, tx.Bucket([]byte("late")) != nil)
+		if len(saw) == 1 {
+			must(t, other.Update(func(tx kv.Tx) error {
+				_, err := tx.CreateBucketIfNotExists([]byte("late"))
+				return err
+			}))
+		}
+		return tx.Bucket([]byte("b")).Put([]byte("k"), []byte("v"))
+	}))
+	if len(saw) != 2 || saw[0] || !saw[1] {
+		t.Errorf("runs saw the bucket %v, want absent then present", saw)
+	}
+}
+
+// TestConflictOnAnOriginTakenFromTheProcess: an optimistic transaction
+// takes the origin its process last read; when the live server is another
+// (here: a remembered origin made up), its commit is refused and the run
+// again reads the live one.
+func TestConflictOnAnOriginTakenFromTheProcess(t *testing.T) {
+	a := open(t, pgtest.NewDatabase(t))
+	var live kv.Origin
+	must(t, a.Update(func(tx kv.Tx) error {
+		o, err := tx.Origin()
+		live = o
+		return err
+	}))
+	a.origin.Store(&kv.Origin{System: live.System + 1, Timeline: live.Timeline, Database: live.Database})
+	var saw []kv.Origin
+	must(t, a.run(optimistic, false, func(tx *tx) error {
+		o, err := tx.Origin()
+		saw = append(saw, o)
+		return err
+	}))
+	if len(saw) != 2 || saw[0] == live || saw[1] != live {
+		t.Errorf("runs saw origins %v, want the made-up one, then the live %v", saw, live)
+	}
+}
