@@ -211,12 +211,29 @@ admin: {listen: %s}
 	kill(run)
 	scan("killed after submit", online)
 
-	// Pruned and compacted (nothing is final yet, so nothing is pruned on
-	// this clock; the file is compacted all the same on bbolt).
+	// Reconciled, pruned and compacted: every check is deposited at the
+	// service and reconciled, so the status, settlement and exceptions
+	// reports join the scan. Prune keeps batches changed within
+	// reconcile.lookback_days, so on the real clock it archives nothing
+	// here (TestPruneProcess scans an archive report for account numbers);
+	// the file is compacted all the same on bbolt.
 	if backend == ledgertest.Postgres {
 		leaseFreeOn(t, dsn)
 	}
-	out := must(t, env, "prune", "--config", online, "--before", time.Now().UTC().Format(time.DateOnly))
+	var ids []string
+	for _, c := range allChecks(t, client(t, sandboxURL, key)) {
+		ids = append(ids, c.CheckID)
+	}
+	if len(ids) != atRestPayments {
+		t.Fatalf("%d checks at the service, want %d", len(ids), atRestPayments)
+	}
+	sandboxPost(t, sandboxURL, key, "/_sandbox/deposit", map[string]any{"check_ids": ids})
+	out := must(t, env, "reconcile", "--config", online)
+	logs.Write([]byte(out))
+	if !strings.Contains(out, "status-") {
+		t.Fatalf("reconcile wrote no status report:\n%s", out)
+	}
+	out = must(t, env, "prune", "--config", online, "--before", time.Now().UTC().Format(time.DateOnly))
 	logs.Write([]byte(out))
 	scan("after prune and compaction", online)
 }
