@@ -109,6 +109,7 @@ func runDistance(b *testing.B, url string, db *state.DB, trips func() int64) tim
 	if err != nil {
 		b.Fatal(err)
 	}
+	load0 := loadAverage()
 	var trips0 int64
 	if trips != nil {
 		trips0 = trips()
@@ -134,8 +135,19 @@ func runDistance(b *testing.B, url string, db *state.DB, trips func() int64) tim
 	if trips != nil {
 		b.ReportMetric(perCheck(trips()-trips0), "roundtrips/check")
 	}
-	b.Logf("elapsed %s, floor %s; ledger calls: %s", elapsed.Round(time.Millisecond), floor, counted)
+	b.Logf("elapsed %s, floor %s; load average %s before, %s after; ledger calls: %s",
+		elapsed.Round(time.Millisecond), floor, load0, loadAverage(), counted)
 	return elapsed
+}
+
+// loadAverage is the machine's 1, 5 and 15 minute load averages, to set
+// beside a figure taken on a shared machine.
+func loadAverage() string {
+	raw, err := os.ReadFile("/proc/loadavg")
+	if f := strings.Fields(string(raw)); err == nil && len(f) >= 3 {
+		return strings.Join(f[:3], " ")
+	}
+	return "unknown"
 }
 
 // createDistanceChecks creates the benchmark's checks at e's sandbox,
