@@ -137,7 +137,39 @@ func runDistance(b *testing.B, url string, db *state.DB, trips func() int64) tim
 	}
 	b.Logf("elapsed %s, floor %s; load average %s before, %s after; ledger calls: %s",
 		elapsed.Round(time.Millisecond), floor, load0, loadAverage(), counted)
+	if trips != nil {
+		b.Logf("alone: %s", callTrips(b, db, trips))
+	}
 	return elapsed
+}
+
+// callTrips measures, one call at a time after the run, the round trips
+// of the ledger calls that a run makes for its checks: OwnerRows of one
+// page of check ids (per page), Rows of one batch (the status report's
+// pass).
+func callTrips(b *testing.B, db *state.DB, trips func() int64) string {
+	bs, err := db.Batches()
+	if err != nil || len(bs) == 0 {
+		b.Fatalf("batches: %v", err)
+	}
+	var ids []string
+	t0 := trips()
+	err = db.Rows(bs[0].ID, func(r *payment.Row) (bool, error) {
+		if len(ids) < DefaultPageSize {
+			ids = append(ids, r.CheckID)
+		}
+		return true, nil
+	})
+	rows := trips() - t0
+	if err != nil {
+		b.Fatal(err)
+	}
+	t0 = trips()
+	if _, err := db.OwnerRows(ids); err != nil {
+		b.Fatal(err)
+	}
+	return fmt.Sprintf("OwnerRows of %d check ids: %d round trips; Rows of a batch of %d rows: %d",
+		len(ids), trips()-t0, bs[0].Rows, rows)
 }
 
 // loadAverage is the machine's 1, 5 and 15 minute load averages, to set
