@@ -44,8 +44,8 @@ import (
 // roundtrips/check (the chunks the proxy sent towards the server during
 // the run, each a request the ledger waited on, per check) and
 // ledger-calls/check (reconcile's calls into the ledger, per check), and
-// logs those calls by method. Run it with -benchtime 1x: a second run of
-// the same ledger would take another plan.
+// logs those calls by method. The figures in docs/benchmarks.md are of
+// -benchtime 1x: one run per ledger, as a day's reconcile runs once.
 const (
 	distanceChecks  = 20_000
 	distanceBatches = 10
