@@ -189,9 +189,27 @@ func (e *env) submit(k payment.RowKey) string {
 // ledger's group commit keeps it fast; it returns check ids by line.
 func (e *env) submitBatch(b payment.Batch, workers int) map[uint32]string {
 	e.t.Helper()
-	keys := e.keys(b)
-	ids := make(map[uint32]string, len(keys))
+	ids := map[uint32]string{}
 	var mu sync.Mutex
+	e.recordBatch(b, workers, func(row *payment.Row) (payment.CheckResult, error) {
+		c, err := e.api.CreateCheck(context.Background(), request(row))
+		if err != nil {
+			return payment.CheckResult{}, err
+		}
+		mu.Lock()
+		ids[row.Key.Line] = c.CheckID
+		mu.Unlock()
+		return created(c), nil
+	})
+	return ids
+}
+
+// recordBatch does for every row of a batch, with workers, what submit
+// does: in flight, then the check that check returns recorded. check may
+// create it at the sandbox, or replay one created for another ledger.
+func (e *env) recordBatch(b payment.Batch, workers int, check func(*payment.Row) (payment.CheckResult, error)) {
+	e.t.Helper()
+	keys := e.keys(b)
 	work := make(chan payment.RowKey)
 	errs := make(chan error, workers)
 	var wg sync.WaitGroup
@@ -200,23 +218,10 @@ func (e *env) submitBatch(b payment.Batch, workers int) map[uint32]string {
 		go func() {
 			defer wg.Done()
 			for k := range work {
-				row, err := e.db.Send(k)
-				if err != nil {
+				if err := e.recordRow(k, check); err != nil {
 					errs <- err
 					return
 				}
-				c, err := e.api.CreateCheck(context.Background(), request(row))
-				if err != nil {
-					errs <- err
-					return
-				}
-				if _, err := e.db.Created(k, created(c)); err != nil {
-					errs <- err
-					return
-				}
-				mu.Lock()
-				ids[k.Line] = c.CheckID
-				mu.Unlock()
 			}
 		}()
 	}
@@ -229,7 +234,20 @@ func (e *env) submitBatch(b payment.Batch, workers int) map[uint32]string {
 	for err := range errs {
 		e.t.Fatal(err)
 	}
-	return ids
+}
+
+// recordRow sends row k and records the check that check gives it.
+func (e *env) recordRow(k payment.RowKey, check func(*payment.Row) (payment.CheckResult, error)) error {
+	row, err := e.db.Send(k)
+	if err != nil {
+		return err
+	}
+	res, err := check(row)
+	if err != nil {
+		return fmt.Errorf("check of %s: %w", k, err)
+	}
+	_, err = e.db.Created(k, res)
+	return err
 }
 
 // keys lists a batch's row keys in line order.

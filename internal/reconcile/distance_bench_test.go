@@ -1,0 +1,384 @@
+package reconcile
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"sort"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/batchd/batchd/internal/apiwire"
+	"github.com/batchd/batchd/internal/config"
+	"github.com/batchd/batchd/internal/delayproxy"
+	"github.com/batchd/batchd/internal/echeck"
+	"github.com/batchd/batchd/internal/ledgertest"
+	"github.com/batchd/batchd/internal/payment"
+	"github.com/batchd/batchd/internal/pgtest"
+	"github.com/batchd/batchd/internal/state"
+	"github.com/batchd/batchd/internal/state/postgres"
+	"github.com/batchd/batchd/internal/throttle"
+)
+
+// The benchmark's ledger: 20,000 checks in 10 batches, reconciled at
+// api.rate 200 (200 pages, a paging floor of 0.995 s).
+const (
+	distanceChecks  = 20_000
+	distanceBatches = 10
+	distanceRate    = 200.0
+)
+
+var reconcileDelays = []time.Duration{0, 500 * time.Microsecond, time.Millisecond}
+
+// BenchmarkReconcileDistance measures PostgreSQL at a distance (issue
+// 31): reconcile of distanceChecks checks at api.rate distanceRate on
+// bbolt, then on PostgreSQL 15 over TCP with PostgreSQL's durable defaults (fsync, synchronous_commit and
+// full_page_writes on), reached through internal/delayproxy adding no
+// delay ("direct": the proxy only counts), 0.5 ms and 1 ms each way, in
+// one run. Every ledger holds the same rows: the checks are created once
+// at a sandbox process and recorded in the bbolt ledger, the same results
+// are replayed into one PostgreSQL database, and each PostgreSQL backend
+// runs on a copy of it (CREATE DATABASE ... TEMPLATE); every row is
+// compared with bbolt's before each run.
+//
+// Per backend it reports x-floor (the run's time over the paging floor,
+// (pages-1)/rate s), pages/s, x-bbolt (the run's time over bbolt's),
+// roundtrips/check (the chunks the proxy sent towards the server during
+// the run, each a request the ledger waited on, per check) and
+// ledger-calls/check (reconcile's calls into the ledger, per check), and
+// logs those calls by method. The figures in docs/benchmarks.md are of
+// -benchtime 1x: one run per ledger, as a day's reconcile runs once.
+func BenchmarkReconcileDistance(b *testing.B) {
+	url, _ := startSandboxProcess(b)
+	srv, err := pgtest.NewTCPServer("fsync=on", "synchronous_commit=on", "full_page_writes=on")
+	if err != nil {
+		b.Fatalf("pgtest: %v", err)
+	}
+	b.Cleanup(func() { srv.Close() }) // after the databases' cleanups
+	start := time.Now()
+	bolt := distanceBolt(b, url)
+	checks := createDistanceChecks(bolt)
+	tmpl := distanceTemplate(b, srv, bolt, checks)
+	want := ledgerLines(b, bolt.db)
+	b.Logf("setup: %d checks created, recorded in bbolt and in a PostgreSQL template in %s",
+		distanceChecks, time.Since(start).Round(time.Second))
+	backends := []distantLedger{{name: "bbolt", open: func(*testing.B) (*state.DB, func() int64) { return bolt.db, nil }}}
+	for _, d := range reconcileDelays {
+		backends = append(backends, distantLedger{name: fmt.Sprintf("pg-tcp+%s", d), open: func(b *testing.B) (*state.DB, func() int64) {
+			return openDistantCopy(b, srv, tmpl, d)
+		}})
+	}
+	var boltTime time.Duration
+	for _, be := range backends {
+		b.Run(be.name, func(b *testing.B) {
+			db, trips := be.open(b)
+			sameLedger(b, ledgerLines(b, db), want)
+			elapsed := runDistance(b, url, db, trips)
+			if be.name == "bbolt" {
+				boltTime = elapsed
+			} else if boltTime > 0 {
+				b.ReportMetric(float64(elapsed)/float64(boltTime), "x-bbolt")
+			}
+		})
+	}
+}
+
+// distantLedger is a backend of the benchmark: open returns its ledger,
+// and the requests sent to its server so far (nil without a proxy).
+type distantLedger struct {
+	name string
+	open func(*testing.B) (*state.DB, func() int64)
+}
+
+// runDistance reconciles db once at distanceRate and reports the run.
+func runDistance(b *testing.B, url string, db *state.DB, trips func() int64) time.Duration {
+	api, err := echeck.New(apiwire.Options{BaseURL: url, Key: testKey, Limiter: throttle.New(distanceRate, 1)})
+	if err != nil {
+		b.Fatal(err)
+	}
+	now := (&clock{t: monday()}).Now
+	counted := newCountedLedger(db)
+	r, err := New(counted, echeck.NewService(api), Options{ReportsDir: b.TempDir(), Now: now,
+		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	if err != nil {
+		b.Fatal(err)
+	}
+	load0 := loadAverage()
+	var trips0 int64
+	if trips != nil {
+		trips0 = trips()
+	}
+	var sum *Summary
+	b.ResetTimer()
+	for b.Loop() {
+		if sum, err = r.Run(context.Background(), Window{}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	elapsed := b.Elapsed() / time.Duration(b.N)
+	b.StopTimer()
+	pages := distanceChecks / DefaultPageSize
+	if sum.ChecksSeen != distanceChecks || sum.Matched != distanceChecks || sum.PagesRead != pages || sum.StatusRows != distanceChecks {
+		b.Fatalf("summary %+v", sum)
+	}
+	floor := time.Duration(float64(pages-1) / distanceRate * float64(time.Second))
+	perCheck := func(n int64) float64 { return float64(n) / float64(b.N) / distanceChecks }
+	b.ReportMetric(float64(elapsed)/float64(floor), "x-floor")
+	b.ReportMetric(float64(sum.PagesRead)/elapsed.Seconds(), "pages/s")
+	b.ReportMetric(perCheck(counted.total()), "ledger-calls/check")
+	if trips != nil {
+		b.ReportMetric(perCheck(trips()-trips0), "roundtrips/check")
+	}
+	b.Logf("elapsed %s, floor %s; load average %s before, %s after; ledger calls: %s",
+		elapsed.Round(time.Millisecond), floor, load0, loadAverage(), counted)
+	if trips != nil {
+		b.Logf("alone: %s", callTrips(b, db, trips))
+	}
+	return elapsed
+}
+
+// callTrips measures, one call at a time after the run, the round trips
+// of the ledger calls that a run makes for its checks: OwnerRows of one
+// page of check ids (per page), Rows of one batch (the status report's
+// pass), and TrackedRows stopped at its first row (the default window).
+func callTrips(b *testing.B, db *state.DB, trips func() int64) string {
+	bs, err := db.Batches()
+	if err != nil || len(bs) == 0 {
+		b.Fatalf("batches: %v", err)
+	}
+	var ids []string
+	t0 := trips()
+	err = db.Rows(bs[0].ID, func(r *payment.Row) (bool, error) {
+		if len(ids) < DefaultPageSize {
+			ids = append(ids, r.CheckID)
+		}
+		return true, nil
+	})
+	rows := trips() - t0
+	if err != nil {
+		b.Fatal(err)
+	}
+	t0 = trips()
+	if _, err := db.OwnerRows(ids); err != nil {
+		b.Fatal(err)
+	}
+	owners := trips() - t0
+	t0 = trips()
+	// The default window's first read (oldestOpen): it stops at the
+	// first row, as it does here, where every batch is a day old.
+	if err := db.TrackedRows(func(*payment.Row) (bool, error) { return false, nil }); err != nil {
+		b.Fatal(err)
+	}
+	return fmt.Sprintf("OwnerRows of %d check ids: %d round trips; Rows of a batch of %d rows: %d; TrackedRows stopped at its first row: %d",
+		len(ids), owners, bs[0].Rows, rows, trips()-t0)
+}
+
+// loadAverage is the machine's 1, 5 and 15 minute load averages, to set
+// beside a figure taken on a shared machine.
+func loadAverage() string {
+	raw, err := os.ReadFile("/proc/loadavg")
+	if f := strings.Fields(string(raw)); err == nil && len(f) >= 3 {
+		return strings.Join(f[:3], " ")
+	}
+	return "unknown"
+}
+
+// createDistanceChecks creates the benchmark's checks at e's sandbox,
+// records them in e's ledger, and returns what was recorded of each row.
+func createDistanceChecks(e *env) map[payment.RowKey]payment.CheckResult {
+	out := make(map[payment.RowKey]payment.CheckResult, distanceChecks)
+	var mu sync.Mutex
+	for i := range distanceBatches {
+		bt := e.load(fmt.Sprintf("dist-%d.csv", i), distancePayments(i)...)
+		e.recordBatch(bt, 64, func(row *payment.Row) (payment.CheckResult, error) {
+			c, err := e.api.CreateCheck(context.Background(), request(row))
+			if err != nil {
+				return payment.CheckResult{}, err
+			}
+			mu.Lock()
+			out[row.Key] = created(c)
+			mu.Unlock()
+			return created(c), nil
+		})
+	}
+	return out
+}
+
+// distancePayments are the payments of batch i, labelled by the file
+// (a column of it): without, a row takes its batch's label, which names
+// the ledger's instance, and the checks would differ from the rows of
+// every ledger but the first.
+func distancePayments(i int) []payment.Payment {
+	ps := manyPayments(distanceChecks / distanceBatches)
+	for j := range ps {
+		ps[j].Label = fmt.Sprintf("dist-%d", i)
+	}
+	return ps
+}
+
+// replayChecks loads into e's ledger the batches createDistanceChecks
+// loaded, and records in it the same checks, none created anew.
+func replayChecks(e *env, checks map[payment.RowKey]payment.CheckResult) {
+	for i := range distanceBatches {
+		bt := e.load(fmt.Sprintf("dist-%d.csv", i), distancePayments(i)...)
+		e.recordBatch(bt, 64, func(row *payment.Row) (payment.CheckResult, error) {
+			res, ok := checks[row.Key]
+			if !ok {
+				return res, fmt.Errorf("no check was created for %s", row.Key)
+			}
+			return res, nil
+		})
+	}
+}
+
+var distanceDBSeq atomic.Int64
+
+// distanceOptions are every ledger's options: the same send window on
+// each (PostgreSQL's default), so that the rows are the same.
+func distanceOptions(c *clock) state.Options {
+	return state.Options{Now: c.Now, SendWindow: config.DefaultLeaseTTL / 3}
+}
+
+// distanceBolt is newEnvAt's env on a bbolt ledger with distanceOptions.
+func distanceBolt(b *testing.B, url string) *env {
+	api, err := echeck.New(apiwire.Options{BaseURL: url, Key: testKey})
+	if err != nil {
+		b.Fatal(err)
+	}
+	c := &clock{t: monday()}
+	db := ledgertest.OpenBolt(b, b.TempDir(), distanceOptions(c))
+	return &env{t: b, url: url, api: api, svc: echeck.NewService(api), db: db, clock: c, dir: b.TempDir()}
+}
+
+// distanceTemplate makes a database on srv holding the rows of bolt's
+// ledger, replayed, for openDistantCopy to copy, and returns its name.
+func distanceTemplate(b *testing.B, srv *pgtest.Server, bolt *env, checks map[payment.RowKey]payment.CheckResult) string {
+	name := fmt.Sprintf("rdist_%d_%d", os.Getpid(), distanceDBSeq.Add(1))
+	pgExec(b, srv, "CREATE DATABASE "+name)
+	b.Cleanup(func() { pgExec(b, srv, "DROP DATABASE "+name+" WITH (FORCE)") })
+	replayInto(b, srv.DSN(name), bolt.clock, checks)
+	return name
+}
+
+// replayInto replays the checks into the ledger at dsn as its leader,
+// and closes it with the lease given up, as a template must be: a copy
+// takes the lease afresh, and nothing may be connected to a template.
+func replayInto(b *testing.B, dsn string, c *clock, checks map[payment.RowKey]payment.CheckResult) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	store, err := postgres.Open(ctx, dsn, postgres.Options{Fencing: true})
+	if err != nil {
+		b.Fatalf("open the template: %v", err)
+	}
+	db, err := state.OpenStore(store, store.Elector(), distanceOptions(c))
+	if err != nil {
+		store.Close()
+		b.Fatalf("open the template: %v", err)
+	}
+	defer db.Close()
+	if li, err := db.Lead(ctx, ledgertest.LeaseTTL); err != nil || !li.Self {
+		b.Fatalf("take the template's lease: %v (%s)", err, li)
+	}
+	replayChecks(&env{t: b, db: db, clock: c}, checks)
+	ctx, cancel = context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if err := db.Resign(ctx); err != nil {
+		b.Fatal(err)
+	}
+}
+
+// openDistantCopy opens, through a proxy adding delay each way, a copy of
+// the template database on srv, dropped when b ends, and returns its
+// ledger (lease taken) and the proxy's count of requests to the server.
+func openDistantCopy(b *testing.B, srv *pgtest.Server, tmpl string, delay time.Duration) (*state.DB, func() int64) {
+	name := fmt.Sprintf("rdist_%d_%d", os.Getpid(), distanceDBSeq.Add(1))
+	pgExec(b, srv, "CREATE DATABASE "+name+" TEMPLATE "+tmpl)
+	b.Cleanup(func() { pgExec(b, srv, "DROP DATABASE "+name+" WITH (FORCE)") })
+	proxy, err := delayproxy.Start(srv.TCPAddr(), delay)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { proxy.Close() })
+	db := ledgertest.OpenPostgres(b, pgtest.TCPDSN(proxy.Addr(), name), distanceOptions(&clock{t: monday()}))
+	return db, func() int64 { up, _ := proxy.Chunks(); return up }
+}
+
+// pgExec runs one statement in srv's postgres database.
+func pgExec(b *testing.B, srv *pgtest.Server, sql string) {
+	b.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	c, err := pgx.Connect(ctx, srv.DSN("postgres"))
+	if err != nil {
+		b.Fatalf("%s: %v", sql, err)
+	}
+	defer c.Close(context.Background())
+	if _, err := c.Exec(ctx, sql); err != nil {
+		b.Fatalf("%s: %v", sql, err)
+	}
+}
+
+// ledgerLines is every batch and row of db, one JSON object each, so
+// that the benchmark can show that each backend reconciles the same
+// ledger.
+func ledgerLines(b *testing.B, db *state.DB) []string {
+	b.Helper()
+	bs, err := db.Batches()
+	if err != nil {
+		b.Fatal(err)
+	}
+	var out []string
+	add := func(v any) error {
+		raw, err := json.Marshal(v)
+		out = append(out, string(raw))
+		return err
+	}
+	for _, bt := range bs {
+		bt.Label = "" // it names the ledger's instance
+		if err := add(bt); err != nil {
+			b.Fatal(err)
+		}
+		if err := db.Rows(bt.ID, func(r *payment.Row) (bool, error) { return true, add(r) }); err != nil {
+			b.Fatal(err)
+		}
+	}
+	return out
+}
+
+// sameLedger fails b unless got holds want's lines, naming the fields of
+// the first that differs (not their values: rows hold account numbers).
+func sameLedger(b *testing.B, got, want []string) {
+	b.Helper()
+	if len(got) != len(want) {
+		b.Fatalf("%d batches and rows, want %d", len(got), len(want))
+	}
+	for i := range got {
+		if got[i] == want[i] {
+			continue
+		}
+		var g, w map[string]any
+		_ = json.Unmarshal([]byte(got[i]), &g)
+		_ = json.Unmarshal([]byte(want[i]), &w)
+		var fields []string
+		for k := range w {
+			if fmt.Sprint(g[k]) != fmt.Sprint(w[k]) {
+				fields = append(fields, k)
+			}
+		}
+		for k := range g {
+			if _, ok := w[k]; !ok {
+				fields = append(fields, k)
+			}
+		}
+		sort.Strings(fields)
+		b.Fatalf("entry %d of the ledger differs from bbolt's in %s", i, strings.Join(fields, ", "))
+	}
+}
