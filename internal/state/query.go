@@ -57,21 +57,30 @@ func (d *DB) CheckOwners(ids []string) (map[string]payment.RowKey, error) {
 }
 
 // OwnerRows returns the rows that own the given check ids, by id, in one
-// read transaction. Ids that no row owns are absent from the map.
+// read transaction. Ids that no row owns are absent from the map. The
+// index and the rows are each read together (kv.Bucket.GetMany: a round
+// trip each on PostgreSQL, not two an id), since reconcile asks a whole
+// page of checks at once.
 func (d *DB) OwnerRows(ids []string) (map[string]*payment.Row, error) {
 	out := make(map[string]*payment.Row, len(ids))
 	err := d.readRows(2*len(ids), func(tx kv.Tx) error {
-		b := tx.Bucket(bucketChecks)
-		for _, id := range ids {
-			raw := b.Get([]byte(id))
-			if raw == nil {
-				continue
+		raw := make([][]byte, len(ids))
+		for i, id := range ids {
+			raw[i] = []byte(id)
+		}
+		var owned []string
+		var keys []payment.RowKey
+		for i, v := range tx.Bucket(bucketChecks).GetMany(raw) {
+			if v != nil {
+				owned, keys = append(owned, ids[i]), append(keys, keyFrom(v))
 			}
-			r, err := paymentRows.get(d.ring(), tx, keyFrom(raw))
-			if err != nil {
-				return fmt.Errorf("the row of check %s: %w", id, err)
-			}
-			out[id] = r
+		}
+		rows, err := paymentRows.getMany(d)(tx, keys)
+		if err != nil {
+			return fmt.Errorf("the rows of %d checks: %w", len(keys), err)
+		}
+		for i, id := range owned {
+			out[id] = rows[i]
 		}
 		return nil
 	})
