@@ -53,25 +53,17 @@ func nextStepFor(err error) string {
 // It returns nil when the row reached an outcome, a permanent error when
 // the run must stop, and a retryable one otherwise.
 func (r *Runner) failed(k payment.RowKey, what string, err error, step string) error {
-	return rowrun.Failed(err, what+": ", rowrun.Actions{
-		Reject: func(msg string) error {
-			if _, lerr := r.led.RejectSource(k, msg, step); lerr != nil {
-				return r.run.LedgerFailed(fmt.Errorf("record the rejection of %s: %w", k, lerr))
-			}
-			r.run.count(func(s *Summary) { s.Rejected++ })
-			r.log.Info("funding-source row refused by the service", "row", k.String(), "reason", msg)
-			return nil
-		},
-		Release: func(reason string) error { return r.release(k, reason) },
-		Doubt: func(reason string, err error) error {
-			if _, lerr := r.led.DoubtSource(k, reason); lerr != nil {
-				return r.run.LedgerFailed(fmt.Errorf("record %s in doubt: %w", k, lerr))
-			}
-			r.log.Warn("answer lost; the row will be looked up before any resend", "row", k.String(), "request", what, "err", err)
-			return nil
-		},
-		Halt: r.run.Stop,
-	})
+	return r.run.Failed(k, err, what, r.writes(k, step), func() { r.run.count(func(s *Summary) { s.Rejected++ }) }, nil)
+}
+
+// writes are the ledger writes of funding-source row k in flight; a
+// rejection carries step, the next step it tells the finance team.
+func (r *Runner) writes(k payment.RowKey, step string) rowrun.Writes {
+	return rowrun.Writes{
+		Reject:  func(msg string) error { _, err := r.led.RejectSource(k, msg, step); return err },
+		Release: func(reason string) error { _, err := r.led.ReleaseSource(k, reason); return err },
+		Doubt:   func(reason string) error { _, err := r.led.DoubtSource(k, reason); return err },
+	}
 }
 
 // readFailed handles the failure of a read made before a row was sent
@@ -100,8 +92,5 @@ func (r *Runner) readFailed(k payment.RowKey, what string, err error) error {
 
 // release returns a row in flight to pending: nothing of it was done.
 func (r *Runner) release(k payment.RowKey, reason string) error {
-	if _, err := r.led.ReleaseSource(k, reason); err != nil {
-		return r.run.LedgerFailed(fmt.Errorf("release %s: %w", k, err))
-	}
-	return nil
+	return r.run.Release(k, reason, r.writes(k, "").Release)
 }

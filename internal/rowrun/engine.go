@@ -251,3 +251,54 @@ func (e *Engine) Outcome(err error, incomplete error, left string) error {
 	}
 	return err
 }
+
+// Writes are the ledger writes Engine.Failed makes of one row in flight;
+// each returns the ledger's error as it is.
+type Writes struct {
+	Reject  func(msg string) error    // the service refused the request: its words
+	Release func(reason string) error // nothing of it was done: pending again
+	Doubt   func(reason string) error // its answer was lost: in doubt
+}
+
+// Failed records the failure err of the request what (empty for a kind
+// that makes one) of row k in flight, by the four-way reading of Failed,
+// through w: a ledger write that fails stops the run, naming the row and
+// the write. rejected, when not nil, counts a refusal; retrying, when not
+// nil, is told when the row may be sent again.
+func (e *Engine) Failed(k payment.RowKey, err error, what string, w Writes, rejected, retrying func()) error {
+	prefix := ""
+	if what != "" {
+		prefix = what + ": "
+	}
+	return Failed(err, prefix, Actions{
+		Reject: func(msg string) error {
+			if lerr := w.Reject(msg); lerr != nil {
+				return e.LedgerFailed(fmt.Errorf("record the rejection of %s: %w", k, lerr))
+			}
+			if rejected != nil {
+				rejected()
+			}
+			e.log.Info(e.opts.Noun+" refused by the service", "row", k.String(), "request", what, "reason", msg)
+			return nil
+		},
+		Release: func(reason string) error { return e.Release(k, reason, w.Release) },
+		Doubt: func(reason string, cause error) error {
+			if lerr := w.Doubt(reason); lerr != nil {
+				return e.LedgerFailed(fmt.Errorf("record %s in doubt: %w", k, lerr))
+			}
+			e.log.Warn("answer lost; the row will be looked up before any resend", "row", k.String(), "request", what, "err", cause)
+			return nil
+		},
+		Halt:     e.Stop,
+		Retrying: retrying,
+	})
+}
+
+// Release returns row k in flight to pending through release; a ledger
+// failure stops the run and comes back permanent.
+func (e *Engine) Release(k payment.RowKey, reason string, release func(reason string) error) error {
+	if err := release(reason); err != nil {
+		return e.LedgerFailed(fmt.Errorf("release %s: %w", k, err))
+	}
+	return nil
+}

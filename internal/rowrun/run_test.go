@@ -213,3 +213,25 @@ func TestHaltStopsSends(t *testing.T) {
 		t.Fatalf("outcome %v, want the halt's cause", out)
 	}
 }
+
+// A ledger write that fails while a failure is recorded stops the run,
+// naming the row and the write; a refusal recorded is counted.
+func TestEngineFailedWrites(t *testing.T) {
+	f := newFake(0)
+	k := payment.RowKey{Batch: 1, Line: 7}
+	rejected := 0
+	ok := Writes{
+		Reject:  func(string) error { return nil },
+		Release: func(string) error { return nil },
+		Doubt:   func(string) error { return nil },
+	}
+	if err := f.e.Failed(k, fmt.Errorf("%w: bad routing", payment.ErrRefused), "", ok, func() { rejected++ }, nil); err != nil || rejected != 1 {
+		t.Fatalf("refusal: %v, %d counted", err, rejected)
+	}
+	broken := ok
+	broken.Doubt = func(string) error { return errors.New("disk full") }
+	f.e.Failed(k, errors.New("timeout"), "create", broken, nil, nil)
+	if h := f.e.HaltedBy(); h == nil || !strings.Contains(h.Error(), "record batch 1 line 7 in doubt: disk full") {
+		t.Fatalf("halted by %v, want the doubt write named", h)
+	}
+}

@@ -7,7 +7,6 @@ import (
 
 	"github.com/batchd/batchd/internal/inflight"
 	"github.com/batchd/batchd/internal/payment"
-	"github.com/batchd/batchd/internal/retry"
 	"github.com/batchd/batchd/internal/rowrun"
 )
 
@@ -81,38 +80,11 @@ func outcomeOf(err error) inflight.Outcome {
 // must stop, and a retryable one when the create may be sent again.
 func (r *Runner) handleFailure(k payment.RowKey, err error) error {
 	r.feedBreaker(err)
-	return rowrun.Failed(err, "", rowrun.Actions{
-		Reject: func(msg string) error {
-			if _, lerr := r.led.Reject(k, msg); lerr != nil {
-				return r.eng.LedgerFailed(fmt.Errorf("record the rejection of %s: %w", k, lerr))
-			}
-			r.rejected.Add(1)
-			r.log.Info("row refused by the API", "row", k.String(), "reason", msg)
-			return nil
-		},
-		Release: func(reason string) error { return r.release(k, reason) },
-		Doubt: func(reason string, err error) error {
-			if _, lerr := r.led.Doubt(k, reason); lerr != nil {
-				return r.eng.LedgerFailed(fmt.Errorf("record %s in doubt: %w", k, lerr))
-			}
-			r.log.Warn("create answer lost; the row will be looked up before any resend", "row", k.String(), "err", err)
-			return nil
-		},
-		Halt: func(keyErr error) error {
-			r.eng.Halt(keyErr)
-			return retry.Permanent(err)
-		},
-		Retrying: func() { r.retried("check.create") },
-	})
-}
-
-// release returns a row in flight to pending; a ledger failure halts the
-// run and comes back permanent.
-func (r *Runner) release(k payment.RowKey, reason string) error {
-	if _, err := r.led.Release(k, reason); err != nil {
-		return r.eng.LedgerFailed(fmt.Errorf("release %s: %w", k, err))
-	}
-	return nil
+	return r.eng.Failed(k, err, "", rowrun.Writes{
+		Reject:  func(msg string) error { _, err := r.led.Reject(k, msg); return err },
+		Release: func(reason string) error { _, err := r.led.Release(k, reason); return err },
+		Doubt:   func(reason string) error { _, err := r.led.Doubt(k, reason); return err },
+	}, func() { r.rejected.Add(1) }, func() { r.retried("check.create") })
 }
 
 // recordCreated stores the check on the row and voids it at once when its
