@@ -125,10 +125,12 @@ func (s *atRestScan) mustFindNone(t *testing.T, stage string, accounts []string)
 // ledger written as builds before sealing wrote it, and none once this
 // build opened it (TestNoAccountNumberAfterUpgrade).
 func TestNoAccountNumberAtRest(t *testing.T) {
+	t.Parallel()
 	ledgertest.Each(t, noAccountNumberAtRest)
 }
 
 func noAccountNumberAtRest(t *testing.T, backend string) {
+	t.Parallel() // real processes mostly waiting on their schedules: the backends overlap
 	const key = "sk_test_atrest_0123456789abcdef"
 	files, accounts := atRestFiles()
 	sandboxURL := startSandbox(t, "--key", key)

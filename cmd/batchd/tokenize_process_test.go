@@ -35,6 +35,7 @@ const tokenStore = "Acme Payroll"
 // ledger file holds neither a token nor an account number in the clear.
 // With api.accounts: raw the checks carry no store and the test fails.
 func TestTokenizedAccountsProcess(t *testing.T) {
+	t.Parallel()
 	seed := chaosSeed(t)
 	const key = "sk_test_tokenize_0123456789abcdef"
 	var sandboxLog syncBuffer
