@@ -5,33 +5,14 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
+	"github.com/batchd/batchd/internal/clocktest"
 	"github.com/batchd/batchd/internal/inflight"
 	"github.com/batchd/batchd/internal/payment"
 	"github.com/batchd/batchd/internal/retry"
 )
-
-// fakeClock is a clock that only Sleep moves.
-type fakeClock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func (c *fakeClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *fakeClock) Sleep(ctx context.Context, d time.Duration) error {
-	c.mu.Lock()
-	c.t = c.t.Add(d)
-	c.mu.Unlock()
-	return ctx.Err()
-}
 
 // row is a fake kind's row.
 type row struct {
@@ -46,7 +27,7 @@ type row struct {
 // (released, sent again) or fails when lookupFails is set.
 type fakeKind struct {
 	e           *Engine
-	clk         *fakeClock
+	clk         *clocktest.Clock
 	rows        []*row
 	found       bool
 	lookupFails bool
@@ -110,9 +91,11 @@ func (f *fakeKind) SendPending(ctx context.Context) (int, error) {
 }
 
 func newFake(n int) *fakeKind {
-	clk := &fakeClock{t: time.Date(2026, 3, 2, 9, 0, 0, 0, time.UTC)}
+	clk := clocktest.New(clocktest.Monday)
 	f := &fakeKind{clk: clk}
-	f.e = New(Options{Now: clk.Now, Sleep: clk.Sleep, ResolveAfter: time.Minute,
+	// Sleeping moves the clock: the engine's waits end when it says so.
+	sleep := func(ctx context.Context, d time.Duration) error { clk.Advance(d); return ctx.Err() }
+	f.e = New(Options{Now: clk.Now, Sleep: sleep, ResolveAfter: time.Minute,
 		Retry: retry.Policy{Base: time.Millisecond, Max: time.Millisecond}})
 	for i := range n {
 		f.rows = append(f.rows, &row{key: payment.RowKey{Batch: 1, Line: uint32(i + 2)}, state: payment.Pending})
