@@ -9,6 +9,7 @@ import (
 	"github.com/batchd/batchd/internal/funding"
 	"github.com/batchd/batchd/internal/payment"
 	"github.com/batchd/batchd/internal/retry"
+	"github.com/batchd/batchd/internal/rowrun"
 )
 
 // sendVerify completes a micro-deposit verification (a verification
@@ -138,26 +139,7 @@ func (r *Runner) initiated(k payment.RowKey, at time.Time, nextStep string) erro
 // none yet: a source found after a lost answer, an initiation the service
 // did not take, or a process that stopped in between.
 func (r *Runner) initiateLeft(ctx context.Context) error {
-	var left []*funding.Row
-	err := r.led.TrackedSourceRows(func(row *funding.Row) (bool, error) {
-		if awaitingInitiation(row) && !r.run.initWasTried(row.Key) {
-			left = append(left, row)
-		}
-		return true, nil
-	})
-	if err != nil {
-		return fmt.Errorf("find micro-deposit rows to initiate: %w", err)
-	}
-	for _, row := range left {
-		if r.run.Stopping(ctx) {
-			break
-		}
-		if err := r.initiate(ctx, row.Key, row.SourceID); err != nil {
-			return err
-		}
-	}
-	if err := r.run.HaltedBy(); err != nil {
-		return err
-	}
-	return nil
+	return rowrun.Sweep(ctx, &r.run.State, "micro-deposit rows to initiate", r.led.TrackedSourceRows,
+		func(row *funding.Row) bool { return awaitingInitiation(row) && !r.run.initWasTried(row.Key) },
+		func(row *funding.Row) error { return r.initiate(ctx, row.Key, row.SourceID) })
 }

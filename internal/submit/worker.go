@@ -132,31 +132,18 @@ func (r *Runner) sweepVoids(ctx context.Context) error {
 	if len(r.void) == 0 {
 		return nil
 	}
-	type todo struct {
-		k        payment.RowKey
-		id, risk string
-	}
-	var list []todo
-	err := r.led.TrackedRows(func(row *payment.Row) (bool, error) {
-		if r.void[row.Risk] && row.CheckStatus == payment.StatusInProcess {
-			list = append(list, todo{row.Key, row.CheckID, row.Risk})
-		}
-		return true, nil
-	})
-	if err != nil {
-		return fmt.Errorf("find checks to void: %w", err)
-	}
-	for _, t := range list {
-		if r.eng.Stopping(ctx) {
-			break
-		}
-		before := r.voided.Load()
-		if err := r.voidCheck(ctx, t.k, t.id, t.risk); err != nil {
-			return err
-		}
-		if r.voided.Load() == before {
-			r.voidFailed.Add(1)
-		}
-	}
-	return r.eng.HaltedBy()
+	return rowrun.Sweep(ctx, &r.eng.State, "checks to void", r.led.TrackedRows,
+		func(row *payment.Row) bool {
+			return r.void[row.Risk] && row.CheckStatus == payment.StatusInProcess
+		},
+		func(row *payment.Row) error {
+			before := r.voided.Load()
+			if err := r.voidCheck(ctx, row.Key, row.CheckID, row.Risk); err != nil {
+				return err
+			}
+			if r.voided.Load() == before {
+				r.voidFailed.Add(1)
+			}
+			return nil
+		})
 }
