@@ -9,7 +9,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -60,28 +59,16 @@ func TestChaos(t *testing.T) {
 			if backend == "postgres" {
 				pg = pgServer(t)
 			}
-			// A PostgreSQL run waits out the killed command's lease
-			// after each kill, mostly idle: its two variants run side by
-			// side, started together rather than through t.Parallel,
-			// whose slots (GOMAXPROCS) bbolt's run already shares.
-			var wg sync.WaitGroup
-			for _, quirks := range []bool{false, true} {
-				run := chaosRun{quirks: quirks, rows: chaosRows, minKills: chaosMinKills}
-				variant := func() {
-					t.Run(map[bool]string{false: "exact", true: "quirks"}[quirks], func(t *testing.T) {
-						if pg != nil {
-							run.dsn = pg.NewDatabase(t)
-						}
-						runChaos(t, seed, run)
-					})
+			// Each variant mostly waits (on the sandbox's rate; on
+			// PostgreSQL also on the killed command's lease): the two run
+			// side by side, in one of the suite's parallel slots.
+			sideBySide(t, []string{"exact", "quirks"}, func(t *testing.T, i int) {
+				run := chaosRun{quirks: i == 1, rows: chaosRows, minKills: chaosMinKills}
+				if pg != nil {
+					run.dsn = pg.NewDatabase(t)
 				}
-				if pg == nil {
-					variant()
-				} else {
-					wg.Go(variant)
-				}
-			}
-			wg.Wait()
+				runChaos(t, seed, run)
+			})
 		})
 	}
 }
@@ -95,15 +82,23 @@ func TestChaos(t *testing.T) {
 // budget) but still kills submit mid-request again and again.
 func TestChaosClocks(t *testing.T) {
 	seed := chaosSeed(t)
-	for _, v := range []chaosRun{
+	variants := []chaosRun{
 		{name: "ahead1d-eastern-exact", skewDays: 1, tz: "America/New_York"},
 		{name: "behind1d-utc-quirks", skewDays: -1, quirks: true},
 		{name: "ahead3d-utc-exact", skewDays: 3},
 		{name: "behind3d-eastern-quirks", skewDays: -3, tz: "America/New_York", quirks: true},
-	} {
-		v.rows, v.minKills = 240, 4
-		t.Run(v.name, func(t *testing.T) { runChaos(t, seed, v) })
 	}
+	names := make([]string, len(variants))
+	for i, v := range variants {
+		names[i] = v.name
+	}
+	// Each variant has its own sandbox and ledger and mostly waits on the
+	// sandbox's rate: they run side by side.
+	sideBySide(t, names, func(t *testing.T, i int) {
+		v := variants[i]
+		v.rows, v.minKills = 240, 4
+		runChaos(t, seed, v)
+	})
 }
 
 // chaosSeed is the seed of a chaos test's faults and kills: random (not

@@ -62,22 +62,21 @@ type replicationVariant struct {
 // Replay a failure with BATCHD_CHAOS_SEED=<seed from the log>.
 func TestFailoverReplication(t *testing.T) {
 	seed := chaosSeed(t)
-	var wg sync.WaitGroup
-	for i, v := range []replicationVariant{
+	variants := []replicationVariant{
 		{name: "sync", sync: true},
 		{name: "async-now", holdBack: true},
 		{name: "async-after-lease", holdBack: true, afterLease: true},
 		{name: "async-no-watermark", holdBack: true, noWatermark: true},
-	} {
-		// Each has its own cluster, sandbox and sshd, and mostly waits
-		// (on the rate, on leases, on the promotion): all four run side
-		// by side, started together rather than through t.Parallel, whose
-		// slots (GOMAXPROCS, 2 in CI) would run them two by two.
-		wg.Go(func() {
-			t.Run(v.name, func(t *testing.T) { runFailoverReplication(t, seed+uint64(i), v) })
-		})
 	}
-	wg.Wait()
+	names := make([]string, len(variants))
+	for i, v := range variants {
+		names[i] = v.name
+	}
+	// Each has its own cluster, sandbox and sshd, and mostly waits (on
+	// the rate, on leases, on the promotion): all four run side by side.
+	sideBySide(t, names, func(t *testing.T, i int) {
+		runFailoverReplication(t, seed+uint64(i), variants[i])
+	})
 }
 
 func runFailoverReplication(t *testing.T, seed uint64, v replicationVariant) {

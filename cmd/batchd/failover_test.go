@@ -35,22 +35,18 @@ import (
 //
 // Replay a failure with BATCHD_CHAOS_SEED=<seed from the log>.
 func TestFailover(t *testing.T) {
+	t.Parallel()
 	seed := chaosSeed(t)
 	pg, err := pgtest.NewServer()
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { pg.Close() })
-	for _, quirks := range []bool{false, true} {
-		name := map[bool]string{false: "exact", true: "quirks"}[quirks]
-		dsn := pg.NewDatabase(t)
-		t.Run(name, func(t *testing.T) {
-			// The two runs mostly wait (on the rate, on leases), so they
-			// share the machine, halving the suite's longest test.
-			t.Parallel()
-			runFailover(t, seed, quirks, dsn)
-		})
-	}
+	// The two runs mostly wait (on the rate, on leases): they run side by
+	// side, in one of the suite's parallel slots.
+	sideBySide(t, []string{"exact", "quirks"}, func(t *testing.T, i int) {
+		runFailover(t, seed, i == 1, pg.NewDatabase(t))
+	})
 }
 
 // failoverLease is the runs' state.lease_ttl, the shortest allowed, so
