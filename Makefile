@@ -44,7 +44,7 @@ render_unit = sed -E 's|^ExecStart=[^ ]*/batchd |ExecStart=$(1)/bin/batchd |' sy
 # make install and the package ship the same pages (tools/genman).
 genman = $(GO) run ./tools/genman -bin $(1) -out $(2) -version '$(3)' -date "$$(date -u -d '$(DEB_DATE)' +%F)"
 
-.PHONY: build test bench fuzz vet install deb clean
+.PHONY: build test bench bench-distance fuzz vet install deb clean
 
 build:
 	$(GOBUILD) -o $(BIN) ./cmd/batchd
@@ -75,6 +75,14 @@ bench:
 	$(GO) run ./tools/benchingest -rows 1000000 -mode ingest
 	$(GO) test -run '^$$' -bench 'Submit' -benchtime 1x -timeout 30m ./internal/submit -submit.limited.creates 20000
 	./tools/bench-reconcile.sh
+
+## bench-distance: issue 31's figures in one run: submit (2,000 rows at
+## api.rate 200 and unlimited) and reconcile (20,000 checks) on bbolt and
+## on PostgreSQL over TCP direct, +0.5 ms and +1 ms each way, one package
+## after the other (-p 1) so that neither slows the other. PostgreSQL is
+## started by the benchmarks (internal/pgtest). About 10 minutes.
+bench-distance:
+	$(GO) test -p 1 -run '^$$' -bench 'SubmitDistance|ReconcileDistance' -benchtime 1x -timeout 45m ./internal/submit ./internal/reconcile
 
 ## fuzz: a short run of every fuzz target beyond its seed corpus.
 fuzz:
