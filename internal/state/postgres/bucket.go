@@ -2,6 +2,7 @@ package postgres
 
 import (
 	"errors"
+	"fmt"
 
 	"github.com/jackc/pgx/v5"
 
@@ -113,7 +114,13 @@ func (b *bucket) Put(key, value []byte) error {
 	if len(key) == 0 {
 		return errNoKey
 	}
-	t.pending.put(b.name, key, nonNil(value), t.call)
+	row, err := t.s.proj.project(b.name, key, value)
+	if err != nil {
+		// The write's call fails alone (batch.go), and nothing commits.
+		t.failedCall = t.call
+		return t.failWith(fmt.Errorf("%s: put: %w", t.s.Name(), err))
+	}
+	t.pending.put(b.name, key, nonNil(value), t.call, row)
 	return nil
 }
 

@@ -2,6 +2,7 @@ package postgres
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"slices"
 
@@ -27,6 +28,9 @@ type write struct {
 	bucket, k, v []byte
 	del          bool
 	call         int
+	// row is a Put's row of its bucket's typed table, as JSON (project.go);
+	// nil when no table is fed by the bucket.
+	row json.RawMessage
 }
 
 // writes is a transaction's buffer, in order, with the latest write of
@@ -49,8 +53,8 @@ func (w *writes) add(op write) {
 
 // put and del copy key and value: a caller may reuse its slices once
 // the call returns, as bbolt's callers may.
-func (w *writes) put(bucket, k, v []byte, call int) {
-	w.add(write{bucket: bucket, k: clone(k), v: clone(v), call: call})
+func (w *writes) put(bucket, k, v []byte, call int, row json.RawMessage) {
+	w.add(write{bucket: bucket, k: clone(k), v: clone(v), call: call, row: row})
 }
 
 func (w *writes) del(bucket, k []byte, call int) {
@@ -88,7 +92,14 @@ const bulkFrom = 4
 // write, so that the refusal names its call.
 func (t *tx) queueWrites(b *pgx.Batch) []statement {
 	ops := t.pending.unsent()
-	if len(ops) < bulkFrom || (t.mode == locked && t.calls > 1) {
+	perWrite := t.mode == locked && t.calls > 1
+	return append(queueKeys(b, ops, perWrite), t.s.proj.queueTables(b, ops, perWrite)...)
+}
+
+// queueKeys adds the writes of ops to kv_keys to b: one statement a write
+// when perWrite or when they are few, else two over arrays.
+func queueKeys(b *pgx.Batch, ops []write, perWrite bool) []statement {
+	if len(ops) < bulkFrom || perWrite {
 		out := make([]statement, len(ops))
 		for i, op := range ops {
 			queueOne(b, op)
