@@ -131,6 +131,12 @@ var _ kv.Store = (*Store)(nil)
 // name the database by host, port and name: never the DSN, which may hold
 // a password.
 func Open(ctx context.Context, dsn string, opts Options) (*Store, error) {
+	return openTo(ctx, dsn, opts, 0)
+}
+
+// openTo is Open with the schema migrated up to version to (zero: the
+// latest), for tests of a ledger made by an older batchd.
+func openTo(ctx context.Context, dsn string, opts Options, to int64) (*Store, error) {
 	cfg, err := pgxpool.ParseConfig(dsn)
 	if err != nil {
 		// The parser's error may quote the DSN, password and all.
@@ -163,7 +169,7 @@ func Open(ctx context.Context, dsn string, opts Options) (*Store, error) {
 		s.pool.Close()
 		return nil, fmt.Errorf("open postgres ledger %s: %w", s.name, err)
 	}
-	if err := migrate(ctx, s.pool, s.proj, 0); err != nil {
+	if err := migrate(ctx, s.pool, s.proj, to); err != nil {
 		s.pool.Close()
 		return nil, fmt.Errorf("open postgres ledger %s: %w", s.name, err)
 	}

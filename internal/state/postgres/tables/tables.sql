@@ -103,7 +103,7 @@ CREATE INDEX batchd_hook_events_received ON batchd_hook_events (received_at);
 
 -- Rows by state per file.
 CREATE VIEW batchd_rows_by_state AS
-SELECT b.id AS batch_id, b.file_name, b.sha256, r.state, count(*) AS rows, sum(r.amount_cents) AS amount_cents
+SELECT b.id AS batch_id, b.file_name, b.sha256, r.state, count(*) AS rows, sum(r.amount_cents)::bigint AS amount_cents
 FROM batchd_rows r JOIN batchd_batches b ON b.id = r.batch_id
 GROUP BY b.id, b.file_name, b.sha256, r.state;
 
@@ -120,8 +120,8 @@ WHERE r.state IN ('in_doubt', 'held', 'rejected')
 -- Money paid per day: submitted rows by their check's date, and how much
 -- of it was cancelled since (failed, void, deleted).
 CREATE VIEW batchd_paid_per_day AS
-SELECT check_date, count(*) AS checks, sum(amount_cents) AS amount_cents,
-       coalesce(sum(amount_cents) FILTER (WHERE check_status IN ('failed', 'void', 'deleted')), 0) AS cancelled_cents
+SELECT check_date, count(*) AS checks, sum(amount_cents)::bigint AS amount_cents,
+       coalesce(sum(amount_cents) FILTER (WHERE check_status IN ('failed', 'void', 'deleted')), 0)::bigint AS cancelled_cents
 FROM batchd_rows
 WHERE state = 'submitted'
 GROUP BY check_date;
