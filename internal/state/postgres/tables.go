@@ -117,11 +117,11 @@ func (p *projector) backfill(ctx context.Context, tx *sql.Tx, t *table) error {
 // of a fed bucket has its row, with the columns its value projects to,
 // and no row lacks its key. It returns what disagrees (at most
 // maxFindings), each naming the table and the key.
-func (p *projector) compare(ctx context.Context, tx *sql.Tx) ([]string, error) {
+func (p *projector) compare(ctx context.Context, tx *sql.Tx) ([]Finding, error) {
 	if p == nil {
 		return nil, nil
 	}
-	var out []string
+	var out []Finding
 	for _, t := range p.order {
 		f, err := p.compareTable(ctx, tx, t)
 		if err != nil {
@@ -135,8 +135,8 @@ func (p *projector) compare(ctx context.Context, tx *sql.Tx) ([]string, error) {
 	return out, nil
 }
 
-func (p *projector) compareTable(ctx context.Context, tx *sql.Tx, t *table) ([]string, error) {
-	var out []string
+func (p *projector) compareTable(ctx context.Context, tx *sql.Tx, t *table) ([]Finding, error) {
+	var out []Finding
 	differs := fmt.Sprintf(`SELECT p.kv_key, x.kv_key IS NULL FROM jsonb_populate_recordset(NULL::%[1]s, $1::jsonb) p
 		LEFT JOIN %[1]s x ON x.kv_key = p.kv_key WHERE x.kv_key IS NULL OR ROW(x.*) IS DISTINCT FROM ROW(p.*)`, t.Name)
 	err := walk(ctx, tx, t, func(keys, vals [][]byte) error {
@@ -144,7 +144,7 @@ func (p *projector) compareTable(ctx context.Context, tx *sql.Tx, t *table) ([]s
 		for i := range keys {
 			row, err := p.project([]byte(t.Bucket), keys[i], vals[i])
 			if err != nil {
-				out = append(out, err.Error())
+				out = append(out, Finding{Where: where(t, keys[i]), What: "its key's value does not decode: " + err.Error()})
 				continue
 			}
 			rows = append(rows, row)
@@ -152,11 +152,11 @@ func (p *projector) compareTable(ctx context.Context, tx *sql.Tx, t *table) ([]s
 		raw, _ := json.Marshal(rows)
 		found, err := keysOf(ctx, tx, differs, string(raw))
 		for _, f := range found {
-			what := "differs from its key's value"
+			what := "the row differs from its key's value"
 			if f.flag {
-				what = "is missing (the key is in kv_keys)"
+				what = "the row is missing (the key is in kv_keys)"
 			}
-			out = append(out, fmt.Sprintf("table %s: key %s %s", t.Name, keyText(f.key), what))
+			out = append(out, Finding{Where: where(t, f.key), What: what})
 		}
 		if len(out) >= maxFindings {
 			return errEnough
@@ -172,10 +172,20 @@ func (p *projector) compareTable(ctx context.Context, tx *sql.Tx, t *table) ([]s
 		return nil, fmt.Errorf("compare table %s with kv_keys: %w", t.Name, err)
 	}
 	for _, f := range strays {
-		out = append(out, fmt.Sprintf("table %s: key %s is stray (not in kv_keys' bucket %q)", t.Name, keyText(f.key), t.Bucket))
+		out = append(out, Finding{Where: where(t, f.key), What: fmt.Sprintf("a stray row (its key is not in bucket %q)", t.Bucket)})
 	}
 	return out, nil
 }
+
+// Finding is one disagreement of a typed table with kv_keys: Where names
+// the table and the key, What what is wrong.
+type Finding struct {
+	Where, What string
+}
+
+func (f Finding) String() string { return f.Where + ": " + f.What }
+
+func where(t *table, key []byte) string { return fmt.Sprintf("table %s key %s", t.Name, keyText(key)) }
 
 // errEnough stops a comparison that has found enough.
 var errEnough = errors.New("enough findings")
@@ -208,7 +218,7 @@ func keysOf(ctx context.Context, tx *sql.Tx, q string, args ...any) ([]keyFlag, 
 // a PostgreSQL ledger. Each finding names the table and the key: a row
 // missing, stray (written outside batchd, or left by a bug) or different
 // from what its key's value says.
-func (s *Store) CheckTables(ctx context.Context) ([]string, error) {
+func (s *Store) CheckTables(ctx context.Context) ([]Finding, error) {
 	db := stdlib.OpenDBFromPool(s.pool)
 	defer db.Close()
 	tx, err := db.BeginTx(ctx, &sql.TxOptions{Isolation: sql.LevelRepeatableRead, ReadOnly: true})

@@ -226,11 +226,11 @@ func TestCheckTablesFindsWritesOutsideBatchd(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := []string{
-		"table batchd_rows: key 0x000000000000000100000002 differs",
-		`table batchd_checks: key "c.csv-chk-1" is missing`,
-		`table batchd_hook_events: key "ev" is stray`,
+		"table batchd_rows key 0x000000000000000100000002: the row differs",
+		`table batchd_checks key "c.csv-chk-1": the row is missing`,
+		`table batchd_hook_events key "ev": a stray row`,
 	}
-	got := strings.Join(f, "\n")
+	got := fmt.Sprint(f)
 	for _, w := range want {
 		if !strings.Contains(got, w) {
 			t.Errorf("findings %q lack %q", f, w)
