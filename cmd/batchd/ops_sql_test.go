@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"os/exec"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -17,12 +16,7 @@ import (
 // state, prints the payment rows' states `batchd status` shows, and
 // check (which also compares the tables with the keys) says OK.
 func TestMigratedDemoAnswersPsql(t *testing.T) {
-	srv := pgServer(t)
-	dir := t.TempDir()
-	must(t, nil, "demo", "--dir", filepath.Join(dir, "demo"), "--date", "2026-11-25")
-	stateDir := filepath.Join(dir, "demo", "state")
-	dsn := srv.NewDatabase(t)
-	bboltCfg, pgCfg, env := ledgerConfigs(t, dir, stateDir, dsn)
+	_, dsn, bboltCfg, pgCfg, env := demoLedgers(t, pgServer(t))
 	want := paymentStates(t, must(t, env, "status", "--config", bboltCfg, "--json"))
 	must(t, env, "migrate-state", "--config", bboltCfg, "--from", "bbolt", "--to", "postgres")
 	if check := must(t, env, "check", "--config", pgCfg); !strings.Contains(check, "verdict: OK") {
