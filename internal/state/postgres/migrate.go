@@ -12,6 +12,9 @@ import (
 	"github.com/pressly/goose/v3/lock"
 )
 
+// The SQL files are versions 1 to 3; version 4 is the Go migration of
+// the typed tables (tables.go), so the next SQL file is 00005.
+//
 //go:embed migrations/*.sql
 var migrationFiles embed.FS
 
