@@ -22,6 +22,14 @@ import (
 // transaction, with an error naming the bucket and the key: a table never
 // silently misses a record. Deletes need no decoding: every table has the
 // record's key (kv_key).
+//
+// A key or unique constraint a table's row breaks fails its statement,
+// which names the Batch call that wrote it, as the owner triggers do. A
+// foreign key is deferred to the COMMIT (batchd writes a row and the
+// check it owns, or prunes them, in either order), so a broken one fails
+// a shared commit for every call in it, each with the same error; that
+// is a bug in the ledger's rules, never an outcome of a caller's input,
+// and nothing commits.
 
 // NoTables is a projection that feeds no table, for a Store that holds
 // no ledger: the kv contract's tests, whose buckets named "rows" or
