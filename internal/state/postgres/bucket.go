@@ -2,7 +2,6 @@ package postgres
 
 import (
 	"errors"
-	"fmt"
 
 	"github.com/jackc/pgx/v5"
 
@@ -114,13 +113,7 @@ func (b *bucket) Put(key, value []byte) error {
 	if len(key) == 0 {
 		return errNoKey
 	}
-	row, err := t.s.proj.project(b.name, key, value)
-	if err != nil {
-		// The write's call fails alone (batch.go), and nothing commits.
-		t.failedCall = t.call
-		return t.failWith(fmt.Errorf("%s: put: %w", t.s.Name(), err))
-	}
-	t.pending.put(b.name, key, nonNil(value), t.call, row)
+	t.pending.put(b.name, key, nonNil(value), t.call)
 	return nil
 }
 

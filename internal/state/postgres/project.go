@@ -12,15 +12,17 @@ import (
 )
 
 // The typed tables (issue 31, docs/ops-sql.md) are written with the keys
-// they come from: a Put into a bucket a table is fed by is decoded by the
-// ledger's projection (kv.Projection) when it is made, and its row rides
-// in the same pipelined batch as the key's write (queueTables), so the
-// tables cost no round trip and are never out of step with kv_keys; a
-// constraint a row breaks aborts the transaction, keys and all.
+// they come from: the last Put of each key into a bucket a table is fed
+// by is decoded by the ledger's projection (kv.Projection) just before
+// the write is sent (projectUnsent), once, and its row rides in the same
+// pipelined batch as the key's write (queueTables), so the tables cost
+// no round trip and are never out of step with kv_keys; a constraint a
+// row breaks aborts the transaction, keys and all.
 //
-// A value the projection cannot decode fails the Put, and the
-// transaction, with an error naming the bucket and the key: a table never
-// silently misses a record. Deletes need no decoding: every table has the
+// A value the projection cannot decode fails the transaction before
+// anything is sent, with an error naming the bucket and the key, and
+// names the Batch call that wrote it, which then runs alone (batch.go):
+// a table never silently misses a record. Deletes need no decoding: every table has the
 // record's key (kv_key).
 //
 // A key or unique constraint a table's row breaks fails its statement,
@@ -118,6 +120,43 @@ func (p *projector) project(bucket, key, value []byte) (json.RawMessage, error) 
 	return nil, fmt.Errorf("table %s: bucket %q key %s: %w", t.Name, bucket, keyText(key), err)
 }
 
+// projectUnsent makes the table rows of the unsent writes that need one:
+// each key's last Put into a bucket a table is fed by. It returns the
+// transaction's sticky error.
+func (t *tx) projectUnsent() error {
+	p := t.s.proj
+	if p == nil || t.err != nil {
+		return t.err
+	}
+	ops := t.pending.unsent()
+	for i := range lastWrites(ops) {
+		op := &ops[i]
+		if op.del || op.row != nil || p.of(op.bucket) == nil {
+			continue
+		}
+		row, err := p.project(op.bucket, op.k, op.v)
+		if err != nil {
+			t.failedCall = op.call
+			return t.failWith(fmt.Errorf("%s: put: %w", t.s.Name(), err))
+		}
+		op.row = row
+	}
+	return nil
+}
+
+// lastWrites are the indexes in ops of each key's last write, in order.
+func lastWrites(ops []write) map[int]bool {
+	last := make(map[string]int, len(ops))
+	for i, op := range ops {
+		last[wkey(op.bucket, op.k)] = i
+	}
+	out := make(map[int]bool, len(last))
+	for _, i := range last {
+		out[i] = true
+	}
+	return out
+}
+
 // keyText shows a key in an error: as text when it is printable, else in
 // hex (a row key is binary).
 func keyText(k []byte) string {
@@ -135,33 +174,29 @@ type tableWrites struct {
 	dels, puts []write
 }
 
-// queueTables adds the table statements of ops (each key's last write;
-// ops are the kv writes just queued) to b: per table, one DELETE and one
-// upsert over arrays, deletes first, so that a key whose record moved to
-// another key frees its primary key first. perWrite queues one statement
-// a write instead, in order, so that a refusal names its Batch call.
+// queueTables adds the table statements of ops (the kv writes just
+// queued; of each key, its last write) to b: per table, one DELETE and
+// one upsert over arrays, deletes first, so that a key whose record moved
+// to another key frees its primary key first. perWrite queues one
+// statement a write instead, in order, so that a refusal names its Batch
+// call.
 func (p *projector) queueTables(b *pgx.Batch, ops []write, perWrite bool) []statement {
 	if p == nil {
 		return nil
 	}
-	if perWrite {
-		var out []statement
-		for i := range ops {
-			out = append(out, p.queueGrouped(b, ops[i:i+1])...)
-		}
-		return out
-	}
-	last := map[string]int{}
-	for i, op := range ops {
-		last[wkey(op.bucket, op.k)] = i
-	}
+	last := lastWrites(ops)
 	var latest []write
+	var out []statement
 	for i, op := range ops {
-		if last[wkey(op.bucket, op.k)] == i {
+		switch {
+		case !last[i]:
+		case perWrite:
+			out = append(out, p.queueGrouped(b, ops[i:i+1])...)
+		default:
 			latest = append(latest, op)
 		}
 	}
-	return p.queueGrouped(b, latest)
+	return append(out, p.queueGrouped(b, latest)...)
 }
 
 // queueGrouped queues ops (distinct keys) grouped by table.

@@ -16,6 +16,7 @@ import (
 	"github.com/batchd/batchd/internal/payment"
 	"github.com/batchd/batchd/internal/pgtest"
 	"github.com/batchd/batchd/internal/state"
+	"github.com/batchd/batchd/internal/state/kv"
 	"github.com/batchd/batchd/internal/state/postgres"
 )
 
@@ -239,4 +240,46 @@ func TestCheckTablesFindsWritesOutsideBatchd(t *testing.T) {
 	if len(f) != len(want) {
 		t.Errorf("findings %q, want %d", f, len(want))
 	}
+}
+
+// TestUndecodableValueFailsItsCommit: a value the projection cannot
+// decode fails the write's transaction, naming bucket and key, and
+// commits nothing; in a shared commit only its own caller fails.
+func TestUndecodableValueFailsItsCommit(t *testing.T) {
+	dsn := pgtest.NewDatabase(t)
+	s, err := postgres.Open(context.Background(), dsn, postgres.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	key := []byte{0, 0, 0, 0, 0, 0, 0, 7, 0, 0, 0, 2}
+	put := func(bucket string, k, v []byte) func(kv.Tx) error {
+		return func(tx kv.Tx) error {
+			b, err := tx.CreateBucketIfNotExists([]byte(bucket))
+			if err != nil {
+				return err
+			}
+			return b.Put(k, v)
+		}
+	}
+	err = s.Update(put("rows", key, []byte("not a row")))
+	if err == nil || !strings.Contains(err.Error(), `bucket "rows" key 0x000000000000000700000002`) {
+		t.Fatalf("an undecodable row: %v, want an error naming bucket and key", err)
+	}
+	errs := make(chan error, 2)
+	go func() { errs <- s.Batch(put("batches", []byte("b"), []byte("{"))) }()
+	go func() { errs <- s.Batch(put("jobs", []byte("j"), []byte("ok"))) }()
+	var failed int
+	for range 2 {
+		if err := <-errs; err != nil {
+			failed++
+			if !strings.Contains(err.Error(), `bucket "batches" key "b"`) {
+				t.Errorf("batch: %v", err)
+			}
+		}
+	}
+	if failed != 1 {
+		t.Errorf("%d batch calls failed, want the undecodable one only", failed)
+	}
+	same(t, "what committed", query(t, dsn, "SELECT convert_from(bucket, 'UTF8') FROM kv_keys ORDER BY 1"), []string{"jobs"})
 }

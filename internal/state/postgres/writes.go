@@ -28,8 +28,9 @@ type write struct {
 	bucket, k, v []byte
 	del          bool
 	call         int
-	// row is a Put's row of its bucket's typed table, as JSON (project.go);
-	// nil when no table is fed by the bucket.
+	// row is a Put's row of its bucket's typed table, as JSON, made
+	// before the write is sent (project.go); nil until then, and when no
+	// table is fed by the bucket.
 	row json.RawMessage
 }
 
@@ -53,8 +54,8 @@ func (w *writes) add(op write) {
 
 // put and del copy key and value: a caller may reuse its slices once
 // the call returns, as bbolt's callers may.
-func (w *writes) put(bucket, k, v []byte, call int, row json.RawMessage) {
-	w.add(write{bucket: bucket, k: clone(k), v: clone(v), call: call, row: row})
+func (w *writes) put(bucket, k, v []byte, call int) {
+	w.add(write{bucket: bucket, k: clone(k), v: clone(v), call: call})
 }
 
 func (w *writes) del(bucket, k []byte, call int) {
@@ -188,6 +189,9 @@ func oneCall(ops []write) bool {
 func (t *tx) flush() error {
 	if t.err != nil || t.mode != locked || len(t.pending.unsent()) == 0 {
 		return t.err
+	}
+	if err := t.projectUnsent(); err != nil {
+		return err
 	}
 	var ops []statement
 	res, err := t.send(func(b *pgx.Batch) { ops = t.queueWrites(b) })
