@@ -22,8 +22,8 @@ import (
 // A value the projection cannot decode fails the transaction before
 // anything is sent, with an error naming the bucket and the key, and
 // names the Batch call that wrote it, which then runs alone (batch.go):
-// a table never silently misses a record. Deletes need no decoding: every table has the
-// record's key (kv_key).
+// a table never silently misses a record. Deletes need no decoding:
+// every table has the record's key (kv_key).
 //
 // A key or unique constraint a table's row breaks fails its statement,
 // which names the Batch call that wrote it, as the owner triggers do. A
