@@ -23,7 +23,8 @@ var errDamagedDB = errors.New("the ledger is damaged: keep the database as it is
 // runCheck is `batchd check`: bbolt's consistency check and batchd's
 // invariants, on the configured ledger (through a snapshot when a batchd
 // holds it) or on any copy of one (--file); on a PostgreSQL ledger
-// (state.backend: postgres), batchd's invariants. Exit 1 on any fault.
+// (state.backend: postgres), batchd's invariants and the typed tables'
+// agreement with the keys. Exit 1 on any fault.
 func runCheck(ctx context.Context, env *environ, cl *cmdLine) error {
 	file := cl.String("file", "", "check this ledger or snapshot file instead of the configured ledger")
 	asJSON := cl.Bool("json", false, "print the report as JSON")
@@ -78,10 +79,27 @@ func checkConfigured(cfg *config.Config) (*state.Report, error) {
 	}
 	defer db.Close()
 	rep, err := db.Check()
-	if err == nil {
-		rep.Instance = db.Instance()
+	if err != nil {
+		return nil, err
 	}
-	return rep, err
+	rep.Instance = db.Instance()
+	return rep, checkTables(cfg, rep)
+}
+
+// checkTables adds to rep where the PostgreSQL ledger's typed tables
+// (docs/ops-sql.md) disagree with its keys: a row missing, stray or
+// different, written outside batchd or by a bug.
+func checkTables(cfg *config.Config, rep *state.Report) error {
+	store, err := jobs.OpenPostgresStore(cfg.PostgresDSN(), false, cfg.State.LeaseTTL.Std())
+	if err != nil {
+		return err
+	}
+	defer store.Close()
+	found, err := store.CheckTables(context.Background())
+	for _, f := range found {
+		rep.Faults = append(rep.Faults, state.Fault{Where: f.Where, What: f.What})
+	}
+	return err
 }
 
 func printReport(env *environ, r *state.Report) {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"slices"
 
 	"github.com/batchd/batchd/internal/payment"
 	boltkv "github.com/batchd/batchd/internal/state/bolt"
@@ -55,12 +56,19 @@ func (d *DB) CopyTo(ctx context.Context, dst kv.Store) (*CopyReport, error) {
 		return nil, err
 	}
 	err := d.view(func(src kv.Tx) error {
-		return src.ForEachBucket(func(name []byte) error {
+		names, err := copyOrder(src)
+		if err != nil {
+			return err
+		}
+		for _, name := range names {
 			n, err := copyBucket(ctx, src.Bucket(name), name, dst)
 			rep.Buckets[string(name)] = n
 			rep.Keys += n
-			return err
-		})
+			if err != nil {
+				return err
+			}
+		}
+		return nil
 	})
 	if err != nil {
 		return rep, fmt.Errorf("copy %s to %s: %w", d.Path(), dst.Name(), err)
@@ -75,6 +83,27 @@ func (d *DB) CopyTo(ctx context.Context, dst kv.Store) (*CopyReport, error) {
 		return rep, fmt.Errorf("copy %s to %s: forget the source's origin: %w", d.Path(), dst.Name(), err)
 	}
 	return rep, nil
+}
+
+// copyOrder is the order CopyTo copies src's buckets in: first those
+// that feed a typed table, in the projection's order (projection.go:
+// batches before their rows, rows before the checks they own), so that
+// each chunk a PostgreSQL copy commits meets its tables' foreign keys;
+// then the others, by name.
+func copyOrder(src kv.Tx) ([][]byte, error) {
+	var first, rest [][]byte
+	for _, t := range projected {
+		if src.Bucket([]byte(t.Bucket)) != nil {
+			first = append(first, []byte(t.Bucket))
+		}
+	}
+	err := src.ForEachBucket(func(name []byte) error {
+		if !slices.ContainsFunc(projected, func(t kv.Table) bool { return t.Bucket == string(name) }) {
+			rest = append(rest, bytes.Clone(name))
+		}
+		return nil
+	})
+	return append(first, rest...), err
 }
 
 // refuseNonEmpty refuses a destination that already holds a ledger's

@@ -16,7 +16,7 @@ import (
 // so which calls share a commit does not depend on timing.
 func openBatching(t *testing.T, n int) *Store {
 	t.Helper()
-	s, err := Open(context.Background(), pgtest.NewDatabase(t), Options{BatchDelay: time.Hour, BatchSize: n})
+	s, err := Open(context.Background(), pgtest.NewDatabase(t), Options{BatchDelay: time.Hour, BatchSize: n, Projection: NoTables})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -14,7 +14,7 @@ import (
 // trips and locking, not disks.
 
 func benchStore(b *testing.B) *Store {
-	s, err := Open(context.Background(), pgtest.NewDatabase(b), Options{})
+	s, err := Open(context.Background(), pgtest.NewDatabase(b), Options{Projection: NoTables})
 	if err != nil {
 		b.Fatal(err)
 	}

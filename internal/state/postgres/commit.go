@@ -143,6 +143,9 @@ func (t *tx) lock() error {
 // commit sends what the transaction has not sent (the lock and checks of
 // an optimistic one, its writes) and COMMIT, in one round trip.
 func (t *tx) commit() error {
+	if err := t.projectUnsent(); err != nil {
+		return err
+	}
 	optimistic, n := t.mode == optimistic, 0
 	var ops []statement
 	res, err := t.send(func(b *pgx.Batch) {

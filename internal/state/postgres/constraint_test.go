@@ -156,7 +156,7 @@ func TestOwnerLeavesOnlyThroughPrune(t *testing.T) {
 // id cannot be given to another row; with it, the delete commits; on a
 // pool of one connection, the next transaction is refused again.
 func TestDeclarePrune(t *testing.T) {
-	s, err := Open(context.Background(), pgtest.NewDatabase(t), Options{MaxConns: 1})
+	s, err := Open(context.Background(), pgtest.NewDatabase(t), Options{MaxConns: 1, Projection: NoTables})
 	must(t, err)
 	t.Cleanup(func() { s.Close() })
 	update := func(prune bool, fn func(checks, other kv.Bucket) error) error { return inChecks(s, prune, fn) }

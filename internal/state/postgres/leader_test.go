@@ -230,7 +230,7 @@ func waitForLockWait(t *testing.T, admin *pgx.Conn) {
 func TestStalledLeaderCannotBlockTakeover(t *testing.T) {
 	dsn := pgtest.NewDatabase(t)
 	ctx := context.Background()
-	a, err := Open(ctx, dsn, Options{IdleInTxTimeout: 100 * time.Millisecond, Fencing: true})
+	a, err := Open(ctx, dsn, Options{IdleInTxTimeout: 100 * time.Millisecond, Fencing: true, Projection: NoTables})
 	must(t, err)
 	t.Cleanup(func() { a.Close() })
 	b, admin := open(t, dsn), conn(t, dsn)

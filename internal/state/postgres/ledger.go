@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/batchd/batchd/internal/state"
+	"github.com/batchd/batchd/internal/state/kv"
 )
 
 // OpenLedger opens the ledger kept in the database of dsn: the store
@@ -23,6 +24,11 @@ func OpenLedger(ctx context.Context, dsn string, popts Options, opts state.Optio
 	}
 	return d, nil
 }
+
+// ledgerProjection is the ledger's projection, the Store's by default
+// (Options.Projection). This file is the one bridge between the store
+// and the ledger's package; the store itself knows only kv.Projection.
+func ledgerProjection() kv.Projection { return state.Projection() }
 
 // Elector is the store's leader lease in the ledger's words
 // (state.Elector).

@@ -12,6 +12,9 @@ import (
 	"github.com/pressly/goose/v3/lock"
 )
 
+// The SQL files are versions 1 to 3; version 4 is the Go migration of
+// the typed tables (tables.go), so the next SQL file is 00005.
+//
 //go:embed migrations/*.sql
 var migrationFiles embed.FS
 
@@ -21,10 +24,11 @@ var migrationFiles embed.FS
 // does not wait on batchd's.
 const migrationLockID int64 = 0x62617463_68640001 // "batchd" 0001
 
-// migrate brings the schema up to date: the embedded, versioned SQL files,
-// applied by goose under a session advisory lock, recorded in
-// batchd_schema_version.
-func migrate(ctx context.Context, pool *pgxpool.Pool) error {
+// migrate brings the schema up to date, or to version to when it is not
+// zero (tests): the embedded, versioned SQL files and the Go migration
+// of the typed tables (tables.go, filled through proj), applied by goose
+// under a session advisory lock, recorded in batchd_schema_version.
+func migrate(ctx context.Context, pool *pgxpool.Pool, proj *projector, to int64) error {
 	sub, err := fs.Sub(migrationFiles, "migrations")
 	if err != nil {
 		return err
@@ -40,11 +44,16 @@ func migrate(ctx context.Context, pool *pgxpool.Pool) error {
 	p, err := goose.NewProvider(goose.DialectPostgres, db, sub,
 		goose.WithSessionLocker(locker),
 		goose.WithTableName("batchd_schema_version"),
-		goose.WithDisableGlobalRegistry(true))
+		goose.WithDisableGlobalRegistry(true),
+		goose.WithGoMigrations(tablesMigration(proj)))
 	if err != nil {
 		return fmt.Errorf("migrations: %w", err)
 	}
-	if _, err := p.Up(ctx); err != nil {
+	up := p.Up
+	if to > 0 {
+		up = func(ctx context.Context) ([]*goose.MigrationResult, error) { return p.UpTo(ctx, to) }
+	}
+	if _, err := up(ctx); err != nil {
 		return fmt.Errorf("migrate schema: %w", err)
 	}
 	return nil

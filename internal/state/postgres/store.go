@@ -85,6 +85,11 @@ type Options struct {
 	// Keep it well under the lease TTL, and above any pause a rule makes
 	// between two statements.
 	IdleInTxTimeout time.Duration
+	// Projection decodes the records of the typed tables (project.go,
+	// docs/ops-sql.md); nil means the ledger's own (state.Projection), so
+	// that no Store, a tool's or a test's included, writes keys without
+	// their tables.
+	Projection kv.Projection
 }
 
 // Store is a ledger in one PostgreSQL database. It is safe for concurrent
@@ -101,6 +106,8 @@ type Store struct {
 	txSeq   atomic.Int64
 
 	batches batcher
+	// proj keeps the typed tables with the keys (project.go).
+	proj *projector
 	// cache holds values this process read or committed, for optimistic
 	// transactions (cache.go).
 	cache valueCache
@@ -124,6 +131,12 @@ var _ kv.Store = (*Store)(nil)
 // name the database by host, port and name: never the DSN, which may hold
 // a password.
 func Open(ctx context.Context, dsn string, opts Options) (*Store, error) {
+	return openTo(ctx, dsn, opts, 0)
+}
+
+// openTo is Open with the schema migrated up to version to (zero: the
+// latest), for tests of a ledger made by an older batchd.
+func openTo(ctx context.Context, dsn string, opts Options, to int64) (*Store, error) {
 	cfg, err := pgxpool.ParseConfig(dsn)
 	if err != nil {
 		// The parser's error may quote the DSN, password and all.
@@ -145,6 +158,10 @@ func Open(ctx context.Context, dsn string, opts Options) (*Store, error) {
 	}
 	s.fencing.Store(opts.Fencing)
 	s.batches.init(s, opts)
+	if opts.Projection == nil {
+		opts.Projection = ledgerProjection()
+	}
+	s.proj = newProjector(opts.Projection)
 	if s.pool, err = pgxpool.NewWithConfig(ctx, cfg); err != nil {
 		return nil, fmt.Errorf("open postgres ledger %s: %w", s.name, err)
 	}
@@ -152,7 +169,7 @@ func Open(ctx context.Context, dsn string, opts Options) (*Store, error) {
 		s.pool.Close()
 		return nil, fmt.Errorf("open postgres ledger %s: %w", s.name, err)
 	}
-	if err := migrate(ctx, s.pool); err != nil {
+	if err := migrate(ctx, s.pool, s.proj, to); err != nil {
 		s.pool.Close()
 		return nil, fmt.Errorf("open postgres ledger %s: %w", s.name, err)
 	}

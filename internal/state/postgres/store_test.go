@@ -22,7 +22,7 @@ func open(t *testing.T, dsn string) *Store {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	s, err := Open(ctx, dsn, Options{})
+	s, err := Open(ctx, dsn, Options{Projection: NoTables})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -78,8 +78,9 @@ func TestConcurrentOpenMigratesOnce(t *testing.T) {
 		"SELECT count(*), count(DISTINCT version_id) FROM batchd_schema_version WHERE version_id > 0").Scan(&n, &distinct); err != nil {
 		t.Fatal(err)
 	}
-	if n != len(files) || distinct != n {
-		t.Errorf("%d migrations recorded (%d distinct), want each of the %d files once", n, distinct, len(files))
+	// The SQL files, and the Go migration of the typed tables (tables.go).
+	if want := len(files) + 1; n != want || distinct != n {
+		t.Errorf("%d migrations recorded (%d distinct), want each of the %d once", n, distinct, want)
 	}
 }
 

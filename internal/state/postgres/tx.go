@@ -243,6 +243,11 @@ func (t *tx) DeleteBucket(name []byte) error {
 	if err != nil {
 		return t.fail("delete bucket", name, err)
 	}
+	if tb := t.s.proj.of(name); tb != nil {
+		if _, err := t.exec("DELETE FROM " + tb.Name); err != nil {
+			return t.fail("delete bucket's table", name, err)
+		}
+	}
 	t.buckets[string(name)] = nil
 	t.s.buckets.Delete(string(name))
 	t.s.cache.clear() // its keys are gone

@@ -2,6 +2,7 @@ package postgres
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"slices"
 
@@ -27,6 +28,10 @@ type write struct {
 	bucket, k, v []byte
 	del          bool
 	call         int
+	// row is a Put's row of its bucket's typed table, as JSON, made
+	// before the write is sent (project.go); nil until then, and when no
+	// table is fed by the bucket.
+	row json.RawMessage
 }
 
 // writes is a transaction's buffer, in order, with the latest write of
@@ -88,7 +93,14 @@ const bulkFrom = 4
 // write, so that the refusal names its call.
 func (t *tx) queueWrites(b *pgx.Batch) []statement {
 	ops := t.pending.unsent()
-	if len(ops) < bulkFrom || (t.mode == locked && t.calls > 1) {
+	perWrite := t.mode == locked && t.calls > 1
+	return append(queueKeys(b, ops, perWrite), t.s.proj.queueTables(b, ops, perWrite)...)
+}
+
+// queueKeys adds the writes of ops to kv_keys to b: one statement a write
+// when perWrite or when they are few, else two over arrays.
+func queueKeys(b *pgx.Batch, ops []write, perWrite bool) []statement {
+	if len(ops) < bulkFrom || perWrite {
 		out := make([]statement, len(ops))
 		for i, op := range ops {
 			queueOne(b, op)
@@ -177,6 +189,9 @@ func oneCall(ops []write) bool {
 func (t *tx) flush() error {
 	if t.err != nil || t.mode != locked || len(t.pending.unsent()) == 0 {
 		return t.err
+	}
+	if err := t.projectUnsent(); err != nil {
+		return err
 	}
 	var ops []statement
 	res, err := t.send(func(b *pgx.Batch) { ops = t.queueWrites(b) })

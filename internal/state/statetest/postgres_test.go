@@ -62,8 +62,30 @@ func (l *postgresLedger) Open(t testing.TB, opts state.Options) *state.DB {
 		t.Fatalf("take the test ledger's lease: %+v, %v", li, err)
 	}
 	t.Cleanup(func() { d.Close() })
+	// Runs first: whatever the test did, the typed tables agree with the
+	// keys (docs/ops-sql.md).
+	dsn := l.dsn
+	t.Cleanup(func() { checkTables(t, dsn) })
 	l.now = opts.Now
 	return d
+}
+
+// checkTables compares the typed tables of the ledger in dsn with its
+// keys (postgres.Store.CheckTables), through a store of its own.
+func checkTables(t testing.TB, dsn string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	s, err := postgres.Open(ctx, dsn, postgres.Options{})
+	if err != nil {
+		t.Errorf("check the typed tables: %v", err)
+		return
+	}
+	defer s.Close()
+	found, err := s.CheckTables(ctx)
+	if err != nil || len(found) > 0 {
+		t.Errorf("the typed tables disagree with the keys: %v %v", found, err)
+	}
 }
 
 // Snapshot copies the ledger into a fresh database (DB.CopyTo), as
