@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"log/slog"
 	"os"
 	"slices"
@@ -135,8 +134,8 @@ func runDistance(b *testing.B, url string, db *state.DB, trips func() int64, mov
 	}
 	now := (&clock{t: monday()}).Now
 	counted := newCountedLedger(db)
-	r, err := New(counted, echeck.NewService(api), Options{ReportsDir: b.TempDir(), Now: now,
-		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	marks := &milestones{at: map[string]time.Time{}}
+	r, err := New(counted, echeck.NewService(api), Options{ReportsDir: b.TempDir(), Now: now, Logger: slog.New(marks)})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -172,8 +171,8 @@ func runDistance(b *testing.B, url string, db *state.DB, trips func() int64, mov
 	if trips != nil {
 		b.ReportMetric(perCheck(trips()-trips0), "roundtrips/check")
 	}
-	b.Logf("elapsed %s, floor %s; load average %s before, %s after; ledger calls: %s",
-		elapsed.Round(time.Millisecond), floor, load0, loadAverage(), counted)
+	b.Logf("elapsed %s, floor %s; %s; load average %s before, %s after; ledger calls: %s",
+		elapsed.Round(time.Millisecond), floor, marks, load0, loadAverage(), counted)
 	if trips != nil {
 		b.Logf("alone: %s", callTrips(b, db, trips))
 	}
@@ -214,6 +213,36 @@ func callTrips(b *testing.B, db *state.DB, trips func() int64) string {
 	}
 	return fmt.Sprintf("OwnerRows of %d check ids: %d round trips; Rows of a batch of %d rows: %d; TrackedRows stopped at its first row: %d",
 		len(ids), owners, bs[0].Rows, rows, trips()-t0)
+}
+
+// milestones is a log handler that notes when a run first logged each
+// message, to tell the time the walk took from the time the rest of the
+// run (the status report's pass, the reports) took after it.
+type milestones struct {
+	mu sync.Mutex
+	at map[string]time.Time
+}
+
+func (h *milestones) Enabled(context.Context, slog.Level) bool { return true }
+func (h *milestones) WithAttrs([]slog.Attr) slog.Handler       { return h }
+func (h *milestones) WithGroup(string) slog.Handler            { return h }
+
+func (h *milestones) Handle(_ context.Context, r slog.Record) error {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if _, ok := h.at[r.Message]; !ok {
+		h.at[r.Message] = r.Time
+	}
+	return nil
+}
+
+// String says when the walk ended and the run finished, from its start.
+func (h *milestones) String() string {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	start := h.at["reconcile started"]
+	since := func(msg string) time.Duration { return h.at[msg].Sub(start).Round(time.Millisecond) }
+	return fmt.Sprintf("walk over %s, run finished %s after the start", since("check list read"), since("reconcile finished"))
 }
 
 // loadAverage is the machine's 1, 5 and 15 minute load averages, to set
