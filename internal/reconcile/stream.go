@@ -19,10 +19,12 @@ import (
 // pass, concurrently but still written in order. The settlement is summed
 // and the stuck checks found from the very lines written.
 //
-// A line shows its row as it was when the walk first looked at its check:
-// should a later pass of the walk (the list changed while it was read) see
-// the check again with yet another status, the ledger records it, and the
-// next run reports it.
+// A line shows its row as it was when the walk first looked at its check,
+// or, when the matcher could not keep that record (readAhead), as read
+// from the ledger after that look; never as read before the walk's
+// observation of it committed. Should a later pass of the walk (the list
+// changed while it was read) see the check again with yet another status,
+// the ledger records it, and the next run reports it.
 
 // freshCap bounds the records the matcher keeps for the pass of rows the
 // walk looked at before the pass reached them; past it, the pass reads the
