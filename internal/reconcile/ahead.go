@@ -1,6 +1,7 @@
 package reconcile
 
 import (
+	"context"
 	"fmt"
 
 	"github.com/batchd/batchd/internal/payment"
@@ -8,7 +9,7 @@ import (
 
 // aheadRows bounds the rows the status report's pass reads in one ledger
 // call when the walk has run ahead of it (readAhead).
-const aheadRows = 256
+const aheadRows = 1000
 
 // readAhead reads, for the status report's pass, the rows the walk looked
 // at before the pass reached them whose records the matcher did not keep
@@ -73,3 +74,40 @@ func (a *readAhead) unkept(k payment.RowKey) []payment.RowKey {
 // passed forgets what was read ahead of row k once the pass is past it
 // (a row the report then did not show).
 func (a *readAhead) passed(k payment.RowKey) { delete(a.kept, k) }
+
+// rowQueue is how many rows of the ledger the status report's pass reads
+// before it needs them (eachRowQueued): a scan's chunk (1,000 rows).
+const rowQueue = 1000
+
+// eachRowQueued is eachRow read on a goroutine of its own, up to rowQueue
+// rows ahead of fn, so that the ledger's next rows are read while the pass
+// waits for and writes the rows before them. Read in step with the pass,
+// each chunk of rows stalled it for the chunk's round trips (a dozen at
+// least on PostgreSQL), during which the walk ran on: a walk that gets
+// freshCap rows ahead has the pass read rows again (readAhead).
+func (m *matcher) eachRowQueued(ctx context.Context, fn func(*payment.Row) (bool, error)) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	rows, read := make(chan *payment.Row, rowQueue), make(chan error, 1)
+	go func() {
+		defer close(rows)
+		read <- m.eachRow(ctx, func(r *payment.Row) (bool, error) {
+			select {
+			case rows <- r:
+				return true, nil
+			case <-ctx.Done():
+				return false, ctx.Err()
+			}
+		})
+	}()
+	for r := range rows {
+		if more, err := fn(r); err != nil || !more {
+			cancel() // the reader's error is then only the cancellation
+			for range rows {
+			}
+			<-read
+			return err
+		}
+	}
+	return <-read
+}

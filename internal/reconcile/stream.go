@@ -184,7 +184,7 @@ func (r *Runner) pass(ctx context.Context, api API, m *matcher, today Date, res 
 // awaited, so a row the walk will show is never written before.
 func (m *matcher) feed(ctx context.Context, slots, jobs chan<- *slot, res *passResult) error {
 	ahead := newReadAhead(m)
-	err := m.eachRow(ctx, func(r *payment.Row) (bool, error) {
+	err := m.eachRowQueued(ctx, func(r *payment.Row) (bool, error) {
 		s, err := m.settled(ctx, r, ahead)
 		ahead.passed(r.Key)
 		if err == nil && s == nil {
