@@ -16,6 +16,12 @@ type RowReader interface {
 	// rows, and a read per row would cost 100 transactions (on PostgreSQL,
 	// 100 round trips) a page.
 	OwnerRows(ids []string) (map[string]*Row, error)
+	// RowsByKey returns the rows under keys, in the keys' order, in one
+	// read: reconcile's status report reads together the rows it did not
+	// keep, where a read per row would cost a round trip each on
+	// PostgreSQL. A key with no row fails it, wrapping ErrNotFound, as
+	// Row does.
+	RowsByKey(keys []RowKey) ([]*Row, error)
 	// Rows scans one batch's rows in line order.
 	Rows(batch uint64, fn func(*Row) (bool, error)) error
 	// OpenRows scans rows that have no check yet (pending, in flight, in

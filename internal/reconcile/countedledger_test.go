@@ -18,7 +18,7 @@ type countedLedger struct {
 	n map[string]*atomic.Int64 // fixed at creation; the counters are atomic
 }
 
-var countedMethods = []string{"Row", "OwnerRows", "ObserveStatuses", "Rows", "TrackedRows", "Batch", "Batches", "Bank", "CheckOwners", "OpenRows"}
+var countedMethods = []string{"Row", "RowsByKey", "OwnerRows", "ObserveStatuses", "Rows", "TrackedRows", "Batch", "Batches", "Bank", "CheckOwners", "OpenRows"}
 
 func newCountedLedger(db payment.Ledger) *countedLedger {
 	c := &countedLedger{Ledger: db, n: map[string]*atomic.Int64{}}
@@ -50,6 +50,11 @@ func (c *countedLedger) String() string {
 func (c *countedLedger) Row(k payment.RowKey) (*payment.Row, error) {
 	c.n["Row"].Add(1)
 	return c.Ledger.Row(k)
+}
+
+func (c *countedLedger) RowsByKey(keys []payment.RowKey) ([]*payment.Row, error) {
+	c.n["RowsByKey"].Add(1)
+	return c.Ledger.RowsByKey(keys)
 }
 
 func (c *countedLedger) OwnerRows(ids []string) (map[string]*payment.Row, error) {

@@ -36,7 +36,8 @@ type matcher struct {
 	cond          *sync.Cond
 	walked        bool                       // the walk is over
 	listedW       []Window                   // the date ranges it listed, once over
-	fresh         map[payment.RowKey]*record // rows looked at that the pass has not written yet (at most freshCap)
+	fresh         map[payment.RowKey]*record // rows looked at that the pass has not written yet (at most keep)
+	keep          int                        // freshCap, unless a test lowers it
 	written       rowSet                     // rows the pass has taken
 	doubts        map[string][]*payment.Row  // Identity.Key -> rows in doubt when the run began
 	inFlight      map[string]payment.RowKey  // identity -> rows being created right now
@@ -63,7 +64,7 @@ func newMatcher(db payment.Ledger, now func() time.Time, log *slog.Logger) (*mat
 		files: map[uint64]string{}, twins: map[string]*record{},
 		doubts: map[string][]*payment.Row{}, inFlight: map[string]payment.RowKey{}, resolved: map[payment.RowKey]bool{},
 		unknown: map[string]*payment.Check{}, heard: map[string]UnknownEvent{}, explained: map[string]bool{}, excs: map[string]*exception{}, observed: map[payment.RowKey]*payment.Row{},
-		fresh: map[payment.RowKey]*record{}, banks: bankinfo.NewNames(db),
+		fresh: map[payment.RowKey]*record{}, keep: freshCap, banks: bankinfo.NewNames(db),
 	}
 	m.cond = sync.NewCond(&m.mu)
 	bs, err := db.Batches()

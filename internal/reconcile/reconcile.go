@@ -100,6 +100,9 @@ type Runner struct {
 	api  API
 	opts Options
 	log  *slog.Logger
+	// keep bounds the records the matcher keeps for the status report's
+	// pass (stream.go); 0 is freshCap. Tests lower it.
+	keep int
 }
 
 // New checks opts, fills in defaults and returns a Runner.

@@ -1,6 +1,10 @@
 package reconcile
 
-import "github.com/batchd/batchd/internal/payment"
+import (
+	"math/bits"
+
+	"github.com/batchd/batchd/internal/payment"
+)
 
 // rowSet is a set of ledger rows, one bit per line of each batch: a run
 // over 1,000,000 rows marks them all in 125 kB, where a map of row keys
@@ -38,3 +42,21 @@ func (s *rowSet) has(k payment.RowKey) bool {
 
 // len is the number of rows in the set.
 func (s *rowSet) len() int { return s.n }
+
+// after calls fn with each key of the set in k's batch past k's line, in
+// line order, until fn returns false.
+func (s *rowSet) after(k payment.RowKey, fn func(payment.RowKey) bool) {
+	b := s.bits[k.Batch]
+	for word := int(k.Line / 64); word < len(b); word++ {
+		w := b[word]
+		if word == int(k.Line/64) {
+			w &^= uint64(1)<<(k.Line%64+1) - 1 // k's line and those before it
+		}
+		for ; w != 0; w &= w - 1 {
+			line := uint32(word*64 + bits.TrailingZeros64(w))
+			if !fn(payment.RowKey{Batch: k.Batch, Line: line}) {
+				return
+			}
+		}
+	}
+}

@@ -48,6 +48,9 @@ func (r *Runner) Run(ctx context.Context, w Window) (*Summary, error) {
 		return sum, fmt.Errorf("reconcile: %w", err)
 	}
 	m.window = w
+	if r.keep > 0 {
+		m.keep = r.keep
+	}
 	m.outcomes = newOutcomeWindow(today, o.ExceptionDays, o.Location)
 	defer m.fillFinals(sum) // on every return: what the ledger recorded counts even if the run fails later
 	plan, err := r.planRead(now, w, explicit, m, listed)

@@ -19,20 +19,22 @@ import (
 // pass, concurrently but still written in order. The settlement is summed
 // and the stuck checks found from the very lines written.
 //
-// A line shows its row as it was when the walk first looked at its check:
-// should a later pass of the walk (the list changed while it was read) see
-// the check again with yet another status, the ledger records it, and the
-// next run reports it.
+// A line shows its row as it was when the walk first looked at its check,
+// or, when the matcher could not keep that record (readAhead), as read
+// from the ledger after that look; never as read before the walk's
+// observation of it committed. Should a later pass of the walk (the list
+// changed while it was read) see the check again with yet another status,
+// the ledger records it, and the next run reports it.
 
 // freshCap bounds the records the matcher keeps for the pass of rows the
 // walk looked at before the pass reached them; past it, the pass reads the
-// row again.
+// row again, with the next such rows (readAhead).
 const freshCap = 4096
 
 // settle marks k looked at, and keeps rec for the pass unless the pass
 // has already written the row. Called with m.mu held.
 func (m *matcher) settleLocked(rec *record) {
-	if m.checked.add(rec.key) && !m.written.has(rec.key) && len(m.fresh) < freshCap {
+	if m.checked.add(rec.key) && !m.written.has(rec.key) && len(m.fresh) < m.keep {
 		m.fresh[rec.key] = rec
 	}
 	m.wakeLocked()
@@ -181,8 +183,10 @@ func (r *Runner) pass(ctx context.Context, api API, m *matcher, today Date, res 
 // run's window) and that is final is left out at once; any other row is
 // awaited, so a row the walk will show is never written before.
 func (m *matcher) feed(ctx context.Context, slots, jobs chan<- *slot, res *passResult) error {
-	err := m.eachRow(ctx, func(r *payment.Row) (bool, error) {
-		s, err := m.settled(ctx, r)
+	ahead := newReadAhead(m)
+	err := m.eachRowQueued(ctx, func(r *payment.Row) (bool, error) {
+		s, err := m.settled(ctx, r, ahead)
+		ahead.passed(r.Key)
 		if err == nil && s == nil {
 			m.noteFinalRow(r) // left out of the status report, not of the exceptions and receipts
 		}
@@ -217,8 +221,9 @@ func (m *matcher) feed(ctx context.Context, slots, jobs chan<- *slot, res *passR
 }
 
 // settled waits for row r to settle and returns its slot, or nil when the
-// report does not show it.
-func (m *matcher) settled(ctx context.Context, r *payment.Row) (*slot, error) {
+// report does not show it. ahead reads the rows whose records were not
+// kept.
+func (m *matcher) settled(ctx context.Context, r *payment.Row, ahead *readAhead) (*slot, error) {
 	owned := r.State == payment.Submitted && r.CheckID != ""
 	switch r.State {
 	case payment.Submitted, payment.InDoubt, payment.InFlight, payment.Pending: // may be looked at in this run
@@ -241,7 +246,7 @@ func (m *matcher) settled(ctx context.Context, r *payment.Row) (*slot, error) {
 	}
 	s := &slot{ready: make(chan struct{})}
 	if checked {
-		if s.rec, err = m.freshRecord(r.Key); err != nil {
+		if s.rec, err = m.freshRecord(r.Key, ahead); err != nil {
 			return nil, err
 		}
 		close(s.ready)
@@ -267,8 +272,8 @@ func (m *matcher) settled(ctx context.Context, r *payment.Row) (*slot, error) {
 }
 
 // freshRecord is the record of a row the walk looked at: the one it kept,
-// or the row read now.
-func (m *matcher) freshRecord(k payment.RowKey) (*record, error) {
+// or the row read since (ahead).
+func (m *matcher) freshRecord(k payment.RowKey, ahead *readAhead) (*record, error) {
 	m.mu.Lock()
 	rec := m.fresh[k]
 	delete(m.fresh, k)
@@ -277,11 +282,7 @@ func (m *matcher) freshRecord(k payment.RowKey) (*record, error) {
 	if rec != nil {
 		return rec, nil
 	}
-	row, err := m.db.Row(k)
-	if err != nil {
-		return nil, fmt.Errorf("read %s: %w", k, err)
-	}
-	return recordOf(row), nil
+	return ahead.record(k)
 }
 
 // confirmSlot fetches the check of a slot's row and leaves in the slot the

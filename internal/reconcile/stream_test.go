@@ -65,6 +65,39 @@ func TestStatusReportInLedgerOrderWhateverTheWalkOrder(t *testing.T) {
 	})
 }
 
+// TestStatusPassReadsAheadTheRowsItDidNotKeep: when the walk runs ahead
+// of the status report's pass by more records than the matcher keeps,
+// the pass reads the rows it lacks several at a time (RowsByKey), never
+// one by one, and each line still shows the status the walk recorded:
+// no row is read before the walk's observation of it committed.
+func TestStatusPassReadsAheadTheRowsItDidNotKeep(t *testing.T) {
+	ledgertest.Each(t, func(t *testing.T, backend string) {
+		e := newEnv(t, backend, monday(), nil)
+		e.submitBatch(e.load("a.csv", manyPayments(12)...), 4)
+		e.submitBatch(e.load("b.csv", manyPayments(9)...), 4)
+		e.advance(3) // every check is printed now
+		r := e.runner(reversedAPI{e.svc}, Options{PageSize: 4, Concurrency: 3})
+		counted := newCountedLedger(r.db)
+		r.db, r.keep = counted, 1
+		sum, err := r.Run(context.Background(), Window{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if sum.StatusRows != 21 || sum.Matched != 21 || sum.StatusChanges != 21 {
+			t.Fatalf("summary %+v", sum)
+		}
+		t.Logf("ledger calls: %s", counted)
+		if n, ahead := counted.n["Row"].Load(), counted.n["RowsByKey"].Load(); n != 0 || ahead == 0 || ahead >= 21 {
+			t.Fatalf("rows read alone %d, reads ahead %d; want none alone, and fewer reads than rows", n, ahead)
+		}
+		for _, l := range table(t, e.reportPath("status", Date{2026, 3, 5})) {
+			if l["status"] != "printed" {
+				t.Errorf("batch %s line %s: status %s, want the walk's printed", l["batch"], l["line"], l["status"])
+			}
+		}
+	})
+}
+
 // hiding leaves one check out of every list page.
 type hiding struct {
 	API

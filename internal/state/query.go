@@ -18,6 +18,22 @@ func (d *DB) Row(k payment.RowKey) (*payment.Row, error) {
 	return r, err
 }
 
+// RowsByKey returns the rows under keys, in their order, in one read
+// transaction, the rows read together (kv.Bucket.GetMany: one round trip
+// on PostgreSQL, not one a row). A key with no row fails it, wrapping
+// payment.ErrNotFound, as Row does.
+func (d *DB) RowsByKey(keys []payment.RowKey) ([]*payment.Row, error) {
+	if len(keys) == 0 {
+		return nil, nil
+	}
+	var rows []*payment.Row
+	err := d.readRows(len(keys), func(tx kv.Tx) (err error) {
+		rows, err = paymentRows.getMany(d)(tx, keys)
+		return err
+	})
+	return rows, err
+}
+
 // RowByCheck returns the row whose check has the given id.
 func (d *DB) RowByCheck(checkID string) (*payment.Row, error) {
 	var r *payment.Row

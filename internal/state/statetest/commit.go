@@ -15,6 +15,7 @@ import (
 var groupCommitCases = []testCase{
 	{"ConcurrentSendsAndCreates", testConcurrentSendsAndCreates},
 	{"ObserveStatusesIsOneCommit", testObserveStatusesIsOneCommit},
+	{"ConcurrentPagesOfStatuses", testConcurrentPagesOfStatuses},
 }
 
 // parallel runs fn for every key from workers goroutines, as submit's
@@ -85,15 +86,7 @@ func testConcurrentSendsAndCreates(t *testing.T, be Backend) {
 
 func testObserveStatusesIsOneCommit(t *testing.T, be Backend) {
 	d := open(t, be)
-	b := load(t, d.DB, "a.csv", 50)
-	keys := batchRows(t, d.DB, b.ID)
-	parallel(t, keys, 16, func(k payment.RowKey) error {
-		if _, err := d.Send(k); err != nil {
-			return err
-		}
-		_, err := d.Created(k, payment.CheckResult{CheckID: fmt.Sprintf("c%d", k.Line), Status: payment.StatusInProcess})
-		return err
-	})
+	keys := inProcess(t, d, 50)
 	var obs []payment.Observation
 	for _, k := range keys {
 		obs = append(obs, payment.Observation{Key: k, Status: payment.StatusPrinted})
@@ -109,6 +102,77 @@ func testObserveStatusesIsOneCommit(t *testing.T, be Backend) {
 	}
 	if r := rows[keys[1]]; r == nil || r.CheckStatus != payment.StatusPrinted || !r.StatusSeenAt.Equal(Epoch.Add(time.Hour)) {
 		t.Fatalf("changed row %+v", r)
+	}
+	d.invariants()
+}
+
+// inProcess loads n rows and submits them from 16 goroutines, each row's
+// check in process, and returns their keys.
+func inProcess(t *testing.T, d *fixture, n int) []payment.RowKey {
+	t.Helper()
+	b := load(t, d.DB, "a.csv", n)
+	keys := batchRows(t, d.DB, b.ID)
+	parallel(t, keys, 16, func(k payment.RowKey) error {
+		if _, err := d.Send(k); err != nil {
+			return err
+		}
+		_, err := d.Created(k, payment.CheckResult{CheckID: fmt.Sprintf("c%d", k.Line), Status: payment.StatusInProcess})
+		return err
+	})
+	return keys
+}
+
+// testConcurrentPagesOfStatuses: pages of observed statuses from
+// concurrent callers, as reconcile's page processors make them, may share
+// commits and run more than once (kv.Store.Batch): each caller gets back
+// exactly its own rows, each row takes its status once, and a page naming
+// a row that does not exist fails alone, recording nothing of itself.
+func testConcurrentPagesOfStatuses(t *testing.T, be Backend) {
+	d := open(t, be)
+	keys := inProcess(t, d, 40)
+	at := d.clock.Add(time.Hour)
+	pages := [][]payment.Observation{{
+		{Key: keys[0], Status: payment.StatusDeposited},
+		{Key: payment.RowKey{Batch: keys[0].Batch, Line: 999}, Status: payment.StatusPrinted},
+	}}
+	for i := 0; i < len(keys); i += 10 {
+		var page []payment.Observation
+		for _, k := range keys[i : i+10] {
+			page = append(page, payment.Observation{Key: k, Status: payment.StatusPrinted})
+		}
+		pages = append(pages, page)
+	}
+	got := make([]map[payment.RowKey]*payment.Row, len(pages))
+	errs := make([]error, len(pages))
+	var wg sync.WaitGroup
+	for i, page := range pages {
+		wg.Go(func() { got[i], errs[i] = d.ObserveStatuses(page, at) })
+	}
+	wg.Wait()
+	if !errors.Is(errs[0], payment.ErrNotFound) {
+		t.Fatalf("a page naming no row: %v, want ErrNotFound", errs[0])
+	}
+	for i, page := range pages[1:] {
+		if errs[i+1] != nil || len(got[i+1]) != len(page) {
+			t.Fatalf("page %d: %d rows, %v", i+1, len(got[i+1]), errs[i+1])
+		}
+		for _, o := range page {
+			if r := got[i+1][o.Key]; r == nil || r.CheckStatus != payment.StatusPrinted {
+				t.Fatalf("page %d: row %s %+v", i+1, o.Key, r)
+			}
+		}
+	}
+	for _, k := range keys {
+		r := row(t, d.DB, k)
+		steps := 0
+		for _, s := range r.History {
+			if s.Via == payment.Observe {
+				steps++
+			}
+		}
+		if r.CheckStatus != payment.StatusPrinted || steps != 1 {
+			t.Fatalf("row %s: %s after %d observed steps, want printed after one", k, r.CheckStatus, steps)
+		}
 	}
 	d.invariants()
 }

@@ -17,6 +17,7 @@ var rowCases = []testCase{
 	{"Lifecycle", testLifecycle},
 	{"RefusalsLeaveTheRow", testRefusalsLeaveTheRow},
 	{"UnknownRows", testUnknownRows},
+	{"RowsByKey", testRowsByKey},
 	{"FinalStatusNeverChanges", testFinalStatusNeverChanges},
 	{"ObservedPageNamesARowTwice", testObservedPageNamesARowTwice},
 	{"Voided", testVoided},
@@ -184,6 +185,38 @@ func testUnknownRows(t *testing.T, be Backend) {
 		t.Fatalf("rows %v", got)
 	}
 	d.invariants()
+}
+
+// testRowsByKey: rows read together are the rows Row reads, in the
+// keys' order (a key named twice read twice), account numbers opened; a
+// key with no row fails the read as Row fails.
+func testRowsByKey(t *testing.T, be Backend) {
+	d := open(t, be)
+	b := load(t, d.DB, "a.csv", 3)
+	submit(t, d.DB, key(b, 3), "c3", payment.StatusPrinted)
+	keys := []payment.RowKey{key(b, 3), key(b, 2), key(b, 4), key(b, 3)}
+	rows, err := d.RowsByKey(keys)
+	if err != nil || len(rows) != len(keys) {
+		t.Fatalf("RowsByKey = %d rows, %v", len(rows), err)
+	}
+	for i, k := range keys {
+		want, err := d.Row(k)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(rows[i], want) {
+			t.Errorf("RowsByKey's row %d (%s) differs from Row's", i, k)
+		}
+	}
+	if rows[0].CheckID != "c3" || rows[1].State != payment.Pending || rows[1].Payment.BankAccount == "" {
+		t.Fatalf("RowsByKey: %+v, %+v", rows[0], rows[1])
+	}
+	if rows, err := d.RowsByKey(nil); err != nil || len(rows) != 0 {
+		t.Fatalf("RowsByKey(nil) = %v %v", rows, err)
+	}
+	if _, err := d.RowsByKey([]payment.RowKey{key(b, 2), key(b, 9)}); !errors.Is(err, payment.ErrNotFound) {
+		t.Fatalf("RowsByKey of a key with no row: %v, want ErrNotFound", err)
+	}
 }
 
 // testObservedPageNamesARowTwice: a page of observations read together
