@@ -140,7 +140,6 @@ func observe[R, O any](d *DB, t *rowType[R], obs []O, key func(O) payment.RowKey
 		if err != nil {
 			return err
 		}
-		t.readOwners(tx, rows)
 		for i, o := range obs {
 			k, r := keys[i], rows[i]
 			if _, again := changed[k]; again {
@@ -163,23 +162,6 @@ func observe[R, O any](d *DB, t *rowType[R], obs []O, key func(O) payment.RowKey
 		return nil
 	})
 	return changed, err
-}
-
-// readOwners reads together the owners index's entries for the ids that
-// rows own, which each row's transition then checks (index) one at a
-// time: a store a network away answers them in one round trip for the
-// lot (PostgreSQL's optimistic batch keeps what it read and answers the
-// checks from there), not one a row. What it reads is only read again.
-func (t *rowType[R]) readOwners(tx kv.Tx, rows []*R) {
-	var ids [][]byte
-	for _, r := range rows {
-		if id, owns := t.owned(r); owns {
-			ids = append(ids, []byte(id))
-		}
-	}
-	if len(ids) > 0 {
-		tx.Bucket(t.owners).GetMany(ids)
-	}
 }
 
 // hear applies a webhook event about id to the row that owns it, inside

@@ -199,6 +199,7 @@ func (t *rowType[R]) applyTo(d *DB, tx kv.Tx, r *R, tr payment.Transition, note 
 		return nil, fmt.Errorf("%s: %w", k, err)
 	}
 	before := *h.State
+	was := t.indexed(r)
 	*h.State = next
 	if mutate != nil {
 		if err := mutate(r); err != nil {
@@ -210,7 +211,7 @@ func (t *rowType[R]) applyTo(d *DB, tx kv.Tx, r *R, tr payment.Transition, note 
 	if err := t.settle(tx, r, before, tr, at); err != nil {
 		return nil, err
 	}
-	if err := t.index(tx, r); err != nil {
+	if err := t.index(tx, r, was); err != nil {
 		return nil, err
 	}
 	if err := t.put(d.ring(), tx, r); err != nil {
@@ -224,37 +225,63 @@ func (t *rowType[R]) applyTo(d *DB, tx kv.Tx, r *R, tr payment.Transition, note 
 	return r, nil
 }
 
-// index keeps the open, track and owners buckets in step with r. It
-// refuses (payment.ErrCheckOwned) an id another row owns.
-func (t *rowType[R]) index(tx kv.Tx, r *R) error {
+// entries is what a row's index entries are: its open state (when
+// open), whether it is tracked, and the id it owns.
+type entries struct {
+	state         payment.RowState
+	open, tracked bool
+	id            string
+	owns          bool
+}
+
+// indexed is the index entries r has as it stands.
+func (t *rowType[R]) indexed(r *R) entries {
 	h := t.head(r)
-	key := keyBytes(*h.Key)
+	id, owns := t.owned(r)
+	return entries{state: *h.State, open: h.State.Open(), tracked: t.tracked(r), id: id, owns: owns}
+}
+
+// index keeps the open, track and owners buckets in step with r, given
+// the entries the row had before this transition (was): the row and its
+// entries are only ever written together, in one transaction, so only an
+// entry the transition changes is written. (A status seen again leaves
+// all three as they were; on PostgreSQL each entry left alone is a key
+// the commit does not write, nor its table row.) It refuses
+// (payment.ErrCheckOwned) an id another row owns.
+func (t *rowType[R]) index(tx kv.Tx, r *R, was entries) error {
+	now := t.indexed(r)
+	key := keyBytes(*t.head(r).Key)
 	open, track := tx.Bucket(t.open), tx.Bucket(t.track)
-	if h.State.Open() {
-		if err := open.Put(key, []byte(*h.State)); err != nil {
+	switch {
+	case now.open && (!was.open || was.state != now.state):
+		if err := open.Put(key, []byte(now.state)); err != nil {
 			return err
 		}
-	} else if err := open.Delete(key); err != nil {
-		return err
+	case !now.open && was.open:
+		if err := open.Delete(key); err != nil {
+			return err
+		}
 	}
-	if t.tracked(r) {
+	switch {
+	case now.tracked && !was.tracked:
 		// Rows are submitted in about key order: pack the pages.
 		track.FillPercent(1.0)
 		if err := track.Put(key, nil); err != nil {
 			return err
 		}
-	} else if err := track.Delete(key); err != nil {
-		return err
+	case !now.tracked && was.tracked:
+		if err := track.Delete(key); err != nil {
+			return err
+		}
 	}
-	id, owns := t.owned(r)
-	if !owns {
+	if !now.owns || (was.owns && was.id == now.id) {
 		return nil
 	}
 	ids := tx.Bucket(t.owners)
-	if prev := ids.Get([]byte(id)); prev != nil && keyFrom(prev) != *h.Key {
-		return fmt.Errorf("%s: %s%s %s: %w: %s", *h.Key, t.where, t.idNoun, id, payment.ErrCheckOwned, keyFrom(prev))
+	if prev := ids.Get([]byte(now.id)); prev != nil && keyFrom(prev) != *t.head(r).Key {
+		return fmt.Errorf("%s: %s%s %s: %w: %s", *t.head(r).Key, t.where, t.idNoun, now.id, payment.ErrCheckOwned, keyFrom(prev))
 	}
-	return ids.Put([]byte(id), key)
+	return ids.Put([]byte(now.id), key)
 }
 
 // batchApply runs one transition through the store's group commit.
