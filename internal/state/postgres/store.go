@@ -65,8 +65,8 @@ const DefaultIdleInTxTimeout = 10 * time.Second
 // rather than the database: reconcile's page processors, its status pass
 // and the pass's read-ahead, submit's batches and the lease's renewal each
 // hold one while they wait a network round trip on it. At 1 ms from the
-// server, reconcile of 20,000 checks went from 1.24x to 1.18-1.33x the
-// paging floor with 12 (docs/benchmarks.md).
+// server, reconcile of 20,000 checks took 1.24-1.41x the paging floor
+// with 4, and 1.18-1.42x with 16 (docs/benchmarks.md).
 const DefaultMaxConns = 16
 
 // Options tune a Store. The zero value is ready to use.
