@@ -132,8 +132,14 @@ func TestTablesAnswerSQL(t *testing.T) {
 		[]string{"payroll.csv in_doubt 1 500", "payroll.csv pending 1 600", "payroll.csv rejected 1 400", "payroll.csv submitted 3 600"})
 	same(t, "exceptions", query(t, dsn, "SELECT line, state, coalesce(check_status, '-') FROM batchd_exceptions ORDER BY line"),
 		[]string{"4 submitted void", "5 rejected -", "6 in_doubt -"})
-	same(t, "paid per day", query(t, dsn, "SELECT check_date::text, checks, amount_cents, cancelled_cents FROM batchd_paid_per_day ORDER BY 1"),
-		[]string{"2026-11-20 2 400 300", "2026-11-21 1 200 0"})
+	// Line 2's check (2026-11-20, $1) is deposited; line 4's ($3, the
+	// same day) was voided; line 3's ($2, 2026-11-21) is in process.
+	if _, err := d.ObserveStatus(payment.RowKey{Batch: b.ID, Line: 2}, payment.StatusDeposited, time.Date(2026, 11, 23, 9, 0, 0, 0, time.UTC)); err != nil {
+		t.Fatal(err)
+	}
+	same(t, "paid per day", query(t, dsn, `SELECT check_date::text, checks, issued_cents, paid_cents, cancelled_cents, outstanding_cents
+		FROM batchd_paid_per_day ORDER BY 1`),
+		[]string{"2026-11-20 2 400 100 300 0", "2026-11-21 1 200 0 0 200"})
 	same(t, "check owners", query(t, dsn, "SELECT c.check_id, r.line FROM batchd_checks c JOIN batchd_rows r USING (batch_id, line) ORDER BY 1"),
 		[]string{"payroll.csv-chk-0 2", "payroll.csv-chk-1 3", "payroll.csv-chk-2 4"})
 	same(t, "files", query(t, dsn, "SELECT name, accepted, batch_id = $1 FROM batchd_files", b.ID), []string{"payroll.csv true true"})

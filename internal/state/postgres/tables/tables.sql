@@ -118,11 +118,18 @@ FROM batchd_rows r JOIN batchd_batches b ON b.id = r.batch_id
 WHERE r.state IN ('in_doubt', 'held', 'rejected')
    OR r.check_status IN ('failed', 'void', 'deleted', 'unknown');
 
--- Money paid per day: submitted rows by their check's date, and how much
--- of it was cancelled since (failed, void, deleted).
+-- Money by the day of its checks: every check made that day (issued),
+-- then what became of it: paid (deposited, as the settlement report
+-- counts money paid), cancelled (failed, void, deleted) and the rest,
+-- still on its way (outstanding). Paid never includes a check that was
+-- cancelled or has not settled.
 CREATE VIEW batchd_paid_per_day AS
-SELECT check_date, count(*) AS checks, sum(amount_cents)::bigint AS amount_cents,
-       coalesce(sum(amount_cents) FILTER (WHERE check_status IN ('failed', 'void', 'deleted')), 0)::bigint AS cancelled_cents
+SELECT check_date, count(*) AS checks,
+       sum(amount_cents)::bigint AS issued_cents,
+       coalesce(sum(amount_cents) FILTER (WHERE check_status = 'deposited'), 0)::bigint AS paid_cents,
+       coalesce(sum(amount_cents) FILTER (WHERE check_status IN ('failed', 'void', 'deleted')), 0)::bigint AS cancelled_cents,
+       coalesce(sum(amount_cents) FILTER (WHERE check_status IS NULL
+                OR check_status NOT IN ('deposited', 'failed', 'void', 'deleted')), 0)::bigint AS outstanding_cents
 FROM batchd_rows
 WHERE state = 'submitted'
 GROUP BY check_date;
