@@ -4,6 +4,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/jackc/pgx/v5"
@@ -90,17 +91,82 @@ func (p *projector) of(bucket []byte) *table {
 }
 
 // record is key's row of t as the JSON object jsonb_populate_recordset
-// reads: bytea as "\x…" hex, times as RFC 3339 text.
+// reads: bytea as "\x…" hex, times as RFC 3339 text. It is written by
+// hand (appendValue), not by encoding/json's reflection over a map:
+// every committed row of a fed bucket is encoded here, on the path of
+// the process's one running commit, and reflection took a sixth of a
+// busy reconcile's CPU there (docs/benchmarks.md). Column names are SQL
+// identifiers, which need no escaping in JSON.
 func (t *table) record(key []byte, cols []any) (json.RawMessage, error) {
 	if len(cols) != len(t.Columns) {
 		return nil, fmt.Errorf("the projection gave %d columns, the table has %d", len(cols), len(t.Columns))
 	}
-	rec := make(map[string]any, len(cols)+1)
-	rec["kv_key"] = `\x` + hex.EncodeToString(key)
+	buf := make([]byte, 0, 32+2*len(key)+24*len(cols))
+	buf = append(buf, `{"kv_key":"\\x`...)
+	buf = hex.AppendEncode(buf, key)
+	buf = append(buf, '"')
 	for i, c := range t.Columns {
-		rec[c] = cols[i]
+		buf = append(append(append(buf, ',', '"'), c...), '"', ':')
+		var err error
+		if buf, err = appendValue(buf, cols[i]); err != nil {
+			return nil, fmt.Errorf("column %s: %w", c, err)
+		}
 	}
-	return json.Marshal(rec)
+	return append(buf, '}'), nil
+}
+
+// appendValue appends v as JSON: the kinds a projection gives directly,
+// anything else through encoding/json.
+func appendValue(buf []byte, v any) ([]byte, error) {
+	switch v := v.(type) {
+	case nil:
+		return append(buf, "null"...), nil
+	case string:
+		return appendString(buf, v)
+	case bool:
+		return strconv.AppendBool(buf, v), nil
+	case int:
+		return strconv.AppendInt(buf, int64(v), 10), nil
+	case int64:
+		return strconv.AppendInt(buf, v, 10), nil
+	case uint32:
+		return strconv.AppendUint(buf, uint64(v), 10), nil
+	case uint64:
+		return strconv.AppendUint(buf, v, 10), nil
+	}
+	raw, err := json.Marshal(v)
+	return append(buf, raw...), err
+}
+
+// appendString appends s as a JSON string: as it is when it is printable
+// ASCII with nothing to escape (labels, numbers, ids, times), else
+// through encoding/json, which escapes it and replaces invalid UTF-8.
+func appendString(buf []byte, s string) ([]byte, error) {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c > 0x7e || c == '"' || c == '\\' {
+			raw, err := json.Marshal(s)
+			return append(buf, raw...), err
+		}
+	}
+	return append(append(append(buf, '"'), s...), '"'), nil
+}
+
+// jsonArray is the JSON array of rows (each a valid JSON object, from
+// record), joined without encoding/json validating each again.
+func jsonArray(rows []json.RawMessage) string {
+	n := 2
+	for _, r := range rows {
+		n += len(r) + 1
+	}
+	buf := make([]byte, 0, n)
+	buf = append(buf, '[')
+	for i, r := range rows {
+		if i > 0 {
+			buf = append(buf, ',')
+		}
+		buf = append(buf, r...)
+	}
+	return string(append(buf, ']'))
 }
 
 // project decodes a Put's value into its table's row; nil when no table
@@ -235,8 +301,7 @@ func (p *projector) queueGrouped(b *pgx.Batch, ops []write) []statement {
 			for i, op := range g.puts {
 				rows[i] = op.row
 			}
-			raw, _ := json.Marshal(rows) // each row is valid JSON already (record)
-			b.Queue(t.upsert, string(raw))
+			b.Queue(t.upsert, jsonArray(rows))
 			out = append(out, statement{ops: g.puts, bulk: len(g.puts) > 1})
 		}
 	}

@@ -105,8 +105,7 @@ func (p *projector) backfill(ctx context.Context, tx *sql.Tx, t *table) error {
 			}
 			rows[i] = row
 		}
-		raw, _ := json.Marshal(rows)
-		if _, err := tx.ExecContext(ctx, t.upsert, string(raw)); err != nil {
+		if _, err := tx.ExecContext(ctx, t.upsert, jsonArray(rows)); err != nil {
 			return fmt.Errorf("fill table %s: %w", t.Name, err)
 		}
 		return nil
@@ -149,8 +148,7 @@ func (p *projector) compareTable(ctx context.Context, tx *sql.Tx, t *table) ([]F
 			}
 			rows = append(rows, row)
 		}
-		raw, _ := json.Marshal(rows)
-		found, err := keysOf(ctx, tx, differs, string(raw))
+		found, err := keysOf(ctx, tx, differs, jsonArray(rows))
 		for _, f := range found {
 			what := "the row differs from its key's value"
 			if f.flag {
