@@ -237,6 +237,12 @@ func (b *bucket) GetMany(keys [][]byte) [][]byte {
 	}
 	for j, v := range vals {
 		out[at[j]] = b.read(ask[j], v)
+		if !t.writable {
+			// Keys read together are what a write reads next (a
+			// reconcile page's rows, then its status commit): the
+			// cache takes them from a read-only transaction too.
+			t.s.cache.fill(b.name, ask[j], out[at[j]])
+		}
 	}
 	return out
 }

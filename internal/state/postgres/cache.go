@@ -10,8 +10,11 @@ import "sync"
 // value a transaction took from the cache is in its read set, which the
 // commit checks against the database under the write lock, so a stale
 // one (another instance wrote the key) costs a retry, never a decision
-// made on it. Read-only transactions never use it: they read one
-// snapshot of the database.
+// made on it. Read-only transactions never read from it: they read one
+// snapshot of the database. The keys they read together (GetMany) fill
+// it, as a write transaction's reads do: a reconcile page's rows are
+// read so, and its status commit reads them next; a value from an older
+// snapshot is only a guess too, checked like any other.
 type valueCache struct {
 	mu      sync.Mutex
 	m       map[string][]byte // wkey → value; a nil value: known absent
