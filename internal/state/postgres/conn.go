@@ -189,9 +189,24 @@ func (t *tx) exec(sql string, args ...any) (pgconn.CommandTag, error) {
 // end rolls back a transaction that began and did not commit, and gives
 // the connection back. A connection left inside a transaction (the
 // rollback failed) is closed by the pool, not reused.
+//
+// A read-only transaction's rollback runs on a goroutine of its own: its
+// answer decides nothing, and the caller has its reads, so it need not
+// wait a round trip more (a reconcile page's look-ups, at a distance,
+// docs/benchmarks.md). The connection goes back to the pool once the
+// answer is in; the pool's Close waits for it.
 func (t *tx) end() {
-	if t.begun && !t.committed {
-		_, _ = t.pg.Exec(t.ctx, "ROLLBACK")
+	switch {
+	case !t.begun || t.committed:
+		t.conn.Release()
+	case t.mode == viewing:
+		go t.rollback()
+	default:
+		t.rollback()
 	}
+}
+
+func (t *tx) rollback() {
+	_, _ = t.pg.Exec(t.ctx, "ROLLBACK")
 	t.conn.Release()
 }
