@@ -30,7 +30,9 @@ func echo(t *testing.T) string {
 }
 
 // Bytes pass both ways whole and in order; each round trip takes at least
-// twice the delay (a lower bound only: how much later is the machine's);
+// twice three quarters of the delay (a chunk may go early by a quarter, as
+// its pipe learns how late its sleeps wake; a lower bound only: how much
+// later is the machine's);
 // every exchange is counted one chunk each way; Close ends the
 // connections.
 func TestProxyDelaysEachWayAndCounts(t *testing.T) {
@@ -54,12 +56,19 @@ func TestProxyDelaysEachWayAndCounts(t *testing.T) {
 		if err != nil || got != msg+"\n" {
 			t.Fatalf("exchange %d: %d bytes back, %v", i, len(got), err)
 		}
-		if rt := time.Since(start); rt < 2*delay {
-			t.Errorf("exchange %d took %s, less than twice the delay", i, rt)
+		if rt := time.Since(start); rt < 2*delay*3/4 {
+			t.Errorf("exchange %d took %s, less than twice three quarters of the delay", i, rt)
 		}
 	}
-	if up, down := p.Chunks(); up < 3 || down < 3 {
+	up, down := p.Chunks()
+	if up < 3 || down < 3 {
 		t.Errorf("chunks %d up, %d down, want at least one a way per exchange", up, down)
+	}
+	if trips := p.Trips(); trips < 3 || trips > up {
+		t.Errorf("%d round trips counted for 3 exchanges in %d chunks up", trips, up)
+	}
+	if held := p.Held(); held < time.Duration(up+down)*delay*3/4 {
+		t.Errorf("%d chunks held %s in all, less than three quarters of the delay each", up+down, held)
 	}
 	if err := p.Close(); err != nil {
 		t.Fatal(err)
@@ -67,5 +76,117 @@ func TestProxyDelaysEachWayAndCounts(t *testing.T) {
 	c.SetReadDeadline(time.Now().Add(5 * time.Second))
 	if _, err := r.ReadByte(); err == nil {
 		t.Error("the connection stayed open after Close")
+	}
+}
+
+func TestMain(m *testing.M) {
+	if ServeChild() {
+		return
+	}
+	m.Run()
+}
+
+// The proxy in a process of its own forwards and delays as the one in
+// this process does, and tells its counts; closing it ends its process
+// and the connections through it.
+func TestProcessDelaysAndCounts(t *testing.T) {
+	const delay = 2 * time.Millisecond
+	p, err := StartProcess(echo(t), delay)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := net.Dial("tcp", p.Addr())
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := bufio.NewReader(c)
+	for i, msg := range []string{"ping", strings.Repeat("y", 100<<10)} {
+		start := time.Now()
+		if _, err := io.WriteString(c, msg+"\n"); err != nil {
+			t.Fatal(err)
+		}
+		if got, err := r.ReadString('\n'); err != nil || got != msg+"\n" {
+			t.Fatalf("exchange %d: %d bytes back, %v", i, len(got), err)
+		}
+		if rt := time.Since(start); rt < 2*delay*3/4 {
+			t.Errorf("exchange %d took %s, less than twice three quarters of the delay", i, rt)
+		}
+	}
+	up, down := p.Chunks()
+	if up < 2 || down < 2 {
+		t.Errorf("chunks %d up, %d down, want at least one a way per exchange", up, down)
+	}
+	if trips := p.Trips(); trips < 2 || trips > up {
+		t.Errorf("%d round trips counted for 2 exchanges in %d chunks up", trips, up)
+	}
+	if held := p.Held(); held < time.Duration(up+down)*delay*3/4 {
+		t.Errorf("%d chunks held %s in all, less than three quarters of the delay each", up+down, held)
+	}
+	if err := p.Close(); err != nil {
+		t.Errorf("close: %v", err)
+	}
+	c.SetReadDeadline(time.Now().Add(5 * time.Second))
+	if _, err := r.ReadByte(); err == nil {
+		t.Error("the connection stayed open after Close")
+	}
+	if up, down := p.Chunks(); up != 0 || down != 0 || p.Trips() != 0 {
+		t.Errorf("a closed proxy counted %d up, %d down, %d round trips", up, down, p.Trips())
+	}
+}
+
+// A proxy process started with a spec it cannot read says so.
+func TestChildRefusesABadSpec(t *testing.T) {
+	for _, spec := range []string{"", "127.0.0.1:1", "127.0.0.1:1 soon"} {
+		if err := serveChild(spec, strings.NewReader(""), io.Discard); err == nil || !strings.Contains(err.Error(), childEnv) {
+			t.Errorf("spec %q: %v, want an error naming %s", spec, err, childEnv)
+		}
+	}
+}
+
+// A request written in pieces, before any answer, is one round trip.
+func TestRequestInPiecesIsOneTrip(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ln.Close() })
+	go func() { // answers each whole line, and nothing before it
+		c, err := ln.Accept()
+		if err != nil {
+			return
+		}
+		defer c.Close()
+		r := bufio.NewReader(c)
+		for {
+			line, err := r.ReadString('\n')
+			if err != nil {
+				return
+			}
+			io.WriteString(c, "ok "+line)
+		}
+	}()
+	p, err := Start(ln.Addr().String(), time.Millisecond)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	c, err := net.Dial("tcp", p.Addr())
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := bufio.NewReader(c)
+	for i := range 3 {
+		for _, piece := range []string{"pa", "rt", "s\n"} {
+			if _, err := io.WriteString(c, piece); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if got, err := r.ReadString('\n'); err != nil || got != "ok parts\n" {
+			t.Fatalf("exchange %d: %q, %v", i, got, err)
+		}
+	}
+	if trips := p.Trips(); trips != 3 {
+		up, _ := p.Chunks()
+		t.Errorf("%d round trips counted for 3 requests (%d chunks up), want 3", trips, up)
 	}
 }

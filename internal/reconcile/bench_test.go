@@ -183,6 +183,12 @@ func childCPU(b *testing.B, pid int) time.Duration {
 	if err != nil {
 		b.Fatal(err)
 	}
+	return ticks(raw)
+}
+
+// ticks is the user and system time in a /proc/PID/stat line (Linux,
+// 100 ticks a second).
+func ticks(raw []byte) time.Duration {
 	f := strings.Fields(string(raw[strings.LastIndexByte(string(raw), ')')+2:]))
 	ut, _ := strconv.ParseInt(f[11], 10, 64)
 	st, _ := strconv.ParseInt(f[12], 10, 64)

@@ -3,11 +3,13 @@ package reconcile
 import (
 	"context"
 	"encoding/json"
+	"flag"
 	"fmt"
 	"log/slog"
 	"os"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -38,6 +40,11 @@ const (
 
 var reconcileDelays = []time.Duration{0, 500 * time.Microsecond, time.Millisecond}
 
+// statementsFlag loads pg_stat_statements into the benchmark's server and
+// logs, after each PostgreSQL run, the statements the server spent the
+// most time on in it: where the time of a run above bbolt's goes.
+var statementsFlag = flag.Bool("reconcile.statements", false, "log each PostgreSQL run's costliest statements (pg_stat_statements)")
+
 // BenchmarkReconcileDistance measures PostgreSQL at a distance (issue
 // 31): reconcile of distanceChecks checks at api.rate distanceRate on
 // bbolt, then on PostgreSQL 15 over TCP with PostgreSQL's durable defaults (fsync, synchronous_commit and
@@ -55,18 +62,29 @@ var reconcileDelays = []time.Duration{0, 500 * time.Microsecond, time.Millisecon
 //
 // Per backend it reports x-floor (the run's time over the paging floor,
 // (pages-1)/rate s), pages/s, x-bbolt (the run's time over bbolt's),
-// roundtrips/check (the chunks the proxy sent towards the server during
-// the run, each a request the ledger waited on, per check) and
+// roundtrips/check (the requests the ledger waited on during the run, as
+// the proxy counts them: delayproxy.Proxy.Trips, per check) and
 // ledger-calls/check (reconcile's calls into the ledger, per check), and
-// logs those calls by method. The figures in docs/benchmarks.md are of
+// logs those calls by method, how long the proxy held each chunk in fact,
+// and the CPU time of each process. The proxy runs in a process of its
+// own (delayproxy.StartProcess), as a network would, taking nothing from
+// this process's scheduler. -reconcile.statements logs each PostgreSQL
+// run's costliest statements. The figures in docs/benchmarks.md are of
 // -benchtime 1x: one run per ledger, as a day's reconcile runs once.
 func BenchmarkReconcileDistance(b *testing.B) {
-	url, _ := startSandboxProcess(b)
-	srv, err := pgtest.NewTCPServer("fsync=on", "synchronous_commit=on", "full_page_writes=on")
+	url, sandboxPID := startSandboxProcess(b)
+	settings := []string{"fsync=on", "synchronous_commit=on", "full_page_writes=on"}
+	if *statementsFlag {
+		settings = append(settings, "shared_preload_libraries=pg_stat_statements", "pg_stat_statements.track=all")
+	}
+	srv, err := pgtest.NewTCPServer(settings...)
 	if err != nil {
 		b.Fatalf("pgtest: %v", err)
 	}
 	b.Cleanup(func() { srv.Close() }) // after the databases' cleanups
+	if *statementsFlag {
+		pgExec(b, srv, "CREATE EXTENSION pg_stat_statements")
+	}
 	start := time.Now()
 	bolt := distanceBolt(b, url)
 	checks := createDistanceChecks(bolt)
@@ -74,9 +92,9 @@ func BenchmarkReconcileDistance(b *testing.B) {
 	want := ledgerLines(b, bolt.db)
 	b.Logf("setup: %d checks created, recorded in bbolt and in a PostgreSQL template in %s",
 		distanceChecks, time.Since(start).Round(time.Second))
-	backends := []distantLedger{{name: "bbolt", open: func(*testing.B) (*state.DB, func() int64) { return bolt.db, nil }}}
+	backends := []distantLedger{{name: "bbolt", open: func(*testing.B) (*state.DB, *delayproxy.Remote) { return bolt.db, nil }}}
 	for _, d := range reconcileDelays {
-		backends = append(backends, distantLedger{name: fmt.Sprintf("pg-tcp+%s", d), open: func(b *testing.B) (*state.DB, func() int64) {
+		backends = append(backends, distantLedger{name: fmt.Sprintf("pg-tcp+%s", d), open: func(b *testing.B) (*state.DB, *delayproxy.Remote) {
 			return openDistantCopy(b, srv, tmpl, d)
 		}})
 	}
@@ -90,9 +108,13 @@ func BenchmarkReconcileDistance(b *testing.B) {
 			var boltTime time.Duration
 			for _, be := range backends {
 				b.Run(be.name, func(b *testing.B) {
-					db, trips := be.open(b)
+					db, proxy := be.open(b)
 					sameLedger(b, ledgerLines(b, db), want)
-					elapsed := runDistance(b, url, db, trips, moved)
+					var stmts *pgtest.Server
+					if *statementsFlag && proxy != nil {
+						stmts = srv
+					}
+					elapsed := runDistance(b, url, sandboxPID, db, proxy, moved, stmts)
 					if be.name == "bbolt" {
 						boltTime = elapsed
 					} else if boltTime > 0 {
@@ -119,15 +141,26 @@ func depositAll(e *env, checks map[payment.RowKey]payment.CheckResult) {
 }
 
 // distantLedger is a backend of the benchmark: open returns its ledger,
-// and the requests sent to its server so far (nil without a proxy).
+// and the proxy in front of its server (nil for bbolt).
 type distantLedger struct {
 	name string
-	open func(*testing.B) (*state.DB, func() int64)
+	open func(*testing.B) (*state.DB, *delayproxy.Remote)
+}
+
+
+// meanHeld is how long p held each chunk it sent (both ways) since the
+// counts held0 and chunks0: the delay a run was measured at in fact.
+func meanHeld(p *delayproxy.Remote, held0 time.Duration, chunks0 int64) time.Duration {
+	up, down := p.Chunks()
+	if n := up + down - chunks0; n > 0 {
+		return ((p.Held() - held0) / time.Duration(n)).Round(time.Microsecond)
+	}
+	return 0
 }
 
 // runDistance reconciles db once at distanceRate and reports the run;
 // moved: every check's status at the service differs from its row's.
-func runDistance(b *testing.B, url string, db *state.DB, trips func() int64, moved bool) time.Duration {
+func runDistance(b *testing.B, url string, sandboxPID int, db *state.DB, proxy *delayproxy.Remote, moved bool, stmts *pgtest.Server) time.Duration {
 	api, err := echeck.New(apiwire.Options{BaseURL: url, Key: testKey, Limiter: throttle.New(distanceRate, 1)})
 	if err != nil {
 		b.Fatal(err)
@@ -140,11 +173,18 @@ func runDistance(b *testing.B, url string, db *state.DB, trips func() int64, mov
 		b.Fatal(err)
 	}
 	load0 := loadAverage()
-	var trips0 int64
-	if trips != nil {
-		trips0 = trips()
+	var trips0, chunks0 int64
+	var held0 time.Duration
+	if proxy != nil {
+		trips0, held0 = proxy.Trips(), proxy.Held()
+		up, down := proxy.Chunks()
+		chunks0 = up + down
 	}
 	var sum *Summary
+	if stmts != nil {
+		pgExec(b, stmts, "SELECT pg_stat_statements_reset()")
+	}
+	cpu0 := cpuNow(b, sandboxPID, proxy)
 	b.ResetTimer()
 	for b.Loop() {
 		if sum, err = r.Run(context.Background(), Window{}); err != nil {
@@ -153,6 +193,7 @@ func runDistance(b *testing.B, url string, db *state.DB, trips func() int64, mov
 	}
 	elapsed := b.Elapsed() / time.Duration(b.N)
 	b.StopTimer()
+	cpu := cpuNow(b, sandboxPID, proxy).since(cpu0)
 	pages := distanceChecks / DefaultPageSize
 	changes := 0
 	if moved {
@@ -168,13 +209,17 @@ func runDistance(b *testing.B, url string, db *state.DB, trips func() int64, mov
 	b.ReportMetric(float64(elapsed)/float64(floor), "x-floor")
 	b.ReportMetric(float64(sum.PagesRead)/elapsed.Seconds(), "pages/s")
 	b.ReportMetric(perCheck(counted.total()), "ledger-calls/check")
-	if trips != nil {
-		b.ReportMetric(perCheck(trips()-trips0), "roundtrips/check")
+	if proxy != nil {
+		b.ReportMetric(perCheck(proxy.Trips()-trips0), "roundtrips/check")
+		b.Logf("the proxy held each chunk %s on average", meanHeld(proxy, held0, chunks0))
 	}
-	b.Logf("elapsed %s, floor %s; %s; load average %s before, %s after; ledger calls: %s",
-		elapsed.Round(time.Millisecond), floor, marks, load0, loadAverage(), counted)
-	if trips != nil {
-		b.Logf("alone: %s", callTrips(b, db, trips))
+	b.Logf("elapsed %s, floor %s; %s; load average %s before, %s after; %s; ledger calls: %s",
+		elapsed.Round(time.Millisecond), floor, marks, load0, loadAverage(), cpu, counted)
+	if stmts != nil {
+		b.Logf("the server's costliest statements in the run:\n%s", costliest(b, stmts))
+	}
+	if proxy != nil {
+		b.Logf("alone: %s", callTrips(b, db, func() int64 { return proxy.Trips() }))
 	}
 	return elapsed
 }
@@ -329,6 +374,11 @@ func distanceTemplate(b *testing.B, srv *pgtest.Server, bolt *env, checks map[pa
 	pgExec(b, srv, "CREATE DATABASE "+name)
 	b.Cleanup(func() { pgExec(b, srv, "DROP DATABASE "+name+" WITH (FORCE)") })
 	replayInto(b, srv.DSN(name), bolt.clock, checks)
+	// A reconcile runs a day after the submit that wrote its rows, by
+	// when autovacuum has visited kv_keys; a copy of a template just
+	// written would have the run read past every dead version and set
+	// every hint bit, ten times slower (docs/benchmarks.md).
+	pgExec(b, srv, "VACUUM ANALYZE", name)
 	return name
 }
 
@@ -361,26 +411,31 @@ func replayInto(b *testing.B, dsn string, c *clock, checks map[payment.RowKey]pa
 
 // openDistantCopy opens, through a proxy adding delay each way, a copy of
 // the template database on srv, dropped when b ends, and returns its
-// ledger (lease taken) and the proxy's count of requests to the server.
-func openDistantCopy(b *testing.B, srv *pgtest.Server, tmpl string, delay time.Duration) (*state.DB, func() int64) {
+// ledger (lease taken) and the proxy.
+func openDistantCopy(b *testing.B, srv *pgtest.Server, tmpl string, delay time.Duration) (*state.DB, *delayproxy.Remote) {
 	name := fmt.Sprintf("rdist_%d_%d", os.Getpid(), distanceDBSeq.Add(1))
 	pgExec(b, srv, "CREATE DATABASE "+name+" TEMPLATE "+tmpl)
 	b.Cleanup(func() { pgExec(b, srv, "DROP DATABASE "+name+" WITH (FORCE)") })
-	proxy, err := delayproxy.Start(srv.TCPAddr(), delay)
+	proxy, err := delayproxy.StartProcess(srv.TCPAddr(), delay)
 	if err != nil {
 		b.Fatal(err)
 	}
 	b.Cleanup(func() { proxy.Close() })
 	db := ledgertest.OpenPostgres(b, pgtest.TCPDSN(proxy.Addr(), name), distanceOptions(&clock{t: monday()}))
-	return db, func() int64 { up, _ := proxy.Chunks(); return up }
+	return db, proxy
 }
 
-// pgExec runs one statement in srv's postgres database.
-func pgExec(b *testing.B, srv *pgtest.Server, sql string) {
+// pgExec runs one statement in srv's postgres database, or in the
+// database named.
+func pgExec(b *testing.B, srv *pgtest.Server, sql string, database ...string) {
 	b.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	c, err := pgx.Connect(ctx, srv.DSN("postgres"))
+	db := "postgres"
+	if len(database) > 0 {
+		db = database[0]
+	}
+	c, err := pgx.Connect(ctx, srv.DSN(db))
 	if err != nil {
 		b.Fatalf("%s: %v", sql, err)
 	}
@@ -445,4 +500,67 @@ func sameLedger(b *testing.B, got, want []string) {
 		sort.Strings(fields)
 		b.Fatalf("entry %d of the ledger differs from bbolt's in %s", i, strings.Join(fields, ", "))
 	}
+}
+
+// cpuSplit is the CPU time used so far by this process, the sandbox
+// process, the delay proxy's and every PostgreSQL process (server and
+// backends, by the command name in /proc), to say whose work a run's time above the floor
+// was on two shared cores.
+type cpuSplit struct{ self, sandbox, proxy, postgres time.Duration }
+
+// cpuNow reads the CPU times; proxy is the proxy's process, if any.
+func cpuNow(b *testing.B, sandboxPID int, proxy *delayproxy.Remote) cpuSplit {
+	c := cpuSplit{self: childCPU(b, os.Getpid()), sandbox: childCPU(b, sandboxPID)}
+	if proxy != nil {
+		c.proxy = childCPU(b, proxy.Pid())
+	}
+	dirs, _ := os.ReadDir("/proc")
+	for _, d := range dirs {
+		pid, err := strconv.Atoi(d.Name())
+		if err != nil {
+			continue
+		}
+		if comm, err := os.ReadFile(fmt.Sprintf("/proc/%d/comm", pid)); err == nil && strings.TrimSpace(string(comm)) == "postgres" {
+			if raw, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid)); err == nil {
+				c.postgres += ticks(raw)
+			}
+		}
+	}
+	return c
+}
+
+// since is the CPU time used between c0 and c, as the benchmark logs it.
+func (c cpuSplit) since(c0 cpuSplit) string {
+	r := func(d time.Duration) time.Duration { return d.Round(10 * time.Millisecond) }
+	return fmt.Sprintf("CPU during the run: this process %s, sandbox %s, delay proxy %s, postgres %s",
+		r(c.self-c0.self), r(c.sandbox-c0.sandbox), r(c.proxy-c0.proxy), r(c.postgres-c0.postgres))
+}
+
+// costliest lists the statements srv spent the most time executing since
+// pg_stat_statements was last reset: calls, rows, total and mean time.
+func costliest(b *testing.B, srv *pgtest.Server) string {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	c, err := pgx.Connect(ctx, srv.DSN("postgres"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer c.Close(context.Background())
+	rows, err := c.Query(ctx, `SELECT calls, rows, total_exec_time, left(regexp_replace(query, '\s+', ' ', 'g'), 110)
+		FROM pg_stat_statements ORDER BY total_exec_time DESC LIMIT 12`)
+	if err != nil {
+		b.Fatal(err)
+	}
+	var out strings.Builder
+	var calls, n int64
+	var total float64
+	var query string
+	_, err = pgx.ForEachRow(rows, []any{&calls, &n, &total, &query}, func() error {
+		fmt.Fprintf(&out, "  %6d calls %7d rows %8.1f ms (%.3f ms each): %s\n", calls, n, total, total/float64(calls), query)
+		return nil
+	})
+	if err != nil {
+		b.Fatal(err)
+	}
+	return out.String()
 }

@@ -3,6 +3,7 @@ package reconcile
 import (
 	"bufio"
 	"fmt"
+	"github.com/batchd/batchd/internal/delayproxy"
 	"io"
 	"net"
 	"net/http"
@@ -24,6 +25,9 @@ const childEnv = "RECONCILE_TEST_SANDBOX_CHILD"
 // otherwise runs the tests, stopping the shared PostgreSQL server (pgtest)
 // after them.
 func TestMain(m *testing.M) {
+	if delayproxy.ServeChild() {
+		return
+	}
 	if os.Getenv(childEnv) != "" {
 		serveSandbox()
 		return

@@ -4,6 +4,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"github.com/batchd/batchd/internal/delayproxy"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -60,8 +61,8 @@ type ledgerBackend struct {
 // trip to the server.
 type benchLedger struct {
 	*state.DB
-	ops   *kvOps       // nil on bbolt, whose store is the file
-	trips func() int64 // requests sent to the server so far, through a delay proxy; nil without one
+	ops   *kvOps             // nil on bbolt, whose store is the file
+	proxy *delayproxy.Remote // the delay proxy in front of the server; nil without one
 }
 
 // kvOps counts key operations: reads (Get, cursor moves) and writes (Put,
@@ -257,8 +258,9 @@ func BenchmarkSubmitBackend(b *testing.B) {
 // the metrics and returns rows/s.
 func benchSubmitOn(b *testing.B, s benchSetup, be ledgerBackend) float64 {
 	var total benchRun
-	var reads, writes, trips int64
-	counted, tripped := false, false
+	var reads, writes, trips, chunks int64
+	var held time.Duration
+	counted := false
 	for i := 0; i < b.N; i++ {
 		b.StopTimer()
 		db := be.open(b)
@@ -268,17 +270,18 @@ func benchSubmitOn(b *testing.B, s benchSetup, be ledgerBackend) float64 {
 			reads -= db.ops.reads.Load()
 			writes -= db.ops.writes.Load()
 		}
-		if db.trips != nil {
-			tripped = true
-			trips -= db.trips()
+		if db.proxy != nil {
+			up, down := db.proxy.Chunks()
+			trips, chunks, held = trips-db.proxy.Trips(), chunks-up-down, held-db.proxy.Held()
 		}
 		r := submitOn(b, s, db.DB)
 		if db.ops != nil {
 			reads += db.ops.reads.Load()
 			writes += db.ops.writes.Load()
 		}
-		if db.trips != nil {
-			trips += db.trips()
+		if db.proxy != nil {
+			up, down := db.proxy.Chunks()
+			trips, chunks, held = trips+db.proxy.Trips(), chunks+up+down, held+db.proxy.Held()
 		}
 		total.created += r.created
 		total.elapsed += r.elapsed
@@ -292,8 +295,9 @@ func benchSubmitOn(b *testing.B, s benchSetup, be ledgerBackend) float64 {
 	if s.rate > 0 {
 		b.ReportMetric(100*perSec/s.rate, "pct_of_limit")
 	}
-	if tripped {
+	if chunks > 0 {
 		b.ReportMetric(float64(trips)/float64(total.created), "roundtrips/row")
+		b.Logf("the proxy held each chunk %s on average", (held / time.Duration(chunks)).Round(time.Microsecond))
 	}
 	if counted {
 		b.ReportMetric(float64(reads)/float64(total.created), "kv_reads/row")

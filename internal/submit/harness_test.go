@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/batchd/batchd/internal/delayproxy"
 	"io"
 	"net"
 	"net/http"
@@ -37,7 +38,12 @@ const (
 
 // TestMain stops the shared PostgreSQL server (pgtest) the rigs' ledgers
 // on that backend live in.
-func TestMain(m *testing.M) { pgtest.Main(m) }
+func TestMain(m *testing.M) {
+	if delayproxy.ServeChild() {
+		return
+	}
+	pgtest.Main(m)
+}
 
 // rig is a ledger, a sandbox served over loopback HTTP, and a client.
 type rig struct {
