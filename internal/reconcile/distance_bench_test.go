@@ -147,7 +147,6 @@ type distantLedger struct {
 	open func(*testing.B) (*state.DB, *delayproxy.Remote)
 }
 
-
 // meanHeld is how long p held each chunk it sent (both ways) since the
 // counts held0 and chunks0: the delay a run was measured at in fact.
 func meanHeld(p *delayproxy.Remote, held0 time.Duration, chunks0 int64) time.Duration {
