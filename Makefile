@@ -80,7 +80,8 @@ bench:
 ## api.rate 200 and unlimited) and reconcile (20,000 checks) on bbolt and
 ## on PostgreSQL over TCP direct, +0.5 ms and +1 ms each way, one package
 ## after the other (-p 1) so that neither slows the other. PostgreSQL is
-## started by the benchmarks (internal/pgtest). About 10 minutes.
+## started by the benchmarks (internal/pgtest), the delay proxy in a
+## process of its own (internal/delayproxy). About 5 minutes.
 bench-distance:
 	$(GO) test -p 1 -run '^$$' -bench 'SubmitDistance|ReconcileDistance' -benchtime 1x -timeout 45m ./internal/submit ./internal/reconcile
 
