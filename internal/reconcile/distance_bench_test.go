@@ -503,8 +503,10 @@ func sameLedger(b *testing.B, got, want []string) {
 
 // cpuSplit is the CPU time used so far by this process, the sandbox
 // process, the delay proxy's and every PostgreSQL process (server and
-// backends, by the command name in /proc), to say whose work a run's time above the floor
-// was on two shared cores.
+// backends, by the command name in /proc), to say whose work a run's
+// time above the floor was on two shared cores. A backend that ends
+// between two readings takes its time with it: the pool's backends live
+// through a run.
 type cpuSplit struct{ self, sandbox, proxy, postgres time.Duration }
 
 // cpuNow reads the CPU times; proxy is the proxy's process, if any.
