@@ -1,6 +1,7 @@
 package postgres
 
 import (
+	"context"
 	"strconv"
 	"testing"
 
@@ -125,5 +126,86 @@ func TestConflictOnAnOriginTakenFromTheProcess(t *testing.T) {
 	}))
 	if len(saw) != 2 || saw[0] == live || saw[1] != live {
 		t.Errorf("runs saw origins %v, want the made-up one, then the live %v", saw, live)
+	}
+}
+
+// TestReadOnlyGetManyFillsTheCache: keys a View reads together fill the
+// value cache, which an optimistic transaction then reads without the
+// database; when another instance has changed one since, the commit is
+// refused and the run again reads the database: a guess, never a
+// decision.
+func TestReadOnlyGetManyFillsTheCache(t *testing.T) {
+	dsn := pgtest.NewDatabase(t)
+	a, other := open(t, dsn), open(t, dsn)
+	set := func(s *Store, v string) {
+		must(t, s.Update(func(tx kv.Tx) error {
+			b, err := tx.CreateBucketIfNotExists([]byte("b"))
+			if err != nil {
+				return err
+			}
+			return b.Put([]byte("n"), []byte(v))
+		}))
+	}
+	set(other, "1") // a's cache knows nothing of n
+	must(t, a.View(func(tx kv.Tx) error {
+		if got := string(tx.Bucket([]byte("b")).GetMany([][]byte{[]byte("n")})[0]); got != "1" {
+			t.Errorf("the view read n = %q, want 1", got)
+		}
+		return nil
+	}))
+	set(other, "5")
+	var seen []string
+	must(t, a.run(optimistic, false, func(tx *tx) error {
+		b := tx.Bucket([]byte("b"))
+		v := string(b.Get([]byte("n")))
+		seen = append(seen, v)
+		n, err := strconv.Atoi(v)
+		if err != nil {
+			return err
+		}
+		return b.Put([]byte("n"), []byte(strconv.Itoa(n+1)))
+	}))
+	if len(seen) != 2 || seen[0] != "1" || seen[1] != "5" {
+		t.Errorf("runs read %q, want 1 (the view's, cached) then 5", seen)
+	}
+	var got string
+	must(t, other.View(func(tx kv.Tx) error { got = string(tx.Bucket([]byte("b")).Get([]byte("n"))); return nil }))
+	if got != "6" {
+		t.Errorf("n = %s, want 6", got)
+	}
+}
+
+// TestViewRollbackFreesItsConnection: a View's rollback runs after it
+// returns, and its connection goes back to the pool only once it is out
+// of the transaction: with one connection, each View after another still
+// begins afresh and sees what was committed in between.
+func TestViewRollbackFreesItsConnection(t *testing.T) {
+	dsn := pgtest.NewDatabase(t)
+	other := open(t, dsn)
+	one, err := Open(context.Background(), dsn, Options{MaxConns: 1, Projection: NoTables})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := one.pool.Config().MaxConns; n != 1 {
+		t.Fatalf("a pool of %d connections, want 1", n)
+	}
+	for i := range 20 {
+		v := strconv.Itoa(i)
+		must(t, other.Update(func(tx kv.Tx) error {
+			b, err := tx.CreateBucketIfNotExists([]byte("b"))
+			if err != nil {
+				return err
+			}
+			return b.Put([]byte("n"), []byte(v))
+		}))
+		must(t, one.View(func(tx kv.Tx) error {
+			if got := string(tx.Bucket([]byte("b")).GetMany([][]byte{[]byte("n")})[0]); got != v {
+				t.Errorf("view %d read n = %q, want %s", i, got, v)
+			}
+			return nil
+		}))
+	}
+	if err := one.Close(); err != nil {
+		t.Fatal(err)
 	}
 }
