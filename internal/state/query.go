@@ -240,13 +240,14 @@ func scan[R any](d *DB, bucket, prefix []byte, load func(tx kv.Tx, ks, vs [][]by
 		var rows []*R
 		end := false
 		err := d.readRows(chunk, func(tx kv.Tx) error {
+			// One seek: to the prefix, or past the last key of the
+			// chunk before (a seek is a round trip on PostgreSQL).
 			c := tx.Bucket(bucket).Cursor()
-			k, v := c.Seek(prefix)
-			if after != nil {
-				k, v = c.Seek(after)
-				if k != nil && string(k) == string(after) {
-					k, v = c.Next()
-				}
+			var k, v []byte
+			if after == nil {
+				k, v = c.Seek(prefix)
+			} else if k, v = c.Seek(after); k != nil && string(k) == string(after) {
+				k, v = c.Next()
 			}
 			var ks, vs [][]byte
 			for n := 0; k != nil && hasPrefix(k, prefix) && n < chunk; k, v = c.Next() {

@@ -18,6 +18,7 @@ var rowCases = []testCase{
 	{"RefusalsLeaveTheRow", testRefusalsLeaveTheRow},
 	{"UnknownRows", testUnknownRows},
 	{"RowsByKey", testRowsByKey},
+	{"ScansCrossChunks", testScansCrossChunks},
 	{"FinalStatusNeverChanges", testFinalStatusNeverChanges},
 	{"ObservedPageNamesARowTwice", testObservedPageNamesARowTwice},
 	{"Voided", testVoided},
@@ -217,6 +218,35 @@ func testRowsByKey(t *testing.T, be Backend) {
 	if _, err := d.RowsByKey([]payment.RowKey{key(b, 2), key(b, 9)}); !errors.Is(err, payment.ErrNotFound) {
 		t.Fatalf("RowsByKey of a key with no row: %v, want ErrNotFound", err)
 	}
+}
+
+// testScansCrossChunks: a scan reads a batch's rows in chunks (1,000
+// rows, each in a read transaction of its own); a batch of more than two
+// chunks, followed by another, is read whole, in line order, each row
+// once, and stops at its own last row.
+func testScansCrossChunks(t *testing.T, be Backend) {
+	d := open(t, be)
+	const n = 2100
+	a := load(t, d.DB, "a.csv", n)
+	b := load(t, d.DB, "b.csv", 5)
+	check := func(what string, got []payment.RowKey, want int, batches ...payment.Batch) {
+		t.Helper()
+		if len(got) != want {
+			t.Fatalf("%s: %d rows, want %d", what, len(got), want)
+		}
+		i := 0
+		for _, bt := range batches {
+			for line := uint32(2); line < uint32(2+bt.Rows); line++ {
+				if got[i] != key(bt, line) {
+					t.Fatalf("%s: row %d is %s, want %s", what, i, got[i], key(bt, line))
+				}
+				i++
+			}
+		}
+	}
+	check("Rows of a", batchRows(t, d.DB, a.ID), n, a)
+	check("Rows of b", batchRows(t, d.DB, b.ID), 5, b)
+	check("OpenRows", payKeys(t, d.OpenRows), n+5, a, b)
 }
 
 // testObservedPageNamesARowTwice: a page of observations read together
