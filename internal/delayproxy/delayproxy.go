@@ -1,8 +1,10 @@
 // Package delayproxy is a TCP proxy that adds a fixed delay each way, to
 // measure batchd against a database a network away (a zone off, a managed
 // PostgreSQL) on one machine. Each chunk read from one side is written to
-// the other once the delay has passed since it was read, so that the link
-// keeps its bandwidth and only its latency grows, as a real one does.
+// the other once the delay has passed since it was read (about: see
+// below), so that the link keeps its bandwidth and only its latency grows,
+// as a real one does. A benchmark runs it in a process of its own
+// (StartProcess, process.go).
 //
 // Go's timers wake through the network poller, to about a millisecond
 // (measured here: a 200 µs time.Sleep lasts 1.2 ms on average), too
