@@ -29,78 +29,31 @@ func echo(t *testing.T) string {
 	return ln.Addr().String()
 }
 
-// Bytes pass both ways whole and in order; each round trip takes at least
-// twice three quarters of the delay (a chunk may go early by a quarter, as
-// its pipe learns how late its sleeps wake; a lower bound only: how much
-// later is the machine's);
-// every exchange is counted one chunk each way; Close ends the
+// proxy is what both kinds of proxy offer (Proxy, Remote).
+type proxy interface {
+	Addr() string
+	Chunks() (up, down int64)
+	Trips() int64
+	Held() time.Duration
+	Close() error
+}
+
+// exercise sends each of msgs through p to an echo server and checks
+// that it comes back whole; that each round trip takes at least twice
+// three quarters of the delay (a chunk may go early by a quarter, as the
+// proxy learns how late its sleeps wake; a lower bound only: how much
+// later is the machine's); that every exchange is counted, a chunk each
+// way at least and one round trip; that the chunks were held three
+// quarters of the delay each at least; and that Close ends the
 // connections.
-func TestProxyDelaysEachWayAndCounts(t *testing.T) {
-	const delay = 2 * time.Millisecond
-	p, err := Start(echo(t), delay)
-	if err != nil {
-		t.Fatal(err)
-	}
+func exercise(t *testing.T, p proxy, delay time.Duration, msgs ...string) {
+	t.Helper()
 	c, err := net.Dial("tcp", p.Addr())
 	if err != nil {
 		t.Fatal(err)
 	}
 	r := bufio.NewReader(c)
-	big := strings.Repeat("x", 100<<10)
-	for i, msg := range []string{"ping", "pong", big} {
-		start := time.Now()
-		if _, err := io.WriteString(c, msg+"\n"); err != nil {
-			t.Fatal(err)
-		}
-		got, err := r.ReadString('\n')
-		if err != nil || got != msg+"\n" {
-			t.Fatalf("exchange %d: %d bytes back, %v", i, len(got), err)
-		}
-		if rt := time.Since(start); rt < 2*delay*3/4 {
-			t.Errorf("exchange %d took %s, less than twice three quarters of the delay", i, rt)
-		}
-	}
-	up, down := p.Chunks()
-	if up < 3 || down < 3 {
-		t.Errorf("chunks %d up, %d down, want at least one a way per exchange", up, down)
-	}
-	if trips := p.Trips(); trips < 3 || trips > up {
-		t.Errorf("%d round trips counted for 3 exchanges in %d chunks up", trips, up)
-	}
-	if held := p.Held(); held < time.Duration(up+down)*delay*3/4 {
-		t.Errorf("%d chunks held %s in all, less than three quarters of the delay each", up+down, held)
-	}
-	if err := p.Close(); err != nil {
-		t.Fatal(err)
-	}
-	c.SetReadDeadline(time.Now().Add(5 * time.Second))
-	if _, err := r.ReadByte(); err == nil {
-		t.Error("the connection stayed open after Close")
-	}
-}
-
-func TestMain(m *testing.M) {
-	if ServeChild() {
-		return
-	}
-	m.Run()
-}
-
-// The proxy in a process of its own forwards and delays as the one in
-// this process does, and tells its counts; closing it ends its process
-// and the connections through it.
-func TestProcessDelaysAndCounts(t *testing.T) {
-	const delay = 2 * time.Millisecond
-	p, err := StartProcess(echo(t), delay)
-	if err != nil {
-		t.Fatal(err)
-	}
-	c, err := net.Dial("tcp", p.Addr())
-	if err != nil {
-		t.Fatal(err)
-	}
-	r := bufio.NewReader(c)
-	for i, msg := range []string{"ping", strings.Repeat("y", 100<<10)} {
+	for i, msg := range msgs {
 		start := time.Now()
 		if _, err := io.WriteString(c, msg+"\n"); err != nil {
 			t.Fatal(err)
@@ -112,12 +65,13 @@ func TestProcessDelaysAndCounts(t *testing.T) {
 			t.Errorf("exchange %d took %s, less than twice three quarters of the delay", i, rt)
 		}
 	}
+	n := int64(len(msgs))
 	up, down := p.Chunks()
-	if up < 2 || down < 2 {
+	if up < n || down < n {
 		t.Errorf("chunks %d up, %d down, want at least one a way per exchange", up, down)
 	}
-	if trips := p.Trips(); trips < 2 || trips > up {
-		t.Errorf("%d round trips counted for 2 exchanges in %d chunks up", trips, up)
+	if trips := p.Trips(); trips < n || trips > up {
+		t.Errorf("%d round trips counted for %d exchanges in %d chunks up", trips, n, up)
 	}
 	if held := p.Held(); held < time.Duration(up+down)*delay*3/4 {
 		t.Errorf("%d chunks held %s in all, less than three quarters of the delay each", up+down, held)
@@ -129,6 +83,34 @@ func TestProcessDelaysAndCounts(t *testing.T) {
 	if _, err := r.ReadByte(); err == nil {
 		t.Error("the connection stayed open after Close")
 	}
+}
+
+func TestProxyDelaysEachWayAndCounts(t *testing.T) {
+	const delay = 2 * time.Millisecond
+	p, err := Start(echo(t), delay)
+	if err != nil {
+		t.Fatal(err)
+	}
+	exercise(t, p, delay, "ping", "pong", strings.Repeat("x", 100<<10))
+}
+
+func TestMain(m *testing.M) {
+	if ServeChild() {
+		return
+	}
+	m.Run()
+}
+
+// The proxy in a process of its own forwards and delays as the one in
+// this process does, and tells its counts; closing it ends its process,
+// and it then counts nothing.
+func TestProcessDelaysAndCounts(t *testing.T) {
+	const delay = 2 * time.Millisecond
+	p, err := StartProcess(echo(t), delay)
+	if err != nil {
+		t.Fatal(err)
+	}
+	exercise(t, p, delay, "ping", strings.Repeat("y", 100<<10))
 	if up, down := p.Chunks(); up != 0 || down != 0 || p.Trips() != 0 {
 		t.Errorf("a closed proxy counted %d up, %d down, %d round trips", up, down, p.Trips())
 	}

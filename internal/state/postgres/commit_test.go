@@ -42,37 +42,14 @@ func TestConflictRunsAgainOnWhatChanged(t *testing.T) {
 		t.Run(read.name, func(t *testing.T) {
 			dsn := pgtest.NewDatabase(t)
 			a, other := open(t, dsn), open(t, dsn)
-			set := func(s *Store, v string) {
-				must(t, s.Update(func(tx kv.Tx) error {
-					b, err := tx.CreateBucketIfNotExists([]byte("b"))
-					if err != nil {
-						return err
-					}
-					return b.Put([]byte("n"), []byte(v))
-				}))
-			}
-			set(a, "1") // a's cache knows n = 1
-			var seen []string
-			err := a.run(optimistic, false, func(tx *tx) error {
-				b := tx.Bucket([]byte("b"))
-				v := string(read.fn(b))
-				seen = append(seen, v)
-				if len(seen) == 1 {
-					set(other, "5") // another instance writes between the read and the commit
-				}
-				n, err := strconv.Atoi(v)
-				if err != nil {
-					return err
-				}
-				return b.Put([]byte("n"), []byte(strconv.Itoa(n+1)))
+			setN(t, a, "1") // a's cache knows n = 1
+			seen := incrementN(t, a, read.fn, func() {
+				setN(t, other, "5") // another instance writes between the read and the commit
 			})
-			must(t, err)
 			if len(seen) != 2 || seen[0] != "1" || seen[1] != "5" {
 				t.Errorf("runs read %q, want 1 then 5", seen)
 			}
-			var got string
-			must(t, other.View(func(tx kv.Tx) error { got = string(tx.Bucket([]byte("b")).Get([]byte("n"))); return nil }))
-			if got != "6" {
+			if got := readN(t, other); got != "6" {
 				t.Errorf("n = %s, want 6 (5 + 1: the stale read's write refused)", got)
 			}
 		})
@@ -137,40 +114,19 @@ func TestConflictOnAnOriginTakenFromTheProcess(t *testing.T) {
 func TestReadOnlyGetManyFillsTheCache(t *testing.T) {
 	dsn := pgtest.NewDatabase(t)
 	a, other := open(t, dsn), open(t, dsn)
-	set := func(s *Store, v string) {
-		must(t, s.Update(func(tx kv.Tx) error {
-			b, err := tx.CreateBucketIfNotExists([]byte("b"))
-			if err != nil {
-				return err
-			}
-			return b.Put([]byte("n"), []byte(v))
-		}))
-	}
-	set(other, "1") // a's cache knows nothing of n
+	setN(t, other, "1") // a's cache knows nothing of n
 	must(t, a.View(func(tx kv.Tx) error {
 		if got := string(tx.Bucket([]byte("b")).GetMany([][]byte{[]byte("n")})[0]); got != "1" {
 			t.Errorf("the view read n = %q, want 1", got)
 		}
 		return nil
 	}))
-	set(other, "5")
-	var seen []string
-	must(t, a.run(optimistic, false, func(tx *tx) error {
-		b := tx.Bucket([]byte("b"))
-		v := string(b.Get([]byte("n")))
-		seen = append(seen, v)
-		n, err := strconv.Atoi(v)
-		if err != nil {
-			return err
-		}
-		return b.Put([]byte("n"), []byte(strconv.Itoa(n+1)))
-	}))
+	setN(t, other, "5")
+	seen := incrementN(t, a, func(b kv.Bucket) []byte { return b.Get([]byte("n")) }, func() {})
 	if len(seen) != 2 || seen[0] != "1" || seen[1] != "5" {
 		t.Errorf("runs read %q, want 1 (the view's, cached) then 5", seen)
 	}
-	var got string
-	must(t, other.View(func(tx kv.Tx) error { got = string(tx.Bucket([]byte("b")).Get([]byte("n"))); return nil }))
-	if got != "6" {
+	if got := readN(t, other); got != "6" {
 		t.Errorf("n = %s, want 6", got)
 	}
 }
@@ -191,13 +147,7 @@ func TestViewRollbackFreesItsConnection(t *testing.T) {
 	}
 	for i := range 20 {
 		v := strconv.Itoa(i)
-		must(t, other.Update(func(tx kv.Tx) error {
-			b, err := tx.CreateBucketIfNotExists([]byte("b"))
-			if err != nil {
-				return err
-			}
-			return b.Put([]byte("n"), []byte(v))
-		}))
+		setN(t, other, v)
 		must(t, one.View(func(tx kv.Tx) error {
 			if got := string(tx.Bucket([]byte("b")).GetMany([][]byte{[]byte("n")})[0]); got != v {
 				t.Errorf("view %d read n = %q, want %s", i, got, v)
@@ -208,4 +158,46 @@ func TestViewRollbackFreesItsConnection(t *testing.T) {
 	if err := one.Close(); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// setN sets key n of bucket b to v, through s.
+func setN(t *testing.T, s *Store, v string) {
+	t.Helper()
+	must(t, s.Update(func(tx kv.Tx) error {
+		b, err := tx.CreateBucketIfNotExists([]byte("b"))
+		if err != nil {
+			return err
+		}
+		return b.Put([]byte("n"), []byte(v))
+	}))
+}
+
+// readN is key n of bucket b, as s reads it.
+func readN(t *testing.T, s *Store) string {
+	t.Helper()
+	var got string
+	must(t, s.View(func(tx kv.Tx) error { got = string(tx.Bucket([]byte("b")).Get([]byte("n"))); return nil }))
+	return got
+}
+
+// incrementN adds one to n in an optimistic transaction of s, which reads
+// n with read; between runs after the first read, before its commit. It
+// returns what each run read.
+func incrementN(t *testing.T, s *Store, read func(kv.Bucket) []byte, between func()) []string {
+	t.Helper()
+	var seen []string
+	must(t, s.run(optimistic, false, func(tx *tx) error {
+		b := tx.Bucket([]byte("b"))
+		v := string(read(b))
+		seen = append(seen, v)
+		if len(seen) == 1 {
+			between()
+		}
+		n, err := strconv.Atoi(v)
+		if err != nil {
+			return err
+		}
+		return b.Put([]byte("n"), []byte(strconv.Itoa(n+1)))
+	}))
+	return seen
 }
