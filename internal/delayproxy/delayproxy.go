@@ -181,8 +181,12 @@ func (p *Proxy) wait(due time.Time) {
 	if d <= 0 {
 		return
 	}
+	// A signal (a child process ending, the runtime's own) interrupts
+	// the sleep; it goes on for what is left, so that no chunk leaves
+	// before until.
 	ts := syscall.NsecToTimespec(int64(d))
-	_ = syscall.Nanosleep(&ts, nil) // interrupted: the chunk goes early, once
+	for syscall.Nanosleep(&ts, &ts) == syscall.EINTR {
+	}
 	late := min(max(time.Since(until), 0), p.delay/4)
 	// Pipes update it without a lock: a lost update only slows learning.
 	over := time.Duration(p.over.Load())
