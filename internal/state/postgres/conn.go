@@ -1,8 +1,10 @@
 package postgres
 
 import (
+	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
@@ -206,7 +208,14 @@ func (t *tx) end() {
 	}
 }
 
+// rollbackWait bounds a rollback's wait for its answer: a server that
+// never answers (a network gone) leaves its connection closed by pgx and
+// dropped by the pool, not a caller or the pool's Close waiting on it.
+const rollbackWait = 30 * time.Second
+
 func (t *tx) rollback() {
-	_, _ = t.pg.Exec(t.ctx, "ROLLBACK")
+	ctx, cancel := context.WithTimeout(t.ctx, rollbackWait)
+	defer cancel()
+	_, _ = t.pg.Exec(ctx, "ROLLBACK")
 	t.conn.Release()
 }
