@@ -84,8 +84,8 @@ func TestConflictOnABucketReadAbsent(t *testing.T) {
 
 // TestConflictOnAnOriginTakenFromTheProcess: an optimistic transaction
 // takes the origin its process last read; when the live server is another
-// (here: a remembered origin made up), its commit is refused and the run
-// again reads the live one.
+// (here: a remembered origin made up, differing in each of its parts),
+// its commit is refused and the run again reads the live one.
 func TestConflictOnAnOriginTakenFromTheProcess(t *testing.T) {
 	a := open(t, pgtest.NewDatabase(t))
 	var live kv.Origin
@@ -94,15 +94,21 @@ func TestConflictOnAnOriginTakenFromTheProcess(t *testing.T) {
 		live = o
 		return err
 	}))
-	a.origin.Store(&kv.Origin{System: live.System + 1, Timeline: live.Timeline, Database: live.Database})
-	var saw []kv.Origin
-	must(t, a.run(optimistic, false, func(tx *tx) error {
-		o, err := tx.Origin()
-		saw = append(saw, o)
-		return err
-	}))
-	if len(saw) != 2 || saw[0] == live || saw[1] != live {
-		t.Errorf("runs saw origins %v, want the made-up one, then the live %v", saw, live)
+	for name, o := range map[string]kv.Origin{
+		"system":   {System: live.System + 1, Timeline: live.Timeline, Database: live.Database},
+		"timeline": {System: live.System, Timeline: live.Timeline + 1, Database: live.Database},
+		"database": {System: live.System, Timeline: live.Timeline, Database: live.Database + 1},
+	} {
+		a.origin.Store(&o)
+		var saw []kv.Origin
+		must(t, a.run(optimistic, false, func(tx *tx) error {
+			o, err := tx.Origin()
+			saw = append(saw, o)
+			return err
+		}))
+		if len(saw) != 2 || saw[0] == live || saw[1] != live {
+			t.Errorf("another %s: runs saw origins %v, want the made-up one, then the live %v", name, saw, live)
+		}
 	}
 }
 

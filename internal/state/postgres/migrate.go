@@ -12,8 +12,8 @@ import (
 	"github.com/pressly/goose/v3/lock"
 )
 
-// The SQL files are versions 1 to 3; version 4 is the Go migration of
-// the typed tables (tables.go), so the next SQL file is 00005.
+// The SQL files are versions 1 to 3 and 5 on; version 4 is the Go
+// migration of the typed tables (tables.go).
 //
 //go:embed migrations/*.sql
 var migrationFiles embed.FS
