@@ -158,6 +158,9 @@ func prefetch(calls []call, t *tx) bool {
 		t.failWith(fmt.Errorf("%s: %w", t.s.Name(), errConflict))
 		return true
 	}
+	if ok && len(t.missed) > 0 && t.guessMissed() {
+		return true
+	}
 	if len(t.missed) > 0 {
 		absent, err := t.fetchMissed()
 		if err != nil || (ok && absent) {

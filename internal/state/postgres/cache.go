@@ -19,6 +19,9 @@ type valueCache struct {
 	mu      sync.Mutex
 	m       map[string][]byte // wkey → value; a nil value: known absent
 	missing map[string]bool   // buckets known absent
+	// streak counts, per bucket, the fetches of missed keys in a row
+	// that found the bucket's keys all absent (prefetch.go).
+	streak map[string]int
 }
 
 // noBucket reports whether the bucket is known absent.
@@ -107,4 +110,40 @@ func (c *valueCache) clear() {
 	defer c.mu.Unlock()
 	clear(c.m)
 	clear(c.missing)
+	clear(c.streak)
+}
+
+// fetched counts the fetch of missed keys (buckets[i]'s key read as
+// vals[i]) in each bucket's streak: one more when the bucket's keys were
+// all absent, none left when one was present.
+func (c *valueCache) fetched(buckets, vals [][]byte) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.streak == nil {
+		c.streak = map[string]int{}
+	}
+	present := map[string]bool{}
+	for i, b := range buckets {
+		present[string(b)] = present[string(b)] || vals[i] != nil
+	}
+	for b, p := range present {
+		if p {
+			delete(c.streak, b)
+		} else {
+			c.streak[b]++
+		}
+	}
+}
+
+// guessAbsent reports whether every key of ms is in a bucket whose keys
+// the last guessAfter fetches found absent.
+func (c *valueCache) guessAbsent(ms []missed) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, m := range ms {
+		if c.streak[string(m.bucket)] < guessAfter {
+			return false
+		}
+	}
+	return true
 }

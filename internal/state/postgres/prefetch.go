@@ -14,6 +14,16 @@ import "errors"
 // Batch calls may run more than once (kv.Store.Batch), so this changes
 // nothing a caller sees.
 
+// Some buckets' keys are nearly always absent when a pass misses them: a
+// check id the service has just made is new to the ledger. Fetching them
+// costs a round trip per batch to learn nothing. So once a bucket's keys
+// have been fetched absent guessAfter times in a row (valueCache.streak),
+// a pass that missed only such keys takes them as absent unread: they
+// join its read set like any key it read absent, and the commit checks
+// them under the write lock. A wrong guess is a conflict, which empties
+// the cache, streaks included, and runs the batch again, locked.
+const guessAfter = 4
+
 // missed is a key a deferring pass read without a value.
 type missed struct{ bucket, k []byte }
 
@@ -39,12 +49,25 @@ func (t *tx) fetchMissed() (bool, error) {
 		t.s.cache.fill(bs[i], ks[i], v)
 		absent = absent && v == nil
 	}
+	t.s.cache.fetched(bs, vals)
 	if absent {
 		for i := range ks {
 			t.reads.get(bs[i], ks[i], nil)
 		}
 	}
 	return absent, nil
+}
+
+// guessMissed takes the keys the pass missed as absent, unread, when
+// their buckets' streaks say so (above); it reports whether it did.
+func (t *tx) guessMissed() bool {
+	if !t.s.cache.guessAbsent(t.missed) {
+		return false
+	}
+	for _, m := range t.missed {
+		t.reads.get(m.bucket, m.k, nil)
+	}
+	return true
 }
 
 // restart forgets what the calls did in this transaction, as if it had
