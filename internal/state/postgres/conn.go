@@ -35,7 +35,7 @@ const (
 )
 
 // originSQL reads which server and database the transaction runs on
-// (kv.Origin; migration 00003's kv_origin).
+// (kv.Origin; kv_origin, migrations 00003 and 00005).
 const originSQL = "SELECT system, timeline, db FROM kv_origin()"
 
 // lockSQL takes the ledger's write lock until the transaction ends;
